@@ -1,0 +1,193 @@
+// vpipe: the command-line front of the framework.
+//
+//   vpipe transcode IN OUT [--vf CHAIN] [--device cpu|cuda|auto] [--encoder NAME]
+//                          [--crf N] [--preset P] [--frames N] [--report FILE.json]
+//   vpipe info             CUDA devices, NVDEC/NVENC through FFmpeg, library versions
+//   vpipe filters          the filters --vf takes, with their parameters
+//
+// transcode's data flow (each box a thread, each arrow a bounded queue):
+//
+//   demux ─► decode ─► filter ─► … ─► encode ─► mux ─► OUT
+//     └─────── audio, subtitles: copied ─────────┘
+//
+// Exit status: 0 done, 1 error (one line on stderr naming the file and the
+// cause; no partial output left), 2 usage, 130/143 interrupted by SIGINT/SIGTERM
+// (the output is finalized and playable).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+extern "C" {
+#include <libavcodec/version.h>
+#include <libavformat/version.h>
+#include <libavutil/log.h>
+}
+#include <opencv2/core/version.hpp>
+
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/hw_probe.hpp"
+#include "vpipe/pipeline/transcode.hpp"
+
+namespace {
+
+std::atomic<int> g_signal{0};
+extern "C" void on_signal(int sig) {
+  if (g_signal.load() != 0) std::_Exit(128 + sig);  // second press: leave now
+  g_signal.store(sig);
+}
+
+std::string format_eta(double s) {
+  if (s < 0 || s > 360000) return "--";
+  const int t = static_cast<int>(s + 0.5);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                   : fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path) {
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (tty) {
+    opts.on_progress = [](const vpipe::TranscodeProgress& p) {
+      const double fps = p.elapsed_s > 0 ? static_cast<double>(p.frames_done) / p.elapsed_s : 0;
+      const std::string total = p.frames_total > 0 ? fmt::format("/{}", p.frames_total) : "";
+      const double eta = p.frames_total > 0 && fps > 0
+                             ? static_cast<double>(p.frames_total - p.frames_done) / fps
+                             : -1;
+      fmt::print(stderr, "\rframe {}{}  {:.1f} fps  elapsed {}  eta {}   ", p.frames_done, total,
+                 fps, format_eta(p.elapsed_s), format_eta(eta));
+      std::fflush(stderr);
+    };
+  }
+  opts.interrupt = &g_signal;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+
+  const vpipe::TranscodeReport r = vpipe::transcode(opts);
+  if (tty) fmt::print(stderr, "\n");
+  for (const auto& note : r.notes) fmt::print(stderr, "vpipe: {}\n", note);
+  fmt::print(stderr, "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 {:.1f} ms{}{}\n",
+             r.input, r.output, r.video_packets_written, r.output_format.width,
+             r.output_format.height, r.wall_s, r.fps, r.latency_ms_p50, r.latency_ms_p99,
+             r.decode_errors ? fmt::format(", completed with {} errors", r.decode_errors) : "",
+             r.interrupted ? " (interrupted: output finalized)" : "");
+  if (!report_path.empty()) {
+    std::ofstream f(report_path);
+    f << r.to_json().dump(2) << '\n';
+    if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", report_path));
+  }
+  if (r.interrupted) return 128 + g_signal.load();
+  return 0;
+}
+
+int run_info() {
+  const auto cuda = vpipe::query_cuda_system();
+  fmt::print("vpipe {}\n", "0.1.0");
+  fmt::print("CUDA runtime (built with): {}\n", vpipe::cuda_version_string(cuda.runtime_version));
+  fmt::print("CUDA driver: {}\n", cuda.driver_version ? vpipe::cuda_version_string(cuda.driver_version)
+                                                      : std::string("none"));
+  if (cuda.devices.empty()) {
+    fmt::print("CUDA devices: none ({}); vpipe runs the CPU path\n", cuda.unavailable_reason);
+  }
+  for (const auto& d : cuda.devices) {
+    fmt::print("CUDA device {}: {}, compute {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free), memory pools: {}\n",
+               d.index, d.name, d.cc_major, d.cc_minor, d.multiprocessors,
+               static_cast<double>(d.total_memory) / (1 << 30),
+               static_cast<double>(d.free_memory) / (1 << 30), d.memory_pools ? "yes" : "no");
+  }
+  const auto hw = vpipe::probe_hw_codecs();
+  fmt::print("FFmpeg CUDA hwaccel: {} ({})\n", hw.cuda_hwdevice ? "yes" : "no", hw.cuda_detail);
+  fmt::print("NVDEC through FFmpeg: {} ({})\n", hw.nvdec ? "usable" : "not usable", hw.nvdec_detail);
+  fmt::print("NVENC through FFmpeg: {} ({})\n", hw.nvenc ? "usable" : "not usable", hw.nvenc_detail);
+  fmt::print("Encoder for transcode: {}\n",
+             hw.nvenc ? "libx264 by default; h264_nvenc available with --encoder h264_nvenc"
+                      : "libx264 (no NVENC here)");
+  fmt::print("FFmpeg: libavformat {}, libavcodec {}\n", AV_STRINGIFY(LIBAVFORMAT_VERSION),
+             AV_STRINGIFY(LIBAVCODEC_VERSION));
+  fmt::print("OpenCV: {}\n", CV_VERSION);
+  return 0;
+}
+
+int run_filters() {
+  auto& reg = vpipe::FilterRegistry::instance();
+  for (const auto& name : reg.names()) {
+    const auto& info = reg.info(name);
+    fmt::print("{}\n    {}\n", name, info.summary);
+    for (const auto& p : info.params) {
+      fmt::print("    {:<8} {}{}\n", p.name, p.help,
+                 p.default_value.empty() ? " (required)" : fmt::format(" (default {})", p.default_value));
+    }
+  }
+  fmt::print("\nChain syntax: name=value:key=value,next…  e.g. \"resize=1280x720,blur=sigma=1.5\"\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"vpipe: real-time video pipelines (decode → filters → encode) with measurable "
+               "GPU memory strategies"};
+  app.footer(
+      "Examples:\n"
+      "  vpipe transcode media/sample-720p.mp4 out.mp4 --vf \"resize=640x360,blur=sigma=1.5\"\n"
+      "  vpipe transcode in.mkv out.mkv --encoder ffv1 --report report.json\n"
+      "  vpipe filters\n"
+      "  vpipe info");
+  app.require_subcommand(1);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "log FFmpeg warnings and debug detail");
+
+  vpipe::TranscodeOptions topts;
+  std::string report_path;
+  std::int64_t frames = 0;
+  auto* tc = app.add_subcommand("transcode", "decode IN, run the filter chain, encode OUT (audio copied)");
+  tc->add_option("input", topts.input, "input file or URL (anything FFmpeg reads)")->required();
+  tc->add_option("output", topts.output, "output file; the extension picks the container")->required();
+  tc->add_option("--vf", topts.filters,
+                 "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')");
+  tc->add_option("--device", topts.device, "cpu, cuda or auto (auto: CPU path for now)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  tc->add_option("--encoder", topts.encoder, "libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
+      ->capture_default_str();
+  tc->add_option("--crf", topts.crf, "libx264 quality: 0 lossless … 51 worst")
+      ->check(CLI::Range(0, 51))->capture_default_str();
+  tc->add_option("--preset", topts.preset, "libx264 preset: ultrafast … veryslow")->capture_default_str();
+  tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")->check(CLI::Range(2, 31))
+      ->capture_default_str();
+  tc->add_option("--frames", frames, "stop after N video frames")->check(CLI::PositiveNumber);
+  tc->add_option("--queue-depth", topts.queue_depth, "frames in flight between two stages")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  tc->add_option("--decode-threads", topts.decode_threads, "decoder threads (0: automatic)")
+      ->check(CLI::Range(0, 64))->capture_default_str();
+  tc->add_option("--report", report_path, "write a JSON report (frames, fps, latency, stages)");
+  tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");
+
+  app.add_subcommand("info", "show CUDA devices, NVDEC/NVENC availability and library versions");
+  app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  av_log_set_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET);
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  spdlog::set_pattern("vpipe: %l: %v");
+
+  try {
+    if (app.got_subcommand("info")) return run_info();
+    if (app.got_subcommand("filters")) return run_filters();
+    if (frames > 0) topts.max_frames = frames;
+    return run_transcode(topts, report_path);
+  } catch (const std::exception& e) {
+    if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
+    fmt::print(stderr, "vpipe: error: {}\n", e.what());
+    return 1;
+  }
+}

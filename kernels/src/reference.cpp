@@ -1,0 +1,73 @@
+#include "vpipe/kernels/reference.hpp"
+
+#include <cmath>
+#include <opencv2/imgproc.hpp>
+
+#include "vpipe/memory/errors.hpp"
+
+namespace vpipe::ref {
+
+cv::Mat as_mat(const PlaneView& plane) {
+  VPIPE_EXPECTS(plane.channels >= 1 && plane.channels <= 4, "plane channels must be 1..4");
+  return {plane.height, plane.width, CV_8UC(plane.channels), plane.data, plane.pitch};
+}
+
+void copy_plane(const PlaneView& src, const PlaneView& dst) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "copy_plane: planes differ in size");
+  as_mat(src).copyTo(as_mat(dst));
+}
+
+void fill_plane(const PlaneView& dst, std::uint8_t value) {
+  as_mat(dst).setTo(cv::Scalar::all(value));
+}
+
+void resize_plane(const PlaneView& src, const PlaneView& dst, Interp interp) {
+  VPIPE_EXPECTS(src.channels == dst.channels, "resize_plane: channel counts differ");
+  const int flag = interp == Interp::kNearest   ? cv::INTER_NEAREST
+                   : interp == Interp::kArea    ? cv::INTER_AREA
+                                                : cv::INTER_LINEAR;
+  cv::Mat out = as_mat(dst);
+  cv::resize(as_mat(src), out, out.size(), 0, 0, flag);
+}
+
+void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigma) {
+  VPIPE_EXPECTS(sigma > 0, "gaussian_blur_plane: sigma must be > 0");
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height, "blur: planes differ in size");
+  const int radius = static_cast<int>(std::ceil(3.0 * sigma));
+  cv::Mat out = as_mat(dst);
+  cv::GaussianBlur(as_mat(src), out, cv::Size(2 * radius + 1, 2 * radius + 1), sigma, sigma,
+                   cv::BORDER_REFLECT_101);
+}
+
+void flip_plane(const PlaneView& src, const PlaneView& dst, bool horizontal, bool vertical) {
+  cv::Mat out = as_mat(dst);
+  if (!horizontal && !vertical) {
+    if (src.data != dst.data) as_mat(src).copyTo(out);
+    return;
+  }
+  const int code = horizontal && vertical ? -1 : horizontal ? 1 : 0;
+  cv::flip(as_mat(src), out, code);
+}
+
+void invert_plane(const PlaneView& src, const PlaneView& dst) {
+  cv::Mat out = as_mat(dst);
+  cv::bitwise_not(as_mat(src), out);
+}
+
+void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y) {
+  VPIPE_EXPECTS(x >= 0 && y >= 0 && x + dst.width <= src.width && y + dst.height <= src.height,
+                "crop_plane: rectangle outside the source");
+  as_mat(src)(cv::Rect(x, y, dst.width, dst.height)).copyTo(as_mat(dst));
+}
+
+double psnr(const PlaneView& a, const PlaneView& b) {
+  VPIPE_EXPECTS(a.width == b.width && a.height == b.height && a.channels == b.channels,
+                "psnr: planes differ in size");
+  const double mse_sum = cv::norm(as_mat(a), as_mat(b), cv::NORM_L2SQR);
+  const double n = static_cast<double>(a.width) * a.height * a.channels;
+  if (mse_sum == 0) return INFINITY;
+  return 10.0 * std::log10(255.0 * 255.0 / (mse_sum / n));
+}
+
+}  // namespace vpipe::ref

@@ -1,0 +1,59 @@
+// The interface every per-frame device memory strategy implements (RMM-style).
+//
+// Stream-ordering rules:
+//  - allocate(bytes, stream) returns memory that is valid for work enqueued on
+//    `stream` after the call; using it on another stream needs an event or a
+//    synchronize first.
+//  - deallocate(ptr, bytes, stream) frees `ptr` once the work already enqueued on
+//    `stream` has finished; work on other streams that still uses `ptr` must be
+//    ordered before that (record an event, make `stream` wait on it).
+//  - The stream passed to deallocate must outlive the free. `bytes` must be the
+//    size passed to allocate.
+//  - Pointers are aligned to at least kAlignment bytes.
+//  - allocate throws out_of_memory when memory (or a budget) runs out and
+//    cuda_error on other CUDA failures; deallocate never throws.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string_view>
+
+namespace vpipe {
+
+class DeviceMemoryResource {
+ public:
+  static constexpr std::size_t kAlignment = 256;
+
+  DeviceMemoryResource() = default;
+  virtual ~DeviceMemoryResource() = default;
+  DeviceMemoryResource(const DeviceMemoryResource&) = delete;
+  DeviceMemoryResource& operator=(const DeviceMemoryResource&) = delete;
+
+  [[nodiscard]] void* allocate(std::size_t bytes, cudaStream_t stream) {
+    return do_allocate(bytes, stream);
+  }
+  void deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept {
+    do_deallocate(ptr, bytes, stream);
+  }
+  // A short name a user types (`--mem naive`), or the adaptor stack's description.
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+
+ private:
+  virtual void* do_allocate(std::size_t bytes, cudaStream_t stream) = 0;
+  virtual void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept = 0;
+};
+
+// `naive`: cudaMalloc / cudaFree for every buffer. cudaMalloc may block on
+// other streams' work, and cudaFree synchronizes the whole device: that cost is
+// what this strategy exists to show. The stream arguments are ignored.
+class NaiveResource final : public DeviceMemoryResource {
+ public:
+  [[nodiscard]] std::string_view name() const noexcept override { return "naive"; }
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+};
+
+}  // namespace vpipe

@@ -1,0 +1,20 @@
+#include <cassert>
+
+#include "vpipe/memory/device_resource.hpp"
+#include "vpipe/memory/errors.hpp"
+
+namespace vpipe {
+
+void* NaiveResource::do_allocate(std::size_t bytes, cudaStream_t /*stream*/) {
+  void* ptr = nullptr;
+  VPIPE_CUDA_TRY(cudaMalloc(&ptr, bytes));
+  return ptr;
+}
+
+void NaiveResource::do_deallocate(void* ptr, std::size_t /*bytes*/,
+                                  cudaStream_t /*stream*/) noexcept {
+  [[maybe_unused]] const cudaError_t status = cudaFree(ptr);
+  assert(status == cudaSuccess);
+}
+
+}  // namespace vpipe

@@ -1,0 +1,151 @@
+// Filters: the per-frame operations a user chains with --vf.
+//
+// A filter declares a contract (FilterInfo: name, summary, typed parameters
+// with defaults, ranges and help), negotiates formats in configure(), and
+// transforms one frame in process(). Built-in filters use exactly this API.
+//
+//   class Invert final : public vpipe::Filter {
+//    public:
+//     static vpipe::FilterInfo info();             // name, params, factory
+//     vpipe::FrameFormat configure(const vpipe::FrameFormat& in) override;
+//     void process(const vpipe::Frame& in, vpipe::Frame& out) override;
+//   };
+//   VPIPE_REGISTER_FILTER(Invert);                 // then: --vf invert
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/frame.hpp"
+
+namespace vpipe {
+
+// Bad --vf text or parameters: the message is meant for the user as is.
+class chain_error : public logic_error {
+ public:
+  using logic_error::logic_error;
+};
+
+// configure() can't accept the input format. The chain builder may insert a
+// format conversion and try again.
+class not_negotiated : public logic_error {
+ public:
+  using logic_error::logic_error;
+};
+
+enum class ParamType { kInt, kFloat, kBool, kSize, kChoice, kString };
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::kFloat;
+  std::string default_value;       // as the user would write it; "" = required
+  double min = 0;                  // kInt/kFloat range (inclusive); kSize: per side
+  double max = 0;
+  std::string help;
+  std::vector<std::string> choices;  // kChoice
+};
+
+struct Size {
+  int width = 0;
+  int height = 0;
+};
+
+// Validated parameter values of one filter instance.
+class ParamValues {
+ public:
+  [[nodiscard]] long long get_int(const std::string& name) const;
+  [[nodiscard]] double get_float(const std::string& name) const;
+  [[nodiscard]] bool get_bool(const std::string& name) const;
+  [[nodiscard]] Size get_size(const std::string& name) const;
+  [[nodiscard]] const std::string& get_string(const std::string& name) const;  // also kChoice
+  [[nodiscard]] bool is_set(const std::string& name) const { return explicit_.count(name) > 0; }
+
+ private:
+  friend ParamValues parse_params(const struct FilterInfo&,
+                                  const std::vector<std::pair<std::string, std::string>>&);
+  std::map<std::string, std::string> text_;
+  std::map<std::string, bool> explicit_;
+};
+
+class Filter;
+
+struct FilterInfo {
+  std::string name;
+  std::string summary;
+  std::vector<ParamSpec> params;  // the first ones also take positional values, in order
+  std::function<std::unique_ptr<Filter>(const ParamValues&)> create;
+};
+
+class Filter {
+ public:
+  virtual ~Filter() = default;
+  // Accepts `in` and returns the output format, or throws not_negotiated.
+  virtual FrameFormat configure(const FrameFormat& in) = 0;
+  // True when, as configured, the filter would not change a frame: the
+  // pipeline then passes frames through untouched.
+  [[nodiscard]] virtual bool is_identity() const { return false; }
+  // Writes the filtered `in` into `out`, a frame of the configured output
+  // format (host memory for the CPU path).
+  virtual void process(const Frame& in, Frame& out) = 0;
+};
+
+class FilterRegistry {
+ public:
+  // The process-wide registry, with the built-in filters in it.
+  static FilterRegistry& instance();
+
+  // Throws logic_error for a duplicate name. Returns true (for static init).
+  bool add(FilterInfo info);
+  [[nodiscard]] bool contains(std::string_view name) const;
+  [[nodiscard]] std::vector<std::string> names() const;
+  [[nodiscard]] const FilterInfo& info(std::string_view name) const;  // throws chain_error
+
+ private:
+  std::map<std::string, FilterInfo, std::less<>> filters_;
+};
+
+// One parsed element of a chain: name, then `key=value` or positional values.
+struct FilterSpec {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> args;  // key "" = positional
+  std::string text;                                       // as written, for errors
+};
+
+// "resize=1280x720,blur=sigma=1.5" → specs. Filters separated by ',', a
+// filter's arguments follow '=' and are separated by ':'. Throws chain_error.
+[[nodiscard]] std::vector<FilterSpec> parse_chain(std::string_view chain);
+
+// Checks names and values against the filter's contract. Throws chain_error.
+[[nodiscard]] ParamValues parse_params(const FilterInfo& info,
+                                       const std::vector<std::pair<std::string, std::string>>& args);
+
+struct ConfiguredFilter {
+  std::string label;  // "blur=sigma=1.5"
+  std::unique_ptr<Filter> filter;
+  FrameFormat in;
+  FrameFormat out;
+};
+
+// Instantiates and configures a chain for `input`. Where a filter does not
+// accept its input format, a `format` conversion to yuv420p is inserted before
+// it. Identity filters are dropped. Throws chain_error / not_negotiated.
+[[nodiscard]] std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
+                                                        const FrameFormat& input);
+
+// Registers the built-in filters (called once by FilterRegistry::instance()).
+void register_builtin_filters(FilterRegistry& registry);
+
+}  // namespace vpipe
+
+#define VPIPE_CONCAT_INNER_(a, b) a##b
+#define VPIPE_CONCAT_(a, b) VPIPE_CONCAT_INNER_(a, b)
+// Registers FilterClass::info() at static-initialization time. Put it in the
+// .cpp file of a filter that is linked into the program.
+#define VPIPE_REGISTER_FILTER(FilterClass)                                  \
+  [[maybe_unused]] static const bool VPIPE_CONCAT_(vpipe_registered_, __LINE__) = \
+      ::vpipe::FilterRegistry::instance().add(FilterClass::info())

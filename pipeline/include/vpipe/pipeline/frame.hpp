@@ -1,0 +1,71 @@
+// Frame: one video picture in flight through a pipeline.
+//
+// It carries its format, the planes (pointers with pitches), its timestamp
+// and time base (passed through untouched), where its memory lives, and a
+// shared handle that keeps that memory alive (an AVFrame for host frames).
+#pragma once
+
+extern "C" {
+#include <libavutil/pixfmt.h>
+#include <libavutil/rational.h>
+}
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "vpipe/kernels/image.hpp"
+#include "vpipe/pipeline/av.hpp"
+#include "vpipe/pipeline/stage.hpp"
+
+namespace vpipe {
+
+enum class MemoryKind { kHost, kDevice };
+
+struct FrameFormat {
+  AVPixelFormat pix_fmt = AV_PIX_FMT_NONE;
+  int width = 0;
+  int height = 0;
+  bool operator==(const FrameFormat&) const = default;
+};
+
+// "1280x720 yuv420p"
+[[nodiscard]] std::string to_string(const FrameFormat& f);
+
+// Per-plane geometry of an 8-bit planar or semi-planar format (yuv420p, nv12,
+// gray, yuv444p…): width in pixels, rows, interleaved channels. Throws for
+// formats vpipe's planes can't describe (packed RGB is one plane with 3 or 4
+// channels and is fine; >8-bit formats are not).
+struct PlaneShape {
+  int width = 0;
+  int height = 0;
+  int channels = 1;
+};
+struct PlaneLayout {
+  int count = 0;
+  std::array<PlaneShape, 4> planes{};
+};
+[[nodiscard]] PlaneLayout plane_layout(const FrameFormat& f);
+[[nodiscard]] bool has_plane_layout(AVPixelFormat pix_fmt);
+
+struct Frame {
+  FrameFormat format;
+  std::array<PlaneView, 4> planes{};
+  int num_planes = 0;
+  std::int64_t pts = AV_NOPTS_VALUE;
+  AVRational time_base{0, 1};
+  std::int64_t index = 0;          // decode order, from 0
+  Clock::time_point origin{};      // when its packet left the demuxer (latency)
+  MemoryKind memory = MemoryKind::kHost;
+  std::shared_ptr<AVFrame> av;     // host frames: the AVFrame owning the planes
+
+  // Wraps a decoded host AVFrame (no copy).
+  static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);
+  // A new host frame with FFmpeg-aligned planes.
+  static Frame allocate_host(const FrameFormat& format);
+  // Copies timestamps and bookkeeping (not pixels) from another frame.
+  void copy_props_from(const Frame& other);
+};
+
+}  // namespace vpipe

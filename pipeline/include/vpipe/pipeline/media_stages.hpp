@@ -1,0 +1,122 @@
+// The FFmpeg stages of a transcode, and the filter stage.
+//
+//  demux ──video packets──► decode ──frames──► filter … ──► encode ──packets──► mux
+//    └──────────── audio / other packets, copied untouched ──────────────────────┘
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "vpipe/memory/histogram.hpp"
+#include "vpipe/pipeline/av.hpp"
+#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/stage.hpp"
+
+namespace vpipe {
+
+// A compressed packet in flight. For the muxer, pkt->stream_index is the
+// output stream and timestamps are still in the source's time base.
+struct Packet {
+  UniqueAVPacket pkt;
+  Clock::time_point origin{};
+};
+
+// Counters the stages update while running (read by progress and reports).
+struct MediaCounters {
+  std::atomic<std::int64_t> packets_read{0};
+  std::atomic<std::int64_t> frames_decoded{0};
+  std::atomic<std::int64_t> decode_errors{0};
+  std::atomic<std::int64_t> frames_encoded{0};
+  std::atomic<std::int64_t> video_packets_written{0};
+  std::atomic<std::int64_t> other_packets_written{0};
+  Histogram latency_ns;  // demux → mux, per video packet
+};
+
+// Reads packets: the video stream's go downstream, mapped streams' straight
+// to the muxer's queue (`copy_out`, which this stage closes when done).
+class DemuxSource final : public Source<Packet> {
+ public:
+  DemuxSource(AVFormatContext* input, std::string path, int video_stream,
+              std::vector<int> output_index, QueuePtr<Packet> copy_out, MediaCounters& counters);
+  [[nodiscard]] std::string name() const override { return "demux"; }
+  Flow produce(Output<Packet>& out) override;
+  void finish(Output<Packet>& out) override;
+  void close() noexcept override;
+
+ private:
+  AVFormatContext* input_;
+  std::string path_;
+  int video_stream_;
+  std::vector<int> output_index_;  // input stream → output stream, -1: dropped
+  QueuePtr<Packet> copy_out_;
+  bool copy_closed_ = false;
+  MediaCounters& counters_;
+};
+
+// CPU decode with FFmpeg's threads. Damaged packets are counted and skipped.
+class DecodeStage final : public Stage<Packet, Frame> {
+ public:
+  DecodeStage(UniqueAVCodecContext decoder, AVRational time_base, std::optional<std::int64_t> limit,
+              MediaCounters& counters);
+  [[nodiscard]] std::string name() const override { return "decode"; }
+  Flow process(Packet packet, Output<Frame>& out) override;
+  void finish(Output<Frame>& out) override;
+
+ private:
+  Flow receive(Output<Frame>& out);
+  UniqueAVCodecContext decoder_;
+  AVRational time_base_;
+  std::optional<std::int64_t> limit_;
+  MediaCounters& counters_;
+  std::map<std::int64_t, Clock::time_point> origin_by_pts_;
+  std::int64_t next_index_ = 0;
+};
+
+// Runs one configured filter on every frame.
+class FilterStage final : public Stage<Frame, Frame> {
+ public:
+  explicit FilterStage(ConfiguredFilter filter) : f_(std::move(filter)) {}
+  [[nodiscard]] std::string name() const override { return "filter:" + f_.label; }
+  Flow process(Frame in, Output<Frame>& out) override;
+
+ private:
+  ConfiguredFilter f_;
+};
+
+class EncodeStage final : public Stage<Frame, Packet> {
+ public:
+  EncodeStage(AVCodecContext* encoder, int out_stream, MediaCounters& counters);
+  [[nodiscard]] std::string name() const override { return "encode"; }
+  Flow process(Frame frame, Output<Packet>& out) override;
+  void finish(Output<Packet>& out) override;
+
+ private:
+  void drain(Output<Packet>& out);
+  AVCodecContext* encoder_;
+  int out_stream_;
+  MediaCounters& counters_;
+  std::map<std::int64_t, Clock::time_point> origin_by_pts_;
+};
+
+// Writes packets, interleaved, and the trailer at end-of-stream.
+class MuxSink final : public Sink<Packet> {
+ public:
+  MuxSink(AVFormatContext* output, std::string path, std::vector<AVRational> source_time_base,
+          int video_stream, MediaCounters& counters);
+  [[nodiscard]] std::string name() const override { return "mux"; }
+  Flow consume(Packet packet) override;
+  void finish() override;
+
+ private:
+  AVFormatContext* output_;
+  std::string path_;
+  std::vector<AVRational> source_time_base_;
+  int video_stream_;
+  MediaCounters& counters_;
+};
+
+}  // namespace vpipe

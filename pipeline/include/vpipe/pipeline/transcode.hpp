@@ -1,0 +1,75 @@
+// transcode(): the sample transcoder as a function, used by `vpipe transcode`
+// and by the end-to-end tests.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/pipeline.hpp"
+#include "vpipe/pipeline/queue.hpp"
+
+namespace vpipe {
+
+// Bad user input (file, option): the message names the file and the cause.
+class input_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TranscodeProgress {
+  std::int64_t frames_done = 0;
+  std::int64_t frames_total = 0;  // estimate; 0 = unknown
+  double elapsed_s = 0;
+};
+
+struct TranscodeOptions {
+  std::string input;
+  std::string output;
+  std::string filters;                  // --vf
+  std::string device = "auto";          // cpu | cuda | auto
+  std::string encoder = "libx264";      // libx264 | mpeg4 | ffv1 (any FFmpeg encoder name)
+  int crf = 23;                         // libx264
+  std::string preset = "veryfast";      // libx264
+  int qscale = 3;                       // mpeg4: 2 (best) .. 31
+  std::optional<std::int64_t> max_frames;
+  std::size_t queue_depth = 8;          // frames in flight between two stages
+  int decode_threads = 0;               // 0: FFmpeg chooses
+  bool keep_partial = false;            // keep the output file when the run fails
+  const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
+  std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
+};
+
+struct TranscodeReport {
+  std::string input, output, filters, device, encoder;
+  std::vector<std::string> effective_chain;  // after negotiation
+  FrameFormat input_format, output_format;
+  std::int64_t packets_read = 0;
+  std::int64_t frames_decoded = 0;
+  std::int64_t frames_encoded = 0;
+  std::int64_t video_packets_written = 0;
+  std::int64_t other_packets_written = 0;
+  std::int64_t decode_errors = 0;
+  int copied_streams = 0;
+  double wall_s = 0;
+  double fps = 0;
+  double latency_ms_p50 = 0, latency_ms_p90 = 0, latency_ms_p99 = 0, latency_ms_max = 0;
+  bool interrupted = false;
+  std::vector<StageStats> stages;
+  std::vector<QueueStats> queues;
+  std::vector<std::string> notes;  // e.g. "CPU path: no CUDA device"
+
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+// Runs the whole transcode. Throws input_error / chain_error for bad input,
+// and removes a partial output on failure (unless keep_partial).
+TranscodeReport transcode(const TranscodeOptions& options);
+
+}  // namespace vpipe

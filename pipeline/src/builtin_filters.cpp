@@ -1,0 +1,302 @@
+// The built-in filters. They run on the CPU through the references in
+// vpipe::kernels (OpenCV), plane by plane, on any 8-bit planar or semi-planar
+// format (yuv420p, nv12, yuv444p, gray…) and packed RGB; other formats are
+// converted by the chain builder first.
+#include <fmt/format.h>
+
+#include <cmath>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/kernels/reference.hpp"
+#include "vpipe/pipeline/filter.hpp"
+
+namespace vpipe {
+namespace {
+
+const AVPixFmtDescriptor& descriptor(AVPixelFormat f) { return *av_pix_fmt_desc_get(f); }
+
+// Formats the plane-wise filters take.
+void expect_planar_8bit(std::string_view filter, const FrameFormat& in) {
+  if (!has_plane_layout(in.pix_fmt))
+    throw not_negotiated(fmt::format("{}: cannot take {} (8-bit planar formats only)", filter,
+                                     to_string(in)));
+}
+
+// Width/height must be multiples of the chroma subsampling of `fmt`.
+void expect_chroma_aligned(std::string_view what, int w, int h, AVPixelFormat fmt) {
+  const auto& d = descriptor(fmt);
+  const int mw = 1 << d.log2_chroma_w, mh = 1 << d.log2_chroma_h;
+  if (w % mw || h % mh)
+    throw chain_error(fmt::format("{}: {}x{} must be a multiple of {}x{} for {}", what, w, h, mw,
+                                  mh, d.name));
+}
+
+// Ratio of a plane's width to the luma width (chroma of 4:2:0: 0.5).
+double plane_scale(const Frame& f, int plane) {
+  return static_cast<double>(f.planes[static_cast<std::size_t>(plane)].width) /
+         static_cast<double>(f.format.width);
+}
+
+template <class Op>
+void for_each_plane(const Frame& in, Frame& out, Op&& op) {
+  for (int p = 0; p < in.num_planes; ++p)
+    op(p, in.planes[static_cast<std::size_t>(p)], out.planes[static_cast<std::size_t>(p)]);
+}
+
+// ---- resize ----------------------------------------------------------------
+
+class Resize final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"resize",
+            "Scale the picture (bilinear up, pixel-area averaging down by default).",
+            {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT; -1 keeps aspect", {}},
+             {"interp", ParamType::kChoice, "auto", 0, 0,
+              "auto (area when shrinking, else bilinear), bilinear, area, nearest",
+              {"auto", "bilinear", "area", "nearest"}}},
+            [](const ParamValues& p) {
+              return std::make_unique<Resize>(p.get_size("size"), p.get_string("interp"));
+            }};
+  }
+  Resize(Size size, std::string interp) : size_(size), interp_(std::move(interp)) {}
+
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("resize", in);
+    const auto& d = descriptor(in.pix_fmt);
+    const int mw = 1 << d.log2_chroma_w, mh = 1 << d.log2_chroma_h;
+    auto keep = [](int other_new, int other_old, int this_old, int mult) {
+      const double v = static_cast<double>(this_old) * other_new / other_old;
+      return std::max(mult, static_cast<int>(std::lround(v / mult)) * mult);
+    };
+    out_ = in;
+    out_.width = size_.width == -1 ? keep(size_.height, in.height, in.width, mw) : size_.width;
+    out_.height = size_.height == -1 ? keep(size_.width, in.width, in.height, mh) : size_.height;
+    expect_chroma_aligned("resize", out_.width, out_.height, in.pix_fmt);
+    in_ = in;
+    return out_;
+  }
+  [[nodiscard]] bool is_identity() const override { return in_ == out_; }
+
+  void process(const Frame& in, Frame& out) override {
+    const bool shrinking = out.format.width < in.format.width || out.format.height < in.format.height;
+    const ref::Interp interp = interp_ == "nearest"  ? ref::Interp::kNearest
+                               : interp_ == "area"   ? ref::Interp::kArea
+                               : interp_ == "bilinear" ? ref::Interp::kBilinear
+                               : shrinking             ? ref::Interp::kArea
+                                                       : ref::Interp::kBilinear;
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      ref::resize_plane(s, d, interp);
+    });
+  }
+
+ private:
+  Size size_;
+  std::string interp_;
+  FrameFormat in_, out_;
+};
+
+// ---- blur ------------------------------------------------------------------
+
+class Blur final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"blur",
+            "Gaussian blur. sigma is in luma pixels; subsampled chroma planes get it scaled.",
+            {{"sigma", ParamType::kFloat, "1.0", 0, 64, "standard deviation in pixels (0: off)", {}}},
+            [](const ParamValues& p) { return std::make_unique<Blur>(p.get_float("sigma")); }};
+  }
+  explicit Blur(double sigma) : sigma_(sigma) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("blur", in);
+    return in;
+  }
+  [[nodiscard]] bool is_identity() const override { return sigma_ == 0; }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      ref::gaussian_blur_plane(s, d, sigma_ * plane_scale(in, p));
+    });
+  }
+
+ private:
+  double sigma_;
+};
+
+// ---- crop ------------------------------------------------------------------
+
+class Crop final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"crop",
+            "Keep a rectangle of the picture.",
+            {{"w", ParamType::kInt, "", 1, 65536, "width of the rectangle", {}},
+             {"h", ParamType::kInt, "", 1, 65536, "height of the rectangle", {}},
+             {"x", ParamType::kInt, "-1", -1, 65536, "left edge (-1: centred)", {}},
+             {"y", ParamType::kInt, "-1", -1, 65536, "top edge (-1: centred)", {}}},
+            [](const ParamValues& p) {
+              return std::make_unique<Crop>(p.get_int("w"), p.get_int("h"), p.get_int("x"),
+                                            p.get_int("y"));
+            }};
+  }
+  Crop(long long w, long long h, long long x, long long y)
+      : w_(static_cast<int>(w)), h_(static_cast<int>(h)), x_(static_cast<int>(x)),
+        y_(static_cast<int>(y)) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("crop", in);
+    const auto& d = descriptor(in.pix_fmt);
+    const int mw = 1 << d.log2_chroma_w, mh = 1 << d.log2_chroma_h;
+    if (x_ < 0) x_ = (in.width - w_) / 2 / mw * mw;
+    if (y_ < 0) y_ = (in.height - h_) / 2 / mh * mh;
+    if (x_ + w_ > in.width || y_ + h_ > in.height || x_ < 0 || y_ < 0)
+      throw chain_error(fmt::format("crop: {}x{} at ({},{}) does not fit in {}x{}", w_, h_, x_, y_,
+                                    in.width, in.height));
+    expect_chroma_aligned("crop", w_, h_, in.pix_fmt);
+    expect_chroma_aligned("crop offset", x_, y_, in.pix_fmt);
+    identity_ = w_ == in.width && h_ == in.height;
+    return {in.pix_fmt, w_, h_};
+  }
+  [[nodiscard]] bool is_identity() const override { return identity_; }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      const double sx = plane_scale(in, p);
+      const double sy = static_cast<double>(s.height) / in.format.height;
+      ref::crop_plane(s, d, static_cast<int>(x_ * sx), static_cast<int>(y_ * sy));
+    });
+  }
+
+ private:
+  int w_, h_, x_, y_;
+  bool identity_ = false;
+};
+
+// ---- flip ------------------------------------------------------------------
+
+class Flip final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"flip",
+            "Mirror the picture.",
+            {{"dir", ParamType::kChoice, "h", 0, 0, "h (left-right), v (upside down), hv (both)",
+              {"h", "v", "hv"}}},
+            [](const ParamValues& p) { return std::make_unique<Flip>(p.get_string("dir")); }};
+  }
+  explicit Flip(const std::string& dir)
+      : h_(dir.find('h') != std::string::npos), v_(dir.find('v') != std::string::npos) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("flip", in);
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      ref::flip_plane(s, d, h_, v_);
+    });
+  }
+
+ private:
+  bool h_, v_;
+};
+
+// ---- invert ----------------------------------------------------------------
+
+class Invert final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"invert", "Photographic negative (255 - value, every plane).", {},
+            [](const ParamValues&) { return std::make_unique<Invert>(); }};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("invert", in);
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out,
+                   [](int, const PlaneView& s, const PlaneView& d) { ref::invert_plane(s, d); });
+  }
+};
+
+// ---- grayscale -------------------------------------------------------------
+
+class Grayscale final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"grayscale", "Drop the colour: keep luma, set chroma to neutral (YUV formats).", {},
+            [](const ParamValues&) { return std::make_unique<Grayscale>(); }};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("grayscale", in);
+    const auto& d = descriptor(in.pix_fmt);
+    if (d.flags & AV_PIX_FMT_FLAG_RGB)
+      throw not_negotiated(fmt::format("grayscale: cannot take {} (YUV only)", to_string(in)));
+    identity_ = d.nb_components == 1;
+    return in;
+  }
+  [[nodiscard]] bool is_identity() const override { return identity_; }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [](int p, const PlaneView& s, const PlaneView& d) {
+      if (p == 0)
+        ref::copy_plane(s, d);
+      else if (p < 3)
+        ref::fill_plane(d, 128);
+      else
+        ref::copy_plane(s, d);  // alpha
+    });
+  }
+
+ private:
+  bool identity_ = false;
+};
+
+// ---- format (swscale) --------------------------------------------------------
+
+class Format final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"format",
+            "Convert the pixel format with swscale (the chain inserts format=yuv420p where a "
+            "filter needs it).",
+            {{"pix_fmt", ParamType::kString, "", 0, 0, "FFmpeg pixel format name, e.g. nv12", {}}},
+            [](const ParamValues& p) { return std::make_unique<Format>(p.get_string("pix_fmt")); }};
+  }
+  explicit Format(const std::string& name) : target_(av_get_pix_fmt(name.c_str())) {
+    if (target_ == AV_PIX_FMT_NONE)
+      throw chain_error(fmt::format("format: unknown pixel format '{}'", name));
+    if (descriptor(target_).flags & AV_PIX_FMT_FLAG_HWACCEL)
+      throw chain_error(fmt::format("format: '{}' is a hardware format", name));
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    in_ = in;
+    sws_.reset(sws_getContext(in.width, in.height, in.pix_fmt, in.width, in.height, target_,
+                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr,
+                              nullptr, nullptr));
+    if (!sws_)
+      throw not_negotiated(fmt::format("format: swscale cannot convert {} to {}", to_string(in),
+                                       av_get_pix_fmt_name(target_)));
+    return {target_, in.width, in.height};
+  }
+  [[nodiscard]] bool is_identity() const override { return in_.pix_fmt == target_; }
+  void process(const Frame& in, Frame& out) override {
+    sws_scale(sws_.get(), in.av->data, in.av->linesize, 0, in.format.height, out.av->data,
+              out.av->linesize);
+  }
+
+ private:
+  AVPixelFormat target_;
+  FrameFormat in_;
+  UniqueSwsContext sws_;
+};
+
+}  // namespace
+
+void register_builtin_filters(FilterRegistry& registry) {
+  registry.add(Resize::info());
+  registry.add(Blur::info());
+  registry.add(Crop::info());
+  registry.add(Flip::info());
+  registry.add(Invert::info());
+  registry.add(Grayscale::info());
+  registry.add(Format::info());
+}
+
+}  // namespace vpipe

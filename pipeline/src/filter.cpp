@@ -1,0 +1,283 @@
+#include "vpipe/pipeline/filter.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace vpipe {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_ll(std::string_view s, long long& out) {
+  s = trim(s);
+  const auto* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && p == end && !s.empty();
+}
+
+bool parse_double(std::string_view s, double& out) {
+  s = trim(s);
+  if (s.empty()) return false;
+  const std::string str(s);
+  char* end = nullptr;
+  out = std::strtod(str.c_str(), &end);
+  return end == str.c_str() + str.size() && std::isfinite(out);
+}
+
+bool parse_bool(std::string_view s, bool& out) {
+  s = trim(s);
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return out = true, true;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return out = false, true;
+  return false;
+}
+
+// "1280x720" (either side may be -1: keep aspect).
+bool parse_size(std::string_view s, Size& out) {
+  s = trim(s);
+  const auto x = s.find('x');
+  if (x == std::string_view::npos) return false;
+  long long w = 0, h = 0;
+  if (!parse_ll(s.substr(0, x), w) || !parse_ll(s.substr(x + 1), h)) return false;
+  if (w < -1 || h < -1 || w == 0 || h == 0 || (w == -1 && h == -1)) return false;
+  if (w > 1 << 16 || h > 1 << 16) return false;
+  out = {static_cast<int>(w), static_cast<int>(h)};
+  return true;
+}
+
+std::string type_hint(const ParamSpec& p) {
+  switch (p.type) {
+    case ParamType::kInt: return fmt::format("an integer in [{}, {}]", p.min, p.max);
+    case ParamType::kFloat: return fmt::format("a number in [{}, {}]", p.min, p.max);
+    case ParamType::kBool: return "true or false";
+    case ParamType::kSize: return "WIDTHxHEIGHT, e.g. 1280x720 (-1 keeps the aspect ratio)";
+    case ParamType::kChoice: return fmt::format("one of {}", fmt::join(p.choices, ", "));
+    case ParamType::kString: return "text";
+  }
+  return "?";
+}
+
+// Returns an error text, or "" when `value` is valid for `p`.
+std::string validate(const ParamSpec& p, std::string_view value) {
+  switch (p.type) {
+    case ParamType::kInt: {
+      long long v = 0;
+      if (!parse_ll(value, v) || static_cast<double>(v) < p.min || static_cast<double>(v) > p.max)
+        return type_hint(p);
+      return {};
+    }
+    case ParamType::kFloat: {
+      double v = 0;
+      if (!parse_double(value, v) || v < p.min || v > p.max) return type_hint(p);
+      return {};
+    }
+    case ParamType::kBool: {
+      bool v = false;
+      return parse_bool(value, v) ? std::string() : type_hint(p);
+    }
+    case ParamType::kSize: {
+      Size v;
+      return parse_size(value, v) ? std::string() : type_hint(p);
+    }
+    case ParamType::kChoice:
+      for (const auto& c : p.choices)
+        if (c == trim(value)) return {};
+      return type_hint(p);
+    case ParamType::kString: return {};
+  }
+  return "?";
+}
+
+}  // namespace
+
+// ---- ParamValues -----------------------------------------------------------
+
+const std::string& ParamValues::get_string(const std::string& name) const {
+  auto it = text_.find(name);
+  VPIPE_EXPECTS(it != text_.end(), fmt::format("no parameter '{}'", name));
+  return it->second;
+}
+long long ParamValues::get_int(const std::string& name) const {
+  long long v = 0;
+  VPIPE_EXPECTS(parse_ll(get_string(name), v), fmt::format("parameter '{}' is no integer", name));
+  return v;
+}
+double ParamValues::get_float(const std::string& name) const {
+  double v = 0;
+  VPIPE_EXPECTS(parse_double(get_string(name), v), fmt::format("parameter '{}' is no number", name));
+  return v;
+}
+bool ParamValues::get_bool(const std::string& name) const {
+  bool v = false;
+  VPIPE_EXPECTS(parse_bool(get_string(name), v), fmt::format("parameter '{}' is no bool", name));
+  return v;
+}
+Size ParamValues::get_size(const std::string& name) const {
+  Size v;
+  VPIPE_EXPECTS(parse_size(get_string(name), v), fmt::format("parameter '{}' is no size", name));
+  return v;
+}
+
+// ---- Registry --------------------------------------------------------------
+
+FilterRegistry& FilterRegistry::instance() {
+  static FilterRegistry* registry = [] {
+    auto* r = new FilterRegistry;  // never destroyed: filters may register from any static init
+    register_builtin_filters(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+bool FilterRegistry::add(FilterInfo info) {
+  VPIPE_EXPECTS(!info.name.empty() && info.create, "a filter needs a name and a factory");
+  if (filters_.count(info.name))
+    throw logic_error(fmt::format("filter '{}' is registered twice", info.name));
+  auto name = info.name;
+  filters_.emplace(std::move(name), std::move(info));
+  return true;
+}
+
+bool FilterRegistry::contains(std::string_view name) const { return filters_.count(name) > 0; }
+
+std::vector<std::string> FilterRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, _] : filters_) out.push_back(name);
+  return out;
+}
+
+const FilterInfo& FilterRegistry::info(std::string_view name) const {
+  auto it = filters_.find(name);
+  if (it == filters_.end())
+    throw chain_error(fmt::format("unknown filter '{}' (available: {}; see 'vpipe filters')", name,
+                                  fmt::join(names(), ", ")));
+  return it->second;
+}
+
+// ---- Parsing ---------------------------------------------------------------
+
+std::vector<FilterSpec> parse_chain(std::string_view chain) {
+  std::vector<FilterSpec> specs;
+  if (trim(chain).empty()) return specs;
+  std::size_t start = 0;
+  while (start <= chain.size()) {
+    const auto comma = chain.find(',', start);
+    const auto item = trim(chain.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                              : comma - start));
+    if (item.empty()) throw chain_error(fmt::format("empty filter in chain '{}'", chain));
+    FilterSpec spec;
+    spec.text = std::string(item);
+    const auto eq = item.find('=');
+    spec.name = std::string(trim(item.substr(0, eq)));
+    if (spec.name.empty()) throw chain_error(fmt::format("'{}': missing filter name", item));
+    for (char c : spec.name) {
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
+        throw chain_error(fmt::format("'{}': bad filter name '{}'", item, spec.name));
+    }
+    if (eq != std::string_view::npos) {
+      std::string_view rest = item.substr(eq + 1);
+      std::size_t a = 0;
+      while (a <= rest.size()) {
+        const auto colon = rest.find(':', a);
+        const auto arg = trim(rest.substr(a, colon == std::string_view::npos ? std::string_view::npos
+                                                                            : colon - a));
+        if (arg.empty()) throw chain_error(fmt::format("'{}': empty argument", item));
+        const auto aeq = arg.find('=');
+        if (aeq == std::string_view::npos) {
+          spec.args.emplace_back("", std::string(arg));
+        } else {
+          auto key = trim(arg.substr(0, aeq));
+          auto value = trim(arg.substr(aeq + 1));
+          if (key.empty() || value.empty())
+            throw chain_error(fmt::format("'{}': argument '{}' needs key=value", item, arg));
+          spec.args.emplace_back(std::string(key), std::string(value));
+        }
+        if (colon == std::string_view::npos) break;
+        a = colon + 1;
+      }
+    }
+    specs.push_back(std::move(spec));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return specs;
+}
+
+ParamValues parse_params(const FilterInfo& info,
+                         const std::vector<std::pair<std::string, std::string>>& args) {
+  ParamValues values;
+  std::size_t positional = 0;
+  bool seen_named = false;
+  for (const auto& [key, value] : args) {
+    const ParamSpec* spec = nullptr;
+    if (key.empty()) {
+      if (seen_named)
+        throw chain_error(fmt::format("{}: positional value '{}' after a named one", info.name, value));
+      if (positional >= info.params.size())
+        throw chain_error(fmt::format("{}: too many values ('{}')", info.name, value));
+      spec = &info.params[positional++];
+    } else {
+      seen_named = true;
+      for (const auto& p : info.params)
+        if (p.name == key) spec = &p;
+      if (!spec) {
+        std::vector<std::string> known;
+        for (const auto& p : info.params) known.push_back(p.name);
+        throw chain_error(fmt::format("{}: unknown parameter '{}' (parameters: {})", info.name, key,
+                                      known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+      }
+    }
+    if (values.explicit_.count(spec->name))
+      throw chain_error(fmt::format("{}: parameter '{}' given twice", info.name, spec->name));
+    if (auto err = validate(*spec, value); !err.empty())
+      throw chain_error(fmt::format("{}: bad value '{}' for {}: expected {}", info.name, value,
+                                    spec->name, err));
+    values.text_[spec->name] = std::string(trim(value));
+    values.explicit_[spec->name] = true;
+  }
+  for (const auto& p : info.params) {
+    if (values.text_.count(p.name)) continue;
+    if (p.default_value.empty())
+      throw chain_error(fmt::format("{}: missing required parameter '{}' ({})", info.name, p.name,
+                                    p.help));
+    values.text_[p.name] = p.default_value;
+  }
+  return values;
+}
+
+std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
+                                          const FrameFormat& input) {
+  auto& registry = FilterRegistry::instance();
+  std::vector<ConfiguredFilter> chain;
+  FrameFormat current = input;
+  auto configure = [&](std::string label, std::unique_ptr<Filter> filter) {
+    ConfiguredFilter cf{std::move(label), std::move(filter), current, {}};
+    cf.out = cf.filter->configure(current);
+    current = cf.out;
+    if (!cf.filter->is_identity()) chain.push_back(std::move(cf));
+  };
+  for (const auto& spec : specs) {
+    const FilterInfo& info = registry.info(spec.name);
+    const ParamValues params = parse_params(info, spec.args);
+    auto filter = info.create(params);
+    try {
+      configure(spec.text, std::move(filter));
+    } catch (const not_negotiated&) {
+      if (current.pix_fmt == AV_PIX_FMT_YUV420P) throw;
+      // Convert to the format every built-in filter takes, then retry.
+      const FilterInfo& fmt_info = registry.info("format");
+      configure("format=yuv420p", fmt_info.create(parse_params(fmt_info, {{"", "yuv420p"}})));
+      configure(spec.text, info.create(params));
+    }
+  }
+  return chain;
+}
+
+}  // namespace vpipe

@@ -1,0 +1,83 @@
+#include "vpipe/pipeline/frame.hpp"
+
+#include <fmt/format.h>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/memory/errors.hpp"
+
+namespace vpipe {
+
+std::string to_string(const FrameFormat& f) {
+  const char* name = av_get_pix_fmt_name(f.pix_fmt);
+  return fmt::format("{}x{} {}", f.width, f.height, name ? name : "none");
+}
+
+bool has_plane_layout(AVPixelFormat pix_fmt) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
+  if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)))
+    return false;
+  for (int c = 0; c < d->nb_components; ++c) {
+    if (d->comp[c].depth != 8 || d->comp[c].shift != 0) return false;
+  }
+  return true;
+}
+
+PlaneLayout plane_layout(const FrameFormat& f) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f.pix_fmt);
+  VPIPE_EXPECTS(has_plane_layout(f.pix_fmt),
+                fmt::format("pixel format {} has no 8-bit plane layout",
+                            d ? d->name : "none"));
+  PlaneLayout layout;
+  for (int c = 0; c < d->nb_components; ++c) {
+    const AVComponentDescriptor& comp = d->comp[c];
+    PlaneShape& shape = layout.planes[static_cast<std::size_t>(comp.plane)];
+    const bool chroma = (c == 1 || c == 2) && !(d->flags & AV_PIX_FMT_FLAG_RGB);
+    shape.width = chroma ? AV_CEIL_RSHIFT(f.width, d->log2_chroma_w) : f.width;
+    shape.height = chroma ? AV_CEIL_RSHIFT(f.height, d->log2_chroma_h) : f.height;
+    shape.channels = comp.step;  // bytes per pixel in that plane, 8-bit samples
+    if (comp.plane + 1 > layout.count) layout.count = comp.plane + 1;
+  }
+  return layout;
+}
+
+Frame Frame::from_av_frame(UniqueAVFrame av, AVRational tb) {
+  Frame f;
+  f.format = {static_cast<AVPixelFormat>(av->format), av->width, av->height};
+  f.pts = av->best_effort_timestamp != AV_NOPTS_VALUE ? av->best_effort_timestamp : av->pts;
+  f.time_base = tb;
+  f.memory = MemoryKind::kHost;
+  if (has_plane_layout(f.format.pix_fmt)) {
+    const PlaneLayout layout = plane_layout(f.format);
+    f.num_planes = layout.count;
+    for (int p = 0; p < layout.count; ++p) {
+      const auto& s = layout.planes[static_cast<std::size_t>(p)];
+      f.planes[static_cast<std::size_t>(p)] = {av->data[p], s.width, s.height, s.channels,
+                                               static_cast<std::size_t>(av->linesize[p])};
+    }
+  }
+  f.av = std::shared_ptr<AVFrame>(av.release(), detail::FrameDeleter{});
+  return f;
+}
+
+Frame Frame::allocate_host(const FrameFormat& format) {
+  UniqueAVFrame av = make_av_frame();
+  av->format = format.pix_fmt;
+  av->width = format.width;
+  av->height = format.height;
+  av_check(av_frame_get_buffer(av.get(), 0), "allocating a host frame");
+  Frame f = from_av_frame(std::move(av), {0, 1});
+  f.pts = AV_NOPTS_VALUE;
+  return f;
+}
+
+void Frame::copy_props_from(const Frame& other) {
+  pts = other.pts;
+  time_base = other.time_base;
+  index = other.index;
+  origin = other.origin;
+}
+
+}  // namespace vpipe

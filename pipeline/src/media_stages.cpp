@@ -1,0 +1,193 @@
+#include "vpipe/pipeline/media_stages.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace vpipe {
+
+namespace {
+void remember(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts, Clock::time_point t) {
+  if (pts == AV_NOPTS_VALUE) return;
+  m[pts] = t;
+  if (m.size() > 512) m.erase(m.begin());  // bounded: frames that never came out
+}
+Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts) {
+  auto it = m.find(pts);
+  if (it == m.end()) return Clock::now();
+  auto t = it->second;
+  m.erase(it);
+  return t;
+}
+}  // namespace
+
+// ---- demux -----------------------------------------------------------------
+
+DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_stream,
+                         std::vector<int> output_index, QueuePtr<Packet> copy_out,
+                         MediaCounters& counters)
+    : input_(input), path_(std::move(path)), video_stream_(video_stream),
+      output_index_(std::move(output_index)), copy_out_(std::move(copy_out)), counters_(counters) {
+  copy_out_->add_producer();
+}
+
+Flow DemuxSource::produce(Output<Packet>& out) {
+  Packet p{make_av_packet(), {}};
+  const int ret = av_read_frame(input_, p.pkt.get());
+  if (ret == AVERROR_EOF) return Flow::kStop;
+  if (ret < 0) {
+    // Damage at the end of a file: keep what was read, say what happened.
+    spdlog::warn("{}: reading stopped early: {}", path_, av_error_text(ret));
+    counters_.decode_errors++;
+    return Flow::kStop;
+  }
+  p.origin = Clock::now();
+  counters_.packets_read++;
+  const int index = p.pkt->stream_index;
+  if (index == video_stream_) return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;
+  if (index < 0 || index >= static_cast<int>(output_index_.size()) || output_index_[index] < 0)
+    return Flow::kContinue;
+  p.pkt->stream_index = output_index_[static_cast<std::size_t>(index)];
+  copy_out_->push(std::move(p));  // false only when the muxer is gone (failure or stop)
+  return Flow::kContinue;
+}
+
+void DemuxSource::finish(Output<Packet>& /*out*/) {
+  copy_out_->close();
+  copy_closed_ = true;
+}
+
+void DemuxSource::close() noexcept {
+  if (!copy_closed_) copy_out_->close();
+}
+
+// ---- decode ----------------------------------------------------------------
+
+DecodeStage::DecodeStage(UniqueAVCodecContext decoder, AVRational time_base,
+                         std::optional<std::int64_t> limit, MediaCounters& counters)
+    : decoder_(std::move(decoder)), time_base_(time_base), limit_(limit), counters_(counters) {}
+
+Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
+  remember(origin_by_pts_, packet.pkt->pts, packet.origin);
+  int ret = avcodec_send_packet(decoder_.get(), packet.pkt.get());
+  if (ret == AVERROR(EAGAIN)) {
+    // Output is full: take frames out first, then resend.
+    if (receive(out) == Flow::kStop) return Flow::kStop;
+    ret = avcodec_send_packet(decoder_.get(), packet.pkt.get());
+  }
+  if (ret < 0 && ret != AVERROR_EOF) {
+    counters_.decode_errors++;  // a damaged packet: skip it, keep decoding
+    spdlog::debug("decode: packet skipped: {}", av_error_text(ret));
+  }
+  return receive(out);
+}
+
+Flow DecodeStage::receive(Output<Frame>& out) {
+  while (true) {
+    if (limit_ && next_index_ >= *limit_) return Flow::kStop;
+    UniqueAVFrame av = make_av_frame();
+    const int ret = avcodec_receive_frame(decoder_.get(), av.get());
+    if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return Flow::kContinue;
+    if (ret < 0) {
+      counters_.decode_errors++;
+      spdlog::debug("decode: frame lost: {}", av_error_text(ret));
+      continue;
+    }
+    if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) counters_.decode_errors++;
+    Frame f = Frame::from_av_frame(std::move(av), time_base_);
+    f.index = next_index_++;
+    f.origin = recall(origin_by_pts_, f.pts);
+    counters_.frames_decoded++;
+    if (!out.emit(std::move(f))) return Flow::kStop;
+  }
+}
+
+void DecodeStage::finish(Output<Frame>& out) {
+  if (limit_ && next_index_ >= *limit_) return;
+  avcodec_send_packet(decoder_.get(), nullptr);
+  receive(out);
+}
+
+// ---- filter ----------------------------------------------------------------
+
+Flow FilterStage::process(Frame in, Output<Frame>& out) {
+  if (in.format != f_.in)
+    throw logic_error(fmt::format("{}: the input changed mid-stream from {} to {} (frame {}); "
+                                  "reconfiguring is not supported yet",
+                                  f_.label, to_string(f_.in), to_string(in.format), in.index));
+  Frame result = Frame::allocate_host(f_.out);
+  f_.filter->process(in, result);
+  result.copy_props_from(in);
+  return out.emit(std::move(result)) ? Flow::kContinue : Flow::kStop;
+}
+
+// ---- encode ----------------------------------------------------------------
+
+EncodeStage::EncodeStage(AVCodecContext* encoder, int out_stream, MediaCounters& counters)
+    : encoder_(encoder), out_stream_(out_stream), counters_(counters) {}
+
+Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
+  VPIPE_EXPECTS(frame.av && frame.memory == MemoryKind::kHost, "encode: needs a host frame");
+  if (frame.format != FrameFormat{encoder_->pix_fmt, encoder_->width, encoder_->height})
+    throw logic_error(fmt::format("encode: frame {} is {}, the encoder was opened for {}",
+                                  frame.index, to_string(frame.format),
+                                  to_string({encoder_->pix_fmt, encoder_->width, encoder_->height})));
+  AVFrame* av = frame.av.get();
+  av->pts = frame.pts == AV_NOPTS_VALUE
+                ? AV_NOPTS_VALUE
+                : av_rescale_q(frame.pts, frame.time_base, encoder_->time_base);
+  av->pict_type = AV_PICTURE_TYPE_NONE;
+  remember(origin_by_pts_, av->pts, frame.origin);
+  av_check(avcodec_send_frame(encoder_, av), "encoding a frame");
+  drain(out);
+  return out.downstream_stopped() ? Flow::kStop : Flow::kContinue;
+}
+
+void EncodeStage::drain(Output<Packet>& out) {
+  while (true) {
+    Packet p{make_av_packet(), {}};
+    const int ret = avcodec_receive_packet(encoder_, p.pkt.get());
+    if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
+    av_check(ret, "encoding a frame");
+    counters_.frames_encoded++;
+    p.origin = recall(origin_by_pts_, p.pkt->pts);
+    p.pkt->stream_index = out_stream_;
+    if (!out.emit(std::move(p))) return;
+  }
+}
+
+void EncodeStage::finish(Output<Packet>& out) {
+  av_check(avcodec_send_frame(encoder_, nullptr), "flushing the encoder");
+  drain(out);
+}
+
+// ---- mux -------------------------------------------------------------------
+
+MuxSink::MuxSink(AVFormatContext* output, std::string path,
+                 std::vector<AVRational> source_time_base, int video_stream,
+                 MediaCounters& counters)
+    : output_(output), path_(std::move(path)), source_time_base_(std::move(source_time_base)),
+      video_stream_(video_stream), counters_(counters) {}
+
+Flow MuxSink::consume(Packet packet) {
+  AVPacket* pkt = packet.pkt.get();
+  const auto index = static_cast<std::size_t>(pkt->stream_index);
+  av_packet_rescale_ts(pkt, source_time_base_.at(index), output_->streams[index]->time_base);
+  pkt->pos = -1;
+  const bool video = pkt->stream_index == video_stream_;
+  av_check(av_interleaved_write_frame(output_, pkt), fmt::format("writing '{}'", path_));
+  if (video) {
+    counters_.latency_ns.record(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - packet.origin)
+            .count()));
+    counters_.video_packets_written++;
+  } else {
+    counters_.other_packets_written++;
+  }
+  return Flow::kContinue;
+}
+
+void MuxSink::finish() {
+  av_check(av_write_trailer(output_), fmt::format("finishing '{}'", path_));
+}
+
+}  // namespace vpipe

@@ -1,0 +1,46 @@
+#include "vpipe/pipeline/pipeline.hpp"
+
+#include <thread>
+
+namespace vpipe {
+
+Pipeline::~Pipeline() {
+  for (auto& cancel : cancellers_) cancel();
+}
+
+void Pipeline::fail(std::exception_ptr error) noexcept {
+  {
+    std::lock_guard lock(error_mutex_);
+    if (!first_error_) first_error_ = std::move(error);
+  }
+  failed_.store(true);
+  for (auto& cancel : cancellers_) cancel();
+}
+
+void Pipeline::run() {
+  std::vector<std::jthread> threads;
+  threads.reserve(nodes_.size());
+  for (auto& node : nodes_) {
+    threads.emplace_back([&n = *node] { n.body(n); });
+  }
+  threads.clear();  // joins
+  std::lock_guard lock(error_mutex_);
+  if (first_error_) std::rethrow_exception(first_error_);
+}
+
+std::vector<StageStats> Pipeline::stage_stats() const {
+  std::vector<StageStats> out;
+  for (const auto& n : nodes_) {
+    out.push_back({n->name, n->items_in.load(), n->items_out.load(),
+                   static_cast<double>(n->busy_ns.load()) * 1e-9});
+  }
+  return out;
+}
+
+std::vector<QueueStats> Pipeline::queue_stats() const {
+  std::vector<QueueStats> out;
+  for (const auto& get : queue_stats_) out.push_back(get());
+  return out;
+}
+
+}  // namespace vpipe

@@ -1,0 +1,330 @@
+#include "vpipe/pipeline/transcode.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <thread>
+
+extern "C" {
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/media_stages.hpp"
+
+namespace vpipe {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct OutputFile {
+  UniqueMuxContext ctx;
+  std::string path;
+  bool created = false;
+  bool keep = false;
+  ~OutputFile() {
+    ctx.reset();  // closes the file
+    if (created && !keep) {
+      std::error_code ec;
+      fs::remove(path, ec);
+    }
+  }
+};
+
+UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o) {
+  const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
+  if (!codec)
+    throw input_error(fmt::format("{}: no decoder for video codec '{}'", o.input,
+                                  avcodec_get_name(stream->codecpar->codec_id)));
+  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
+  av_check(avcodec_parameters_to_context(dec.get(), stream->codecpar), "decoder parameters");
+  dec->pkt_timebase = stream->time_base;
+  dec->thread_count = o.decode_threads;
+  dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  if (const int ret = avcodec_open2(dec.get(), codec, nullptr); ret < 0)
+    throw input_error(fmt::format("{}: cannot open the {} decoder: {}", o.input, codec->name,
+                                  av_error_text(ret)));
+  return dec;
+}
+
+// The first of the encoder's formats, yuv420p preferred; or `want` if taken.
+AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
+  if (!codec->pix_fmts) return want;
+  for (const AVPixelFormat* p = codec->pix_fmts; *p != AV_PIX_FMT_NONE; ++p)
+    if (*p == want) return want;
+  for (const AVPixelFormat* p = codec->pix_fmts; *p != AV_PIX_FMT_NONE; ++p)
+    if (*p == AV_PIX_FMT_YUV420P) return *p;
+  return codec->pix_fmts[0];
+}
+
+}  // namespace
+
+nlohmann::json TranscodeReport::to_json() const {
+  using nlohmann::json;
+  auto fmt_json = [](const FrameFormat& f) {
+    const char* n = av_get_pix_fmt_name(f.pix_fmt);
+    return json{{"width", f.width}, {"height", f.height}, {"pix_fmt", n ? n : "none"}};
+  };
+  json stages_j = json::array();
+  for (const auto& s : stages)
+    stages_j.push_back({{"name", s.name}, {"items_in", s.items_in}, {"items_out", s.items_out},
+                        {"busy_s", s.busy_s}, {"busy_ms_per_item",
+                         s.items_in ? 1e3 * s.busy_s / static_cast<double>(s.items_in) : 0.0}});
+  json queues_j = json::array();
+  for (const auto& q : queues)
+    queues_j.push_back({{"name", q.name}, {"capacity", q.capacity}, {"high_water", q.high_water},
+                        {"pushed", q.pushed}, {"producer_blocked_s", q.producer_blocked_s}});
+  return {{"input", input},
+          {"output", output},
+          {"filters", filters},
+          {"effective_chain", effective_chain},
+          {"device", device},
+          {"encoder", encoder},
+          {"input_format", fmt_json(input_format)},
+          {"output_format", fmt_json(output_format)},
+          {"frames", {{"packets_read", packets_read},
+                      {"decoded", frames_decoded},
+                      {"encoded", frames_encoded},
+                      {"video_packets_written", video_packets_written},
+                      {"other_packets_written", other_packets_written},
+                      {"decode_errors", decode_errors}}},
+          {"copied_streams", copied_streams},
+          {"wall_s", wall_s},
+          {"fps", fps},
+          {"latency_ms", {{"p50", latency_ms_p50}, {"p90", latency_ms_p90},
+                          {"p99", latency_ms_p99}, {"max", latency_ms_max}}},
+          {"interrupted", interrupted},
+          {"status", decode_errors ? fmt::format("completed with {} errors", decode_errors)
+                                   : std::string(interrupted ? "interrupted" : "ok")},
+          {"stages", stages_j},
+          {"queues", queues_j},
+          {"notes", notes}};
+}
+
+TranscodeReport transcode(const TranscodeOptions& o) {
+  TranscodeReport report;
+  report.input = o.input;
+  report.output = o.output;
+  report.filters = o.filters;
+  report.encoder = o.encoder;
+
+  // Device: only the CPU path exists so far.
+  if (o.device == "cuda")
+    throw input_error("--device cuda: the CUDA path is not built yet; use --device cpu or auto");
+  if (o.device != "cpu" && o.device != "auto")
+    throw input_error(fmt::format("--device {}: expected cpu, cuda or auto", o.device));
+  report.device = "cpu";
+  if (o.device == "auto") {
+    const auto reason = cuda_unavailable_reason();
+    report.notes.push_back(reason.empty()
+                               ? "device auto: CPU path (a CUDA device is present, but the CUDA "
+                                 "path is not built yet)"
+                               : fmt::format("device auto: CPU path ({})", reason));
+  }
+
+  // Parse the chain before touching any file: a typo must not cost a decode.
+  const auto specs = parse_chain(o.filters);
+  for (const auto& s : specs) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
+
+  if (o.input.empty() || o.output.empty()) throw input_error("need an input and an output path");
+  {
+    std::error_code ec;
+    if (fs::exists(o.output, ec) && fs::exists(o.input, ec) && fs::equivalent(o.input, o.output, ec))
+      throw input_error(fmt::format("{}: the output would overwrite the input", o.output));
+    if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) && fs::file_size(o.input, ec) == 0)
+      throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
+  }
+
+  // ---- input
+  UniqueDemuxContext in;
+  try {
+    in = open_input(o.input);
+  } catch (const ffmpeg_error& e) {
+    throw input_error(e.what());
+  }
+  const int vindex = av_find_best_stream(in.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (vindex < 0) throw input_error(fmt::format("{}: no video stream", o.input));
+  AVStream* vin = in->streams[vindex];
+  UniqueAVCodecContext dec = open_decoder(vin, o);
+  report.input_format = {dec->pix_fmt, dec->width, dec->height};
+  if (report.input_format.pix_fmt == AV_PIX_FMT_NONE || dec->width <= 0)
+    throw input_error(fmt::format("{}: cannot tell the video's size and pixel format", o.input));
+
+  // ---- filters and encoder
+  const AVCodec* codec = avcodec_find_encoder_by_name(o.encoder.c_str());
+  if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
+    throw input_error(fmt::format("--encoder {}: no such video encoder in this FFmpeg build",
+                                  o.encoder));
+  auto chain = build_chain(specs, report.input_format);
+  FrameFormat out_fmt = chain.empty() ? report.input_format : chain.back().out;
+  if (const auto want = encoder_format(codec, out_fmt.pix_fmt); want != out_fmt.pix_fmt) {
+    auto conv = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), out_fmt);
+    for (auto& c : conv) chain.push_back(std::move(c));
+    out_fmt = chain.back().out;
+  }
+  for (const auto& c : chain) report.effective_chain.push_back(c.label);
+  report.output_format = out_fmt;
+
+  // ---- output
+  OutputFile out;
+  out.path = o.output;
+  out.keep = o.keep_partial;
+  {
+    AVFormatContext* raw = nullptr;
+    if (avformat_alloc_output_context2(&raw, nullptr, nullptr, o.output.c_str()) < 0 || !raw)
+      throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
+                                    ".mov…)", o.output));
+    out.ctx.reset(raw);
+  }
+  AVFormatContext* oc = out.ctx.get();
+
+  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
+  enc->width = out_fmt.width;
+  enc->height = out_fmt.height;
+  enc->pix_fmt = out_fmt.pix_fmt;
+  enc->time_base = vin->time_base;
+  enc->framerate = av_guess_frame_rate(in.get(), vin, nullptr);
+  if (enc->time_base.den > 65535 && codec->id == AV_CODEC_ID_MPEG4 && enc->framerate.num > 0)
+    enc->time_base = av_inv_q(enc->framerate);  // MPEG-4 part 2 limits the time base
+  if (out_fmt.width == report.input_format.width && out_fmt.height == report.input_format.height)
+    enc->sample_aspect_ratio = dec->sample_aspect_ratio;
+  enc->color_range = dec->color_range;
+  enc->colorspace = dec->colorspace;
+  enc->color_primaries = dec->color_primaries;
+  enc->color_trc = dec->color_trc;
+  enc->thread_count = 0;
+  if (oc->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* enc_opts = nullptr;
+  if (std::string(codec->name) == "libx264") {
+    av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
+    av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
+  } else if (codec->id == AV_CODEC_ID_MPEG4) {
+    enc->flags |= AV_CODEC_FLAG_QSCALE;
+    enc->global_quality = FF_QP2LAMBDA * o.qscale;
+  }
+  const int enc_ret = avcodec_open2(enc.get(), codec, &enc_opts);
+  av_dict_free(&enc_opts);
+  if (enc_ret < 0)
+    throw input_error(fmt::format("cannot open encoder {} for {}: {}", codec->name,
+                                  to_string(out_fmt), av_error_text(enc_ret)));
+
+  // Streams: video first, then every stream the container can take, copied.
+  std::vector<int> output_index(in->nb_streams, -1);
+  std::vector<AVRational> source_tb;
+  AVStream* vout = avformat_new_stream(oc, nullptr);
+  av_check(avcodec_parameters_from_context(vout->codecpar, enc.get()), "output video parameters");
+  vout->time_base = enc->time_base;
+  vout->avg_frame_rate = enc->framerate;
+  source_tb.push_back(enc->time_base);
+  for (unsigned i = 0; i < in->nb_streams; ++i) {
+    AVStream* s = in->streams[i];
+    if (static_cast<int>(i) == vindex) continue;
+    const auto type = s->codecpar->codec_type;
+    if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) continue;
+    if (avformat_query_codec(oc->oformat, s->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
+      report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
+                                         avcodec_get_name(s->codecpar->codec_id),
+                                         oc->oformat->name));
+      continue;
+    }
+    AVStream* os = avformat_new_stream(oc, nullptr);
+    av_check(avcodec_parameters_copy(os->codecpar, s->codecpar), "copying stream parameters");
+    os->codecpar->codec_tag = 0;
+    os->time_base = s->time_base;
+    av_dict_copy(&os->metadata, s->metadata, 0);
+    os->disposition = s->disposition;
+    output_index[i] = os->index;
+    source_tb.push_back(s->time_base);
+    report.copied_streams++;
+  }
+  av_dict_copy(&oc->metadata, in->metadata, 0);
+
+  if (!(oc->oformat->flags & AVFMT_NOFILE)) {
+    if (const int ret = avio_open(&oc->pb, o.output.c_str(), AVIO_FLAG_WRITE); ret < 0)
+      throw input_error(fmt::format("cannot open output '{}': {}", o.output, av_error_text(ret)));
+    out.created = true;
+  }
+  if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
+    throw input_error(fmt::format("cannot write '{}': {}", o.output, av_error_text(ret)));
+
+  // ---- the pipeline
+  MediaCounters counters;
+  Pipeline pipeline;
+  const auto depth = o.queue_depth;
+  auto packets = pipeline.make_queue<Packet>("demux→decode", depth * 2);
+  auto mux_in = pipeline.make_queue<Packet>("→mux", depth * 8);
+  pipeline.add_source<Packet>(
+      std::make_unique<DemuxSource>(in.get(), o.input, vindex, output_index, mux_in, counters),
+      packets);
+  auto frames = pipeline.make_queue<Frame>("decode→", depth);
+  pipeline.add_stage<Packet, Frame>(
+      std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames, counters), packets,
+      frames);
+  for (auto& c : chain) {
+    auto next = pipeline.make_queue<Frame>(fmt::format("{}→", c.label), depth);
+    pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(c)), frames, next);
+    frames = next;
+  }
+  pipeline.add_stage<Frame, Packet>(std::make_unique<EncodeStage>(enc.get(), vout->index, counters),
+                                    frames, mux_in);
+  pipeline.add_sink<Packet>(
+      std::make_unique<MuxSink>(oc, o.output, source_tb, vout->index, counters), mux_in);
+
+  // Expected frame count, for progress.
+  std::int64_t total = vin->nb_frames;
+  if (total <= 0 && in->duration > 0 && enc->framerate.num > 0)
+    total = static_cast<std::int64_t>(static_cast<double>(in->duration) / AV_TIME_BASE *
+                                      av_q2d(enc->framerate));
+  if (o.max_frames && (total <= 0 || *o.max_frames < total)) total = *o.max_frames;
+
+  const auto t0 = Clock::now();
+  std::atomic<bool> done{false};
+  std::jthread monitor([&] {
+    auto next_progress = Clock::now();
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (o.interrupt && o.interrupt->load() && !pipeline.stop_requested()) {
+        pipeline.request_stop();
+        report.interrupted = true;
+      }
+      if (o.on_progress && Clock::now() >= next_progress) {
+        next_progress += std::chrono::milliseconds(250);
+        o.on_progress({counters.video_packets_written.load(), total,
+                       std::chrono::duration<double>(Clock::now() - t0).count()});
+      }
+    }
+  });
+  try {
+    pipeline.run();
+  } catch (...) {
+    done = true;
+    throw;
+  }
+  done = true;
+  monitor.join();
+  report.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (o.on_progress) o.on_progress({counters.video_packets_written.load(), total, report.wall_s});
+
+  report.packets_read = counters.packets_read;
+  report.frames_decoded = counters.frames_decoded;
+  report.frames_encoded = counters.frames_encoded;
+  report.video_packets_written = counters.video_packets_written;
+  report.other_packets_written = counters.other_packets_written;
+  report.decode_errors = counters.decode_errors;
+  report.fps = report.wall_s > 0 ? static_cast<double>(report.video_packets_written) / report.wall_s : 0;
+  report.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
+  report.latency_ms_p90 = static_cast<double>(counters.latency_ns.percentile(0.90)) * 1e-6;
+  report.latency_ms_p99 = static_cast<double>(counters.latency_ns.percentile(0.99)) * 1e-6;
+  report.latency_ms_max = static_cast<double>(counters.latency_ns.max()) * 1e-6;
+  report.stages = pipeline.stage_stats();
+  report.queues = pipeline.queue_stats();
+  if (report.frames_decoded == 0)
+    throw input_error(fmt::format("{}: no video frame could be decoded", o.input));
+  out.keep = true;
+  return report;
+}
+
+}  // namespace vpipe

@@ -1,0 +1,126 @@
+// The command line: help, info, and bad input. Every bad input must give a
+// non-zero exit, one line on stderr naming the file (or filter) and the cause,
+// no crash, and no output file left behind.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "media_check.hpp"
+
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("vpipe_bad_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    out_ = (dir_ / "out.mp4").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs a transcode expected to fail; checks the shared rules, returns stderr.
+  std::string expect_clean_failure(const std::string& args, const std::string& must_name) {
+    const auto r = run_vpipe(args);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_EQ(r.err.rfind("vpipe: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(must_name), std::string::npos) << "names '" << must_name << "': " << r.err;
+    EXPECT_FALSE(fs::exists(out_)) << "no output left behind";
+    return r.err;
+  }
+  std::string write_file(const std::string& name, const std::string& bytes) {
+    const auto p = (dir_ / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+
+  fs::path dir_;
+  std::string out_;
+};
+
+}  // namespace
+
+TEST_F(BadInput, MissingFile) {
+  const auto in = (dir_ / "nope.mp4").string();
+  const auto err = expect_clean_failure("transcode " + in + " " + out_, in);
+  EXPECT_NE(err.find("No such file"), std::string::npos) << err;
+}
+
+TEST_F(BadInput, EmptyFile) {
+  const auto in = write_file("empty.mp4", "");
+  const auto err = expect_clean_failure("transcode " + in + " " + out_, in);
+  EXPECT_NE(err.find("empty"), std::string::npos) << err;
+}
+
+TEST_F(BadInput, TextFile) {
+  const auto in = write_file("notes.mp4", "this is not a video, just some text\n");
+  const auto err = expect_clean_failure("transcode " + in + " " + out_, in);
+  EXPECT_NE(err.find("Invalid data"), std::string::npos) << err;
+}
+
+TEST_F(BadInput, TruncatedMp4) {
+  std::ifstream f(kSample, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 100000u);
+  const auto in = write_file("truncated.mp4", bytes.substr(0, bytes.size() / 2));
+  expect_clean_failure("transcode " + in + " " + out_, in);
+}
+
+TEST_F(BadInput, UnwritableOutputPath) {
+  out_ = (dir_ / "no-such-dir" / "out.mp4").string();
+  const auto err = expect_clean_failure("transcode " + kSample + " " + out_, out_);
+  EXPECT_NE(err.find("cannot open output"), std::string::npos) << err;
+}
+
+TEST_F(BadInput, UnknownFilter) {
+  const auto err = expect_clean_failure("transcode " + kSample + " " + out_ + " --vf sharpen=2", "sharpen");
+  EXPECT_NE(err.find("unknown filter"), std::string::npos) << err;
+}
+
+TEST_F(BadInput, BadFilterParameter) {
+  const auto err =
+      expect_clean_failure("transcode " + kSample + " " + out_ + " --vf blur=sigma=-3", "sigma");
+  EXPECT_NE(err.find("blur: bad value '-3'"), std::string::npos) << err;
+}
+
+TEST_F(BadInput, UnknownContainer) {
+  out_ = (dir_ / "out.nosuchext").string();
+  expect_clean_failure("transcode " + kSample + " " + out_, out_);
+}
+
+TEST(Cli, HelpTeachesWithExamples) {
+  const auto r = run_vpipe("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("transcode"), std::string::npos);
+  const auto t = run_vpipe("transcode --help");
+  EXPECT_EQ(t.exit_code, 0);
+  EXPECT_NE(t.out.find("--vf"), std::string::npos) << t.out;
+}
+
+TEST(Cli, MissingArgumentsIsAUsageError) {
+  const auto r = run_vpipe("transcode");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 1) << "usage errors are not runtime errors";
+}
+
+TEST(Cli, FiltersListsEveryBuiltin) {
+  const auto r = run_vpipe("filters");
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* name : {"resize", "blur", "crop", "flip", "invert", "grayscale", "format"})
+    EXPECT_NE(r.out.find(std::string(name) + "\n"), std::string::npos) << name;
+  EXPECT_NE(r.out.find("sigma"), std::string::npos);
+}
+
+TEST(Cli, InfoReportsWhatThisMachineHas) {
+  const auto r = run_vpipe("info");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVDEC through FFmpeg:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NVENC through FFmpeg:"), std::string::npos);
+  EXPECT_NE(r.out.find("FFmpeg: libavformat"), std::string::npos);
+  const bool has_gpu = vpipe::cuda_unavailable_reason().empty();
+  EXPECT_EQ(r.out.find("CUDA devices: none") == std::string::npos, has_gpu) << r.out;
+}

@@ -1,0 +1,144 @@
+// Helpers for end-to-end tests: run the vpipe binary, and inspect media files
+// with libavformat / libavcodec (what a player would see).
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+
+#include "vpipe/kernels/reference.hpp"
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/av.hpp"
+#include "vpipe/pipeline/frame.hpp"
+
+namespace vpipe::test {
+
+// Built-in paths, overridable where the tests run from a copied tree (the GPU
+// machine): VPIPE_BIN and VPIPE_MEDIA_DIR in the environment.
+inline std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+inline const std::string kBin = env_or("VPIPE_BIN", VPIPE_BIN);
+inline const std::string kSample = env_or("VPIPE_MEDIA_DIR", VPIPE_MEDIA_DIR) + "/sample-720p.mp4";
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `vpipe <args>` through the shell, capturing stdout and stderr.
+inline CommandResult run_vpipe(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto out = dir / ("vpipe_out_" + std::to_string(::getpid()));
+  const auto err = dir / ("vpipe_err_" + std::to_string(::getpid()));
+  const std::string cmd = kBin + " " + args + " >" + out.string() + " 2>" +
+                          err.string() + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+struct StreamSummary {
+  int video_packets = 0;
+  int audio_packets = 0;
+  int audio_streams = 0;
+  int width = 0, height = 0;
+  double video_duration_s = 0;  // last pts + one frame - first pts
+  double frame_duration_s = 0;
+  std::string video_codec;
+};
+
+inline StreamSummary summarize(const std::string& path) {
+  auto ctx = open_input(path);
+  StreamSummary s;
+  const int v = av_find_best_stream(ctx.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (v < 0) return s;
+  AVStream* vs = ctx->streams[v];
+  s.width = vs->codecpar->width;
+  s.height = vs->codecpar->height;
+  s.video_codec = avcodec_get_name(vs->codecpar->codec_id);
+  const AVRational rate = av_guess_frame_rate(ctx.get(), vs, nullptr);
+  s.frame_duration_s = rate.num ? av_q2d(av_inv_q(rate)) : 0;
+  for (unsigned i = 0; i < ctx->nb_streams; ++i)
+    if (ctx->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) s.audio_streams++;
+  auto pkt = make_av_packet();
+  std::int64_t first = INT64_MAX, last = INT64_MIN;
+  while (av_read_frame(ctx.get(), pkt.get()) >= 0) {
+    if (pkt->stream_index == v) {
+      s.video_packets++;
+      if (pkt->pts != AV_NOPTS_VALUE) {
+        first = std::min(first, pkt->pts);
+        last = std::max(last, pkt->pts);
+      }
+    } else if (ctx->streams[pkt->stream_index]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) {
+      s.audio_packets++;
+    }
+    av_packet_unref(pkt.get());
+  }
+  if (first <= last) s.video_duration_s = (last - first) * av_q2d(vs->time_base) + s.frame_duration_s;
+  return s;
+}
+
+// Decodes every video frame of `path` (software, yuv420p expected), calling
+// `on_frame` with each, in presentation order. Returns the frame count.
+inline int for_each_frame(const std::string& path, const std::function<void(const Frame&)>& on_frame) {
+  auto ctx = open_input(path);
+  const int v = av_find_best_stream(ctx.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  const AVCodec* codec = avcodec_find_decoder(ctx->streams[v]->codecpar->codec_id);
+  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
+  avcodec_parameters_to_context(dec.get(), ctx->streams[v]->codecpar);
+  av_check(avcodec_open2(dec.get(), codec, nullptr), "open decoder");
+  int n = 0;
+  auto pkt = make_av_packet();
+  auto drain = [&] {
+    while (true) {
+      auto f = make_av_frame();
+      if (avcodec_receive_frame(dec.get(), f.get()) < 0) return;
+      on_frame(Frame::from_av_frame(std::move(f), ctx->streams[v]->time_base));
+      ++n;
+    }
+  };
+  while (av_read_frame(ctx.get(), pkt.get()) >= 0) {
+    if (pkt->stream_index == v) {
+      avcodec_send_packet(dec.get(), pkt.get());
+      drain();
+    }
+    av_packet_unref(pkt.get());
+  }
+  avcodec_send_packet(dec.get(), nullptr);
+  drain();
+  return n;
+}
+
+// PSNR over all planes of two same-format frames.
+inline double frame_psnr(const Frame& a, const Frame& b) {
+  double mse_weighted = 0, samples = 0;
+  for (int p = 0; p < a.num_planes; ++p) {
+    const auto& pa = a.planes[static_cast<std::size_t>(p)];
+    const auto& pb = b.planes[static_cast<std::size_t>(p)];
+    const double psnr = ref::psnr(pa, pb);
+    const double n = static_cast<double>(pa.width) * pa.height * pa.channels;
+    mse_weighted += std::isinf(psnr) ? 0 : n * 255.0 * 255.0 / std::pow(10.0, psnr / 10.0);
+    samples += n;
+  }
+  return mse_weighted == 0 ? INFINITY : 10 * std::log10(255.0 * 255.0 / (mse_weighted / samples));
+}
+
+}  // namespace vpipe::test

@@ -1,0 +1,176 @@
+// End to end on the CPU: the vpipe binary transcodes the bundled sample, and
+// the output is checked the way a player would see it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "media_check.hpp"
+
+using namespace vpipe;
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class TranscodeE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("vpipe_e2e_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  static const std::vector<Frame>& input_frames() {
+    static const std::vector<Frame> frames = [] {
+      std::vector<Frame> v;
+      for_each_frame(kSample, [&](const Frame& f) { v.push_back(f); });
+      return v;
+    }();
+    return frames;
+  }
+  static const StreamSummary& input_summary() {
+    static const StreamSummary s = summarize(kSample);
+    return s;
+  }
+
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(TranscodeE2E, SampleHasWhatTheTestsAssume) {
+  const auto& in = input_summary();
+  EXPECT_EQ(in.video_packets, 150);
+  EXPECT_GT(in.audio_packets, 100);
+  EXPECT_EQ(in.width, 1280);
+  EXPECT_EQ(in.height, 720);
+  EXPECT_EQ(input_frames().size(), 150u);
+}
+
+TEST_F(TranscodeE2E, KeepsFramesTimingAndAudioAndQuality) {
+  const auto out = path("out.mp4"), report = path("report.json");
+  const auto r = run_vpipe("transcode " + kSample + " " + out +
+                           " --vf invert,invert --crf 18 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("CPU path"), std::string::npos) << "says which path ran: " << r.err;
+
+  const auto& in = input_summary();
+  const auto s = summarize(out);
+  EXPECT_EQ(s.video_codec, "h264");
+  EXPECT_EQ(s.video_packets, in.video_packets);
+  EXPECT_EQ(s.audio_streams, 1);
+  EXPECT_EQ(s.audio_packets, in.audio_packets) << "audio is copied packet for packet";
+  EXPECT_EQ(s.width, in.width);
+  EXPECT_EQ(s.height, in.height);
+  EXPECT_NEAR(s.video_duration_s, in.video_duration_s, in.frame_duration_s);
+
+  double worst = INFINITY;
+  int i = 0;
+  const int n = for_each_frame(out, [&](const Frame& f) {
+    worst = std::min(worst, frame_psnr(f, input_frames().at(static_cast<std::size_t>(i++))));
+  });
+  EXPECT_EQ(n, 150);
+  EXPECT_GE(worst, 35.0) << "lowest per-frame PSNR against the input";
+
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["frames"]["decoded"], 150);
+  EXPECT_EQ(j["frames"]["video_packets_written"], 150);
+  EXPECT_EQ(j["frames"]["other_packets_written"], in.audio_packets);
+  EXPECT_EQ(j["effective_chain"].size(), 2u);
+  EXPECT_GT(j["fps"].get<double>(), 0.0);
+  EXPECT_GT(j["latency_ms"]["p99"].get<double>(), 0.0);
+  EXPECT_GE(j["latency_ms"]["p99"].get<double>(), j["latency_ms"]["p50"].get<double>());
+  ASSERT_GE(j["stages"].size(), 6u);  // demux, decode, 2 filters, encode, mux
+  for (const auto& st : j["stages"]) EXPECT_GT(st["busy_s"].get<double>(), 0.0) << st["name"];
+}
+
+TEST_F(TranscodeE2E, ResizeAndBlurMatchTheReference) {
+  const auto out = path("small.mp4");
+  const auto r = run_vpipe("transcode " + kSample + " " + out +
+                           " --vf \"resize=640x360,blur=sigma=1.5\" --crf 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = summarize(out);
+  EXPECT_EQ(s.width, 640);
+  EXPECT_EQ(s.height, 360);
+  EXPECT_EQ(s.video_packets, 150);
+  EXPECT_EQ(s.audio_packets, input_summary().audio_packets);
+
+  // Expected frames, computed with the references directly.
+  double worst_blurred = INFINITY, sum_blurred = 0, sum_sharp = 0;
+  int i = 0;
+  for_each_frame(out, [&](const Frame& got) {
+    const Frame& src = input_frames().at(static_cast<std::size_t>(i++));
+    Frame small = Frame::allocate_host({AV_PIX_FMT_YUV420P, 640, 360});
+    Frame blurred = Frame::allocate_host({AV_PIX_FMT_YUV420P, 640, 360});
+    for (int p = 0; p < 3; ++p) {
+      const auto k = static_cast<std::size_t>(p);
+      ref::resize_plane(src.planes[k], small.planes[k], ref::Interp::kArea);
+      ref::gaussian_blur_plane(small.planes[k], blurred.planes[k], p ? 0.75 : 1.5);
+    }
+    const double pb = frame_psnr(got, blurred);
+    worst_blurred = std::min(worst_blurred, pb);
+    sum_blurred += pb;
+    sum_sharp += frame_psnr(got, small);
+  });
+  ASSERT_EQ(i, 150);
+  EXPECT_GE(worst_blurred, 35.0);
+  EXPECT_GT(sum_blurred / i, sum_sharp / i + 3.0) << "the blur was applied";
+}
+
+TEST_F(TranscodeE2E, Ffv1IsLosslessAndFrameExact) {
+  const auto out = path("lossless.mkv");
+  const auto r = run_vpipe("transcode " + kSample + " " + out + " --encoder ffv1 --frames 20");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int i = 0;
+  for_each_frame(out, [&](const Frame& got) {
+    EXPECT_TRUE(std::isinf(frame_psnr(got, input_frames().at(static_cast<std::size_t>(i)))))
+        << "frame " << i << " differs";
+    ++i;
+  });
+  EXPECT_EQ(i, 20);
+  EXPECT_EQ(summarize(out).video_codec, "ffv1");
+}
+
+TEST_F(TranscodeE2E, Mpeg4EncoderAndFrameLimit) {
+  const auto out = path("part2.mp4");
+  const auto r = run_vpipe("transcode " + kSample + " " + out +
+                           " --encoder mpeg4 --qscale 4 --frames 30 --vf flip");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = summarize(out);
+  EXPECT_EQ(s.video_codec, "mpeg4");
+  EXPECT_EQ(s.video_packets, 30);
+  EXPECT_GE(s.audio_packets, 1);
+}
+
+TEST_F(TranscodeE2E, SigintFinalizesAPlayableFile) {
+  const auto out = path("interrupted.mp4");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    // veryslow + a wide blur: seconds of work, so the signal lands mid-run.
+    execl(kBin.c_str(), kBin.c_str(), "transcode", kSample.c_str(), out.c_str(), "--preset", "veryslow",
+          "--vf", "blur=sigma=6", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  ASSERT_TRUE(fs::exists(out));
+  const auto s = summarize(out);
+  EXPECT_GT(s.video_packets, 0);
+  EXPECT_LT(s.video_packets, 150) << "the run should have been cut short";
+  EXPECT_EQ(for_each_frame(out, [](const Frame&) {}), s.video_packets) << "every frame decodes";
+}

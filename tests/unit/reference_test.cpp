@@ -1,0 +1,100 @@
+// The CPU references against independent, plain-loop computations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "vpipe/kernels/reference.hpp"
+
+using namespace vpipe;
+
+namespace {
+struct Image {
+  std::vector<std::uint8_t> bytes;
+  PlaneView view;
+  Image(int w, int h, int ch = 1, int pad = 0, std::uint32_t seed = 0, std::uint8_t fill = 0xCD) {
+    const std::size_t pitch = static_cast<std::size_t>(w * ch + pad);
+    bytes.assign(pitch * static_cast<std::size_t>(h), fill);  // poisoned
+    view = {bytes.data(), w, h, ch, pitch};
+    if (seed) {
+      std::mt19937 rng(seed);
+      for (int y = 0; y < h; ++y)
+        for (std::size_t x = 0; x < view.row_bytes(); ++x) view.row(y)[x] = static_cast<std::uint8_t>(rng());
+    }
+  }
+  std::uint8_t at(int x, int y, int c = 0) const { return view.row(y)[x * view.channels + c]; }
+};
+const int kShapes[][2] = {{1, 1}, {2, 2}, {7, 5}, {33, 17}, {65, 3}, {129, 66}};
+}  // namespace
+
+TEST(Reference, InvertFlipCropMatchPlainLoops) {
+  for (auto [w, h] : kShapes) {
+    for (int ch : {1, 2}) {
+      Image src(w, h, ch, 3, 7u + static_cast<unsigned>(w)), inv(w, h, ch, 1), fl(w, h, ch, 5);
+      ref::invert_plane(src.view, inv.view);
+      ref::flip_plane(src.view, fl.view, true, true);
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+          for (int c = 0; c < ch; ++c) {
+            ASSERT_EQ(inv.at(x, y, c), 255 - src.at(x, y, c));
+            ASSERT_EQ(fl.at(x, y, c), src.at(w - 1 - x, h - 1 - y, c)) << "pixels move as wholes";
+          }
+      if (w > 2 && h > 3) {
+        Image cr(w - 2, h - 3, ch);
+        ref::crop_plane(src.view, cr.view, 1, 2);
+        for (int y = 0; y < h - 3; ++y)
+          for (int x = 0; x < w - 2; ++x)
+            for (int c = 0; c < ch; ++c) ASSERT_EQ(cr.at(x, y, c), src.at(x + 1, y + 2, c));
+      }
+    }
+  }
+}
+
+TEST(Reference, GaussianBlurMatchesDirectConvolution) {
+  const double sigma = 1.5;
+  const int r = static_cast<int>(std::ceil(3 * sigma));
+  std::vector<double> k(static_cast<std::size_t>(2 * r + 1));
+  double sum = 0;
+  for (int i = -r; i <= r; ++i) sum += k[static_cast<std::size_t>(i + r)] = std::exp(-i * i / (2 * sigma * sigma));
+  for (auto& v : k) v /= sum;
+  auto reflect = [](int i, int n) {
+    if (n == 1) return 0;
+    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * n - 2 - i;
+    return i;
+  };
+  for (auto [w, h] : kShapes) {
+    Image src(w, h, 1, 0, 99), dst(w, h, 1, 4);
+    ref::gaussian_blur_plane(src.view, dst.view, sigma);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) {
+        double acc = 0;
+        for (int j = -r; j <= r; ++j)
+          for (int i = -r; i <= r; ++i)
+            acc += k[static_cast<std::size_t>(i + r)] * k[static_cast<std::size_t>(j + r)] *
+                   src.at(reflect(x + i, w), reflect(y + j, h));
+        ASSERT_LE(std::abs(dst.at(x, y) - std::lround(acc)), 1) << "±1 LSB of the rounded exact value, " << w << "x" << h << " at " << x << "," << y;
+      }
+  }
+}
+
+TEST(Reference, ResizeAreaAveragesExactBlocksAndBilinearKeepsConstants) {
+  Image src(8, 4, 1, 2, 5), half(4, 2, 1, 3);
+  ref::resize_plane(src.view, half.view, ref::Interp::kArea);
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 4; ++x) {
+      const int s = src.at(2 * x, 2 * y) + src.at(2 * x + 1, 2 * y) + src.at(2 * x, 2 * y + 1) +
+                    src.at(2 * x + 1, 2 * y + 1);
+      EXPECT_NEAR(half.at(x, y), s / 4.0, 0.5 + 1e-9);
+    }
+  Image flat(5, 3, 2, 0, 0, 77), big(13, 9, 2, 1);
+  ref::resize_plane(flat.view, big.view, ref::Interp::kBilinear);
+  for (int y = 0; y < 9; ++y)
+    for (int x = 0; x < 13; ++x) ASSERT_EQ(big.at(x, y, 1), 77);
+}
+
+TEST(Reference, PsnrOfKnownError) {
+  Image a(16, 16, 1, 0, 0, 100), b(16, 16, 1, 0, 0, 110);
+  EXPECT_NEAR(ref::psnr(a.view, b.view), 10 * std::log10(255.0 * 255.0 / 100.0), 1e-9);
+  EXPECT_TRUE(std::isinf(ref::psnr(a.view, a.view)));
+}
