@@ -17,9 +17,24 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 namespace vpipe {
+
+// What a strategy holds from the device, as far as it can tell.
+struct ResourceUsage {
+  std::optional<std::size_t> reserved;       // taken from the device (pool/arena/slab size)
+  std::optional<std::size_t> used;           // handed out and not yet freed
+  std::optional<std::size_t> free_bytes;     // reserved, not handed out (own free list)
+  std::optional<std::size_t> largest_free;   // largest block the free list could hand out
+  // 1 − largest_free ÷ free_bytes, where the strategy sees its free list.
+  [[nodiscard]] std::optional<double> fragmentation() const {
+    if (!free_bytes || !largest_free) return std::nullopt;
+    if (*free_bytes == 0) return 0.0;
+    return 1.0 - static_cast<double>(*largest_free) / static_cast<double>(*free_bytes);
+  }
+};
 
 class DeviceMemoryResource {
  public:
@@ -38,6 +53,11 @@ class DeviceMemoryResource {
   }
   // A short name a user types (`--mem naive`), or the adaptor stack's description.
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  [[nodiscard]] virtual ResourceUsage usage() const { return {}; }
+  // Gives cached memory back to the device where the strategy caches any.
+  virtual void trim() {}
+  // True where deallocate synchronizes the whole device (cudaFree does).
+  [[nodiscard]] virtual bool deallocate_synchronizes_device() const noexcept { return false; }
 
  private:
   virtual void* do_allocate(std::size_t bytes, cudaStream_t stream) = 0;
@@ -50,6 +70,7 @@ class DeviceMemoryResource {
 class NaiveResource final : public DeviceMemoryResource {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return "naive"; }
+  [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override { return true; }
 
  private:
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;

@@ -1,0 +1,132 @@
+// Adaptors wrap an upstream resource and add one concern each (RMM's way):
+// statistics, a budget, an allocation log. They forward to the upstream first,
+// then do their bookkeeping under a lock.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vpipe/memory/device_resource.hpp"
+#include "vpipe/memory/histogram.hpp"
+
+namespace vpipe {
+
+// {value, peak, total}: current value, its high-water mark, and the sum of all increments.
+struct Counter {
+  std::int64_t value = 0;
+  std::int64_t peak = 0;
+  std::int64_t total = 0;
+  void add(std::int64_t n) {
+    value += n;
+    if (n > 0) total += n;
+    if (value > peak) peak = value;
+  }
+};
+
+struct AllocationStats {
+  Counter bytes;
+  Counter count;
+  std::int64_t failures = 0;       // out_of_memory from upstream
+  std::int64_t device_syncs = 0;   // device-wide synchronizations the strategy caused
+};
+
+class StatisticsAdaptor final : public DeviceMemoryResource {
+ public:
+  explicit StatisticsAdaptor(DeviceMemoryResource& upstream) : upstream_(upstream) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
+  [[nodiscard]] ResourceUsage usage() const override;
+  void trim() override { upstream_.trim(); }
+  [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
+    return upstream_.deallocate_synchronizes_device();
+  }
+
+  [[nodiscard]] AllocationStats stats() const;
+  // Host time of allocate / deallocate calls, in ns.
+  [[nodiscard]] const Histogram& allocate_latency() const noexcept { return alloc_ns_; }
+  [[nodiscard]] const Histogram& deallocate_latency() const noexcept { return free_ns_; }
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+  DeviceMemoryResource& upstream_;
+  mutable std::mutex mutex_;
+  AllocationStats stats_;
+  Histogram alloc_ns_, free_ns_;
+};
+
+// Fails allocations that would take the bytes in use past `limit` (emulates
+// a GPU shared with others). Strategies with a native cap (pool max size,
+// vmm and slab budgets) also honour the same budget themselves.
+class BudgetAdaptor final : public DeviceMemoryResource {
+ public:
+  BudgetAdaptor(DeviceMemoryResource& upstream, std::size_t limit)
+      : upstream_(upstream), limit_(limit) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
+  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
+  void trim() override { upstream_.trim(); }
+  [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
+    return upstream_.deallocate_synchronizes_device();
+  }
+  [[nodiscard]] std::size_t in_use() const;
+  [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+  DeviceMemoryResource& upstream_;
+  std::size_t limit_;
+  mutable std::mutex mutex_;
+  std::size_t in_use_ = 0;
+};
+
+// One line of an allocation log: "t_ns,op,id,bytes,stream".
+struct LogEntry {
+  std::int64_t t_ns = 0;
+  char op = 'a';         // 'a' allocate, 'f' free, 'x' failed allocate
+  std::int64_t id = 0;   // pairs a free with its allocate
+  std::size_t bytes = 0;
+  int stream = 0;        // a small index per distinct stream seen
+};
+
+// Writes a CSV allocation log that replay() can run against any strategy.
+class LoggingAdaptor final : public DeviceMemoryResource {
+ public:
+  LoggingAdaptor(DeviceMemoryResource& upstream, std::ostream& out);
+  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
+  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
+  void trim() override { upstream_.trim(); }
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+  int stream_index(cudaStream_t s);
+  DeviceMemoryResource& upstream_;
+  std::ostream& out_;
+  std::mutex mutex_;
+  std::unordered_map<void*, std::int64_t> ids_;
+  std::unordered_map<cudaStream_t, int> streams_;
+  std::int64_t next_id_ = 0;
+  std::int64_t t0_ns_;
+};
+
+// Parses a log written by LoggingAdaptor. Throws logic_error naming the line.
+[[nodiscard]] std::vector<LogEntry> parse_allocation_log(std::istream& in);
+
+struct ReplayResult {
+  std::int64_t allocations = 0;
+  std::int64_t failures = 0;     // allocations the strategy refused (out_of_memory)
+  std::int64_t frees = 0;
+  std::size_t peak_in_use = 0;
+  double seconds = 0;
+};
+
+// Runs the log's allocate/free sequence against `mr` (no timing between ops).
+// `streams` maps the log's stream indices; missing ones use streams[0] or null.
+ReplayResult replay(const std::vector<LogEntry>& log, DeviceMemoryResource& mr,
+                    const std::vector<cudaStream_t>& streams = {});
+
+}  // namespace vpipe

@@ -1,0 +1,81 @@
+// `slab`: recycled fixed-size blocks, what FFmpeg's and GStreamer's buffer
+// pools do for frames of one size.
+//
+// Each distinct size (rounded to 256 B) seen first gets a size class, up to
+// max_classes; a class grows in batches of `batch` blocks, each batch one
+// upstream allocation, while the total stays under `max_bytes`. When a class
+// can't grow, fully free batches of other classes are returned upstream
+// first; if that is not enough the allocation fails loudly (out_of_memory,
+// with the class, its blocks and the cap). Sizes beyond the classes go to the
+// upstream resource untouched.
+//
+// Stream rule: as for vmm, a freed block is handed out again only once the
+// fence recorded on the freeing stream is ready; when every free block is
+// still pending and the class can't grow, the slab waits on the oldest fence.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_set>
+#include <vector>
+
+#include "vpipe/memory/device_resource.hpp"
+#include "vpipe/memory/fence.hpp"
+
+namespace vpipe {
+
+struct SlabOptions {
+  std::size_t batch = 4;                     // blocks per upstream allocation
+  std::optional<std::size_t> max_bytes;      // hard cap over every class
+  int max_classes = 8;
+};
+
+class SlabResource final : public DeviceMemoryResource {
+ public:
+  SlabResource(DeviceMemoryResource& upstream, SlabOptions options,
+               std::unique_ptr<FenceSource> fences);
+  ~SlabResource() override;
+  [[nodiscard]] std::string_view name() const noexcept override { return "slab"; }
+  [[nodiscard]] ResourceUsage usage() const override;
+  void trim() override;  // returns every fully free batch upstream
+
+  [[nodiscard]] std::size_t class_count() const;
+  [[nodiscard]] std::size_t upstream_allocations() const;
+  [[nodiscard]] std::size_t passthrough_allocations() const;
+
+ private:
+  struct Batch {
+    std::byte* base;
+    std::size_t block_bytes;
+    std::size_t blocks;
+    std::size_t free_blocks = 0;  // of which are in the class's free deque
+  };
+  struct FreeBlock {
+    std::byte* ptr;
+    std::optional<FenceId> fence;  // nullopt: never used, ready
+  };
+  struct SizeClass {
+    std::size_t block_bytes;
+    std::deque<FreeBlock> free;  // oldest freed first
+    std::size_t blocks = 0;      // total, free or not
+  };
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+  bool grow(SizeClass& c, cudaStream_t stream);
+  std::size_t release_free_batches(const SizeClass* except, std::size_t at_least);
+
+  DeviceMemoryResource& upstream_;
+  SlabOptions options_;
+  std::unique_ptr<FenceSource> fences_;
+  mutable std::mutex mutex_;
+  std::map<std::size_t, SizeClass> classes_;                  // block bytes → class
+  std::unordered_set<std::byte*> slab_blocks_;  // every block the slab owns
+  std::map<std::byte*, Batch> batches_;
+  std::size_t reserved_ = 0, used_ = 0, upstream_allocs_ = 0, passthrough_ = 0;
+};
+
+}  // namespace vpipe

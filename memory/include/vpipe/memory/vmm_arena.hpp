@@ -1,0 +1,90 @@
+// `vmm`: an arena on CUDA's virtual memory management API.
+//
+// It reserves one large virtual address range once (cuMemAddressReserve) and
+// backs it with physical chunks on demand (cuMemCreate + cuMemMap +
+// cuMemSetAccess), ~20 MiB each by default, a multiple of the allocation
+// granularity. Blocks are sub-allocated first-fit from a coalescing free list
+// over the range. Chunks that no block touches any more stay mapped as a cache
+// and are unmapped (their physical memory released) by trim(), or at once when
+// mapping another chunk would exceed the physical budget. Because any physical
+// chunk can be mapped at any address, the arena never needs one contiguous
+// physical region: fragmentation costs it at most a partially used chunk.
+//
+// Stream rule: deallocate(ptr, bytes, stream) records a fence on `stream`; the
+// block returns to the free list only once that fence is ready, so a later
+// allocation on any stream never races the freeing stream's work. When the
+// free list can't serve a request, the arena waits on pending fences first.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "vpipe/memory/device_resource.hpp"
+#include "vpipe/memory/fence.hpp"
+#include "vpipe/memory/free_list.hpp"
+
+namespace vpipe {
+
+// Physical backing of the reserved range; the CUDA one is make_cuda_vmm_backing().
+class VmmBacking {
+ public:
+  virtual ~VmmBacking() = default;
+  [[nodiscard]] virtual std::byte* base() const noexcept = 0;
+  [[nodiscard]] virtual std::size_t reserved_bytes() const noexcept = 0;
+  [[nodiscard]] virtual std::size_t granularity() const noexcept = 0;
+  virtual void map(std::size_t offset, std::size_t bytes) = 0;        // throws out_of_memory
+  virtual void unmap(std::size_t offset, std::size_t bytes) noexcept = 0;
+};
+
+// Reserves `reserve_bytes` of address space on `device` (-1: current).
+[[nodiscard]] std::unique_ptr<VmmBacking> make_cuda_vmm_backing(std::size_t reserve_bytes,
+                                                                int device = -1);
+
+struct VmmOptions {
+  std::size_t chunk_bytes = 20u << 20;         // rounded up to the granularity
+  std::size_t reserve_bytes = 256ull << 30;    // virtual, costs no memory
+  std::optional<std::size_t> max_physical;     // budget on mapped bytes
+};
+
+class VmmArena final : public DeviceMemoryResource {
+ public:
+  VmmArena(VmmOptions options, std::unique_ptr<VmmBacking> backing,
+           std::unique_ptr<FenceSource> fences);
+  ~VmmArena() override;
+  [[nodiscard]] std::string_view name() const noexcept override { return "vmm"; }
+  [[nodiscard]] ResourceUsage usage() const override;
+  void trim() override;  // unmap every chunk no block touches
+
+  [[nodiscard]] std::size_t chunk_bytes() const noexcept { return chunk_; }
+  [[nodiscard]] std::size_t mapped_bytes() const;
+  [[nodiscard]] std::size_t map_calls() const;
+  [[nodiscard]] std::size_t unmap_calls() const;
+
+ private:
+  struct Pending {
+    std::size_t offset, bytes;
+    FenceId fence;
+  };
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+  void reclaim(bool wait);                       // pending → free list
+  void give_back(std::size_t offset, std::size_t bytes);
+  std::size_t unmap_idle_chunks(std::size_t at_least);  // returns bytes unmapped
+  [[nodiscard]] std::size_t block_bytes(std::size_t bytes) const;
+
+  VmmOptions options_;
+  std::unique_ptr<VmmBacking> backing_;
+  std::unique_ptr<FenceSource> fences_;
+  std::size_t chunk_;
+  mutable std::mutex mutex_;
+  FreeList free_;
+  std::vector<std::uint32_t> chunk_users_;  // blocks (live or pending) touching each chunk
+  std::vector<bool> chunk_mapped_;
+  std::vector<Pending> pending_;
+  std::size_t mapped_ = 0, used_ = 0, maps_ = 0, unmaps_ = 0;
+};
+
+}  // namespace vpipe

@@ -1,0 +1,180 @@
+#include "vpipe/memory/slab_resource.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "vpipe/memory/errors.hpp"
+
+namespace vpipe {
+
+namespace {
+std::size_t round_block(std::size_t bytes) {
+  constexpr std::size_t a = DeviceMemoryResource::kAlignment;
+  return (std::max<std::size_t>(bytes, 1) + a - 1) / a * a;
+}
+}  // namespace
+
+SlabResource::SlabResource(DeviceMemoryResource& upstream, SlabOptions options,
+                           std::unique_ptr<FenceSource> fences)
+    : upstream_(upstream), options_(options), fences_(std::move(fences)) {
+  VPIPE_EXPECTS(options_.batch >= 1 && options_.max_classes >= 1, "slab: batch and classes >= 1");
+}
+
+SlabResource::~SlabResource() {
+  for (auto& [_, c] : classes_)
+    for (auto& b : c.free)
+      if (b.fence) {
+        fences_->wait(*b.fence);
+        fences_->release(*b.fence);
+      }
+  for (auto& [base, batch] : batches_)
+    upstream_.deallocate(base, batch.block_bytes * batch.blocks, nullptr);
+}
+
+bool SlabResource::grow(SizeClass& c, cudaStream_t stream) {
+  const std::size_t bytes = c.block_bytes * options_.batch;
+  if (options_.max_bytes && reserved_ + bytes > *options_.max_bytes) {
+    release_free_batches(&c, reserved_ + bytes - *options_.max_bytes);
+    if (reserved_ + bytes > *options_.max_bytes) return false;
+  }
+  auto* base = static_cast<std::byte*>(upstream_.allocate(bytes, stream));
+  ++upstream_allocs_;
+  batches_[base] = Batch{base, c.block_bytes, options_.batch, options_.batch};
+  for (std::size_t i = 0; i < options_.batch; ++i) {
+    std::byte* p = base + i * c.block_bytes;
+    c.free.push_back({p, std::nullopt});
+    slab_blocks_.insert(p);
+  }
+  c.blocks += options_.batch;
+  reserved_ += bytes;
+  return true;
+}
+
+std::size_t SlabResource::release_free_batches(const SizeClass* except, std::size_t at_least) {
+  std::size_t released = 0;
+  for (auto it = batches_.begin(); it != batches_.end() && released < at_least;) {
+    Batch& b = it->second;
+    SizeClass& c = classes_.at(b.block_bytes);
+    if (&c == except || b.free_blocks != b.blocks) {
+      ++it;
+      continue;
+    }
+    // Every block of this batch is free: wait for their fences, drop them.
+    std::deque<FreeBlock> keep;
+    for (auto& fb : c.free) {
+      if (fb.ptr >= b.base && fb.ptr < b.base + b.block_bytes * b.blocks) {
+        if (fb.fence) {
+          fences_->wait(*fb.fence);
+          fences_->release(*fb.fence);
+        }
+        slab_blocks_.erase(fb.ptr);
+      } else {
+        keep.push_back(fb);
+      }
+    }
+    c.free.swap(keep);
+    c.blocks -= b.blocks;
+    const std::size_t bytes = b.block_bytes * b.blocks;
+    upstream_.deallocate(b.base, bytes, nullptr);
+    reserved_ -= bytes;
+    released += bytes;
+    it = batches_.erase(it);
+  }
+  return released;
+}
+
+void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
+  const std::size_t size = round_block(bytes);
+  std::unique_lock lock(mutex_);
+  auto it = classes_.find(size);
+  if (it == classes_.end()) {
+    if (static_cast<int>(classes_.size()) >= options_.max_classes) {
+      ++passthrough_;
+      lock.unlock();
+      return upstream_.allocate(bytes, stream);
+    }
+    it = classes_.emplace(size, SizeClass{size, {}, 0}).first;
+  }
+  SizeClass& c = it->second;
+  // A ready block: the oldest freed is the likeliest to be done.
+  auto ready = c.free.end();
+  for (auto b = c.free.begin(); b != c.free.end(); ++b) {
+    if (!b->fence || fences_->ready(*b->fence)) {
+      ready = b;
+      break;
+    }
+  }
+  if (ready == c.free.end() && !grow(c, stream)) {
+    if (c.free.empty()) {
+      const auto msg = fmt::format(
+          "slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap leaves no room "
+          "to grow ({} bytes reserved over {} classes)",
+          c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, classes_.size());
+      std::fprintf(stderr, "vpipe: %s\n", msg.c_str());
+      throw out_of_memory(msg);
+    }
+    fences_->wait(*c.free.front().fence);  // every free block is pending: take the oldest
+    ready = c.free.begin();
+  }
+  if (ready == c.free.end()) ready = std::prev(c.free.end());  // just grown: a fresh block
+  FreeBlock block = *ready;
+  c.free.erase(ready);
+  if (block.fence) fences_->release(*block.fence);
+  --std::prev(batches_.upper_bound(block.ptr))->second.free_blocks;
+  used_ += size;
+  return block.ptr;
+}
+
+void SlabResource::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept {
+  auto* p = static_cast<std::byte*>(ptr);
+  std::unique_lock lock(mutex_);
+  if (!slab_blocks_.count(p)) {
+    lock.unlock();
+    upstream_.deallocate(ptr, bytes, stream);
+    return;
+  }
+  const std::size_t size = round_block(bytes);
+  std::optional<FenceId> fence;
+  try {
+    fence = fences_->record(stream);
+  } catch (...) {
+    cudaStreamSynchronize(stream);
+  }
+  classes_.at(size).free.push_back({p, fence});
+  ++std::prev(batches_.upper_bound(p))->second.free_blocks;
+  used_ -= size;
+}
+
+void SlabResource::trim() {
+  std::lock_guard lock(mutex_);
+  release_free_batches(nullptr, SIZE_MAX);
+}
+
+ResourceUsage SlabResource::usage() const {
+  std::lock_guard lock(mutex_);
+  ResourceUsage u;
+  u.reserved = reserved_;
+  u.used = used_;
+  u.free_bytes = reserved_ - used_;
+  std::size_t largest = 0;
+  for (const auto& [size, c] : classes_)
+    if (!c.free.empty()) largest = std::max(largest, size);
+  u.largest_free = largest;  // a slab hands out one block at most
+  return u;
+}
+
+std::size_t SlabResource::class_count() const {
+  std::lock_guard lock(mutex_);
+  return classes_.size();
+}
+std::size_t SlabResource::upstream_allocations() const {
+  std::lock_guard lock(mutex_);
+  return upstream_allocs_;
+}
+std::size_t SlabResource::passthrough_allocations() const {
+  std::lock_guard lock(mutex_);
+  return passthrough_;
+}
+
+}  // namespace vpipe

@@ -1,0 +1,77 @@
+#include "vpipe/memory/strategy.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/fence.hpp"
+#include "vpipe/memory/pool_resource.hpp"
+#include "vpipe/memory/slab_resource.hpp"
+#include "vpipe/memory/vmm_arena.hpp"
+
+namespace vpipe {
+
+const std::vector<std::string>& strategy_names() {
+  static const std::vector<std::string> names{"naive", "pool", "pool-release0", "vmm", "slab"};
+  return names;
+}
+
+MemoryStrategy make_strategy(std::string_view name, const StrategyOptions& o) {
+  MemoryStrategy s;
+  s.name_ = std::string(name);
+  auto push = [&](std::unique_ptr<DeviceMemoryResource> r) -> DeviceMemoryResource& {
+    s.layers_.push_back(std::move(r));
+    return *s.layers_.back();
+  };
+  if (name == "naive") {
+    push(std::make_unique<NaiveResource>());
+  } else if (name == "pool" || name == "pool-release0") {
+    PoolOptions po;
+    po.release_threshold = name == "pool" ? o.pool_release_threshold : 0;
+    po.max_size = o.budget;
+    push(std::make_unique<StreamOrderedPool>(po));
+  } else if (name == "vmm") {
+    VmmOptions vo;
+    vo.chunk_bytes = o.vmm_chunk_bytes;
+    vo.max_physical = o.budget;
+    push(std::make_unique<VmmArena>(vo, make_cuda_vmm_backing(vo.reserve_bytes),
+                                    std::make_unique<CudaFences>()));
+  } else if (name == "slab") {
+    auto& upstream = push(std::make_unique<NaiveResource>());
+    SlabOptions so;
+    so.batch = o.slab_batch;
+    so.max_bytes = o.budget;
+    push(std::make_unique<SlabResource>(upstream, so, std::make_unique<CudaFences>()));
+  } else {
+    throw logic_error(fmt::format("unknown memory strategy '{}' (known: {})", name,
+                                  fmt::join(strategy_names(), ", ")));
+  }
+  s.strategy_layer_ = s.layers_.size() - 1;
+  // naive has no native cap: its budget is an adaptor.
+  if (o.budget && name == "naive")
+    push(std::make_unique<BudgetAdaptor>(*s.layers_.back(), *o.budget));
+  s.stats_ = std::make_unique<StatisticsAdaptor>(*s.layers_.back());
+  return s;
+}
+
+std::size_t probe_largest_block(DeviceMemoryResource& mr, cudaStream_t stream, std::size_t hi,
+                                std::size_t lo, std::size_t step) {
+  auto fits = [&](std::size_t bytes) {
+    try {
+      void* p = mr.allocate(bytes, stream);
+      mr.deallocate(p, bytes, stream);
+      cudaStreamSynchronize(stream);
+      return true;
+    } catch (const out_of_memory&) {
+      return false;
+    }
+  };
+  if (lo > 0 && !fits(lo)) return 0;
+  while (hi - lo > step) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+}  // namespace vpipe

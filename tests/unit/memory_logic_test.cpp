@@ -1,0 +1,382 @@
+// The memory strategies' bookkeeping, on the CPU: free list and coalescing,
+// the vmm arena over a fake physical backing, the slab over a host upstream,
+// the staging ring's slot states, the budget, and log parsing and replay.
+// Fences here complete on command (ManualFences), so stream-safety rules are
+// tested without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "vpipe/memory/adaptors.hpp"
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/free_list.hpp"
+#include "vpipe/memory/pinned_ring.hpp"
+#include "vpipe/memory/slab_resource.hpp"
+#include "vpipe/memory/strategy.hpp"
+#include "vpipe/memory/vmm_arena.hpp"
+
+using namespace vpipe;
+
+namespace {
+
+constexpr std::size_t MiB = 1u << 20;
+
+// Host memory standing in for device memory: bookkeeping tests only.
+class HostResource final : public DeviceMemoryResource {
+ public:
+  std::string_view name() const noexcept override { return "host"; }
+  int live = 0, allocs = 0;
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t) override {
+    ++live;
+    ++allocs;
+    return std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  }
+  void do_deallocate(void* p, std::size_t, cudaStream_t) noexcept override {
+    --live;
+    std::free(p);
+  }
+};
+
+// A fake physical backing: records what is mapped; no memory behind it.
+class FakeBacking final : public VmmBacking {
+ public:
+  explicit FakeBacking(std::size_t reserve, std::size_t gran = 2 * MiB)
+      : reserve_(reserve), gran_(gran) {}
+  std::byte* base() const noexcept override { return reinterpret_cast<std::byte*>(0x7f0000000000ull); }
+  std::size_t reserved_bytes() const noexcept override { return reserve_; }
+  std::size_t granularity() const noexcept override { return gran_; }
+  void map(std::size_t offset, std::size_t bytes) override {
+    if (fail_next_map) {
+      fail_next_map = false;
+      throw out_of_memory("fake: device full");
+    }
+    EXPECT_TRUE(mapped.emplace(offset, bytes).second) << "mapped twice at " << offset;
+  }
+  void unmap(std::size_t offset, std::size_t bytes) noexcept override {
+    EXPECT_EQ(mapped.erase({offset, bytes}), 1u) << "unmapping what is not mapped";
+  }
+  std::set<std::pair<std::size_t, std::size_t>> mapped;
+  bool fail_next_map = false;
+
+ private:
+  std::size_t reserve_, gran_;
+};
+
+std::size_t offset_of(void* p) {
+  return static_cast<std::size_t>(static_cast<std::byte*>(p) -
+                                  reinterpret_cast<std::byte*>(0x7f0000000000ull));
+}
+
+}  // namespace
+
+// ---- FreeList -----------------------------------------------------------------
+
+TEST(FreeList, FirstFitAlignmentAndCoalescing) {
+  FreeList fl(1024);
+  auto a = fl.allocate(100, 256), b = fl.allocate(100, 256), c = fl.allocate(100, 256);
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(*a, 0u);
+  EXPECT_EQ(*b, 256u);
+  EXPECT_EQ(*c, 512u);
+  EXPECT_EQ(fl.free_bytes(), 724u);
+  fl.free(*b, 100);  // hole in the middle
+  EXPECT_EQ(fl.allocate(300, 256), std::nullopt) << "no 300-byte aligned hole is left";
+  fl.free(*a, 100);
+  fl.free(*c, 100);
+  EXPECT_EQ(fl.block_count(), 1u) << "neighbours coalesce back to one block";
+  EXPECT_EQ(fl.largest_free(), 1024u);
+  EXPECT_EQ(fl.free_bytes(), 1024u);
+}
+
+TEST(FreeList, DoubleFreeAndOutOfRangeAreErrors) {
+  FreeList fl(4096);
+  auto a = fl.allocate(512, 256);
+  fl.free(*a, 512);
+  EXPECT_THROW(fl.free(*a, 512), logic_error);
+  EXPECT_THROW(fl.free(4000, 512), logic_error);
+}
+
+TEST(FreeList, RandomWorkloadKeepsInvariants) {
+  FreeList fl(64 * MiB);
+  std::mt19937 rng(7);
+  std::vector<std::pair<std::size_t, std::size_t>> live;
+  for (int i = 0; i < 5000; ++i) {
+    if (live.empty() || rng() % 3) {
+      const std::size_t bytes = 256 * (1 + rng() % 4096);
+      if (auto off = fl.allocate(bytes, 256)) {
+        ASSERT_EQ(*off % 256, 0u);
+        live.emplace_back(*off, bytes);
+      }
+    } else {
+      const auto k = rng() % live.size();
+      fl.free(live[k].first, live[k].second);
+      live.erase(live.begin() + static_cast<long>(k));
+    }
+    std::size_t used = 0;
+    for (auto& [o, b] : live) used += b;
+    ASSERT_EQ(fl.free_bytes() + used, fl.capacity());
+  }
+  // Blocks never overlap: sort and check.
+  std::sort(live.begin(), live.end());
+  for (std::size_t i = 1; i < live.size(); ++i)
+    ASSERT_LE(live[i - 1].first + live[i - 1].second, live[i].first);
+  for (auto& [o, b] : live) fl.free(o, b);
+  EXPECT_EQ(fl.block_count(), 1u);
+  EXPECT_NEAR(fragmentation(fl.largest_free(), fl.free_bytes()), 0.0, 1e-12);
+}
+
+// ---- VmmArena -------------------------------------------------------------------
+
+TEST(VmmArena, MapsChunksOnDemandAndReusesAfterTheFence) {
+  auto backing = std::make_unique<FakeBacking>(1024 * MiB);
+  auto* fake = backing.get();
+  auto fences = std::make_unique<ManualFences>();
+  auto* f = fences.get();
+  VmmArena arena({20 * MiB, 1024 * MiB, std::nullopt}, std::move(backing), std::move(fences));
+  EXPECT_EQ(arena.chunk_bytes(), 20 * MiB);
+  void* a = arena.allocate(6 * MiB, nullptr);
+  EXPECT_EQ(fake->mapped.size(), 1u);
+  void* b = arena.allocate(30 * MiB, nullptr);  // spans into chunks 1 (and 0's tail)
+  EXPECT_EQ(arena.mapped_bytes(), 40 * MiB);
+  arena.deallocate(a, 6 * MiB, nullptr);
+  // The fence has not completed: the block must not be handed out again.
+  void* c = arena.allocate(6 * MiB, nullptr);
+  EXPECT_NE(c, a) << "reused before the freeing stream's work was done";
+  EXPECT_EQ(arena.mapped_bytes(), 60 * MiB) << "so it took a third chunk";
+  f->complete_all();
+  void* d = arena.allocate(6 * MiB, nullptr);
+  EXPECT_EQ(d, a) << "after the fence the lowest block is reused";
+  arena.deallocate(b, 30 * MiB, nullptr);
+  arena.deallocate(c, 6 * MiB, nullptr);
+  arena.deallocate(d, 6 * MiB, nullptr);
+  f->complete_all();
+  EXPECT_EQ(arena.mapped_bytes(), 60 * MiB) << "idle chunks stay mapped until trim";
+  arena.trim();
+  EXPECT_EQ(arena.mapped_bytes(), 0u);
+  EXPECT_TRUE(fake->mapped.empty());
+}
+
+TEST(VmmArena, BudgetUnmapsIdleChunksThenFailsCleanly) {
+  auto backing = std::make_unique<FakeBacking>(1024 * MiB);
+  auto* fake = backing.get();
+  VmmArena arena({20 * MiB, 1024 * MiB, 60 * MiB}, std::move(backing),
+                 std::make_unique<ManualFences>());
+  void* a = arena.allocate(40 * MiB, nullptr);  // chunks 0-1
+  void* b = arena.allocate(20 * MiB, nullptr);  // chunk 2
+  EXPECT_THROW((void)arena.allocate(1 * MiB, nullptr), out_of_memory) << "budget is full";
+  arena.deallocate(a, 40 * MiB, nullptr);  // pending: its fence never completes by itself
+  // Over budget, the arena waits for pending frees and reuses their mapped chunks.
+  void* c = arena.allocate(30 * MiB, nullptr);
+  EXPECT_EQ(offset_of(c), 0u);
+  EXPECT_EQ(arena.mapped_bytes(), 60 * MiB);
+  // A 50 MiB block needs fresh chunks past b: the idle chunk 1 tail isn't enough → fails.
+  EXPECT_THROW((void)arena.allocate(50 * MiB, nullptr), out_of_memory);
+  arena.deallocate(c, 30 * MiB, nullptr);
+  arena.deallocate(b, 20 * MiB, nullptr);
+  void* d = arena.allocate(50 * MiB, nullptr);  // everything idle: fits at 0 after waiting
+  EXPECT_EQ(offset_of(d), 0u);
+  EXPECT_LE(arena.mapped_bytes(), 60 * MiB);
+  arena.deallocate(d, 50 * MiB, nullptr);
+  arena.trim();
+  EXPECT_TRUE(fake->mapped.empty());
+}
+
+TEST(VmmArena, FailedMapLeavesNoTrace) {
+  auto backing = std::make_unique<FakeBacking>(256 * MiB);
+  auto* fake = backing.get();
+  VmmArena arena({20 * MiB, 256 * MiB, std::nullopt}, std::move(backing),
+                 std::make_unique<ManualFences>());
+  fake->fail_next_map = true;
+  EXPECT_THROW((void)arena.allocate(5 * MiB, nullptr), out_of_memory);
+  EXPECT_EQ(arena.usage().used, 0u);
+  void* a = arena.allocate(5 * MiB, nullptr);
+  EXPECT_EQ(offset_of(a), 0u) << "the range was given back";
+  arena.deallocate(a, 5 * MiB, nullptr);
+}
+
+TEST(VmmArena, UsageReportsFragmentationInsideMappedChunks) {
+  VmmArena arena({4 * MiB, 64 * MiB, std::nullopt}, std::make_unique<FakeBacking>(64 * MiB),
+                 std::make_unique<ManualFences>());
+  std::vector<void*> blocks;
+  for (int i = 0; i < 8; ++i) blocks.push_back(arena.allocate(1 * MiB, nullptr));  // 2 chunks
+  for (int i = 0; i < 8; i += 2) arena.deallocate(blocks[static_cast<std::size_t>(i)], 1 * MiB, nullptr);
+  arena.trim();  // reclaims (waits), unmaps nothing: both chunks still in use
+  const auto u = arena.usage();
+  EXPECT_EQ(*u.reserved, 8 * MiB);
+  EXPECT_EQ(*u.used, 4 * MiB);
+  EXPECT_EQ(*u.free_bytes, 4 * MiB);
+  EXPECT_EQ(*u.largest_free, 1 * MiB);
+  EXPECT_NEAR(*u.fragmentation(), 0.75, 1e-9);
+  for (int i = 1; i < 8; i += 2) arena.deallocate(blocks[static_cast<std::size_t>(i)], 1 * MiB, nullptr);
+}
+
+// ---- SlabResource ---------------------------------------------------------------
+
+TEST(SlabResource, RecyclesSameSizeBlocksOnlyAfterTheirFence) {
+  HostResource up;
+  auto fences = std::make_unique<ManualFences>();
+  auto* f = fences.get();
+  SlabResource slab(up, {2, std::nullopt, 8}, std::move(fences));
+  void* a = slab.allocate(1000, nullptr);
+  void* b = slab.allocate(1000, nullptr);
+  EXPECT_EQ(slab.upstream_allocations(), 1u) << "one batch of two";
+  slab.deallocate(a, 1000, nullptr);
+  void* c = slab.allocate(1000, nullptr);  // a is pending: grows instead
+  EXPECT_NE(c, a);
+  EXPECT_EQ(slab.upstream_allocations(), 2u);
+  f->complete_all();
+  void* d = slab.allocate(1000, nullptr);  // fresh block of batch 2 or a: both fine, no growth
+  EXPECT_EQ(slab.upstream_allocations(), 2u);
+  for (void* p : {b, c, d}) slab.deallocate(p, 1000, nullptr);
+  EXPECT_EQ(*slab.usage().used, 0u);
+}
+
+TEST(SlabResource, CapExhaustsLoudlyAndWaitsForPendingBlocks) {
+  HostResource up;
+  auto fences = std::make_unique<ManualFences>();
+  auto* f = fences.get();
+  SlabResource slab(up, {2, 2 * 1024, 8}, std::move(fences));  // room for one batch of 1 KiB
+  void* a = slab.allocate(1024, nullptr);
+  void* b = slab.allocate(1024, nullptr);
+  EXPECT_THROW((void)slab.allocate(1024, nullptr), out_of_memory) << "cap reached, none free";
+  slab.deallocate(a, 1024, nullptr);
+  const int waits = f->waits();
+  void* c = slab.allocate(1024, nullptr);  // the only free block is pending: waits on it
+  EXPECT_EQ(c, a);
+  EXPECT_EQ(f->waits(), waits + 1);
+  slab.deallocate(b, 1024, nullptr);
+  slab.deallocate(c, 1024, nullptr);
+}
+
+TEST(SlabResource, NewSizeReleasesIdleBatchesOfOthersUnderTheCap) {
+  HostResource up;
+  SlabResource slab(up, {2, 4096, 8}, std::make_unique<ManualFences>());
+  void* a = slab.allocate(2048, nullptr);  // batch of 2 × 2 KiB = the whole cap
+  slab.deallocate(a, 2048, nullptr);
+  void* b = slab.allocate(1024, nullptr);  // new class: the idle 2 KiB batch must go first
+  EXPECT_EQ(slab.class_count(), 2u);
+  EXPECT_EQ(*slab.usage().reserved, 2048u);
+  EXPECT_EQ(up.live, 1);
+  slab.deallocate(b, 1024, nullptr);
+  slab.trim();
+  EXPECT_EQ(up.live, 0);
+}
+
+TEST(SlabResource, SizesBeyondTheClassesGoUpstream) {
+  HostResource up;
+  SlabResource slab(up, {1, std::nullopt, 1}, std::make_unique<ManualFences>());
+  void* a = slab.allocate(512, nullptr);
+  void* b = slab.allocate(4096, nullptr);  // second size, one class only
+  EXPECT_EQ(slab.passthrough_allocations(), 1u);
+  EXPECT_EQ(up.live, 2);
+  slab.deallocate(b, 4096, nullptr);
+  EXPECT_EQ(up.live, 1) << "passthrough blocks are freed upstream at once";
+  slab.deallocate(a, 512, nullptr);
+}
+
+// ---- PinnedRing (pageable slots: the state machine needs no GPU) ----------------
+
+TEST(PinnedRing, SlotsRecycleOnlyAfterTheirTransferFence) {
+  auto fences = std::make_unique<ManualFences>();
+  auto* f = fences.get();
+  PinnedRing ring(2, 4096, HostMemory::kPageable, std::move(fences));
+  auto s0 = ring.acquire();
+  auto s1 = ring.acquire();
+  EXPECT_NE(s0.data, s1.data);
+  ring.release(s0, nullptr);  // transfer in flight
+  EXPECT_THROW((void)ring.acquire(std::chrono::milliseconds(5)), staging_starved);
+  f->complete(f->last());
+  auto s2 = ring.acquire(std::chrono::milliseconds(5));
+  EXPECT_EQ(s2.index, s0.index);
+  ring.release_now(s1);
+  ring.release_now(s2);
+  EXPECT_THROW(ring.release_now(s2), logic_error) << "a slot is released once";
+  const auto st = ring.stats();
+  EXPECT_EQ(st.acquires, 4u);
+  EXPECT_EQ(st.timeouts, 1u);
+  EXPECT_EQ(ring.pinned_bytes(), 0u);
+}
+
+TEST(PinnedRing, BlockedAcquireWakesWhenAnotherThreadReleases) {
+  PinnedRing ring(1, 64, HostMemory::kPageable, std::make_unique<ManualFences>());
+  auto s = ring.acquire();
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ring.release_now(s);
+  });
+  auto again = ring.acquire(std::chrono::milliseconds(2000));
+  t.join();
+  EXPECT_EQ(again.index, s.index);
+  EXPECT_EQ(ring.stats().waits, 1u);
+}
+
+// ---- Budget, logs, replay, names -------------------------------------------------
+
+TEST(BudgetAdaptor, RefusesPastTheLimitAndCountsFrees) {
+  HostResource up;
+  BudgetAdaptor budget(up, 10000);
+  StatisticsAdaptor stats(budget);
+  void* a = stats.allocate(6000, nullptr);
+  EXPECT_THROW((void)stats.allocate(5000, nullptr), out_of_memory);
+  void* b = stats.allocate(4000, nullptr);
+  EXPECT_EQ(budget.in_use(), 10000u);
+  stats.deallocate(a, 6000, nullptr);
+  EXPECT_EQ(budget.in_use(), 4000u);
+  const auto s = stats.stats();
+  EXPECT_EQ(s.failures, 1);
+  EXPECT_EQ(s.bytes.value, 4000);
+  EXPECT_EQ(s.bytes.peak, 10000);
+  EXPECT_EQ(s.bytes.total, 10000);
+  EXPECT_EQ(s.count.total, 2);
+  EXPECT_EQ(stats.allocate_latency().count(), 2u);
+  stats.deallocate(b, 4000, nullptr);
+}
+
+TEST(AllocationLog, WrittenParsedAndReplayedAgainstAnotherResource) {
+  HostResource up;
+  BudgetAdaptor budget(up, 3000);
+  std::stringstream log;
+  {
+    LoggingAdaptor logger(budget, log);
+    void* a = logger.allocate(1000, nullptr);
+    void* b = logger.allocate(1500, nullptr);
+    EXPECT_THROW((void)logger.allocate(1000, nullptr), out_of_memory);
+    logger.deallocate(a, 1000, nullptr);
+    void* c = logger.allocate(1000, nullptr);
+    logger.deallocate(b, 1500, nullptr);
+    logger.deallocate(c, 1000, nullptr);
+  }
+  const auto entries = parse_allocation_log(log);
+  ASSERT_EQ(entries.size(), 7u);
+  EXPECT_EQ(entries[2].op, 'x');
+  EXPECT_EQ(entries[3].op, 'f');
+  EXPECT_EQ(entries[3].id, entries[0].id);
+  HostResource other;
+  const auto r = replay(entries, other);  // unbudgeted: the failed one now succeeds
+  EXPECT_EQ(r.allocations, 4);
+  EXPECT_EQ(r.failures, 0);
+  EXPECT_EQ(r.frees, 3);
+  EXPECT_EQ(r.peak_in_use, 3500u);
+  EXPECT_EQ(other.live, 0) << "replay frees what the log left live";
+  HostResource tight;
+  BudgetAdaptor tight_budget(tight, 2000);
+  EXPECT_EQ(replay(entries, tight_budget).failures, 1) << "the 1500-byte one";
+  std::stringstream bad("t_ns,op,id,bytes,stream\n12,q,1,2,0\n");
+  EXPECT_THROW((void)parse_allocation_log(bad), logic_error);
+}
+
+TEST(Strategy, UnknownNameFailsNeverFallsBack) {
+  try {
+    (void)make_strategy("cudaMallocManaged");
+    FAIL() << "an unknown strategy must throw";
+  } catch (const logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown memory strategy 'cudaMallocManaged'"),
+              std::string::npos);
+  }
+  EXPECT_EQ(strategy_names().size(), 5u);
+}
