@@ -4,6 +4,7 @@
 //                          [--crf N] [--preset P] [--frames N] [--report FILE.json]
 //   vpipe info             CUDA devices, NVDEC/NVENC through FFmpeg, library versions
 //   vpipe filters          the filters --vf takes, with their parameters
+//   vpipe bench mem        the memory strategies measured (needs a CUDA device)
 //
 // transcode's data flow (each box a thread, each arrow a bounded queue):
 //
@@ -31,6 +32,7 @@ extern "C" {
 }
 #include <opencv2/core/version.hpp>
 
+#include "bench_mem.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/hw_probe.hpp"
@@ -169,6 +171,19 @@ int main(int argc, char** argv) {
   tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");
 
   app.add_subcommand("info", "show CUDA devices, NVDEC/NVENC availability and library versions");
+  auto* bench = app.add_subcommand("bench", "measure vpipe on this machine (needs a CUDA device)");
+  bench->require_subcommand(1);
+  vpipe::bench::MemBenchOptions mopts;
+  auto* bmem = bench->add_subcommand(
+      "mem", "memory strategies: allocation latency, per-frame loop, pool release threshold, "
+             "staging bandwidth, fragmentation under a budget (markdown tables on stdout)");
+  bmem->add_flag("--quick", mopts.quick, "fewer iterations: a smoke run, not for results");
+  bmem->add_option("--budget-gib", mopts.budget_gib, "device budget of the fragmentation scenarios")
+      ->check(CLI::Range(0.25, 64.0))->capture_default_str();
+  bmem->add_option("--json", mopts.json_path, "write every figure as JSON");
+  bmem->add_option("--log", mopts.log_path, "write scenario (a)'s allocation log (CSV)");
+  bmem->add_option("--only", mopts.only, "one section")
+      ->check(CLI::IsMember({"latency", "frames", "threshold", "staging", "fragmentation"}));
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
 
   try {
@@ -183,6 +198,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("info")) return run_info();
     if (app.got_subcommand("filters")) return run_filters();
+    if (bmem->parsed()) return vpipe::bench::run_mem_bench(mopts);
     if (frames > 0) topts.max_frames = frames;
     return run_transcode(topts, report_path);
   } catch (const std::exception& e) {

@@ -89,11 +89,13 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
   std::unique_lock lock(mutex_);
   auto it = classes_.find(size);
   if (it == classes_.end()) {
-    if (static_cast<int>(classes_.size()) >= options_.max_classes) {
+    if (static_cast<int>(classes_.size()) >= options_.max_classes ||
+        ++seen_[size] < options_.min_repeats) {
       ++passthrough_;
       lock.unlock();
       return upstream_.allocate(bytes, stream);
     }
+    seen_.erase(size);
     it = classes_.emplace(size, SizeClass{size, {}, 0}).first;
   }
   SizeClass& c = it->second;

@@ -37,11 +37,13 @@ MemoryStrategy make_strategy(std::string_view name, const StrategyOptions& o) {
     push(std::make_unique<VmmArena>(vo, make_cuda_vmm_backing(vo.reserve_bytes),
                                     std::make_unique<CudaFences>()));
   } else if (name == "slab") {
-    auto& upstream = push(std::make_unique<NaiveResource>());
+    // Batches and one-off sizes come from cudaMalloc, under the budget too.
+    auto* upstream = &push(std::make_unique<NaiveResource>());
+    if (o.budget) upstream = &push(std::make_unique<BudgetAdaptor>(*upstream, *o.budget));
     SlabOptions so;
     so.batch = o.slab_batch;
     so.max_bytes = o.budget;
-    push(std::make_unique<SlabResource>(upstream, so, std::make_unique<CudaFences>()));
+    push(std::make_unique<SlabResource>(*upstream, so, std::make_unique<CudaFences>()));
   } else {
     throw logic_error(fmt::format("unknown memory strategy '{}' (known: {})", name,
                                   fmt::join(strategy_names(), ", ")));

@@ -221,7 +221,7 @@ TEST(SlabResource, RecyclesSameSizeBlocksOnlyAfterTheirFence) {
   HostResource up;
   auto fences = std::make_unique<ManualFences>();
   auto* f = fences.get();
-  SlabResource slab(up, {2, std::nullopt, 8}, std::move(fences));
+  SlabResource slab(up, {2, std::nullopt, 8, 1}, std::move(fences));
   void* a = slab.allocate(1000, nullptr);
   void* b = slab.allocate(1000, nullptr);
   EXPECT_EQ(slab.upstream_allocations(), 1u) << "one batch of two";
@@ -240,7 +240,7 @@ TEST(SlabResource, CapExhaustsLoudlyAndWaitsForPendingBlocks) {
   HostResource up;
   auto fences = std::make_unique<ManualFences>();
   auto* f = fences.get();
-  SlabResource slab(up, {2, 2 * 1024, 8}, std::move(fences));  // room for one batch of 1 KiB
+  SlabResource slab(up, {2, 2 * 1024, 8, 1}, std::move(fences));  // room for one batch of 1 KiB
   void* a = slab.allocate(1024, nullptr);
   void* b = slab.allocate(1024, nullptr);
   EXPECT_THROW((void)slab.allocate(1024, nullptr), out_of_memory) << "cap reached, none free";
@@ -255,7 +255,7 @@ TEST(SlabResource, CapExhaustsLoudlyAndWaitsForPendingBlocks) {
 
 TEST(SlabResource, NewSizeReleasesIdleBatchesOfOthersUnderTheCap) {
   HostResource up;
-  SlabResource slab(up, {2, 4096, 8}, std::make_unique<ManualFences>());
+  SlabResource slab(up, {2, 4096, 8, 1}, std::make_unique<ManualFences>());
   void* a = slab.allocate(2048, nullptr);  // batch of 2 × 2 KiB = the whole cap
   slab.deallocate(a, 2048, nullptr);
   void* b = slab.allocate(1024, nullptr);  // new class: the idle 2 KiB batch must go first
@@ -267,9 +267,23 @@ TEST(SlabResource, NewSizeReleasesIdleBatchesOfOthersUnderTheCap) {
   EXPECT_EQ(up.live, 0);
 }
 
+TEST(SlabResource, OneOffSizesGoUpstreamRepeatedOnesGetAClass) {
+  HostResource up;
+  SlabResource slab(up, {4, std::nullopt, 8, 2}, std::make_unique<ManualFences>());
+  void* a = slab.allocate(3000, nullptr);  // first sight: upstream
+  EXPECT_EQ(slab.class_count(), 0u);
+  EXPECT_EQ(slab.passthrough_allocations(), 1u);
+  void* b = slab.allocate(3000, nullptr);  // second: a class, one batch
+  EXPECT_EQ(slab.class_count(), 1u);
+  EXPECT_EQ(slab.upstream_allocations(), 1u);
+  slab.deallocate(a, 3000, nullptr);
+  slab.deallocate(b, 3000, nullptr);
+  EXPECT_EQ(up.live, 1) << "the passthrough block went back, the batch stays";
+}
+
 TEST(SlabResource, SizesBeyondTheClassesGoUpstream) {
   HostResource up;
-  SlabResource slab(up, {1, std::nullopt, 1}, std::make_unique<ManualFences>());
+  SlabResource slab(up, {1, std::nullopt, 1, 1}, std::make_unique<ManualFences>());
   void* a = slab.allocate(512, nullptr);
   void* b = slab.allocate(4096, nullptr);  // second size, one class only
   EXPECT_EQ(slab.passthrough_allocations(), 1u);

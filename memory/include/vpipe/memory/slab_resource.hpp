@@ -1,8 +1,9 @@
 // `slab`: recycled fixed-size blocks, what FFmpeg's and GStreamer's buffer
 // pools do for frames of one size.
 //
-// Each distinct size (rounded to 256 B) seen first gets a size class, up to
-// max_classes; a class grows in batches of `batch` blocks, each batch one
+// A size (rounded to 256 B) requested `min_repeats` times gets a size class,
+// up to max_classes: frames recur, one-off sizes (a probe, a header) go
+// upstream and never pin a batch. A class grows in batches of `batch` blocks, each batch one
 // upstream allocation, while the total stays under `max_bytes`. When a class
 // can't grow, fully free batches of other classes are returned upstream
 // first; if that is not enough the allocation fails loudly (out_of_memory,
@@ -32,6 +33,7 @@ struct SlabOptions {
   std::size_t batch = 4;                     // blocks per upstream allocation
   std::optional<std::size_t> max_bytes;      // hard cap over every class
   int max_classes = 8;
+  int min_repeats = 2;                       // requests of a size before it gets a class
 };
 
 class SlabResource final : public DeviceMemoryResource {
@@ -73,6 +75,7 @@ class SlabResource final : public DeviceMemoryResource {
   std::unique_ptr<FenceSource> fences_;
   mutable std::mutex mutex_;
   std::map<std::size_t, SizeClass> classes_;                  // block bytes → class
+  std::map<std::size_t, int> seen_;                           // sizes without a class yet
   std::unordered_set<std::byte*> slab_blocks_;  // every block the slab owns
   std::map<std::byte*, Batch> batches_;
   std::size_t reserved_ = 0, used_ = 0, upstream_allocs_ = 0, passthrough_ = 0;

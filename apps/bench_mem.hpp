@@ -1,0 +1,20 @@
+// `vpipe bench mem`: the memory strategies measured in one run (see bench_mem.cpp).
+#pragma once
+
+#include <string>
+
+namespace vpipe::bench {
+
+struct MemBenchOptions {
+  bool quick = false;          // fewer iterations: a smoke run, not for RESULTS
+  double budget_gib = 1.5;     // fragmentation scenarios' device budget
+  std::string json_path;       // all figures, machine-readable
+  std::string log_path;        // scenario (a)'s allocation log (CSV)
+  std::string only;            // run one section: latency|frames|threshold|staging|fragmentation
+};
+
+// Prints markdown tables to stdout. Returns 0, or 1 when a stated target is
+// missed (the tables say which), 2 when no CUDA device exists.
+int run_mem_bench(const MemBenchOptions& options);
+
+}  // namespace vpipe::bench

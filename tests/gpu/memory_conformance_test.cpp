@@ -1,0 +1,220 @@
+// One conformance suite for every memory strategy and adaptor stack (RMM's
+// mr_ref_test way): random sizes, alignment, device patterns written and read
+// back, frees on another stream, several threads. Skips, with the reason,
+// where no CUDA device exists.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "vpipe/kernels/synthetic.hpp"
+#include "vpipe/memory/adaptors.hpp"
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/strategy.hpp"
+
+using namespace vpipe;
+
+namespace {
+
+constexpr std::size_t MiB = 1u << 20;
+
+struct Stack {
+  std::string strategy;
+  std::optional<std::size_t> budget;
+  bool logging = false;
+};
+
+std::string stack_name(const ::testing::TestParamInfo<Stack>& info) {
+  std::string n = info.param.strategy;
+  for (auto& c : n)
+    if (c == '-') c = '_';
+  if (info.param.budget) n += "_budget" + std::to_string(*info.param.budget / MiB) + "MiB";
+  if (info.param.logging) n += "_logged";
+  return n;
+}
+
+class Conformance : public ::testing::TestWithParam<Stack> {
+ protected:
+  void SetUp() override {
+    if (auto reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
+    StrategyOptions o;
+    o.budget = GetParam().budget;
+    strategy_ = std::make_unique<MemoryStrategy>(make_strategy(GetParam().strategy, o));
+    mr_ = &strategy_->resource();
+    if (GetParam().logging) {
+      logger_ = std::make_unique<LoggingAdaptor>(*mr_, log_);
+      mr_ = logger_.get();
+    }
+    VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&a_, cudaStreamNonBlocking));
+    VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&b_, cudaStreamNonBlocking));
+    VPIPE_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&bad_), sizeof(unsigned long long)));
+  }
+  void TearDown() override {
+    if (a_) cudaStreamSynchronize(a_);
+    if (b_) cudaStreamSynchronize(b_);
+    logger_.reset();
+    strategy_.reset();
+    if (a_) cudaStreamDestroy(a_);
+    if (b_) cudaStreamDestroy(b_);
+    if (bad_) cudaFreeHost(bad_);
+  }
+  // Writes a pattern into p on `write`, checks it on `check` (ordered after).
+  unsigned long long write_and_check(void* p, std::size_t bytes, std::uint32_t seed,
+                                     cudaStream_t write, cudaStream_t check) {
+    auto* w = static_cast<std::uint32_t*>(p);
+    const std::size_t n = bytes / 4;
+    *bad_ = 0;
+    synthetic::fill_pattern(w, n, seed, write);
+    if (check != write) {
+      cudaEvent_t e;
+      VPIPE_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      VPIPE_CUDA_TRY(cudaEventRecord(e, write));
+      VPIPE_CUDA_TRY(cudaStreamWaitEvent(check, e));
+      cudaEventDestroy(e);
+    }
+    synthetic::count_mismatches(w, n, seed, bad_, check);
+    VPIPE_CUDA_TRY(cudaGetLastError());
+    VPIPE_CUDA_TRY(cudaStreamSynchronize(check));
+    return *bad_;
+  }
+
+  std::unique_ptr<MemoryStrategy> strategy_;
+  std::stringstream log_;
+  std::unique_ptr<LoggingAdaptor> logger_;
+  DeviceMemoryResource* mr_ = nullptr;
+  cudaStream_t a_{}, b_{};
+  unsigned long long* bad_ = nullptr;
+};
+
+}  // namespace
+
+TEST_P(Conformance, RandomSizesAreAlignedDistinctAndHoldTheirData) {
+  std::mt19937 rng(1234);
+  std::vector<std::pair<void*, std::size_t>> live;
+  for (int i = 0; i < 200; ++i) {
+    // 4 B .. 32 MiB, log-uniform, with awkward sizes.
+    const auto bytes = static_cast<std::size_t>(std::exp2(2 + (rng() % 2300) / 100.0)) + rng() % 7;
+    void* p = mr_->allocate(bytes, a_);
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % DeviceMemoryResource::kAlignment, 0u) << bytes;
+    live.emplace_back(p, bytes);
+    if (bytes >= 4) ASSERT_EQ(write_and_check(p, bytes & ~std::size_t{3}, static_cast<std::uint32_t>(i), a_, a_), 0u);
+    if (rng() % 3 == 0) {
+      const auto k = rng() % live.size();
+      mr_->deallocate(live[k].first, live[k].second, a_);
+      live.erase(live.begin() + static_cast<long>(k));
+    }
+  }
+  // Every live block still holds its own data: no two overlap.
+  std::sort(live.begin(), live.end());
+  for (std::size_t i = 1; i < live.size(); ++i)
+    ASSERT_LE(static_cast<char*>(live[i - 1].first) + live[i - 1].second, static_cast<char*>(live[i].first));
+  for (auto& [p, bytes] : live) mr_->deallocate(p, bytes, a_);
+}
+
+TEST_P(Conformance, FreeOnAnotherStreamThenReuse) {
+  for (int round = 0; round < 20; ++round) {
+    const std::size_t bytes = (round % 2 ? 6 : 3) * MiB;
+    void* p = mr_->allocate(bytes, a_);
+    ASSERT_EQ(write_and_check(p, bytes, 77u + static_cast<unsigned>(round), a_, b_), 0u);
+    // b_ used it last: free it there, make a_ wait for b_, reuse on a_.
+    mr_->deallocate(p, bytes, b_);
+    cudaEvent_t e;
+    VPIPE_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    VPIPE_CUDA_TRY(cudaEventRecord(e, b_));
+    VPIPE_CUDA_TRY(cudaStreamWaitEvent(a_, e));
+    cudaEventDestroy(e);
+    void* q = mr_->allocate(bytes, a_);
+    ASSERT_EQ(write_and_check(q, bytes, 99u, a_, a_), 0u);
+    mr_->deallocate(q, bytes, a_);
+  }
+}
+
+TEST_P(Conformance, SeveralThreadsEachWithItsStream) {
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      cudaStream_t s{};
+      unsigned long long* bad = nullptr;
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      cudaMallocHost(reinterpret_cast<void**>(&bad), sizeof *bad);
+      std::mt19937 rng(static_cast<unsigned>(t));
+      for (int i = 0; i < 100; ++i) {
+        const std::size_t bytes = (1 + rng() % 8) * MiB;
+        void* p = mr_->allocate(bytes, s);
+        *bad = 0;
+        synthetic::fill_pattern(static_cast<std::uint32_t*>(p), bytes / 4, static_cast<std::uint32_t>(t * 1000 + i), s);
+        synthetic::count_mismatches(static_cast<std::uint32_t*>(p), bytes / 4, static_cast<std::uint32_t>(t * 1000 + i), bad, s);
+        cudaStreamSynchronize(s);
+        if (*bad) ++failures;
+        mr_->deallocate(p, bytes, s);
+      }
+      cudaStreamSynchronize(s);
+      cudaFreeHost(bad);
+      cudaStreamDestroy(s);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0) << "a buffer was overwritten by another thread's work";
+}
+
+TEST_P(Conformance, StatisticsTrackEveryCall) {
+  auto before = strategy_->stats().stats();
+  void* p = mr_->allocate(5 * MiB, a_);
+  void* q = mr_->allocate(1 * MiB, a_);
+  auto mid = strategy_->stats().stats();
+  EXPECT_EQ(mid.bytes.value - before.bytes.value, static_cast<std::int64_t>(6 * MiB));
+  EXPECT_EQ(mid.count.value - before.count.value, 2);
+  mr_->deallocate(p, 5 * MiB, a_);
+  mr_->deallocate(q, 1 * MiB, a_);
+  auto after = strategy_->stats().stats();
+  EXPECT_EQ(after.bytes.value, before.bytes.value);
+  EXPECT_GE(strategy_->stats().allocate_latency().count(), 2u);
+  if (GetParam().strategy == "naive") EXPECT_EQ(after.device_syncs - before.device_syncs, 2);
+  else EXPECT_EQ(after.device_syncs, 0);
+  const auto u = strategy_->strategy().usage();
+  if (GetParam().strategy != "naive") {
+    ASSERT_TRUE(u.reserved.has_value());
+    EXPECT_GE(*u.reserved, *u.used);
+  }
+}
+
+TEST_P(Conformance, BudgetFailsWithOutOfMemoryAndRecovers) {
+  if (!GetParam().budget) GTEST_SKIP() << "no budget in this stack";
+  const std::size_t budget = *GetParam().budget;
+  std::vector<void*> blocks;
+  bool refused = false;
+  for (std::size_t i = 0; i < 2 * budget / (16 * MiB) + 2; ++i) {
+    try {
+      blocks.push_back(mr_->allocate(16 * MiB, a_));
+    } catch (const out_of_memory&) {
+      refused = true;
+      break;
+    }
+  }
+  EXPECT_TRUE(refused) << "twice the budget was handed out";
+  EXPECT_LE(blocks.size() * 16 * MiB, budget);
+  EXPECT_GE(strategy_->stats().stats().failures, 1);
+  for (void* p : blocks) mr_->deallocate(p, 16 * MiB, a_);
+  VPIPE_CUDA_TRY(cudaStreamSynchronize(a_));
+  void* again = mr_->allocate(16 * MiB, a_);  // memory came back
+  mr_->deallocate(again, 16 * MiB, a_);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, Conformance,
+    ::testing::Values(Stack{"naive"}, Stack{"pool"}, Stack{"pool-release0"}, Stack{"vmm"},
+                      Stack{"slab"}, Stack{"naive", 256 * MiB}, Stack{"pool", 256 * MiB},
+                      Stack{"vmm", 256 * MiB}, Stack{"slab", 256 * MiB},
+                      Stack{"pool", std::nullopt, true}, Stack{"vmm", std::nullopt, true}),
+    stack_name);
+
+TEST(ConformanceNames, EveryListedStrategyIsCoveredAndUnknownFails) {
+  if (auto reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
+  for (const auto& n : strategy_names()) EXPECT_NO_THROW((void)make_strategy(n)) << n;
+  EXPECT_THROW((void)make_strategy("pool2"), logic_error);
+}
