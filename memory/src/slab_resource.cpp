@@ -99,29 +99,33 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
     it = classes_.emplace(size, SizeClass{size, {}, 0}).first;
   }
   SizeClass& c = it->second;
-  // A ready block: the oldest freed is the likeliest to be done.
-  auto ready = c.free.end();
-  for (auto b = c.free.begin(); b != c.free.end(); ++b) {
-    if (!b->fence || fences_->ready(*b->fence)) {
-      ready = b;
+  // A ready block (the oldest freed is the likeliest to be done), else grow,
+  // else wait for the oldest pending one. Indices, not iterators: growing
+  // appends to the deque.
+  std::optional<std::size_t> pick;
+  for (std::size_t i = 0; i < c.free.size(); ++i) {
+    if (!c.free[i].fence || fences_->ready(*c.free[i].fence)) {
+      pick = i;
       break;
     }
   }
-  if (ready == c.free.end() && !grow(c, stream)) {
-    if (c.free.empty()) {
+  if (!pick) {
+    if (grow(c, stream)) {
+      pick = c.free.size() - 1;  // a fresh block
+    } else if (c.free.empty()) {
       const auto msg = fmt::format(
           "slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap leaves no room "
           "to grow ({} bytes reserved over {} classes)",
           c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, classes_.size());
       std::fprintf(stderr, "vpipe: %s\n", msg.c_str());
       throw out_of_memory(msg);
+    } else {
+      fences_->wait(*c.free.front().fence);
+      pick = 0;
     }
-    fences_->wait(*c.free.front().fence);  // every free block is pending: take the oldest
-    ready = c.free.begin();
   }
-  if (ready == c.free.end()) ready = std::prev(c.free.end());  // just grown: a fresh block
-  FreeBlock block = *ready;
-  c.free.erase(ready);
+  const FreeBlock block = c.free[*pick];
+  c.free.erase(c.free.begin() + static_cast<std::ptrdiff_t>(*pick));
   if (block.fence) fences_->release(*block.fence);
   --std::prev(batches_.upper_bound(block.ptr))->second.free_blocks;
   used_ += size;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <set>
 #include <sstream>
@@ -393,4 +394,44 @@ TEST(Strategy, UnknownNameFailsNeverFallsBack) {
               std::string::npos);
   }
   EXPECT_EQ(strategy_names().size(), 5u);
+}
+
+TEST(SlabResource, RandomWorkloadHandsOutDisjointBlocksThatKeepTheirBytes) {
+  HostResource up;
+  auto fences = std::make_unique<ManualFences>();
+  auto* f = fences.get();
+  SlabResource slab(up, {3, 64 * 1024, 4, 2}, std::move(fences));
+  std::mt19937 rng(99);
+  struct Live {
+    std::uint8_t* p;
+    std::size_t bytes;
+    std::uint8_t tag;
+  };
+  std::vector<Live> live;
+  const std::size_t sizes[] = {256, 1000, 4096, 5000, 9000, 20000};
+  for (int i = 0; i < 4000; ++i) {
+    if (rng() % 5 == 0) f->complete_all();
+    if (live.empty() || rng() % 2) {
+      const std::size_t bytes = sizes[rng() % 6];
+      try {
+        auto* p = static_cast<std::uint8_t*>(slab.allocate(bytes, nullptr));
+        const auto tag = static_cast<std::uint8_t>(i);
+        std::memset(p, tag, bytes);
+        live.push_back({p, bytes, tag});
+      } catch (const out_of_memory&) {
+      }
+    } else {
+      const auto k = rng() % live.size();
+      slab.deallocate(live[k].p, live[k].bytes, nullptr);
+      live.erase(live.begin() + static_cast<long>(k));
+    }
+    for (const auto& l : live) {  // nobody wrote over anybody
+      ASSERT_EQ(l.p[0], l.tag);
+      ASSERT_EQ(l.p[l.bytes - 1], l.tag);
+    }
+  }
+  for (const auto& l : live) slab.deallocate(l.p, l.bytes, nullptr);
+  f->complete_all();
+  slab.trim();
+  EXPECT_EQ(up.live, 0) << "every batch went back upstream";
 }
