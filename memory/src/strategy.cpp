@@ -16,6 +16,11 @@ const std::vector<std::string>& strategy_names() {
   return names;
 }
 
+MemoryStrategy::~MemoryStrategy() {
+  stats_.reset();
+  while (!layers_.empty()) layers_.pop_back();
+}
+
 MemoryStrategy make_strategy(std::string_view name, const StrategyOptions& o) {
   MemoryStrategy s;
   s.name_ = std::string(name);

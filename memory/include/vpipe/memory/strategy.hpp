@@ -24,6 +24,13 @@ struct StrategyOptions {
 
 class MemoryStrategy {
  public:
+  MemoryStrategy() = default;
+  MemoryStrategy(MemoryStrategy&&) noexcept = default;
+  MemoryStrategy& operator=(MemoryStrategy&&) = delete;
+  // Top first: a layer's upstream must outlive it (the slab frees its
+  // batches into cudaMalloc's resource when it goes).
+  ~MemoryStrategy();
+
   [[nodiscard]] DeviceMemoryResource& resource() noexcept { return *stats_; }
   [[nodiscard]] StatisticsAdaptor& stats() noexcept { return *stats_; }
   // The strategy itself, below the adaptors (for usage() and trim()).
