@@ -505,6 +505,28 @@ json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_
   out["b_ladder"] = print_scenario(fmt::format(
       "### (b) resolution ladder 1080p → 720p → 4K → 480p → 1440p, switching every {} frames, "
       "6 frames in flight (NV12 + float RGB + RGB8 each), {} frames", k, frames), rs);
+  // Where does each strategy start failing? The same ladder under tighter budgets.
+  fmt::print("\n(b) again under tighter budgets: failed allocations of {}\n\n| budget GiB |", 3 * frames);
+  for (const auto& name : kStrategies) fmt::print(" {} |", name);
+  fmt::print("\n|---|");
+  for (std::size_t i = 0; i < kStrategies.size(); ++i) fmt::print("---|");
+  fmt::print("\n");
+  json sweep = json::array();
+  for (double gib : {0.75, 0.85, 1.0, 1.25}) {
+    StrategyOptions tight;
+    tight.budget = static_cast<std::size_t>(gib * (1 << 30));
+    fmt::print("| {:.2f} |", gib);
+    json row{{"budget_gib", gib}};
+    for (const auto& name : kStrategies) {
+      auto s = make_strategy(name, tight);
+      const auto r = scenario_ladder(s, s.resource(), stream.s, frames, k, *tight.budget);
+      fmt::print(" {} |", r.failures);
+      row[name] = r.failures;
+    }
+    fmt::print("\n");
+    sweep.push_back(row);
+  }
+  out["b_ladder_budget_sweep"] = sweep;
 
   const int frames_c = quick ? 300 : 2000, life = quick ? 100 : 500;
   for (const auto& name : kStrategies) {

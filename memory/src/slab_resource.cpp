@@ -33,30 +33,45 @@ SlabResource::~SlabResource() {
 }
 
 bool SlabResource::grow(SizeClass& c, cudaStream_t stream) {
-  const std::size_t bytes = c.block_bytes * options_.batch;
-  if (options_.max_bytes && reserved_ + bytes > *options_.max_bytes) {
-    release_free_batches(&c, reserved_ + bytes - *options_.max_bytes);
-    if (reserved_ + bytes > *options_.max_bytes) return false;
+  // A whole batch if it fits, else (a tight budget) a single block.
+  for (std::size_t n : {options_.batch, std::size_t{1}}) {
+    const std::size_t bytes = c.block_bytes * n;
+    if (options_.max_bytes && reserved_ + bytes > *options_.max_bytes) {
+      release_free_batches(&c, reserved_ + bytes - *options_.max_bytes);
+      if (reserved_ + bytes > *options_.max_bytes) continue;
+    }
+    std::byte* base = nullptr;
+    try {
+      base = static_cast<std::byte*>(upstream_.allocate(bytes, stream));
+    } catch (const out_of_memory&) {
+      if (release_free_batches(&c, bytes) == 0) continue;
+      try {
+        base = static_cast<std::byte*>(upstream_.allocate(bytes, stream));
+      } catch (const out_of_memory&) {
+        continue;
+      }
+    }
+    ++upstream_allocs_;
+    batches_[base] = Batch{base, c.block_bytes, n, n};
+    for (std::size_t i = 0; i < n; ++i) {
+      std::byte* p = base + i * c.block_bytes;
+      c.free.push_back({p, std::nullopt});
+      slab_blocks_.insert(p);
+    }
+    c.blocks += n;
+    reserved_ += bytes;
+    return true;
   }
-  auto* base = static_cast<std::byte*>(upstream_.allocate(bytes, stream));
-  ++upstream_allocs_;
-  batches_[base] = Batch{base, c.block_bytes, options_.batch, options_.batch};
-  for (std::size_t i = 0; i < options_.batch; ++i) {
-    std::byte* p = base + i * c.block_bytes;
-    c.free.push_back({p, std::nullopt});
-    slab_blocks_.insert(p);
-  }
-  c.blocks += options_.batch;
-  reserved_ += bytes;
-  return true;
+  return false;
 }
 
-std::size_t SlabResource::release_free_batches(const SizeClass* except, std::size_t at_least) {
+std::size_t SlabResource::release_free_batches(const SizeClass* except, std::size_t at_least,
+                                               const SizeClass* only) {
   std::size_t released = 0;
   for (auto it = batches_.begin(); it != batches_.end() && released < at_least;) {
     Batch& b = it->second;
     SizeClass& c = classes_.at(b.block_bytes);
-    if (&c == except || b.free_blocks != b.blocks) {
+    if (&c == except || (only && &c != only) || b.free_blocks != b.blocks) {
       ++it;
       continue;
     }
@@ -84,17 +99,44 @@ std::size_t SlabResource::release_free_batches(const SizeClass* except, std::siz
   return released;
 }
 
+bool SlabResource::evict_idle_class() {
+  for (auto it = classes_.begin(); it != classes_.end(); ++it) {
+    SizeClass& c = it->second;
+    if (c.free.size() != c.blocks) continue;  // a block is in use
+    release_free_batches(nullptr, SIZE_MAX, &c);
+    if (c.blocks == 0) {
+      classes_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void* SlabResource::passthrough(std::size_t bytes, cudaStream_t stream,
+                                std::unique_lock<std::mutex>& lock) {
+  ++passthrough_;
+  void* p = nullptr;
+  try {
+    p = upstream_.allocate(bytes, stream);
+  } catch (const out_of_memory&) {
+    // Idle batches may be what fills the budget: return them, try once more.
+    if (release_free_batches(nullptr, bytes) == 0) throw;
+    p = upstream_.allocate(bytes, stream);
+  }
+  passthrough_bytes_ += round_block(bytes);
+  (void)lock;
+  return p;
+}
+
 void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
   const std::size_t size = round_block(bytes);
   std::unique_lock lock(mutex_);
   auto it = classes_.find(size);
   if (it == classes_.end()) {
-    if (static_cast<int>(classes_.size()) >= options_.max_classes ||
-        ++seen_[size] < options_.min_repeats) {
-      ++passthrough_;
-      lock.unlock();
-      return upstream_.allocate(bytes, stream);
-    }
+    if (seen_.size() > 4096) seen_.clear();  // one-off sizes must not pile up
+    if (++seen_[size] < options_.min_repeats ||
+        (static_cast<int>(classes_.size()) >= options_.max_classes && !evict_idle_class()))
+      return passthrough(bytes, stream, lock);
     seen_.erase(size);
     it = classes_.emplace(size, SizeClass{size, {}, 0}).first;
   }
@@ -136,6 +178,7 @@ void SlabResource::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stre
   auto* p = static_cast<std::byte*>(ptr);
   std::unique_lock lock(mutex_);
   if (!slab_blocks_.count(p)) {
+    passthrough_bytes_ -= round_block(bytes);
     lock.unlock();
     upstream_.deallocate(ptr, bytes, stream);
     return;
@@ -160,8 +203,8 @@ void SlabResource::trim() {
 ResourceUsage SlabResource::usage() const {
   std::lock_guard lock(mutex_);
   ResourceUsage u;
-  u.reserved = reserved_;
-  u.used = used_;
+  u.reserved = reserved_ + passthrough_bytes_;
+  u.used = used_ + passthrough_bytes_;
   u.free_bytes = reserved_ - used_;
   std::size_t largest = 0;
   for (const auto& [size, c] : classes_)

@@ -93,9 +93,19 @@ class Conformance : public ::testing::TestWithParam<Stack> {
 TEST_P(Conformance, RandomSizesAreAlignedDistinctAndHoldTheirData) {
   std::mt19937 rng(1234);
   std::vector<std::pair<void*, std::size_t>> live;
+  // Under a budget, keep the live set at a quarter of it: this test is about
+  // correctness, the budget test below about refusals.
+  const std::size_t cap = GetParam().budget ? *GetParam().budget / 4 : SIZE_MAX;
+  std::size_t live_bytes = 0;
   for (int i = 0; i < 200; ++i) {
     // 4 B .. 32 MiB, log-uniform, with awkward sizes.
     const auto bytes = static_cast<std::size_t>(std::exp2(2 + (rng() % 2300) / 100.0)) + rng() % 7;
+    while (!live.empty() && live_bytes + bytes > cap) {
+      mr_->deallocate(live.front().first, live.front().second, a_);
+      live_bytes -= live.front().second;
+      live.erase(live.begin());
+    }
+    live_bytes += bytes;
     void* p = mr_->allocate(bytes, a_);
     ASSERT_NE(p, nullptr);
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % DeviceMemoryResource::kAlignment, 0u) << bytes;
@@ -104,6 +114,7 @@ TEST_P(Conformance, RandomSizesAreAlignedDistinctAndHoldTheirData) {
     if (rng() % 3 == 0) {
       const auto k = rng() % live.size();
       mr_->deallocate(live[k].first, live[k].second, a_);
+      live_bytes -= live[k].second;
       live.erase(live.begin() + static_cast<long>(k));
     }
   }

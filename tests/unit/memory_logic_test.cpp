@@ -435,3 +435,28 @@ TEST(SlabResource, RandomWorkloadHandsOutDisjointBlocksThatKeepTheirBytes) {
   slab.trim();
   EXPECT_EQ(up.live, 0) << "every batch went back upstream";
 }
+
+TEST(SlabResource, FullClassTableEvictsAnIdleClassAndPassthroughRetries) {
+  HostResource host;
+  BudgetAdaptor up(host, 8192);
+  SlabResource slab(up, {2, std::nullopt, 1, 1}, std::make_unique<ManualFences>());
+  void* a = slab.allocate(2048, nullptr);  // class 2048: one batch of 2 = 4096 under budget
+  slab.deallocate(a, 2048, nullptr);
+  void* b = slab.allocate(1024, nullptr);  // table full, 2048 idle: evicted, 1024 gets the slot
+  EXPECT_EQ(slab.class_count(), 1u);
+  EXPECT_EQ(slab.passthrough_allocations(), 0u);
+  void* c = slab.allocate(6000, nullptr);  // 1024 in use, table full: passthrough
+  EXPECT_EQ(slab.passthrough_allocations(), 1u);
+  EXPECT_EQ(*slab.usage().used, 1024u + 6144u) << "passthrough blocks count as used";
+  slab.deallocate(c, 6000, nullptr);
+  slab.deallocate(b, 1024, nullptr);
+  // A new 7000-byte class: its batch of 2 exceeds the budget, one block fits
+  // once the idle 1024 class is evicted.
+  void* d = slab.allocate(7000, nullptr);
+  EXPECT_EQ(*slab.usage().reserved, 7168u);
+  EXPECT_EQ(slab.class_count(), 1u);
+  slab.deallocate(d, 7000, nullptr);
+  EXPECT_EQ(host.live, 1) << "the slab keeps its batch";
+  slab.trim();
+  EXPECT_EQ(host.live, 0);
+}

@@ -7,8 +7,10 @@
 // upstream allocation, while the total stays under `max_bytes`. When a class
 // can't grow, fully free batches of other classes are returned upstream
 // first; if that is not enough the allocation fails loudly (out_of_memory,
-// with the class, its blocks and the cap). Sizes beyond the classes go to the
-// upstream resource untouched.
+// with the class, its blocks and the cap). When every class slot is taken, a
+// class with no block in use is evicted for a recurring new size; other sizes
+// go to the upstream resource untouched (and when upstream refuses, idle
+// batches are returned and the call is retried once).
 //
 // Stream rule: as for vmm, a freed block is handed out again only once the
 // fence recorded on the freeing stream is ready; when every free block is
@@ -68,7 +70,12 @@ class SlabResource final : public DeviceMemoryResource {
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
   bool grow(SizeClass& c, cudaStream_t stream);
-  std::size_t release_free_batches(const SizeClass* except, std::size_t at_least);
+  // Returns fully free batches upstream (waiting for their fences) until
+  // `at_least` bytes went back; skips `except`, or touches only `only`.
+  std::size_t release_free_batches(const SizeClass* except, std::size_t at_least,
+                                   const SizeClass* only = nullptr);
+  bool evict_idle_class();
+  void* passthrough(std::size_t bytes, cudaStream_t stream, std::unique_lock<std::mutex>& lock);
 
   DeviceMemoryResource& upstream_;
   SlabOptions options_;
@@ -79,6 +86,7 @@ class SlabResource final : public DeviceMemoryResource {
   std::unordered_set<std::byte*> slab_blocks_;  // every block the slab owns
   std::map<std::byte*, Batch> batches_;
   std::size_t reserved_ = 0, used_ = 0, upstream_allocs_ = 0, passthrough_ = 0;
+  std::size_t passthrough_bytes_ = 0;  // live blocks that went upstream
 };
 
 }  // namespace vpipe
