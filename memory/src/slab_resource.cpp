@@ -159,7 +159,11 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
           "slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap leaves no room "
           "to grow ({} bytes reserved over {} classes)",
           c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, classes_.size());
-      std::fprintf(stderr, "vpipe: %s\n", msg.c_str());
+      // Loud, but not a flood: the 1st, 10th, 100th… exhaustion is printed.
+      if (++exhaustions_ == next_report_) {
+        std::fprintf(stderr, "vpipe: %s [%zu exhaustion(s) so far]\n", msg.c_str(), exhaustions_);
+        next_report_ *= 10;
+      }
       throw out_of_memory(msg);
     } else {
       fences_->wait(*c.free.front().fence);
@@ -226,4 +230,11 @@ std::size_t SlabResource::passthrough_allocations() const {
   return passthrough_;
 }
 
+}  // namespace vpipe
+
+namespace vpipe {
+std::size_t SlabResource::exhaustions() const {
+  std::lock_guard lock(mutex_);
+  return exhaustions_;
+}
 }  // namespace vpipe

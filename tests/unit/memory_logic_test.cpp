@@ -245,6 +245,7 @@ TEST(SlabResource, CapExhaustsLoudlyAndWaitsForPendingBlocks) {
   void* a = slab.allocate(1024, nullptr);
   void* b = slab.allocate(1024, nullptr);
   EXPECT_THROW((void)slab.allocate(1024, nullptr), out_of_memory) << "cap reached, none free";
+  EXPECT_EQ(slab.exhaustions(), 1u);
   slab.deallocate(a, 1024, nullptr);
   const int waits = f->waits();
   void* c = slab.allocate(1024, nullptr);  // the only free block is pending: waits on it
