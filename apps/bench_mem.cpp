@@ -541,6 +541,30 @@ json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_
 
 }  // namespace
 
+int run_replay(const std::string& log_path, const std::string& strategy, double budget_gib) {
+  if (auto reason = cuda_unavailable_reason(); !reason.empty()) {
+    fmt::print(stderr, "vpipe bench replay: {}: nothing to replay on\n", reason);
+    return 2;
+  }
+  std::ifstream in(log_path);
+  if (!in) throw std::runtime_error(fmt::format("cannot open allocation log '{}'", log_path));
+  const auto entries = parse_allocation_log(in);
+  StrategyOptions o;
+  if (budget_gib > 0) o.budget = static_cast<std::size_t>(budget_gib * (1 << 30));
+  fmt::print("Replay of {} ({} entries){}\n\n| strategy | failed / allocations | frees | peak in use MiB | seconds |\n|---|---|---|---|---|\n",
+             log_path, entries.size(),
+             o.budget ? fmt::format(" under a {:.2f} GiB budget", budget_gib) : std::string());
+  Stream stream;
+  for (const auto& name : strategy == "all" ? kStrategies : std::vector<std::string>{strategy}) {
+    auto s = make_strategy(name, o);
+    const auto r = replay(entries, s.resource(), {stream.s});
+    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
+    fmt::print("| {} | {} / {} | {} | {:.0f} | {:.3f} |\n", name, r.failures, r.allocations, r.frees,
+               static_cast<double>(r.peak_in_use) / MiB, r.seconds);
+  }
+  return 0;
+}
+
 int run_mem_bench(const MemBenchOptions& o) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) {
     fmt::print(stderr, "vpipe bench mem: {}: nothing to measure\n", reason);

@@ -5,6 +5,7 @@
 //   vpipe info             CUDA devices, NVDEC/NVENC through FFmpeg, library versions
 //   vpipe filters          the filters --vf takes, with their parameters
 //   vpipe bench mem        the memory strategies measured (needs a CUDA device)
+//   vpipe bench replay LOG replay an allocation log against the strategies
 //
 // transcode's data flow (each box a thread, each arrow a bounded queue):
 //
@@ -184,6 +185,14 @@ int main(int argc, char** argv) {
   bmem->add_option("--log", mopts.log_path, "write scenario (a)'s allocation log (CSV)");
   bmem->add_option("--only", mopts.only, "one section")
       ->check(CLI::IsMember({"latency", "frames", "threshold", "staging", "fragmentation"}));
+  std::string replay_log, replay_mem = "all";
+  double replay_budget = 0;
+  auto* breplay = bench->add_subcommand(
+      "replay", "replay an allocation log (from bench mem --log) against memory strategies");
+  breplay->add_option("log", replay_log, "the CSV log")->required();
+  breplay->add_option("--mem", replay_mem, "all, or one of naive, pool, pool-release0, vmm, slab")
+      ->capture_default_str();
+  breplay->add_option("--budget-gib", replay_budget, "device budget (0: none)");
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
 
   try {
@@ -199,6 +208,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("info")) return run_info();
     if (app.got_subcommand("filters")) return run_filters();
     if (bmem->parsed()) return vpipe::bench::run_mem_bench(mopts);
+    if (breplay->parsed())
+      return vpipe::bench::run_replay(replay_log, replay_mem, replay_budget);
     if (frames > 0) topts.max_frames = frames;
     return run_transcode(topts, report_path);
   } catch (const std::exception& e) {

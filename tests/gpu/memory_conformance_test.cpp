@@ -26,6 +26,12 @@ struct Stack {
   bool logging = false;
 };
 
+void PrintTo(const Stack& s, std::ostream* os) {
+  *os << s.strategy;
+  if (s.budget) *os << " budget " << *s.budget / MiB << " MiB";
+  if (s.logging) *os << " logged";
+}
+
 std::string stack_name(const ::testing::TestParamInfo<Stack>& info) {
   std::string n = info.param.strategy;
   for (auto& c : n)
