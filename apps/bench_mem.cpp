@@ -457,6 +457,23 @@ json print_scenario(const std::string& title, const std::map<std::string, Scenar
   return out;
 }
 
+// Replays `entries` against each strategy under `o`; prints a table row each.
+json replay_rows(const std::vector<LogEntry>& entries, const std::vector<std::string>& names,
+                 const StrategyOptions& o, cudaStream_t stream) {
+  fmt::print("| strategy | failed / allocations | frees | peak in use MiB | seconds |\n|---|---|---|---|---|\n");
+  json rows = json::object();
+  for (const auto& name : names) {
+    auto s = make_strategy(name, o);
+    const auto r = replay(entries, s.resource(), {stream});
+    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream));
+    fmt::print("| {} | {} / {} | {} | {:.0f} | {:.3f} |\n", name, r.failures, r.allocations, r.frees,
+               static_cast<double>(r.peak_in_use) / MiB, r.seconds);
+    rows[name] = {{"failures", r.failures}, {"allocations", r.allocations}, {"frees", r.frees},
+                  {"peak_in_use", r.peak_in_use}, {"seconds", r.seconds}};
+  }
+  return rows;
+}
+
 json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_path) {
   fmt::print("\n## 5. Fragmentation under a {:.2f} GiB budget\n\n", static_cast<double>(budget) / (1 << 30));
   fmt::print("The budget is each strategy's own cap: pool max size, vmm mapped bytes, slab total; "
@@ -485,17 +502,8 @@ json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_
   const auto entries = parse_allocation_log(log);
   if (!log_path.empty()) std::ofstream(log_path) << log.str();
   fmt::print("\nReplay of (a)'s allocation log ({} entries, recorded through naive) against every "
-             "strategy, same budget, no kernels:\n\n| strategy | failed / allocations | seconds |\n|---|---|---|\n",
-             entries.size());
-  json replays = json::object();
-  for (const auto& name : kStrategies) {
-    auto s = make_strategy(name, o);
-    const auto r = replay(entries, s.resource(), {stream.s});
-    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
-    fmt::print("| {} | {} / {} | {:.3f} |\n", name, r.failures, r.allocations, r.seconds);
-    replays[name] = {{"failures", r.failures}, {"allocations", r.allocations}, {"seconds", r.seconds}};
-  }
-  out["a_replay"] = replays;
+             "strategy, same budget, no kernels:\n\n", entries.size());
+  out["a_replay"] = replay_rows(entries, kStrategies, o, stream.s);
 
   const int frames = quick ? 150 : 1000, k = quick ? 15 : 50;
   for (const auto& name : kStrategies) {
@@ -551,17 +559,11 @@ int run_replay(const std::string& log_path, const std::string& strategy, double 
   const auto entries = parse_allocation_log(in);
   StrategyOptions o;
   if (budget_gib > 0) o.budget = static_cast<std::size_t>(budget_gib * (1 << 30));
-  fmt::print("Replay of {} ({} entries){}\n\n| strategy | failed / allocations | frees | peak in use MiB | seconds |\n|---|---|---|---|---|\n",
-             log_path, entries.size(),
+  fmt::print("Replay of {} ({} entries){}\n\n", log_path, entries.size(),
              o.budget ? fmt::format(" under a {:.2f} GiB budget", budget_gib) : std::string());
   Stream stream;
-  for (const auto& name : strategy == "all" ? kStrategies : std::vector<std::string>{strategy}) {
-    auto s = make_strategy(name, o);
-    const auto r = replay(entries, s.resource(), {stream.s});
-    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
-    fmt::print("| {} | {} / {} | {} | {:.0f} | {:.3f} |\n", name, r.failures, r.allocations, r.frees,
-               static_cast<double>(r.peak_in_use) / MiB, r.seconds);
-  }
+  (void)replay_rows(entries, strategy == "all" ? kStrategies : std::vector<std::string>{strategy}, o,
+                    stream.s);
   return 0;
 }
 
