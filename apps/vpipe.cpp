@@ -5,6 +5,7 @@
 //   vpipe info             CUDA devices, NVDEC/NVENC through FFmpeg, library versions
 //   vpipe filters          the filters --vf takes, with their parameters
 //   vpipe bench mem        the memory strategies measured (needs a CUDA device)
+//   vpipe bench kernels    the CUDA filter kernels' throughput vs a device copy
 //   vpipe bench replay LOG replay an allocation log against the strategies
 //
 // transcode's data flow (each box a thread, each arrow a bounded queue):
@@ -33,6 +34,7 @@ extern "C" {
 }
 #include <opencv2/core/version.hpp>
 
+#include "bench_kernels.hpp"
 #include "bench_mem.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/filter.hpp"
@@ -185,6 +187,11 @@ int main(int argc, char** argv) {
   bmem->add_option("--log", mopts.log_path, "write scenario (a)'s allocation log (CSV)");
   bmem->add_option("--only", mopts.only, "one section")
       ->check(CLI::IsMember({"latency", "frames", "threshold", "staging", "fragmentation"}));
+  bool kquick = false;
+  std::string kjson;
+  auto* bkern = bench->add_subcommand("kernels", "CUDA filter kernels: µs and GB/s vs a device copy, 1080p and 4K");
+  bkern->add_flag("--quick", kquick, "fewer runs");
+  bkern->add_option("--json", kjson, "write every figure as JSON");
   std::string replay_log, replay_mem = "all";
   double replay_budget = 0;
   auto* breplay = bench->add_subcommand(
@@ -208,6 +215,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("info")) return run_info();
     if (app.got_subcommand("filters")) return run_filters();
     if (bmem->parsed()) return vpipe::bench::run_mem_bench(mopts);
+    if (bkern->parsed()) return vpipe::bench::run_kernel_bench(kquick, kjson);
     if (breplay->parsed())
       return vpipe::bench::run_replay(replay_log, replay_mem, replay_budget);
     if (frames > 0) topts.max_frames = frames;

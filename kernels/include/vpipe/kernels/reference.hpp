@@ -6,6 +6,7 @@
 
 #include <opencv2/core.hpp>
 
+#include "vpipe/kernels/color.hpp"
 #include "vpipe/kernels/image.hpp"
 
 namespace vpipe::ref {
@@ -34,6 +35,23 @@ void invert_plane(const PlaneView& src, const PlaneView& dst);
 
 // dst = the rectangle (x, y, dst.width, dst.height) of src.
 void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y);
+
+// Colour conversion (plain C++ on color.hpp's formulas; OpenCV has only
+// BT.601 limited range for NV12). Same conventions as the CUDA kernels.
+void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec);
+void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
+                    const PlaneView& rgb, ColorSpec spec);
+void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, ColorSpec spec);
+void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u,
+                    const PlaneView& v, ColorSpec spec);
+// NV12 → resized RGB(A), bilinear on both planes, unrounded into the colour step.
+void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
+                        ColorSpec spec);
+
+// The table for brightness (-1..1, added), contrast (0.. , around mid-grey)
+// and gamma (> 0): out = 255 * clamp(((v/255 - .5) * contrast + .5 + brightness))^(1/gamma).
+void make_eq_lut(double brightness, double contrast, double gamma, std::uint8_t (&lut)[256]);
+void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256]);
 
 // PSNR in dB between two planes of equal size (identical planes: +inf).
 [[nodiscard]] double psnr(const PlaneView& a, const PlaneView& b);

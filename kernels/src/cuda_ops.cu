@@ -1,0 +1,431 @@
+// CUDA filter kernels (see cuda_ops.hpp for the contracts).
+#include <nvtx3/nvToolsExt.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "vpipe/kernels/cuda_ops.hpp"
+#include "vpipe/memory/device_resource.hpp"
+#include "vpipe/memory/errors.hpp"
+
+namespace vpipe::cuda {
+
+namespace {
+
+// NVTX range for one launch; the debug switch synchronizes and checks after it.
+class LaunchScope {
+ public:
+  LaunchScope(const char* name, cudaStream_t stream) : name_(name), stream_(stream) {
+    nvtxRangePushA(name);
+  }
+  ~LaunchScope() noexcept(false) {
+    nvtxRangePop();
+    if (std::uncaught_exceptions()) return;
+    const cudaError_t launch = cudaGetLastError();
+    if (launch != cudaSuccess) detail::throw_cuda_error(launch, name_, __FILE__, __LINE__);
+    if (debug_sync()) {
+      const cudaError_t run = cudaStreamSynchronize(stream_);
+      if (run != cudaSuccess) detail::throw_cuda_error(run, name_, __FILE__, __LINE__);
+    }
+  }
+  LaunchScope(const LaunchScope&) = delete;
+  LaunchScope& operator=(const LaunchScope&) = delete;
+
+ private:
+  static bool debug_sync() {
+    static const bool on = [] {
+      const char* v = std::getenv("VPIPE_DEBUG_SYNC");
+      return v && std::string(v) == "1";
+    }();
+    return on;
+  }
+  const char* name_;
+  cudaStream_t stream_;
+};
+
+struct Plane {
+  std::uint8_t* data;
+  int width, height, channels;
+  std::size_t pitch;
+  __device__ std::uint8_t* row(int y) const { return data + static_cast<std::size_t>(y) * pitch; }
+};
+Plane dev(const PlaneView& p) { return {p.data, p.width, p.height, p.channels, p.pitch}; }
+
+dim3 grid2d(int w, int h, dim3 block) {
+  return dim3((static_cast<unsigned>(w) + block.x - 1) / block.x,
+              (static_cast<unsigned>(h) + block.y - 1) / block.y);
+}
+
+__device__ __forceinline__ void store_rgb(const Plane& o, int x, int y, float r, float g, float b) {
+  std::uint8_t* p = o.row(y) + x * o.channels;
+  p[0] = clamp_u8(r);
+  p[1] = clamp_u8(g);
+  p[2] = clamp_u8(b);
+  if (o.channels == 4) p[3] = 255;
+}
+
+// ---- colour ------------------------------------------------------------------
+
+// One thread per 2×2 block: the chroma sample is read once for four pixels.
+template <bool kSemiPlanar>
+__global__ void yuv420_to_rgb_kernel(Plane y, Plane u, Plane v, Plane rgb, ColorCoefs c) {
+  const int cx = blockIdx.x * blockDim.x + threadIdx.x, cy = blockIdx.y * blockDim.y + threadIdx.y;
+  if (2 * cx >= y.width || 2 * cy >= y.height) return;
+  float cu, cv;
+  if (kSemiPlanar) {
+    const std::uint8_t* p = u.row(cy) + 2 * cx;
+    cu = p[0];
+    cv = p[1];
+  } else {
+    cu = u.row(cy)[cx];
+    cv = v.row(cy)[cx];
+  }
+  for (int dy = 0; dy < 2; ++dy) {
+    const int yy = 2 * cy + dy;
+    if (yy >= y.height) break;
+    for (int dx = 0; dx < 2; ++dx) {
+      const int x = 2 * cx + dx;
+      if (x >= y.width) break;
+      float r, g, b;
+      yuv_to_rgb(c, y.row(yy)[x], cu, cv, r, g, b);
+      store_rgb(rgb, x, yy, r, g, b);
+    }
+  }
+}
+
+template <bool kSemiPlanar>
+__global__ void rgb_to_yuv420_kernel(Plane rgb, Plane y, Plane u, Plane v, ColorCoefs c) {
+  const int cx = blockIdx.x * blockDim.x + threadIdx.x, cy = blockIdx.y * blockDim.y + threadIdx.y;
+  if (2 * cx >= y.width || 2 * cy >= y.height) return;
+  float su = 0, sv = 0;
+  for (int dy = 0; dy < 2; ++dy)
+    for (int dx = 0; dx < 2; ++dx) {
+      const int x = min(2 * cx + dx, y.width - 1), yy = min(2 * cy + dy, y.height - 1);
+      const std::uint8_t* p = rgb.row(yy) + x * rgb.channels;
+      float fy, fu, fv;
+      rgb_to_yuv(c, p[0], p[1], p[2], fy, fu, fv);
+      if (2 * cx + dx < y.width && 2 * cy + dy < y.height) y.row(yy)[x] = clamp_u8(fy);
+      su += fu;
+      sv += fv;
+    }
+  if (kSemiPlanar) {
+    std::uint8_t* p = u.row(cy) + 2 * cx;
+    p[0] = clamp_u8(su / 4);
+    p[1] = clamp_u8(sv / 4);
+  } else {
+    u.row(cy)[cx] = clamp_u8(su / 4);
+    v.row(cy)[cx] = clamp_u8(sv / 4);
+  }
+}
+
+void expect_420(const PlaneView& y, const PlaneView& c, const PlaneView& rgb, int c_channels) {
+  VPIPE_EXPECTS(c.width == (y.width + 1) / 2 && c.height == (y.height + 1) / 2 &&
+                    c.channels == c_channels,
+                "4:2:0 chroma plane must be ceil(w/2) x ceil(h/2)");
+  VPIPE_EXPECTS(rgb.width == y.width && rgb.height == y.height &&
+                    (rgb.channels == 3 || rgb.channels == 4),
+                "RGB plane must match luma and have 3 or 4 channels");
+}
+
+// ---- geometry ------------------------------------------------------------------
+
+__device__ __forceinline__ float bilinear(const Plane& p, float fx, float fy, int ch) {
+  const int x0 = static_cast<int>(floorf(fx)), y0 = static_cast<int>(floorf(fy));
+  const float ax = fx - x0, ay = fy - y0;
+  const int xa = min(max(x0, 0), p.width - 1), xb = min(max(x0 + 1, 0), p.width - 1);
+  const int ya = min(max(y0, 0), p.height - 1), yb = min(max(y0 + 1, 0), p.height - 1);
+  const std::uint8_t* ra = p.row(ya);
+  const std::uint8_t* rb = p.row(yb);
+  const int c = p.channels;
+  return (1 - ay) * ((1 - ax) * ra[xa * c + ch] + ax * ra[xb * c + ch]) +
+         ay * ((1 - ax) * rb[xa * c + ch] + ax * rb[xb * c + ch]);
+}
+
+__global__ void resize_bilinear_kernel(Plane s, Plane d, float sx, float sy) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  const float fx = (x + 0.5f) * sx - 0.5f, fy = (y + 0.5f) * sy - 0.5f;
+  for (int ch = 0; ch < d.channels; ++ch) d.row(y)[x * d.channels + ch] = clamp_u8(bilinear(s, fx, fy, ch));
+}
+
+__global__ void resize_nearest_kernel(Plane s, Plane d, double sx, double sy) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  const int xs = min(static_cast<int>(floor(x * sx)), s.width - 1);
+  const int ys = min(static_cast<int>(floor(y * sy)), s.height - 1);
+  for (int ch = 0; ch < d.channels; ++ch)
+    d.row(y)[x * d.channels + ch] = s.row(ys)[xs * s.channels + ch];
+}
+
+// Each output pixel: the source pixels its footprint covers, weighted by overlap.
+__global__ void resize_area_kernel(Plane s, Plane d, double sx, double sy) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  const double x0 = x * sx, x1 = min((x + 1) * sx, static_cast<double>(s.width));
+  const double y0 = y * sy, y1 = min((y + 1) * sy, static_cast<double>(s.height));
+  float acc[4] = {0, 0, 0, 0};
+  for (int ys = static_cast<int>(floor(y0)); ys < static_cast<int>(ceil(y1)); ++ys) {
+    const float wy = static_cast<float>(min(ys + 1.0, y1) - max(static_cast<double>(ys), y0));
+    const std::uint8_t* row = s.row(ys);
+    for (int xs = static_cast<int>(floor(x0)); xs < static_cast<int>(ceil(x1)); ++xs) {
+      const float w = wy * static_cast<float>(min(xs + 1.0, x1) - max(static_cast<double>(xs), x0));
+      for (int ch = 0; ch < s.channels; ++ch) acc[ch] += w * row[xs * s.channels + ch];
+    }
+  }
+  const float inv = static_cast<float>(1.0 / ((x1 - x0) * (y1 - y0)));
+  for (int ch = 0; ch < d.channels; ++ch) d.row(y)[x * d.channels + ch] = clamp_u8(acc[ch] * inv);
+}
+
+__global__ void flip_kernel(Plane s, Plane d, bool h, bool v) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  const int xs = h ? s.width - 1 - x : x, ys = v ? s.height - 1 - y : y;
+  for (int ch = 0; ch < d.channels; ++ch) d.row(y)[x * d.channels + ch] = s.row(ys)[xs * s.channels + ch];
+}
+
+// ---- blur --------------------------------------------------------------------
+
+constexpr int kMaxRadius = 192;
+struct GaussKernel {
+  int radius;
+  float w[2 * kMaxRadius + 1];
+};
+
+__device__ __forceinline__ int reflect101(int i, int n) {
+  if (n == 1) return 0;
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * n - 2 - i;
+  return i;
+}
+
+// Horizontal pass: u8 → float (row-major, width*channels floats per row).
+__global__ void blur_h_kernel(Plane s, float* tmp, GaussKernel k) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= s.width || y >= s.height) return;
+  const std::uint8_t* row = s.row(y);
+  for (int ch = 0; ch < s.channels; ++ch) {
+    float acc = 0;
+    for (int i = -k.radius; i <= k.radius; ++i)
+      acc += k.w[i + k.radius] * row[reflect101(x + i, s.width) * s.channels + ch];
+    tmp[(static_cast<std::size_t>(y) * s.width + x) * s.channels + ch] = acc;
+  }
+}
+
+__global__ void blur_v_kernel(const float* tmp, Plane d, GaussKernel k) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  for (int ch = 0; ch < d.channels; ++ch) {
+    float acc = 0;
+    for (int i = -k.radius; i <= k.radius; ++i)
+      acc += k.w[i + k.radius] *
+             tmp[(static_cast<std::size_t>(reflect101(y + i, d.height)) * d.width + x) * d.channels + ch];
+    d.row(y)[x * d.channels + ch] = clamp_u8(acc);
+  }
+}
+
+// ---- pointwise -----------------------------------------------------------------
+
+// Four bytes per thread where rows are 4-byte aligned, else one.
+template <class Op>
+__global__ void pointwise_kernel(Plane s, Plane d, Op op, bool vec4) {
+  const int y = blockIdx.y;
+  const std::size_t row_bytes = static_cast<std::size_t>(s.width) * s.channels;
+  const std::uint8_t* in = s.row(y);
+  std::uint8_t* out = d.row(y);
+  if (vec4) {
+    for (std::size_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4; i < row_bytes;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x * 4) {
+      uchar4 v = *reinterpret_cast<const uchar4*>(in + i);
+      v.x = op(v.x);
+      v.y = op(v.y);
+      v.z = op(v.z);
+      v.w = op(v.w);
+      *reinterpret_cast<uchar4*>(out + i) = v;
+    }
+  } else {
+    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < row_bytes;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+      out[i] = op(in[i]);
+  }
+}
+
+struct InvertOp {
+  __device__ std::uint8_t operator()(std::uint8_t v) const { return 255 - v; }
+};
+struct LutOp {
+  std::uint8_t lut[256];
+  __device__ std::uint8_t operator()(std::uint8_t v) const { return lut[v]; }
+};
+
+template <class Op>
+void launch_pointwise(const PlaneView& src, const PlaneView& dst, Op op, cudaStream_t stream) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "pointwise: planes differ in size");
+  if (src.width == 0 || src.height == 0) return;
+  const std::size_t row = src.row_bytes();
+  const bool vec4 = row % 4 == 0 && src.pitch % 4 == 0 && dst.pitch % 4 == 0 &&
+                    reinterpret_cast<std::uintptr_t>(src.data) % 4 == 0 &&
+                    reinterpret_cast<std::uintptr_t>(dst.data) % 4 == 0;
+  const std::size_t per_block = 256 * (vec4 ? 4 : 1);
+  const dim3 grid(static_cast<unsigned>((row + per_block - 1) / per_block), static_cast<unsigned>(src.height));
+  pointwise_kernel<<<grid, 256, 0, stream>>>(dev(src), dev(dst), op, vec4);
+}
+
+// ---- fused ---------------------------------------------------------------------
+
+__global__ void nv12_resize_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c, float sx,
+                                       float sy, float csx, float csy) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, yy = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= rgb.width || yy >= rgb.height) return;
+  const float fy = bilinear(y, (x + 0.5f) * sx - 0.5f, (yy + 0.5f) * sy - 0.5f, 0);
+  const float cxf = (x + 0.5f) * csx - 0.5f, cyf = (yy + 0.5f) * csy - 0.5f;
+  const float fu = bilinear(uv, cxf, cyf, 0), fv = bilinear(uv, cxf, cyf, 1);
+  float r, g, b;
+  yuv_to_rgb(c, fy, fu, fv, r, g, b);
+  store_rgb(rgb, x, yy, r, g, b);
+}
+
+}  // namespace
+
+// ---- public API ------------------------------------------------------------------
+
+void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec,
+                 cudaStream_t stream) {
+  expect_420(y, uv, rgb, 2);
+  if (y.width == 0 || y.height == 0) return;
+  LaunchScope scope("vpipe::nv12_to_rgb", stream);
+  const dim3 block(32, 8);
+  yuv420_to_rgb_kernel<true><<<grid2d(uv.width, uv.height, block), block, 0, stream>>>(
+      dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec));
+}
+
+void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
+                    const PlaneView& rgb, ColorSpec spec, cudaStream_t stream) {
+  expect_420(y, u, rgb, 1);
+  expect_420(y, v, rgb, 1);
+  if (y.width == 0 || y.height == 0) return;
+  LaunchScope scope("vpipe::yuv420p_to_rgb", stream);
+  const dim3 block(32, 8);
+  yuv420_to_rgb_kernel<false><<<grid2d(u.width, u.height, block), block, 0, stream>>>(
+      dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec));
+}
+
+void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, ColorSpec spec,
+                 cudaStream_t stream) {
+  expect_420(y, uv, rgb, 2);
+  if (y.width == 0 || y.height == 0) return;
+  LaunchScope scope("vpipe::rgb_to_nv12", stream);
+  const dim3 block(32, 8);
+  rgb_to_yuv420_kernel<true><<<grid2d(uv.width, uv.height, block), block, 0, stream>>>(
+      dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec));
+}
+
+void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u,
+                    const PlaneView& v, ColorSpec spec, cudaStream_t stream) {
+  expect_420(y, u, rgb, 1);
+  expect_420(y, v, rgb, 1);
+  if (y.width == 0 || y.height == 0) return;
+  LaunchScope scope("vpipe::rgb_to_yuv420p", stream);
+  const dim3 block(32, 8);
+  rgb_to_yuv420_kernel<false><<<grid2d(u.width, u.height, block), block, 0, stream>>>(
+      dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec));
+}
+
+void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp,
+                  cudaStream_t stream) {
+  VPIPE_EXPECTS(src.channels == dst.channels && src.channels <= 4, "resize: channel counts differ");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::resize_plane", stream);
+  const dim3 block(32, 8), grid = grid2d(dst.width, dst.height, block);
+  const double sx = static_cast<double>(src.width) / dst.width;
+  const double sy = static_cast<double>(src.height) / dst.height;
+  if (interp == ref::Interp::kNearest) {
+    resize_nearest_kernel<<<grid, block, 0, stream>>>(dev(src), dev(dst), sx, sy);
+  } else if (interp == ref::Interp::kArea && sx >= 1 && sy >= 1) {
+    resize_area_kernel<<<grid, block, 0, stream>>>(dev(src), dev(dst), sx, sy);
+  } else {
+    resize_bilinear_kernel<<<grid, block, 0, stream>>>(dev(src), dev(dst), static_cast<float>(sx),
+                                                       static_cast<float>(sy));
+  }
+}
+
+void flip_plane(const PlaneView& src, const PlaneView& dst, bool horizontal, bool vertical,
+                cudaStream_t stream) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "flip: planes differ in size");
+  VPIPE_EXPECTS(src.data != dst.data, "flip: not in place");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::flip_plane", stream);
+  const dim3 block(32, 8);
+  flip_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(dev(src), dev(dst),
+                                                                          horizontal, vertical);
+}
+
+void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y, cudaStream_t stream) {
+  VPIPE_EXPECTS(src.channels == dst.channels && x >= 0 && y >= 0 && x + dst.width <= src.width &&
+                    y + dst.height <= src.height,
+                "crop: rectangle outside the source");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::crop_plane", stream);
+  VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.data, dst.pitch, src.row(y) + x * src.channels, src.pitch,
+                                   dst.row_bytes(), static_cast<std::size_t>(dst.height),
+                                   cudaMemcpyDeviceToDevice, stream));
+}
+
+void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigma,
+                         DeviceMemoryResource& scratch, cudaStream_t stream) {
+  VPIPE_EXPECTS(sigma > 0, "blur: sigma must be > 0");
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "blur: planes differ in size");
+  if (dst.width == 0 || dst.height == 0) return;
+  GaussKernel k{};
+  k.radius = static_cast<int>(std::ceil(3.0 * sigma));
+  VPIPE_EXPECTS(k.radius <= kMaxRadius, "blur: sigma at most 64");
+  double sum = 0;
+  for (int i = -k.radius; i <= k.radius; ++i) sum += std::exp(-(i * i) / (2 * sigma * sigma));
+  for (int i = -k.radius; i <= k.radius; ++i)
+    k.w[i + k.radius] = static_cast<float>(std::exp(-(i * i) / (2 * sigma * sigma)) / sum);
+  const std::size_t tmp_bytes = src.row_bytes() * static_cast<std::size_t>(src.height) * sizeof(float);
+  LaunchScope scope("vpipe::gaussian_blur_plane", stream);
+  auto* tmp = static_cast<float*>(scratch.allocate(tmp_bytes, stream));
+  const dim3 block(32, 8), grid = grid2d(src.width, src.height, block);
+  blur_h_kernel<<<grid, block, 0, stream>>>(dev(src), tmp, k);
+  blur_v_kernel<<<grid, block, 0, stream>>>(tmp, dev(dst), k);
+  scratch.deallocate(tmp, tmp_bytes, stream);
+}
+
+void invert_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream) {
+  LaunchScope scope("vpipe::invert_plane", stream);
+  launch_pointwise(src, dst, InvertOp{}, stream);
+}
+
+void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256],
+               cudaStream_t stream) {
+  LaunchScope scope("vpipe::lut_plane", stream);
+  LutOp op{};
+  for (int i = 0; i < 256; ++i) op.lut[i] = lut[i];
+  launch_pointwise(src, dst, op, stream);
+}
+
+void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream) {
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::fill_plane", stream);
+  VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, value, dst.row_bytes(),
+                                   static_cast<std::size_t>(dst.height), stream));
+}
+
+void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
+                        ColorSpec spec, cudaStream_t stream) {
+  VPIPE_EXPECTS(uv.width == (y.width + 1) / 2 && uv.height == (y.height + 1) / 2 && uv.channels == 2,
+                "NV12 chroma plane must be ceil(w/2) x ceil(h/2) x 2");
+  VPIPE_EXPECTS(rgb.channels == 3 || rgb.channels == 4, "RGB plane needs 3 or 4 channels");
+  if (rgb.width == 0 || rgb.height == 0) return;
+  LaunchScope scope("vpipe::nv12_resize_to_rgb", stream);
+  const dim3 block(32, 8);
+  nv12_resize_rgb_kernel<<<grid2d(rgb.width, rgb.height, block), block, 0, stream>>>(
+      dev(y), dev(uv), dev(rgb), color_coefs(spec), static_cast<float>(y.width) / rgb.width,
+      static_cast<float>(y.height) / rgb.height, static_cast<float>(uv.width) / rgb.width,
+      static_cast<float>(uv.height) / rgb.height);
+}
+
+}  // namespace vpipe::cuda

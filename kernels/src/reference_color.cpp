@@ -1,0 +1,148 @@
+// Plain C++ references for colour conversion and the fused resize+convert.
+#include <algorithm>
+#include <cmath>
+#include <opencv2/core.hpp>
+
+#include "vpipe/kernels/reference.hpp"
+#include "vpipe/memory/errors.hpp"
+
+namespace vpipe::ref {
+
+namespace {
+
+void expect_420(const PlaneView& y, const PlaneView& c, const PlaneView& rgb, int c_channels) {
+  VPIPE_EXPECTS(c.width == (y.width + 1) / 2 && c.height == (y.height + 1) / 2 &&
+                    c.channels == c_channels,
+                "4:2:0 chroma plane must be ceil(w/2) x ceil(h/2)");
+  VPIPE_EXPECTS(rgb.width == y.width && rgb.height == y.height &&
+                    (rgb.channels == 3 || rgb.channels == 4),
+                "RGB plane must match luma and have 3 or 4 channels");
+}
+
+void put_rgb(const PlaneView& rgb, int x, int yy, float r, float g, float b) {
+  std::uint8_t* o = rgb.row(yy) + x * rgb.channels;
+  o[0] = clamp_u8(r);
+  o[1] = clamp_u8(g);
+  o[2] = clamp_u8(b);
+  if (rgb.channels == 4) o[3] = 255;
+}
+
+// Bilinear sample of channel `ch` at (fx, fy) source coordinates, OpenCV's
+// clamping at the borders.
+float sample_bilinear(const PlaneView& p, float fx, float fy, int ch) {
+  const int x0 = static_cast<int>(std::floor(fx)), y0 = static_cast<int>(std::floor(fy));
+  const float ax = fx - static_cast<float>(x0), ay = fy - static_cast<float>(y0);
+  auto at = [&](int x, int yy) {
+    x = std::clamp(x, 0, p.width - 1);
+    yy = std::clamp(yy, 0, p.height - 1);
+    return static_cast<float>(p.row(yy)[x * p.channels + ch]);
+  };
+  return (1 - ay) * ((1 - ax) * at(x0, y0) + ax * at(x0 + 1, y0)) +
+         ay * ((1 - ax) * at(x0, y0 + 1) + ax * at(x0 + 1, y0 + 1));
+}
+
+}  // namespace
+
+void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec) {
+  expect_420(y, uv, rgb, 2);
+  const ColorCoefs c = color_coefs(spec);
+  for (int yy = 0; yy < y.height; ++yy)
+    for (int x = 0; x < y.width; ++x) {
+      const std::uint8_t* cu = uv.row(yy / 2) + (x / 2) * 2;
+      float r, g, b;
+      yuv_to_rgb(c, y.row(yy)[x], cu[0], cu[1], r, g, b);
+      put_rgb(rgb, x, yy, r, g, b);
+    }
+}
+
+void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
+                    const PlaneView& rgb, ColorSpec spec) {
+  expect_420(y, u, rgb, 1);
+  expect_420(y, v, rgb, 1);
+  const ColorCoefs c = color_coefs(spec);
+  for (int yy = 0; yy < y.height; ++yy)
+    for (int x = 0; x < y.width; ++x) {
+      float r, g, b;
+      yuv_to_rgb(c, y.row(yy)[x], u.row(yy / 2)[x / 2], v.row(yy / 2)[x / 2], r, g, b);
+      put_rgb(rgb, x, yy, r, g, b);
+    }
+}
+
+namespace {
+// Writes Y for every pixel and the 2×2 mean Cb/Cr through `put_c`.
+template <class PutC>
+void rgb_to_420(const PlaneView& rgb, const PlaneView& y, ColorSpec spec, PutC put_c) {
+  const ColorCoefs c = color_coefs(spec);
+  for (int cy = 0; cy < (y.height + 1) / 2; ++cy)
+    for (int cx = 0; cx < (y.width + 1) / 2; ++cx) {
+      float su = 0, sv = 0;
+      for (int dy = 0; dy < 2; ++dy)
+        for (int dx = 0; dx < 2; ++dx) {
+          const int x = std::min(2 * cx + dx, y.width - 1), yy = std::min(2 * cy + dy, y.height - 1);
+          const std::uint8_t* p = rgb.row(yy) + x * rgb.channels;
+          float fy, fu, fv;
+          rgb_to_yuv(c, p[0], p[1], p[2], fy, fu, fv);
+          if (2 * cx + dx < y.width && 2 * cy + dy < y.height) y.row(yy)[x] = clamp_u8(fy);
+          su += fu;
+          sv += fv;
+        }
+      put_c(cx, cy, clamp_u8(su / 4), clamp_u8(sv / 4));
+    }
+}
+}  // namespace
+
+void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, ColorSpec spec) {
+  expect_420(y, uv, rgb, 2);
+  rgb_to_420(rgb, y, spec, [&](int cx, int cy, std::uint8_t u, std::uint8_t v) {
+    uv.row(cy)[2 * cx] = u;
+    uv.row(cy)[2 * cx + 1] = v;
+  });
+}
+
+void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u,
+                    const PlaneView& v, ColorSpec spec) {
+  expect_420(y, u, rgb, 1);
+  expect_420(y, v, rgb, 1);
+  rgb_to_420(rgb, y, spec, [&](int cx, int cy, std::uint8_t cu, std::uint8_t cv) {
+    u.row(cy)[cx] = cu;
+    v.row(cy)[cx] = cv;
+  });
+}
+
+void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
+                        ColorSpec spec) {
+  VPIPE_EXPECTS(uv.width == (y.width + 1) / 2 && uv.height == (y.height + 1) / 2 && uv.channels == 2,
+                "NV12 chroma plane must be ceil(w/2) x ceil(h/2) x 2");
+  VPIPE_EXPECTS(rgb.channels == 3 || rgb.channels == 4, "RGB plane needs 3 or 4 channels");
+  const ColorCoefs c = color_coefs(spec);
+  const float sx = static_cast<float>(y.width) / rgb.width, sy = static_cast<float>(y.height) / rgb.height;
+  const float csx = static_cast<float>(uv.width) / rgb.width, csy = static_cast<float>(uv.height) / rgb.height;
+  for (int yy = 0; yy < rgb.height; ++yy)
+    for (int x = 0; x < rgb.width; ++x) {
+      const float fy = sample_bilinear(y, (x + 0.5f) * sx - 0.5f, (yy + 0.5f) * sy - 0.5f, 0);
+      const float cxf = (x + 0.5f) * csx - 0.5f, cyf = (yy + 0.5f) * csy - 0.5f;
+      const float fu = sample_bilinear(uv, cxf, cyf, 0), fv = sample_bilinear(uv, cxf, cyf, 1);
+      float r, g, b;
+      yuv_to_rgb(c, fy, fu, fv, r, g, b);
+      put_rgb(rgb, x, yy, r, g, b);
+    }
+}
+
+void make_eq_lut(double brightness, double contrast, double gamma, std::uint8_t (&lut)[256]) {
+  VPIPE_EXPECTS(gamma > 0 && contrast >= 0, "eq: gamma > 0 and contrast >= 0");
+  for (int v = 0; v < 256; ++v) {
+    double x = (v / 255.0 - 0.5) * contrast + 0.5 + brightness;
+    x = std::clamp(x, 0.0, 1.0);
+    x = std::pow(x, 1.0 / gamma);
+    lut[v] = static_cast<std::uint8_t>(std::lround(255.0 * x));
+  }
+}
+
+void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256]) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "lut_plane: planes differ in size");
+  for (int yy = 0; yy < src.height; ++yy)
+    for (std::size_t i = 0; i < src.row_bytes(); ++i) dst.row(yy)[i] = lut[src.row(yy)[i]];
+}
+
+}  // namespace vpipe::ref

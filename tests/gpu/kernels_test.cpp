@@ -1,0 +1,279 @@
+// Every CUDA kernel against its CPU reference: seeded random planes and a real
+// frame from media/, awkward shapes (1×1, 2×2, odd sizes, 1921×1081) and
+// padded pitches; outputs poisoned first; exact or ±1 LSB where rounding
+// differs. A failing plane is dumped as PGM into $VPIPE_TEST_DUMP_DIR (or /tmp).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+
+#include "../e2e/media_check.hpp"
+#include "vpipe/kernels/cuda_ops.hpp"
+#include "vpipe/kernels/reference.hpp"
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/strategy.hpp"
+
+using namespace vpipe;
+
+namespace {
+
+constexpr std::uint8_t kPoison = 0xCD;
+
+// A plane in host memory and its device twin, with a chosen pitch padding.
+struct TestPlane {
+  PlaneView host{}, device{};
+  std::vector<std::uint8_t> bytes;
+  TestPlane(int w, int h, int ch, int pad, std::uint32_t seed) {
+    const std::size_t pitch = static_cast<std::size_t>(w * ch + pad);
+    bytes.assign(pitch * static_cast<std::size_t>(h), kPoison);
+    host = {bytes.data(), w, h, ch, pitch};
+    if (seed) {
+      std::mt19937 rng(seed);
+      for (int y = 0; y < h; ++y)
+        for (std::size_t i = 0; i < host.row_bytes(); ++i) host.row(y)[i] = static_cast<std::uint8_t>(rng());
+    }
+    void* d = nullptr;
+    VPIPE_CUDA_TRY(cudaMalloc(&d, std::max<std::size_t>(bytes.size(), 1)));
+    device = {static_cast<std::uint8_t*>(d), w, h, ch, pitch};
+    upload();
+  }
+  ~TestPlane() { cudaFree(device.data); }
+  TestPlane(const TestPlane&) = delete;
+  TestPlane& operator=(const TestPlane&) = delete;
+  void upload() { VPIPE_CUDA_TRY(cudaMemcpy(device.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice)); }
+  std::vector<std::uint8_t> download() const {
+    std::vector<std::uint8_t> out(bytes.size());
+    VPIPE_CUDA_TRY(cudaMemcpy(out.data(), device.data, out.size(), cudaMemcpyDeviceToHost));
+    return out;
+  }
+};
+
+void dump_pgm(const std::string& name, const PlaneView& p) {
+  const char* dir = std::getenv("VPIPE_TEST_DUMP_DIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/" + name + ".pgm";
+  std::ofstream f(path, std::ios::binary);
+  f << "P5\n" << p.row_bytes() << " " << p.height << "\n255\n";
+  for (int y = 0; y < p.height; ++y) f.write(reinterpret_cast<const char*>(p.row(y)), static_cast<long>(p.row_bytes()));
+}
+
+// Compares the device output with the reference plane (host): max |diff| <= tol
+// inside the rows, the pitch padding untouched, and not all poison/zero.
+::testing::AssertionResult matches(const TestPlane& got, const PlaneView& want, int tol,
+                                   const std::string& what) {
+  const auto bytes = got.download();
+  const PlaneView g{const_cast<std::uint8_t*>(bytes.data()), got.host.width, got.host.height,
+                    got.host.channels, got.host.pitch};
+  int worst = 0, wx = 0, wy = 0;
+  bool any_real = false;
+  for (int y = 0; y < g.height; ++y) {
+    for (std::size_t i = 0; i < g.row_bytes(); ++i) {
+      const int d = std::abs(int(g.row(y)[i]) - int(want.row(y)[i]));
+      if (d > worst) worst = d, wx = static_cast<int>(i), wy = y;
+      any_real |= g.row(y)[i] != kPoison && g.row(y)[i] != 0;
+    }
+    for (std::size_t i = g.row_bytes(); i < g.pitch; ++i)
+      if (g.row(y)[i] != kPoison) return ::testing::AssertionFailure() << what << ": wrote into the pitch padding";
+  }
+  if (g.row_bytes() * static_cast<std::size_t>(g.height) >= 16 && !any_real)
+    return ::testing::AssertionFailure() << what << ": output is all poison or zero";
+  if (worst > tol) {
+    dump_pgm("vpipe_fail_got", g);
+    dump_pgm("vpipe_fail_want", want);
+    return ::testing::AssertionFailure() << what << ": |diff| " << worst << " > " << tol << " at byte "
+                                         << wx << ", row " << wy;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class Kernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
+    VPIPE_CUDA_TRY(cudaStreamCreate(&stream_));
+  }
+  void TearDown() override {
+    if (stream_) {
+      cudaStreamSynchronize(stream_);
+      cudaStreamDestroy(stream_);
+    }
+  }
+  void sync() { VPIPE_CUDA_TRY(cudaStreamSynchronize(stream_)); }
+  cudaStream_t stream_{};
+};
+
+struct Shape {
+  int w, h;
+};
+const Shape kShapes[] = {{1, 1}, {2, 2}, {7, 5}, {33, 17}, {64, 64}, {1921, 1081}};
+const int kPads[] = {0, 37};
+const ColorSpec kSpecs[] = {{ColorMatrix::kBT601, ColorRange::kLimited},
+                            {ColorMatrix::kBT601, ColorRange::kFull},
+                            {ColorMatrix::kBT709, ColorRange::kLimited},
+                            {ColorMatrix::kBT709, ColorRange::kFull}};
+
+std::string label(const char* op, Shape s, int pad, int ch = 1) {
+  return std::string(op) + " " + std::to_string(s.w) + "x" + std::to_string(s.h) + "x" +
+         std::to_string(ch) + " pad " + std::to_string(pad);
+}
+
+}  // namespace
+
+TEST_F(Kernels, Nv12AndYuv420pToRgbMatchReference) {
+  for (Shape s : kShapes)
+    for (int pad : kPads)
+      for (int ch : {3, 4})
+        for (ColorSpec spec : kSpecs) {
+          const int cw = (s.w + 1) / 2, chh = (s.h + 1) / 2;
+          TestPlane y(s.w, s.h, 1, pad, 11), uv(cw, chh, 2, pad, 12), u(cw, chh, 1, pad, 13),
+              v(cw, chh, 1, pad, 14), out(s.w, s.h, ch, pad, 0), want(s.w, s.h, ch, pad, 0);
+          cuda::nv12_to_rgb(y.device, uv.device, out.device, spec, stream_);
+          sync();
+          ref::nv12_to_rgb(y.host, uv.host, want.host, spec);
+          ASSERT_TRUE(matches(out, want.host, 1, label("nv12_to_rgb", s, pad, ch)));
+          out.upload();  // poison again
+          cuda::yuv420p_to_rgb(y.device, u.device, v.device, out.device, spec, stream_);
+          sync();
+          ref::yuv420p_to_rgb(y.host, u.host, v.host, want.host, spec);
+          ASSERT_TRUE(matches(out, want.host, 1, label("yuv420p_to_rgb", s, pad, ch)));
+        }
+}
+
+TEST_F(Kernels, RgbToNv12AndYuv420pMatchReference) {
+  for (Shape s : kShapes)
+    for (int pad : kPads)
+      for (ColorSpec spec : kSpecs) {
+        const int cw = (s.w + 1) / 2, chh = (s.h + 1) / 2;
+        TestPlane rgb(s.w, s.h, 4, pad, 21), y(s.w, s.h, 1, pad, 0), uv(cw, chh, 2, pad, 0),
+            u(cw, chh, 1, pad, 0), v(cw, chh, 1, pad, 0), wy(s.w, s.h, 1, pad, 0),
+            wuv(cw, chh, 2, pad, 0), wu(cw, chh, 1, pad, 0), wv(cw, chh, 1, pad, 0);
+        cuda::rgb_to_nv12(rgb.device, y.device, uv.device, spec, stream_);
+        cuda::rgb_to_yuv420p(rgb.device, y.device, u.device, v.device, spec, stream_);
+        sync();
+        ref::rgb_to_nv12(rgb.host, wy.host, wuv.host, spec);
+        ref::rgb_to_yuv420p(rgb.host, wy.host, wu.host, wv.host, spec);
+        ASSERT_TRUE(matches(y, wy.host, 1, label("rgb_to_nv12 Y", s, pad)));
+        ASSERT_TRUE(matches(uv, wuv.host, 1, label("rgb_to_nv12 UV", s, pad)));
+        ASSERT_TRUE(matches(u, wu.host, 1, label("rgb_to_yuv420p U", s, pad)));
+        ASSERT_TRUE(matches(v, wv.host, 1, label("rgb_to_yuv420p V", s, pad)));
+      }
+}
+
+TEST_F(Kernels, ResizeMatchesOpenCv) {
+  const std::pair<Shape, Shape> cases[] = {{{1921, 1081}, {640, 360}}, {{1280, 720}, {1921, 1081}},
+                                           {{7, 5}, {3, 2}},           {{2, 2}, {1, 1}},
+                                           {{1, 1}, {5, 3}},           {{64, 64}, {33, 17}},
+                                           {{1920, 1080}, {960, 540}}};
+  for (auto [from, to] : cases)
+    for (int ch : {1, 2, 4})
+      for (int pad : kPads)
+        for (auto interp : {ref::Interp::kNearest, ref::Interp::kBilinear, ref::Interp::kArea}) {
+          const bool shrinking = to.w <= from.w && to.h <= from.h;
+          if (interp == ref::Interp::kArea && !shrinking) continue;  // area is for shrinking
+          TestPlane src(from.w, from.h, ch, pad, 31), out(to.w, to.h, ch, pad, 0), want(to.w, to.h, ch, pad, 0);
+          cuda::resize_plane(src.device, out.device, interp, stream_);
+          sync();
+          ref::resize_plane(src.host, want.host, interp);
+          const int tol = interp == ref::Interp::kNearest ? 0 : 1;
+          ASSERT_TRUE(matches(out, want.host, tol,
+                              label(interp == ref::Interp::kNearest ? "resize nearest"
+                                    : interp == ref::Interp::kArea ? "resize area" : "resize bilinear",
+                                    from, pad, ch) + " → " + std::to_string(to.w) + "x" + std::to_string(to.h)));
+        }
+}
+
+TEST_F(Kernels, GaussianBlurMatchesOpenCv) {
+  auto scratch = make_strategy("pool");
+  for (Shape s : kShapes)
+    for (int pad : kPads)
+      for (int ch : {1, 2})
+        for (double sigma : {0.5, 1.5, 4.0}) {
+          TestPlane src(s.w, s.h, ch, pad, 41), out(s.w, s.h, ch, pad, 0), want(s.w, s.h, ch, pad, 0);
+          cuda::gaussian_blur_plane(src.device, out.device, sigma, scratch.resource(), stream_);
+          sync();
+          ref::gaussian_blur_plane(src.host, want.host, sigma);
+          ASSERT_TRUE(matches(out, want.host, 1, label("blur", s, pad, ch) + " sigma " + std::to_string(sigma)));
+        }
+}
+
+TEST_F(Kernels, PointwiseFlipCropFillAreExact) {
+  std::uint8_t lut[256];
+  ref::make_eq_lut(0.1, 1.3, 0.8, lut);
+  for (Shape s : kShapes)
+    for (int pad : kPads)
+      for (int ch : {1, 2, 3}) {
+        TestPlane src(s.w, s.h, ch, pad, 51), out(s.w, s.h, ch, pad, 0), want(s.w, s.h, ch, pad, 0);
+        cuda::invert_plane(src.device, out.device, stream_);
+        sync();
+        ref::invert_plane(src.host, want.host);
+        ASSERT_TRUE(matches(out, want.host, 0, label("invert", s, pad, ch)));
+        cuda::lut_plane(src.device, out.device, lut, stream_);
+        sync();
+        ref::lut_plane(src.host, want.host, lut);
+        ASSERT_TRUE(matches(out, want.host, 0, label("lut", s, pad, ch)));
+        for (auto [h, v] : {std::pair{true, false}, {false, true}, {true, true}}) {
+          cuda::flip_plane(src.device, out.device, h, v, stream_);
+          sync();
+          ref::flip_plane(src.host, want.host, h, v);
+          ASSERT_TRUE(matches(out, want.host, 0, label("flip", s, pad, ch)));
+        }
+        cuda::fill_plane(out.device, 128, stream_);
+        sync();
+        ref::fill_plane(want.host, 128);
+        ASSERT_TRUE(matches(out, want.host, 0, label("fill", s, pad, ch)));
+        if (s.w > 2 && s.h > 2) {
+          TestPlane c(s.w - 2, s.h - 1, ch, pad, 0), wc(s.w - 2, s.h - 1, ch, pad, 0);
+          cuda::crop_plane(src.device, c.device, 1, 1, stream_);
+          sync();
+          ref::crop_plane(src.host, wc.host, 1, 1);
+          ASSERT_TRUE(matches(c, wc.host, 0, label("crop", s, pad, ch)));
+        }
+      }
+}
+
+TEST_F(Kernels, FusedNv12ResizeToRgbMatchesReference) {
+  const std::pair<Shape, Shape> cases[] = {{{1920, 1080}, {1280, 720}}, {{1921, 1081}, {640, 361}},
+                                           {{64, 64}, {64, 64}},        {{2, 2}, {7, 5}}};
+  for (auto [from, to] : cases)
+    for (int ch : {3, 4}) {
+      TestPlane y(from.w, from.h, 1, 37, 61), uv((from.w + 1) / 2, (from.h + 1) / 2, 2, 0, 62),
+          out(to.w, to.h, ch, 0, 0), want(to.w, to.h, ch, 0, 0);
+      cuda::nv12_resize_to_rgb(y.device, uv.device, out.device, {}, stream_);
+      sync();
+      ref::nv12_resize_to_rgb(y.host, uv.host, want.host, {});
+      ASSERT_TRUE(matches(out, want.host, 1, label("nv12_resize_to_rgb", from, 37, ch)));
+    }
+}
+
+TEST_F(Kernels, RealFrameFromTheSample) {
+  // The sample's first frame (yuv420p), interleaved to NV12 on the host.
+  std::optional<Frame> frame;
+  test::for_each_frame(test::kSample, [&](const Frame& f) {
+    if (f.index == 0 && !frame) frame = f;
+  });
+  ASSERT_TRUE(frame.has_value());
+  const int w = frame->format.width, h = frame->format.height;
+  TestPlane y(w, h, 1, 64, 0), uv(w / 2, h / 2, 2, 0, 0), rgb(w, h, 3, 0, 0), want(w, h, 3, 0, 0);
+  ref::copy_plane(frame->planes[0], y.host);
+  for (int r = 0; r < h / 2; ++r)
+    for (int x = 0; x < w / 2; ++x) {
+      uv.host.row(r)[2 * x] = frame->planes[1].row(r)[x];
+      uv.host.row(r)[2 * x + 1] = frame->planes[2].row(r)[x];
+    }
+  y.upload();
+  uv.upload();
+  cuda::nv12_to_rgb(y.device, uv.device, rgb.device, {ColorMatrix::kBT709, ColorRange::kLimited}, stream_);
+  sync();
+  ref::nv12_to_rgb(y.host, uv.host, want.host, {ColorMatrix::kBT709, ColorRange::kLimited});
+  EXPECT_TRUE(matches(rgb, want.host, 1, "nv12_to_rgb on the sample's first frame"));
+  // And through a 4:2:0 round trip on the device: RGB → NV12 → RGB stays close.
+  TestPlane y2(w, h, 1, 0, 0), uv2(w / 2, h / 2, 2, 0, 0), rgb2(w, h, 3, 0, 0);
+  cuda::rgb_to_nv12(rgb.device, y2.device, uv2.device, {}, stream_);
+  cuda::nv12_to_rgb(y2.device, uv2.device, rgb2.device, {}, stream_);
+  sync();
+  const auto a = rgb.download(), b = rgb2.download();
+  const PlaneView pa{const_cast<std::uint8_t*>(a.data()), w, h, 3, rgb.host.pitch};
+  const PlaneView pb{const_cast<std::uint8_t*>(b.data()), w, h, 3, rgb2.host.pitch};
+  EXPECT_GT(ref::psnr(pa, pb), 30.0) << "4:2:0 round trip of a real frame";
+}

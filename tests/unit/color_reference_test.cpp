@@ -1,0 +1,89 @@
+// The colour references on the CPU: anchor values, agreement with OpenCV's
+// BT.601 NV12 conversion, round trips, the eq table.
+#include <gtest/gtest.h>
+
+#include <opencv2/imgproc.hpp>
+#include <random>
+
+#include "vpipe/kernels/reference.hpp"
+
+using namespace vpipe;
+
+namespace {
+struct Img {
+  std::vector<std::uint8_t> b;
+  PlaneView v;
+  Img(int w, int h, int ch, std::uint8_t fill = 0) : b(static_cast<std::size_t>(w * h * ch), fill) {
+    v = {b.data(), w, h, ch, static_cast<std::size_t>(w * ch)};
+  }
+};
+}  // namespace
+
+TEST(ColorReference, AnchorValues) {
+  Img y(2, 2, 1, 16), uv(1, 1, 2, 128), rgb(2, 2, 3, 7);
+  ref::nv12_to_rgb(y.v, uv.v, rgb.v, {ColorMatrix::kBT709, ColorRange::kLimited});
+  EXPECT_EQ(rgb.b[0], 0);
+  EXPECT_EQ(rgb.b[5], 0);
+  y.b.assign(4, 235);
+  ref::nv12_to_rgb(y.v, uv.v, rgb.v, {ColorMatrix::kBT601, ColorRange::kLimited});
+  EXPECT_EQ(rgb.b[0], 255);
+  EXPECT_EQ(rgb.b[1], 255);
+  y.b.assign(4, 255);
+  ref::nv12_to_rgb(y.v, uv.v, rgb.v, {ColorMatrix::kBT709, ColorRange::kFull});
+  EXPECT_EQ(rgb.b[2], 255);
+  // Pure red in BT.709 limited: Y 63, Cb 102, Cr 240 (rounded).
+  Img red(2, 2, 3), yo(2, 2, 1), uvo(1, 1, 2);
+  for (int i = 0; i < 4; ++i) red.b[static_cast<std::size_t>(3 * i)] = 255;
+  ref::rgb_to_nv12(red.v, yo.v, uvo.v, {ColorMatrix::kBT709, ColorRange::kLimited});
+  EXPECT_EQ(yo.b[0], 63);
+  EXPECT_EQ(uvo.b[0], 102);
+  EXPECT_EQ(uvo.b[1], 240);
+}
+
+TEST(ColorReference, Bt601LimitedAgreesWithOpenCv) {
+  const int w = 64, h = 32;
+  std::mt19937 rng(3);
+  cv::Mat nv12(h * 3 / 2, w, CV_8UC1);
+  for (int i = 0; i < nv12.rows * nv12.cols; ++i) nv12.data[i] = static_cast<std::uint8_t>(16 + rng() % 220);
+  cv::Mat cv_rgb;
+  cv::cvtColor(nv12, cv_rgb, cv::COLOR_YUV2RGB_NV12);
+  Img rgb(w, h, 3);
+  PlaneView y{nv12.data, w, h, 1, static_cast<std::size_t>(w)};
+  PlaneView uv{nv12.data + w * h, w / 2, h / 2, 2, static_cast<std::size_t>(w)};
+  ref::nv12_to_rgb(y, uv, rgb.v, {ColorMatrix::kBT601, ColorRange::kLimited});
+  int worst = 0;
+  for (int i = 0; i < w * h * 3; ++i) worst = std::max(worst, std::abs(int(rgb.b[static_cast<std::size_t>(i)]) - int(cv_rgb.data[i])));
+  EXPECT_LE(worst, 2) << "OpenCV rounds its fixed-point coefficients differently";
+}
+
+TEST(ColorReference, FullRangeRoundTripIsClose) {
+  const int w = 32, h = 16;
+  Img rgb(w, h, 3), y(w, h, 1), uv(w / 2, h / 2, 2), back(w, h, 3);
+  for (int yy = 0; yy < h; ++yy)  // smooth: 4:2:0 loses little
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c) rgb.b[static_cast<std::size_t>((yy * w + x) * 3 + c)] = static_cast<std::uint8_t>(x * 4 + yy * 3 + c * 20);
+  ref::rgb_to_nv12(rgb.v, y.v, uv.v, {ColorMatrix::kBT709, ColorRange::kFull});
+  ref::nv12_to_rgb(y.v, uv.v, back.v, {ColorMatrix::kBT709, ColorRange::kFull});
+  EXPECT_GT(ref::psnr(rgb.v, back.v), 40.0);
+}
+
+TEST(ColorReference, EqLutIdentityAndExtremes) {
+  std::uint8_t lut[256];
+  ref::make_eq_lut(0, 1, 1, lut);
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(lut[i], i);
+  ref::make_eq_lut(1, 1, 1, lut);
+  EXPECT_EQ(lut[0], 255);
+  ref::make_eq_lut(0, 0, 1, lut);
+  EXPECT_EQ(lut[0], 128);
+  EXPECT_EQ(lut[255], 128);
+  ref::make_eq_lut(0, 1, 2, lut);
+  EXPECT_GT(lut[64], 64) << "gamma > 1 brightens mid-tones";
+}
+
+TEST(ColorReference, FusedResizeAtSameSizeIsNearTheSeparateSteps) {
+  const int w = 16, h = 8;
+  Img y(w, h, 1, 100), uv(w / 2, h / 2, 2, 128), a(w, h, 4), b(w, h, 4);
+  ref::nv12_resize_to_rgb(y.v, uv.v, a.v, {});
+  ref::nv12_to_rgb(y.v, uv.v, b.v, {});
+  for (std::size_t i = 0; i < a.b.size(); ++i) ASSERT_EQ(a.b[i], b.b[i]) << "flat chroma: identical";
+}
