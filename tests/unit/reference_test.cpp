@@ -52,7 +52,7 @@ TEST(Reference, InvertFlipCropMatchPlainLoops) {
 }
 
 TEST(Reference, GaussianBlurMatchesDirectConvolution) {
-  const double sigma = 1.5;
+  for (const double sigma : {0.5, 1.5, 4.0}) {
   const int r = static_cast<int>(std::ceil(3 * sigma));
   std::vector<double> k(static_cast<std::size_t>(2 * r + 1));
   double sum = 0;
@@ -64,17 +64,21 @@ TEST(Reference, GaussianBlurMatchesDirectConvolution) {
     return i;
   };
   for (auto [w, h] : kShapes) {
-    Image src(w, h, 1, 0, 99), dst(w, h, 1, 4);
+    for (int ch : {1, 2}) {
+    Image src(w, h, ch, 0, 41), dst(w, h, ch, 4);
     ref::gaussian_blur_plane(src.view, dst.view, sigma);
     for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
+      for (int x = 0; x < w; ++x)
+        for (int c = 0; c < ch; ++c) {
         double acc = 0;
         for (int j = -r; j <= r; ++j)
           for (int i = -r; i <= r; ++i)
             acc += k[static_cast<std::size_t>(i + r)] * k[static_cast<std::size_t>(j + r)] *
-                   src.at(reflect(x + i, w), reflect(y + j, h));
-        ASSERT_LE(std::abs(dst.at(x, y) - std::lround(acc)), 1) << "±1 LSB of the rounded exact value, " << w << "x" << h << " at " << x << "," << y;
-      }
+                   src.at(reflect(x + i, w), reflect(y + j, h), c);
+        ASSERT_LE(std::abs(dst.at(x, y, c) - std::lround(acc)), 1) << "±1 LSB of the rounded exact value, " << w << "x" << h << "x" << ch << " at " << x << "," << y << " sigma " << sigma;
+        }
+    }
+  }
   }
 }
 
