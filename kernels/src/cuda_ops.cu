@@ -48,9 +48,13 @@ struct Plane {
   std::uint8_t* data;
   int width, height, channels;
   std::size_t pitch;
+  bool aligned4;  // every row starts 4-byte aligned: whole RGBA pixels can be stored at once
   __device__ std::uint8_t* row(int y) const { return data + static_cast<std::size_t>(y) * pitch; }
 };
-Plane dev(const PlaneView& p) { return {p.data, p.width, p.height, p.channels, p.pitch}; }
+Plane dev(const PlaneView& p) {
+  return {p.data, p.width, p.height, p.channels, p.pitch,
+          reinterpret_cast<std::uintptr_t>(p.data) % 4 == 0 && p.pitch % 4 == 0};
+}
 
 dim3 grid2d(int w, int h, dim3 block) {
   return dim3((static_cast<unsigned>(w) + block.x - 1) / block.x,
@@ -59,6 +63,10 @@ dim3 grid2d(int w, int h, dim3 block) {
 
 __device__ __forceinline__ void store_rgb(const Plane& o, int x, int y, float r, float g, float b) {
   std::uint8_t* p = o.row(y) + x * o.channels;
+  if (o.channels == 4 && o.aligned4) {  // one 32-bit store instead of four byte stores
+    *reinterpret_cast<uchar4*>(p) = make_uchar4(clamp_u8(r), clamp_u8(g), clamp_u8(b), 255);
+    return;
+  }
   p[0] = clamp_u8(r);
   p[1] = clamp_u8(g);
   p[2] = clamp_u8(b);

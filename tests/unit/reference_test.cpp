@@ -25,7 +25,7 @@ struct Image {
   }
   std::uint8_t at(int x, int y, int c = 0) const { return view.row(y)[x * view.channels + c]; }
 };
-const int kShapes[][2] = {{1, 1}, {2, 2}, {7, 5}, {33, 17}, {65, 3}, {129, 66}};
+const int kShapes[][2] = {{1, 1}, {2, 2}, {7, 5}, {33, 17}, {64, 64}, {65, 3}, {129, 66}};
 }  // namespace
 
 TEST(Reference, InvertFlipCropMatchPlainLoops) {
