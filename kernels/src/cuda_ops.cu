@@ -212,28 +212,30 @@ __device__ __forceinline__ int reflect101(int i, int n) {
 constexpr int kStrip = 8;
 
 // Horizontal pass: u8 → float (row-major, width*channels floats per row).
+// A block stages its rows' pixels plus the 2r halo in shared memory with
+// coalesced loads (borders reflected there), then each thread makes one
+// output pixel from shared memory: global reads and writes stay coalesced.
+constexpr int kHTile = 128, kHRows = 4;
 __global__ void blur_h_kernel(Plane s, float* tmp, GaussKernel k) {
-  const int x0 = (blockIdx.x * blockDim.x + threadIdx.x) * kStrip;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x0 >= s.width || y >= s.height) return;
-  const std::uint8_t* row = s.row(y);
-  const int r = k.radius, ch = s.channels;
-  const bool interior = x0 - r >= 0 && x0 + kStrip + r <= s.width;
-  for (int c = 0; c < ch; ++c) {
-    float acc[kStrip] = {};
-    for (int t = 0; t < kStrip + 2 * r; ++t) {
-      const int xs = x0 - r + t;
-      const float v = row[(interior ? xs : reflect101(xs, s.width)) * ch + c];
-#pragma unroll
-      for (int j = 0; j < kStrip; ++j) {
-        const int i = t - j;  // tap index 0..2r
-        if (i >= 0 && i <= 2 * r) acc[j] += k.w[i] * v;
-      }
+  extern __shared__ std::uint8_t tile[];
+  const int r = k.radius, ch = s.channels, span = (kHTile + 2 * r) * ch;
+  const int x_base = blockIdx.x * kHTile;
+  const int y = blockIdx.y * kHRows + threadIdx.y;
+  std::uint8_t* trow = tile + threadIdx.y * span;
+  if (y < s.height) {
+    const std::uint8_t* row = s.row(y);
+    for (int i = threadIdx.x; i < span; i += kHTile) {
+      const int px = x_base - r + i / ch;
+      trow[i] = row[reflect101(px, s.width) * ch + i % ch];
     }
-    float* out = tmp + (static_cast<std::size_t>(y) * s.width + x0) * ch + c;
-#pragma unroll
-    for (int j = 0; j < kStrip; ++j)
-      if (x0 + j < s.width) out[j * ch] = acc[j];
+  }
+  __syncthreads();
+  const int x = x_base + threadIdx.x;
+  if (x >= s.width || y >= s.height) return;
+  for (int c = 0; c < ch; ++c) {
+    float acc = 0;
+    for (int i = 0; i <= 2 * r; ++i) acc += k.w[i] * trow[(threadIdx.x + i) * ch + c];
+    tmp[(static_cast<std::size_t>(y) * s.width + x) * ch + c] = acc;
   }
 }
 
@@ -262,14 +264,41 @@ __global__ void blur_v_kernel(const float* tmp, Plane d, GaussKernel k) {
 
 // ---- pointwise -----------------------------------------------------------------
 
-// Four bytes per thread where rows are 4-byte aligned, else one.
+// Sixteen bytes per thread where rows allow 16-byte accesses, four where
+// they allow 4, else one.
+// A table-driven op reads its table from shared memory: lookups by pixel
+// value would serialize in the constant cache.
 template <class Op>
-__global__ void pointwise_kernel(Plane s, Plane d, Op op, bool vec4) {
+__device__ __forceinline__ std::uint32_t op_word(const Op& op, std::uint32_t w) {
+  std::uint32_t out = 0;
+#pragma unroll
+  for (int b = 0; b < 4; ++b) out |= static_cast<std::uint32_t>(op(static_cast<std::uint8_t>(w >> (8 * b)))) << (8 * b);
+  return out;
+}
+
+template <class Op>
+__global__ void pointwise_kernel(Plane s, Plane d, Op op, int width_bytes) {
+  __shared__ std::uint8_t table[256];
+  if constexpr (Op::kTable) {
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) table[i] = op.lut[i];
+    __syncthreads();
+    op.table = table;
+  }
   const int y = blockIdx.y;
   const std::size_t row_bytes = static_cast<std::size_t>(s.width) * s.channels;
   const std::uint8_t* in = s.row(y);
   std::uint8_t* out = d.row(y);
-  if (vec4) {
+  if (width_bytes == 16) {
+    for (std::size_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 16; i < row_bytes;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x * 16) {
+      uint4 v = *reinterpret_cast<const uint4*>(in + i);
+      v.x = op_word(op, v.x);
+      v.y = op_word(op, v.y);
+      v.z = op_word(op, v.z);
+      v.w = op_word(op, v.w);
+      *reinterpret_cast<uint4*>(out + i) = v;
+    }
+  } else if (width_bytes == 4) {
     for (std::size_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4; i < row_bytes;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x * 4) {
       uchar4 v = *reinterpret_cast<const uchar4*>(in + i);
@@ -287,11 +316,16 @@ __global__ void pointwise_kernel(Plane s, Plane d, Op op, bool vec4) {
 }
 
 struct InvertOp {
+  static constexpr bool kTable = false;
+  std::uint8_t lut[1];
+  const std::uint8_t* table;
   __device__ std::uint8_t operator()(std::uint8_t v) const { return 255 - v; }
 };
 struct LutOp {
+  static constexpr bool kTable = true;
   std::uint8_t lut[256];
-  __device__ std::uint8_t operator()(std::uint8_t v) const { return lut[v]; }
+  const std::uint8_t* table;  // the shared-memory copy, set in the kernel
+  __device__ std::uint8_t operator()(std::uint8_t v) const { return table[v]; }
 };
 
 template <class Op>
@@ -300,12 +334,15 @@ void launch_pointwise(const PlaneView& src, const PlaneView& dst, Op op, cudaStr
                 "pointwise: planes differ in size");
   if (src.width == 0 || src.height == 0) return;
   const std::size_t row = src.row_bytes();
-  const bool vec4 = row % 4 == 0 && src.pitch % 4 == 0 && dst.pitch % 4 == 0 &&
-                    reinterpret_cast<std::uintptr_t>(src.data) % 4 == 0 &&
-                    reinterpret_cast<std::uintptr_t>(dst.data) % 4 == 0;
-  const std::size_t per_block = 256 * (vec4 ? 4 : 1);
+  auto fits = [&](std::size_t n) {
+    return row % n == 0 && src.pitch % n == 0 && dst.pitch % n == 0 &&
+           reinterpret_cast<std::uintptr_t>(src.data) % n == 0 &&
+           reinterpret_cast<std::uintptr_t>(dst.data) % n == 0;
+  };
+  const int width_bytes = fits(16) ? 16 : fits(4) ? 4 : 1;
+  const std::size_t per_block = 256 * static_cast<std::size_t>(width_bytes);
   const dim3 grid(static_cast<unsigned>((row + per_block - 1) / per_block), static_cast<unsigned>(src.height));
-  pointwise_kernel<<<grid, 256, 0, stream>>>(dev(src), dev(dst), op, vec4);
+  pointwise_kernel<<<grid, 256, 0, stream>>>(dev(src), dev(dst), op, width_bytes);
 }
 
 // ---- fused ---------------------------------------------------------------------
@@ -425,9 +462,9 @@ void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigm
   const std::size_t tmp_bytes = src.row_bytes() * static_cast<std::size_t>(src.height) * sizeof(float);
   LaunchScope scope("vpipe::gaussian_blur_plane", stream);
   auto* tmp = static_cast<float*>(scratch.allocate(tmp_bytes, stream));
-  const dim3 hblock(32, 8), vblock(64, 4);
-  blur_h_kernel<<<grid2d((src.width + kStrip - 1) / kStrip, src.height, hblock), hblock, 0, stream>>>(
-      dev(src), tmp, k);
+  const dim3 hblock(kHTile, kHRows), vblock(64, 4);
+  const std::size_t smem = static_cast<std::size_t>(kHRows) * (kHTile + 2 * k.radius) * src.channels;
+  blur_h_kernel<<<grid2d(src.width, src.height, hblock), hblock, smem, stream>>>(dev(src), tmp, k);
   blur_v_kernel<<<grid2d(src.width * src.channels, (src.height + kStrip - 1) / kStrip, vblock), vblock,
                   0, stream>>>(tmp, dev(dst), k);
   scratch.deallocate(tmp, tmp_bytes, stream);

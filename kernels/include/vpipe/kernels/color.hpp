@@ -21,17 +21,46 @@ struct ColorSpec {
   ColorRange range = ColorRange::kLimited;
 };
 
+// Precomputed once per conversion: the per-pixel work is multiply-adds only.
 struct ColorCoefs {
   float kr, kb;
   float y_off, y_scale;  // Y' = (Y - y_off) / y_scale
   float c_scale;         // C' = (C - 128) / c_scale
+  // YUV → RGB (0–255): R = ys·(Y−off) + rv·(V−128), G = ys·(Y−off) + gu·(U−128) + gv·(V−128),
+  // B = ys·(Y−off) + bu·(U−128).
+  float ys, rv, gu, gv, bu;
+  // RGB (0–255) → YUV: Y = off + yr·R + yg·G + yb·B, U = 128 + ur·R + ug·G + ub·B, V likewise.
+  float yr, yg, yb, ur, ug, ub, vr, vg, vb;
 };
 
 VPIPE_HD ColorCoefs color_coefs(ColorSpec s) {
   const bool bt709 = s.matrix == ColorMatrix::kBT709;
   const bool limited = s.range == ColorRange::kLimited;
-  return {bt709 ? 0.2126f : 0.299f, bt709 ? 0.0722f : 0.114f, limited ? 16.f : 0.f,
-          limited ? 219.f : 255.f, limited ? 224.f : 255.f};
+  ColorCoefs c{};
+  c.kr = bt709 ? 0.2126f : 0.299f;
+  c.kb = bt709 ? 0.0722f : 0.114f;
+  c.y_off = limited ? 16.f : 0.f;
+  c.y_scale = limited ? 219.f : 255.f;
+  c.c_scale = limited ? 224.f : 255.f;
+  const float kg = 1.f - c.kr - c.kb;
+  c.ys = 255.f / c.y_scale;
+  c.rv = 255.f * 2.f * (1.f - c.kr) / c.c_scale;
+  c.bu = 255.f * 2.f * (1.f - c.kb) / c.c_scale;
+  c.gu = -c.kb * c.bu / kg;
+  c.gv = -c.kr * c.rv / kg;
+  const float yk = c.y_scale / 255.f;
+  c.yr = yk * c.kr;
+  c.yg = yk * kg;
+  c.yb = yk * c.kb;
+  const float uk = c.c_scale / (255.f * 2.f * (1.f - c.kb));
+  const float vk = c.c_scale / (255.f * 2.f * (1.f - c.kr));
+  c.ur = -uk * c.kr;
+  c.ug = -uk * kg;
+  c.ub = uk * (1.f - c.kb);
+  c.vr = vk * (1.f - c.kr);
+  c.vg = -vk * kg;
+  c.vb = -vk * c.kb;
+  return c;
 }
 
 VPIPE_HD std::uint8_t clamp_u8(float v) {
@@ -42,24 +71,18 @@ VPIPE_HD std::uint8_t clamp_u8(float v) {
 // Y, Cb, Cr (8-bit, as floats so resampled values pass through) → R, G, B 0–255.
 VPIPE_HD void yuv_to_rgb(const ColorCoefs& c, float y, float u, float v, float& r, float& g,
                          float& b) {
-  const float yp = (y - c.y_off) / c.y_scale;
-  const float cb = (u - 128.f) / c.c_scale, cr = (v - 128.f) / c.c_scale;
-  const float rr = yp + 2.f * (1.f - c.kr) * cr;
-  const float bb = yp + 2.f * (1.f - c.kb) * cb;
-  const float gg = (yp - c.kr * rr - c.kb * bb) / (1.f - c.kr - c.kb);
-  r = rr * 255.f;
-  g = gg * 255.f;
-  b = bb * 255.f;
+  const float yy = c.ys * (y - c.y_off), cb = u - 128.f, cr = v - 128.f;
+  r = yy + c.rv * cr;
+  g = yy + c.gu * cb + c.gv * cr;
+  b = yy + c.bu * cb;
 }
 
 // R, G, B 0–255 → Y and unrounded Cb, Cr (8-bit scale).
 VPIPE_HD void rgb_to_yuv(const ColorCoefs& c, float r, float g, float b, float& y, float& u,
                          float& v) {
-  const float rr = r / 255.f, gg = g / 255.f, bb = b / 255.f;
-  const float yp = c.kr * rr + (1.f - c.kr - c.kb) * gg + c.kb * bb;
-  y = c.y_off + c.y_scale * yp;
-  u = 128.f + c.c_scale * (bb - yp) / (2.f * (1.f - c.kb));
-  v = 128.f + c.c_scale * (rr - yp) / (2.f * (1.f - c.kr));
+  y = c.y_off + c.yr * r + c.yg * g + c.yb * b;
+  u = 128.f + c.ur * r + c.ug * g + c.ub * b;
+  v = 128.f + c.vr * r + c.vg * g + c.vb * b;
 }
 
 }  // namespace vpipe
