@@ -1,6 +1,7 @@
 // CUDA filter kernels (see cuda_ops.hpp for the contracts).
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -189,6 +190,11 @@ __global__ void flip_kernel(Plane s, Plane d, bool h, bool v) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= d.width || y >= d.height) return;
   const int xs = h ? s.width - 1 - x : x, ys = v ? s.height - 1 - y : y;
+  if (d.channels == 4 && s.aligned4 && d.aligned4) {  // whole pixels
+    *reinterpret_cast<std::uint32_t*>(d.row(y) + 4 * x) =
+        *reinterpret_cast<const std::uint32_t*>(s.row(ys) + 4 * xs);
+    return;
+  }
   for (int ch = 0; ch < d.channels; ++ch) d.row(y)[x * d.channels + ch] = s.row(ys)[xs * s.channels + ch];
 }
 
@@ -216,7 +222,9 @@ constexpr int kStrip = 8;
 // coalesced loads (borders reflected there), then each thread makes one
 // output pixel from shared memory: global reads and writes stay coalesced.
 constexpr int kHTile = 128, kHRows = 4;
-__global__ void blur_h_kernel(Plane s, float* tmp, GaussKernel k) {
+// __grid_constant__: the weights are indexed at run time; without it the
+// compiler copies the whole 1.5 KB parameter into every thread's local memory.
+__global__ void blur_h_kernel(Plane s, float* tmp, const __grid_constant__ GaussKernel k) {
   extern __shared__ std::uint8_t tile[];
   const int r = k.radius, ch = s.channels, span = (kHTile + 2 * r) * ch;
   const int x_base = blockIdx.x * kHTile;
@@ -240,7 +248,7 @@ __global__ void blur_h_kernel(Plane s, float* tmp, GaussKernel k) {
 }
 
 // Vertical pass: float → u8, kStrip rows per thread.
-__global__ void blur_v_kernel(const float* tmp, Plane d, GaussKernel k) {
+__global__ void blur_v_kernel(const float* tmp, Plane d, const __grid_constant__ GaussKernel k) {
   const int xb = blockIdx.x * blockDim.x + threadIdx.x;  // byte (pixel × channel) in the row
   const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * kStrip;
   const int row_elems = d.width * d.channels;
@@ -266,66 +274,59 @@ __global__ void blur_v_kernel(const float* tmp, Plane d, GaussKernel k) {
 
 // Sixteen bytes per thread where rows allow 16-byte accesses, four where
 // they allow 4, else one.
-// A table-driven op reads its table from shared memory: lookups by pixel
-// value would serialize in the constant cache.
+// A table-driven op reads its table from shared memory (lookups by pixel
+// value would serialize in the constant cache); blocks stride over rows so
+// the table is staged once per block, not once per row.
 template <class Op>
-__device__ __forceinline__ std::uint32_t op_word(const Op& op, std::uint32_t w) {
+__device__ __forceinline__ std::uint32_t op_word(const Op& op, std::uint32_t w, const std::uint8_t* t) {
   std::uint32_t out = 0;
 #pragma unroll
-  for (int b = 0; b < 4; ++b) out |= static_cast<std::uint32_t>(op(static_cast<std::uint8_t>(w >> (8 * b)))) << (8 * b);
+  for (int b = 0; b < 4; ++b)
+    out |= static_cast<std::uint32_t>(op(static_cast<std::uint8_t>(w >> (8 * b)), t)) << (8 * b);
   return out;
 }
 
 template <class Op>
-__global__ void pointwise_kernel(Plane s, Plane d, Op op, int width_bytes) {
+__global__ void pointwise_kernel(Plane s, Plane d, const __grid_constant__ Op op, int width_bytes) {
   __shared__ std::uint8_t table[256];
   if constexpr (Op::kTable) {
     for (int i = threadIdx.x; i < 256; i += blockDim.x) table[i] = op.lut[i];
     __syncthreads();
-    op.table = table;
   }
-  const int y = blockIdx.y;
   const std::size_t row_bytes = static_cast<std::size_t>(s.width) * s.channels;
-  const std::uint8_t* in = s.row(y);
-  std::uint8_t* out = d.row(y);
-  if (width_bytes == 16) {
-    for (std::size_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 16; i < row_bytes;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x * 16) {
-      uint4 v = *reinterpret_cast<const uint4*>(in + i);
-      v.x = op_word(op, v.x);
-      v.y = op_word(op, v.y);
-      v.z = op_word(op, v.z);
-      v.w = op_word(op, v.w);
-      *reinterpret_cast<uint4*>(out + i) = v;
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x * width_bytes;
+  const std::size_t first = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * width_bytes;
+  for (int y = blockIdx.y; y < s.height; y += gridDim.y) {
+    const std::uint8_t* in = s.row(y);
+    std::uint8_t* out = d.row(y);
+    if (width_bytes == 16) {
+      for (std::size_t i = first; i < row_bytes; i += step) {
+        uint4 v = *reinterpret_cast<const uint4*>(in + i);
+        v.x = op_word(op, v.x, table);
+        v.y = op_word(op, v.y, table);
+        v.z = op_word(op, v.z, table);
+        v.w = op_word(op, v.w, table);
+        *reinterpret_cast<uint4*>(out + i) = v;
+      }
+    } else if (width_bytes == 4) {
+      for (std::size_t i = first; i < row_bytes; i += step)
+        *reinterpret_cast<std::uint32_t*>(out + i) =
+            op_word(op, *reinterpret_cast<const std::uint32_t*>(in + i), table);
+    } else {
+      for (std::size_t i = first; i < row_bytes; i += step) out[i] = op(in[i], table);
     }
-  } else if (width_bytes == 4) {
-    for (std::size_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4; i < row_bytes;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x * 4) {
-      uchar4 v = *reinterpret_cast<const uchar4*>(in + i);
-      v.x = op(v.x);
-      v.y = op(v.y);
-      v.z = op(v.z);
-      v.w = op(v.w);
-      *reinterpret_cast<uchar4*>(out + i) = v;
-    }
-  } else {
-    for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < row_bytes;
-         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-      out[i] = op(in[i]);
   }
 }
 
 struct InvertOp {
   static constexpr bool kTable = false;
   std::uint8_t lut[1];
-  const std::uint8_t* table;
-  __device__ std::uint8_t operator()(std::uint8_t v) const { return 255 - v; }
+  __device__ std::uint8_t operator()(std::uint8_t v, const std::uint8_t*) const { return 255 - v; }
 };
 struct LutOp {
   static constexpr bool kTable = true;
   std::uint8_t lut[256];
-  const std::uint8_t* table;  // the shared-memory copy, set in the kernel
-  __device__ std::uint8_t operator()(std::uint8_t v) const { return table[v]; }
+  __device__ std::uint8_t operator()(std::uint8_t v, const std::uint8_t* table) const { return table[v]; }
 };
 
 template <class Op>
@@ -341,7 +342,8 @@ void launch_pointwise(const PlaneView& src, const PlaneView& dst, Op op, cudaStr
   };
   const int width_bytes = fits(16) ? 16 : fits(4) ? 4 : 1;
   const std::size_t per_block = 256 * static_cast<std::size_t>(width_bytes);
-  const dim3 grid(static_cast<unsigned>((row + per_block - 1) / per_block), static_cast<unsigned>(src.height));
+  const dim3 grid(static_cast<unsigned>((row + per_block - 1) / per_block),
+                  static_cast<unsigned>(std::min(src.height, 512)));
   pointwise_kernel<<<grid, 256, 0, stream>>>(dev(src), dev(dst), op, width_bytes);
 }
 
