@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/memory/device_resource.hpp"
@@ -212,29 +213,36 @@ __device__ __forceinline__ int reflect101(int i, int n) {
   return i;
 }
 
-// Each thread makes kStrip consecutive outputs from kStrip + 2r inputs, a
-// sliding window: every input is loaded once per strip instead of once per
-// tap, which is what limits a separable blur (its taps hit L1/L2).
+// Each thread of the vertical pass makes kStrip consecutive outputs from
+// kStrip + 2r inputs, a sliding window: every input is loaded once per strip
+// instead of once per tap. Radii up to kMaxFixedRadius are compile-time
+// constants (kRadius), so the loops unroll and the weights sit in registers;
+// profiling showed the generic loops compute-bound.
 constexpr int kStrip = 8;
+constexpr int kMaxFixedRadius = 8;
 
 // Horizontal pass: u8 → float (row-major, width*channels floats per row).
 // A block stages its rows' pixels plus the 2r halo in shared memory with
 // coalesced loads (borders reflected there), then each thread makes one
 // output pixel from shared memory: global reads and writes stay coalesced.
 constexpr int kHTile = 128, kHRows = 4;
-// __grid_constant__: the weights are indexed at run time; without it the
-// compiler copies the whole 1.5 KB parameter into every thread's local memory.
+// __grid_constant__: the weights may be indexed at run time; without it the
+// compiler may copy the whole 1.5 KB parameter into each thread's local memory.
+template <int kRadius>
 __global__ void blur_h_kernel(Plane s, float* tmp, const __grid_constant__ GaussKernel k) {
   extern __shared__ std::uint8_t tile[];
-  const int r = k.radius, ch = s.channels, span = (kHTile + 2 * r) * ch;
+  const int r = kRadius >= 0 ? kRadius : k.radius;
+  const int ch = s.channels, span = (kHTile + 2 * r) * ch;
   const int x_base = blockIdx.x * kHTile;
   const int y = blockIdx.y * kHRows + threadIdx.y;
   std::uint8_t* trow = tile + threadIdx.y * span;
   if (y < s.height) {
     const std::uint8_t* row = s.row(y);
-    for (int i = threadIdx.x; i < span; i += kHTile) {
-      const int px = x_base - r + i / ch;
-      trow[i] = row[reflect101(px, s.width) * ch + i % ch];
+    if (ch == 1) {
+      for (int i = threadIdx.x; i < span; i += kHTile) trow[i] = row[reflect101(x_base - r + i, s.width)];
+    } else {
+      for (int i = threadIdx.x; i < span; i += kHTile)
+        trow[i] = row[reflect101(x_base - r + i / ch, s.width) * ch + i % ch];
     }
   }
   __syncthreads();
@@ -242,32 +250,71 @@ __global__ void blur_h_kernel(Plane s, float* tmp, const __grid_constant__ Gauss
   if (x >= s.width || y >= s.height) return;
   for (int c = 0; c < ch; ++c) {
     float acc = 0;
-    for (int i = 0; i <= 2 * r; ++i) acc += k.w[i] * trow[(threadIdx.x + i) * ch + c];
+    if constexpr (kRadius >= 0) {
+#pragma unroll
+      for (int i = 0; i <= 2 * kRadius; ++i) acc += k.w[i] * trow[(threadIdx.x + i) * ch + c];
+    } else {
+      for (int i = 0; i <= 2 * r; ++i) acc += k.w[i] * trow[(threadIdx.x + i) * ch + c];
+    }
     tmp[(static_cast<std::size_t>(y) * s.width + x) * ch + c] = acc;
   }
 }
 
 // Vertical pass: float → u8, kStrip rows per thread.
+template <int kRadius>
 __global__ void blur_v_kernel(const float* tmp, Plane d, const __grid_constant__ GaussKernel k) {
   const int xb = blockIdx.x * blockDim.x + threadIdx.x;  // byte (pixel × channel) in the row
   const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * kStrip;
   const int row_elems = d.width * d.channels;
   if (xb >= row_elems || y0 >= d.height) return;
-  const int r = k.radius;
+  const int r = kRadius >= 0 ? kRadius : k.radius;
   const bool interior = y0 - r >= 0 && y0 + kStrip + r <= d.height;
-  float acc[kStrip] = {};
-  for (int t = 0; t < kStrip + 2 * r; ++t) {
+  auto load = [&](int t) {
     const int ys = y0 - r + t;
-    const float v = tmp[static_cast<std::size_t>(interior ? ys : reflect101(ys, d.height)) * row_elems + xb];
+    return tmp[static_cast<std::size_t>(interior ? ys : reflect101(ys, d.height)) * row_elems + xb];
+  };
+  float acc[kStrip] = {};
+  if constexpr (kRadius >= 0) {
+    float w[2 * kRadius + 1];
 #pragma unroll
-    for (int j = 0; j < kStrip; ++j) {
-      const int i = t - j;
-      if (i >= 0 && i <= 2 * r) acc[j] += k.w[i] * v;
+    for (int i = 0; i <= 2 * kRadius; ++i) w[i] = k.w[i];
+#pragma unroll
+    for (int t = 0; t < kStrip + 2 * kRadius; ++t) {
+      const float v = load(t);
+#pragma unroll
+      for (int j = 0; j < kStrip; ++j)
+        if (t - j >= 0 && t - j <= 2 * kRadius) acc[j] += w[t - j] * v;
+    }
+  } else {
+    for (int t = 0; t < kStrip + 2 * r; ++t) {
+      const float v = load(t);
+#pragma unroll
+      for (int j = 0; j < kStrip; ++j) {
+        const int i = t - j;
+        if (i >= 0 && i <= 2 * r) acc[j] += k.w[i] * v;
+      }
     }
   }
 #pragma unroll
   for (int j = 0; j < kStrip; ++j)
     if (y0 + j < d.height) d.row(y0 + j)[xb] = clamp_u8(acc[j]);
+}
+
+template <int kRadius>
+void launch_blur(const PlaneView& src, const PlaneView& dst, float* tmp, const GaussKernel& k,
+                 cudaStream_t stream) {
+  const dim3 hblock(kHTile, kHRows), vblock(64, 4);
+  const std::size_t smem = static_cast<std::size_t>(kHRows) * (kHTile + 2 * k.radius) * src.channels;
+  blur_h_kernel<kRadius><<<grid2d(src.width, src.height, hblock), hblock, smem, stream>>>(dev(src), tmp, k);
+  blur_v_kernel<kRadius><<<grid2d(src.width * src.channels, (src.height + kStrip - 1) / kStrip, vblock),
+                           vblock, 0, stream>>>(tmp, dev(dst), k);
+}
+
+template <int... R>
+void dispatch_blur(std::integer_sequence<int, R...>, const PlaneView& src, const PlaneView& dst,
+                   float* tmp, const GaussKernel& k, cudaStream_t stream) {
+  const bool fixed = ((k.radius == R ? (launch_blur<R>(src, dst, tmp, k, stream), true) : false) || ...);
+  if (!fixed) launch_blur<-1>(src, dst, tmp, k, stream);
 }
 
 // ---- pointwise -----------------------------------------------------------------
@@ -464,11 +511,7 @@ void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigm
   const std::size_t tmp_bytes = src.row_bytes() * static_cast<std::size_t>(src.height) * sizeof(float);
   LaunchScope scope("vpipe::gaussian_blur_plane", stream);
   auto* tmp = static_cast<float*>(scratch.allocate(tmp_bytes, stream));
-  const dim3 hblock(kHTile, kHRows), vblock(64, 4);
-  const std::size_t smem = static_cast<std::size_t>(kHRows) * (kHTile + 2 * k.radius) * src.channels;
-  blur_h_kernel<<<grid2d(src.width, src.height, hblock), hblock, smem, stream>>>(dev(src), tmp, k);
-  blur_v_kernel<<<grid2d(src.width * src.channels, (src.height + kStrip - 1) / kStrip, vblock), vblock,
-                  0, stream>>>(tmp, dev(dst), k);
+  dispatch_blur(std::make_integer_sequence<int, kMaxFixedRadius + 1>{}, src, dst, tmp, k, stream);
   scratch.deallocate(tmp, tmp_bytes, stream);
 }
 
