@@ -1,7 +1,8 @@
 // vpipe: the command-line front of the framework.
 //
-//   vpipe transcode IN OUT [--vf CHAIN] [--device cpu|cuda|auto] [--encoder NAME]
-//                          [--crf N] [--preset P] [--frames N] [--report FILE.json]
+//   vpipe transcode IN OUT [--vf CHAIN] [--device cpu|cuda|auto] [--mem STRATEGY]
+//                          [--host pinned|pageable] [--encoder NAME] [--crf N] [--preset P]
+//                          [--frames N] [--report FILE.json]
 //   vpipe info             CUDA devices, NVDEC/NVENC through FFmpeg, library versions
 //   vpipe filters          the filters --vf takes, with their parameters
 //   vpipe bench mem        the memory strategies measured (needs a CUDA device)
@@ -10,8 +11,9 @@
 //
 // transcode's data flow (each box a thread, each arrow a bounded queue):
 //
-//   demux ─► decode ─► filter ─► … ─► encode ─► mux ─► OUT
-//     └─────── audio, subtitles: copied ─────────┘
+//   demux ─► decode ─► [upload ─► CUDA filter … ─► download] ─► encode ─► mux ─► OUT
+//     └─────── audio, subtitles: copied ─────────────────────────────────┘
+//   (the CPU path runs the filters on the CPU instead of the bracketed part)
 //
 // Exit status: 0 done, 1 error (one line on stderr naming the file and the
 // cause; no partial output left), 2 usage, 130/143 interrupted by SIGINT/SIGTERM
@@ -77,6 +79,14 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
   const vpipe::TranscodeReport r = vpipe::transcode(opts);
   if (tty) fmt::print(stderr, "\n");
   for (const auto& note : r.notes) fmt::print(stderr, "vpipe: {}\n", note);
+  if (!r.memory.is_null())
+    fmt::print(stderr, "vpipe: CUDA path, --mem {} --host {}: {} allocations, peak {:.1f} MB, "
+                       "allocate p50 {:.2f} µs, {} device syncs, {} failures\n",
+               r.memory["strategy"].get<std::string>(), r.memory["host_staging"].get<std::string>(),
+               r.memory["allocations"].get<std::int64_t>(),
+               static_cast<double>(r.memory["bytes_peak"].get<std::int64_t>()) / 1e6,
+               r.memory["allocate_us"]["p50"].get<double>(), r.memory["device_syncs"].get<std::int64_t>(),
+               r.memory["failures"].get<std::int64_t>());
   fmt::print(stderr, "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 {:.1f} ms{}{}\n",
              r.input, r.output, r.video_packets_written, r.output_format.width,
              r.output_format.height, r.wall_s, r.fps, r.latency_ms_p50, r.latency_ms_p99,
@@ -141,6 +151,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Examples:\n"
       "  vpipe transcode media/sample-720p.mp4 out.mp4 --vf \"resize=640x360,blur=sigma=1.5\"\n"
+      "  vpipe transcode in.mp4 out.mp4 --vf \"resize=1280x720,blur=sigma=1.5\" --mem pool --host pinned\n"
       "  vpipe transcode in.mkv out.mkv --encoder ffv1 --report report.json\n"
       "  vpipe filters\n"
       "  vpipe info");
@@ -156,8 +167,16 @@ int main(int argc, char** argv) {
   tc->add_option("output", topts.output, "output file; the extension picks the container")->required();
   tc->add_option("--vf", topts.filters,
                  "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')");
-  tc->add_option("--device", topts.device, "cpu, cuda or auto (auto: CPU path for now)")
+  tc->add_option("--device", topts.device,
+                 "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  tc->add_option("--mem", topts.mem,
+                 "CUDA path: device memory per frame: naive (cudaMalloc/cudaFree), pool "
+                 "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
+                 "(recycled fixed blocks); see README 'Which memory strategy when'")
+      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->capture_default_str();
+  tc->add_option("--host", topts.host, "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable")
+      ->check(CLI::IsMember({"pinned", "pageable"}))->capture_default_str();
   tc->add_option("--encoder", topts.encoder, "libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
       ->capture_default_str();
   tc->add_option("--crf", topts.crf, "libx264 quality: 0 lossless … 51 worst")

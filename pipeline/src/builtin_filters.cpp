@@ -10,6 +10,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/pipeline/filter.hpp"
 
@@ -63,6 +64,15 @@ class Resize final : public Filter {
   }
   Resize(Size size, std::string interp) : size_(size), interp_(std::move(interp)) {}
 
+  ref::Interp pick(const Frame& in, const Frame& out) const {
+    const bool shrinking = out.format.width < in.format.width || out.format.height < in.format.height;
+    return interp_ == "nearest"    ? ref::Interp::kNearest
+           : interp_ == "area"     ? ref::Interp::kArea
+           : interp_ == "bilinear" ? ref::Interp::kBilinear
+           : shrinking             ? ref::Interp::kArea
+                                   : ref::Interp::kBilinear;
+  }
+
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("resize", in);
     const auto& d = descriptor(in.pix_fmt);
@@ -81,14 +91,16 @@ class Resize final : public Filter {
   [[nodiscard]] bool is_identity() const override { return in_ == out_; }
 
   void process(const Frame& in, Frame& out) override {
-    const bool shrinking = out.format.width < in.format.width || out.format.height < in.format.height;
-    const ref::Interp interp = interp_ == "nearest"  ? ref::Interp::kNearest
-                               : interp_ == "area"   ? ref::Interp::kArea
-                               : interp_ == "bilinear" ? ref::Interp::kBilinear
-                               : shrinking             ? ref::Interp::kArea
-                                                       : ref::Interp::kBilinear;
+    const ref::Interp interp = pick(in, out);
     for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
       ref::resize_plane(s, d, interp);
+    });
+  }
+  [[nodiscard]] bool has_cuda() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    const ref::Interp interp = pick(in, out);
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      cuda::resize_plane(s, d, interp, ctx.stream);
     });
   }
 
@@ -117,6 +129,12 @@ class Blur final : public Filter {
   void process(const Frame& in, Frame& out) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
       ref::gaussian_blur_plane(s, d, sigma_ * plane_scale(in, p));
+    });
+  }
+  [[nodiscard]] bool has_cuda() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      cuda::gaussian_blur_plane(s, d, sigma_ * plane_scale(in, p), ctx.memory, ctx.stream);
     });
   }
 
@@ -160,10 +178,19 @@ class Crop final : public Filter {
   [[nodiscard]] bool is_identity() const override { return identity_; }
   void process(const Frame& in, Frame& out) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
-      const double sx = plane_scale(in, p);
-      const double sy = static_cast<double>(s.height) / in.format.height;
-      ref::crop_plane(s, d, static_cast<int>(x_ * sx), static_cast<int>(y_ * sy));
+      ref::crop_plane(s, d, offset_x(in, p), offset_y(in, p));
     });
+  }
+  [[nodiscard]] bool has_cuda() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      cuda::crop_plane(s, d, offset_x(in, p), offset_y(in, p), ctx.stream);
+    });
+  }
+  int offset_x(const Frame& in, int p) const { return static_cast<int>(x_ * plane_scale(in, p)); }
+  int offset_y(const Frame& in, int p) const {
+    return static_cast<int>(y_ * static_cast<double>(in.planes[static_cast<std::size_t>(p)].height) /
+                            in.format.height);
   }
 
  private:
@@ -193,6 +220,12 @@ class Flip final : public Filter {
       ref::flip_plane(s, d, h_, v_);
     });
   }
+  [[nodiscard]] bool has_cuda() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      cuda::flip_plane(s, d, h_, v_, ctx.stream);
+    });
+  }
 
  private:
   bool h_, v_;
@@ -213,6 +246,12 @@ class Invert final : public Filter {
   void process(const Frame& in, Frame& out) override {
     for_each_plane(in, out,
                    [](int, const PlaneView& s, const PlaneView& d) { ref::invert_plane(s, d); });
+  }
+  [[nodiscard]] bool has_cuda() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      cuda::invert_plane(s, d, ctx.stream);
+    });
   }
 };
 
@@ -241,6 +280,17 @@ class Grayscale final : public Filter {
         ref::fill_plane(d, 128);
       else
         ref::copy_plane(s, d);  // alpha
+    });
+  }
+  [[nodiscard]] bool has_cuda() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      if (p == 0 || p >= 3)
+        VPIPE_CUDA_TRY(cudaMemcpy2DAsync(d.data, d.pitch, s.data, s.pitch, s.row_bytes(),
+                                         static_cast<std::size_t>(s.height),
+                                         cudaMemcpyDeviceToDevice, ctx.stream));
+      else
+        cuda::fill_plane(d, 128, ctx.stream);
     });
   }
 

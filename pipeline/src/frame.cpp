@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 extern "C" {
 #include <libavutil/pixdesc.h>
 }
@@ -70,6 +72,41 @@ Frame Frame::allocate_host(const FrameFormat& format) {
   av_check(av_frame_get_buffer(av.get(), 0), "allocating a host frame");
   Frame f = from_av_frame(std::move(av), {0, 1});
   f.pts = AV_NOPTS_VALUE;
+  return f;
+}
+
+ReadyEvent::ReadyEvent(cudaStream_t producer) {
+  VPIPE_CUDA_TRY(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+  VPIPE_CUDA_TRY(cudaEventRecord(event_, producer));
+}
+ReadyEvent::~ReadyEvent() { cudaEventDestroy(event_); }
+void ReadyEvent::wait_on(cudaStream_t consumer) const {
+  VPIPE_CUDA_TRY(cudaStreamWaitEvent(consumer, event_));
+}
+void ReadyEvent::synchronize() const { VPIPE_CUDA_TRY(cudaEventSynchronize(event_)); }
+
+Frame Frame::allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,
+                             cudaStream_t stream) {
+  const PlaneLayout layout = plane_layout(format);
+  std::array<std::size_t, 4> offset{}, pitch{};
+  std::size_t total = 0;
+  for (int p = 0; p < layout.count; ++p) {
+    const auto& s = layout.planes[static_cast<std::size_t>(p)];
+    pitch[static_cast<std::size_t>(p)] =
+        (static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels) + 255) / 256 * 256;
+    offset[static_cast<std::size_t>(p)] = total;
+    total += pitch[static_cast<std::size_t>(p)] * static_cast<std::size_t>(s.height);
+  }
+  Frame f;
+  f.format = format;
+  f.memory = MemoryKind::kDevice;
+  f.device = std::make_shared<DeviceBuffer>(mr, std::max<std::size_t>(total, 256), stream);
+  f.num_planes = layout.count;
+  for (int p = 0; p < layout.count; ++p) {
+    const auto k = static_cast<std::size_t>(p);
+    const auto& s = layout.planes[k];
+    f.planes[k] = {f.device->data() + offset[k], s.width, s.height, s.channels, pitch[k]};
+  }
   return f;
 }
 

@@ -12,6 +12,9 @@ extern "C" {
 }
 
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/memory/pinned_ring.hpp"
+#include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/cuda_stages.hpp"
 #include "vpipe/pipeline/media_stages.hpp"
 
 namespace vpipe {
@@ -49,6 +52,30 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o) {
                                   av_error_text(ret)));
   return dec;
 }
+
+// Streams owned by transcode(): they must outlive the pipeline, whose queues
+// may still hold device frames that free on them.
+class StreamSet {
+ public:
+  cudaStream_t make() {
+    cudaStream_t s{};
+    VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    streams_.push_back(s);
+    return s;
+  }
+  ~StreamSet() {
+    for (cudaStream_t s : streams_) {
+      cudaStreamSynchronize(s);
+      cudaStreamDestroy(s);
+    }
+  }
+  StreamSet() = default;
+  StreamSet(const StreamSet&) = delete;
+  StreamSet& operator=(const StreamSet&) = delete;
+
+ private:
+  std::vector<cudaStream_t> streams_;
+};
 
 // The first of the encoder's formats, yuv420p preferred; or `want` if taken.
 AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
@@ -100,6 +127,7 @@ nlohmann::json TranscodeReport::to_json() const {
           {"status", decode_errors ? fmt::format("completed with {} errors", decode_errors)
                                    : std::string(interrupted ? "interrupted" : "ok")},
           {"stages", stages_j},
+          {"memory", memory},
           {"queues", queues_j},
           {"notes", notes}};
 }
@@ -111,19 +139,22 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.filters = o.filters;
   report.encoder = o.encoder;
 
-  // Device: only the CPU path exists so far.
-  if (o.device == "cuda")
-    throw input_error("--device cuda: the CUDA path is not built yet; use --device cpu or auto");
-  if (o.device != "cpu" && o.device != "auto")
+  // Device: the CUDA path where asked for (or, with auto, where usable).
+  if (o.device != "cpu" && o.device != "auto" && o.device != "cuda")
     throw input_error(fmt::format("--device {}: expected cpu, cuda or auto", o.device));
-  report.device = "cpu";
-  if (o.device == "auto") {
-    const auto reason = cuda_unavailable_reason();
-    report.notes.push_back(reason.empty()
-                               ? "device auto: CPU path (a CUDA device is present, but the CUDA "
-                                 "path is not built yet)"
-                               : fmt::format("device auto: CPU path ({})", reason));
-  }
+  if (o.host != "pinned" && o.host != "pageable")
+    throw input_error(fmt::format("--host {}: expected pinned or pageable", o.host));
+  if (std::find(strategy_names().begin(), strategy_names().end(), o.mem) == strategy_names().end())
+    throw input_error(fmt::format("--mem {}: expected one of naive, pool, pool-release0, vmm, slab",
+                                  o.mem));
+  const auto cuda_reason = o.device == "cpu" ? std::string() : cuda_unavailable_reason();
+  if (o.device == "cuda" && !cuda_reason.empty())
+    throw input_error(fmt::format("--device cuda: {}", cuda_reason));
+  report.device = o.device == "cuda" || (o.device == "auto" && cuda_reason.empty()) ? "cuda" : "cpu";
+  if (o.device == "auto")
+    report.notes.push_back(report.device == "cuda"
+                               ? std::string("device auto: CUDA path")
+                               : fmt::format("device auto: CPU path ({})", cuda_reason));
 
   // Parse the chain before touching any file: a typo must not cost a decode.
   const auto specs = parse_chain(o.filters);
@@ -250,6 +281,32 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
     throw input_error(fmt::format("cannot write '{}': {}", o.output, av_error_text(ret)));
 
+  // ---- the CUDA path's parts: the chain splits into CPU filters before the
+  // upload (format conversion), CUDA filters, and CPU filters after the download.
+  std::size_t first_cuda = chain.size(), last_cuda = 0;
+  for (std::size_t i = 0; i < chain.size(); ++i)
+    if (chain[i].filter->has_cuda()) {
+      first_cuda = std::min(first_cuda, i);
+      last_cuda = i;
+    }
+  const bool cuda_path = report.device == "cuda" && first_cuda < chain.size();
+  if (report.device == "cuda" && !cuda_path)
+    report.notes.push_back("no CUDA filter in this chain: it runs on the CPU");
+  if (cuda_path)
+    for (std::size_t i = first_cuda; i <= last_cuda; ++i)
+      if (!chain[i].filter->has_cuda())
+        throw input_error(fmt::format("--vf: '{}' has no CUDA implementation and sits between CUDA "
+                                      "filters; use --device cpu", chain[i].label));
+  std::optional<MemoryStrategy> strategy;
+  std::optional<PinnedRing> upload_ring, download_ring;
+  StreamSet streams;
+  if (cuda_path) {
+    strategy.emplace(make_strategy(o.mem));
+    const auto kind = o.host == "pinned" ? HostMemory::kPinned : HostMemory::kPageable;
+    upload_ring.emplace(o.queue_depth + 2, packed_bytes(chain[first_cuda].in), kind);
+    download_ring.emplace(2, packed_bytes(chain[last_cuda].out), kind);
+  }
+
   // ---- the pipeline
   MediaCounters counters;
   Pipeline pipeline;
@@ -263,10 +320,28 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   pipeline.add_stage<Packet, Frame>(
       std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames, counters), packets,
       frames);
-  for (auto& c : chain) {
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    auto& c = chain[i];
+    if (cuda_path && i == first_cuda) {
+      auto up = pipeline.make_queue<Frame>("upload→", depth);
+      pipeline.add_stage<Frame, Frame>(
+          std::make_unique<UploadStage>(strategy->resource(), *upload_ring, streams.make()), frames, up);
+      frames = up;
+    }
     auto next = pipeline.make_queue<Frame>(fmt::format("{}→", c.label), depth);
-    pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(c)), frames, next);
+    if (cuda_path && i >= first_cuda && i <= last_cuda)
+      pipeline.add_stage<Frame, Frame>(
+          std::make_unique<CudaFilterStage>(std::move(c), strategy->resource(), streams.make()),
+          frames, next);
+    else
+      pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(c)), frames, next);
     frames = next;
+    if (cuda_path && i == last_cuda) {
+      auto down = pipeline.make_queue<Frame>("download→", depth);
+      pipeline.add_stage<Frame, Frame>(std::make_unique<DownloadStage>(*download_ring, streams.make()),
+                                       frames, down);
+      frames = down;
+    }
   }
   pipeline.add_stage<Frame, Packet>(std::make_unique<EncodeStage>(enc.get(), vout->index, counters),
                                     frames, mux_in);
@@ -321,6 +396,29 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.latency_ms_max = static_cast<double>(counters.latency_ns.max()) * 1e-6;
   report.stages = pipeline.stage_stats();
   report.queues = pipeline.queue_stats();
+  if (cuda_path) {
+    const auto st = strategy->stats().stats();
+    const auto& lat = strategy->stats().allocate_latency();
+    const auto usage = strategy->strategy().usage();
+    const auto up = upload_ring->stats(), down = download_ring->stats();
+    report.memory = {
+        {"strategy", o.mem},
+        {"allocations", st.count.total},
+        {"bytes_peak", st.bytes.peak},
+        {"bytes_total", st.bytes.total},
+        {"failures", st.failures},
+        {"device_syncs", st.device_syncs},
+        {"allocate_us", {{"p50", static_cast<double>(lat.percentile(0.5)) / 1e3},
+                         {"p99", static_cast<double>(lat.percentile(0.99)) / 1e3},
+                         {"max", static_cast<double>(lat.max()) / 1e3}}},
+        {"reserved_bytes", usage.reserved ? nlohmann::json(*usage.reserved) : nlohmann::json()},
+        {"host_staging", o.host},
+        {"pinned_bytes", upload_ring->pinned_bytes() + download_ring->pinned_bytes()},
+        {"upload_ring", {{"slots", upload_ring->slot_count()}, {"acquires", up.acquires},
+                         {"waits", up.waits}, {"waited_s", up.waited_s}}},
+        {"download_ring", {{"slots", download_ring->slot_count()}, {"acquires", down.acquires},
+                           {"waits", down.waits}, {"waited_s", down.waited_s}}}};
+  }
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", o.input));
   out.keep = true;

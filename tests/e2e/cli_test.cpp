@@ -124,3 +124,19 @@ TEST(Cli, InfoReportsWhatThisMachineHas) {
   const bool has_gpu = vpipe::cuda_unavailable_reason().empty();
   EXPECT_EQ(r.out.find("CUDA devices: none") == std::string::npos, has_gpu) << r.out;
 }
+
+TEST(Cli, DeviceCudaWithoutAGpuSaysWhy) {
+  if (vpipe::cuda_unavailable_reason().empty()) GTEST_SKIP() << "a CUDA device is present";
+  const auto out = std::filesystem::temp_directory_path() / "vpipe_nogpu.mp4";
+  const auto r = run_vpipe("transcode " + kSample + " " + out.string() + " --device cuda");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--device cuda: no usable CUDA device"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(Cli, BadMemoryStrategyIsAUsageError) {
+  const auto r = run_vpipe("transcode " + kSample + " /tmp/x.mp4 --mem cudaMallocManaged");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 1) << "rejected while parsing the command line";
+  EXPECT_NE(r.err.find("--mem"), std::string::npos) << r.err;
+}

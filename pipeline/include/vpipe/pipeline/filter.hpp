@@ -74,6 +74,13 @@ class ParamValues {
 
 class Filter;
 
+// Where a filter's CUDA work goes: enqueue on `stream` (never synchronize),
+// take scratch memory from `memory`, stream-ordered on `stream`.
+struct CudaContext {
+  cudaStream_t stream;
+  DeviceMemoryResource& memory;
+};
+
 struct FilterInfo {
   std::string name;
   std::string summary;
@@ -90,8 +97,15 @@ class Filter {
   // pipeline then passes frames through untouched.
   [[nodiscard]] virtual bool is_identity() const { return false; }
   // Writes the filtered `in` into `out`, a frame of the configured output
-  // format (host memory for the CPU path).
+  // format, on the CPU (host frames).
   virtual void process(const Frame& in, Frame& out) = 0;
+  // The CUDA path: true where process_cuda is implemented.
+  [[nodiscard]] virtual bool has_cuda() const { return false; }
+  // Enqueues the filter on ctx.stream for device frames; `in` is ready on
+  // that stream, `out` is a device frame of the configured output format.
+  virtual void process_cuda(const Frame& /*in*/, Frame& /*out*/, const CudaContext& /*ctx*/) {
+    throw logic_error("this filter has no CUDA implementation");
+  }
 };
 
 class FilterRegistry {

@@ -15,7 +15,10 @@ extern "C" {
 #include <memory>
 #include <string>
 
+#include <cuda_runtime_api.h>
+
 #include "vpipe/kernels/image.hpp"
+#include "vpipe/memory/device_resource.hpp"
 #include "vpipe/pipeline/av.hpp"
 #include "vpipe/pipeline/stage.hpp"
 
@@ -49,6 +52,43 @@ struct PlaneLayout {
 [[nodiscard]] PlaneLayout plane_layout(const FrameFormat& f);
 [[nodiscard]] bool has_plane_layout(AVPixelFormat pix_fmt);
 
+// Device memory of one frame, from a memory strategy. It goes back to the
+// strategy when the last Frame holding it lets go, stream-ordered on
+// `free_stream`: the stream of the last work that used it (stages set it
+// before they drop a frame).
+class DeviceBuffer {
+ public:
+  DeviceBuffer(DeviceMemoryResource& mr, std::size_t bytes, cudaStream_t stream)
+      : mr_(mr), ptr_(mr.allocate(bytes, stream)), bytes_(bytes), free_stream_(stream) {}
+  ~DeviceBuffer() { mr_.deallocate(ptr_, bytes_, free_stream_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  [[nodiscard]] std::uint8_t* data() const noexcept { return static_cast<std::uint8_t*>(ptr_); }
+  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+  void retire_on(cudaStream_t s) noexcept { free_stream_ = s; }
+
+ private:
+  DeviceMemoryResource& mr_;
+  void* ptr_;
+  std::size_t bytes_;
+  cudaStream_t free_stream_;
+};
+
+// A CUDA event the producer recorded after writing a device frame; consumers
+// make their stream wait on it.
+class ReadyEvent {
+ public:
+  explicit ReadyEvent(cudaStream_t producer);
+  ~ReadyEvent();
+  ReadyEvent(const ReadyEvent&) = delete;
+  ReadyEvent& operator=(const ReadyEvent&) = delete;
+  void wait_on(cudaStream_t consumer) const;  // no host blocking
+  void synchronize() const;                   // blocks the calling thread
+
+ private:
+  cudaEvent_t event_{};
+};
+
 struct Frame {
   FrameFormat format;
   std::array<PlaneView, 4> planes{};
@@ -59,11 +99,16 @@ struct Frame {
   Clock::time_point origin{};      // when its packet left the demuxer (latency)
   MemoryKind memory = MemoryKind::kHost;
   std::shared_ptr<AVFrame> av;     // host frames: the AVFrame owning the planes
+  std::shared_ptr<DeviceBuffer> device;   // device frames: the planes' memory
+  std::shared_ptr<ReadyEvent> ready;      // device frames: when the planes are written
 
   // Wraps a decoded host AVFrame (no copy).
   static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);
   // A new host frame with FFmpeg-aligned planes.
   static Frame allocate_host(const FrameFormat& format);
+  // A device frame with 256-byte-aligned plane pitches, in one allocation.
+  static Frame allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,
+                               cudaStream_t stream);
   // Copies timestamps and bookkeeping (not pixels) from another frame.
   void copy_props_from(const Frame& other);
 };

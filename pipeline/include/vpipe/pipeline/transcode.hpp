@@ -33,7 +33,9 @@ struct TranscodeOptions {
   std::string input;
   std::string output;
   std::string filters;                  // --vf
-  std::string device = "auto";          // cpu | cuda | auto
+  std::string device = "auto";          // cpu | cuda | auto (cuda where a device is usable)
+  std::string mem = "pool";             // device memory strategy: naive | pool | vmm | slab
+  std::string host = "pinned";          // host staging: pinned | pageable
   std::string encoder = "libx264";      // libx264 | mpeg4 | ffv1 (any FFmpeg encoder name)
   int crf = 23;                         // libx264
   std::string preset = "veryfast";      // libx264
@@ -64,6 +66,7 @@ struct TranscodeReport {
   std::vector<StageStats> stages;
   std::vector<QueueStats> queues;
   std::vector<std::string> notes;  // e.g. "CPU path: no CUDA device"
+  nlohmann::json memory;           // CUDA path: the strategy's statistics and staging
 
   [[nodiscard]] nlohmann::json to_json() const;
 };

@@ -1,0 +1,63 @@
+// The CUDA segment of a transcode:
+//
+//   host frame ─► upload ─► filter ─► … ─► download ─► host frame
+//                 (ring slot,  (kernels on     (ring slot,
+//                  H2D on its   its stream)     D2H on its stream)
+//                  stream)
+//
+// Each stage enqueues on its own CUDA stream, so uploads, kernels and
+// downloads of different frames overlap; a frame carries a ReadyEvent that
+// the next stage's stream waits on (no host blocking, no device-wide sync).
+// Device frames come from the chosen memory strategy and go back to it on the
+// stream of their last use. Streams and rings are owned by the caller and
+// must outlive the pipeline.
+#pragma once
+
+#include "vpipe/memory/pinned_ring.hpp"
+#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/stage.hpp"
+
+namespace vpipe {
+
+class UploadStage final : public Stage<Frame, Frame> {
+ public:
+  UploadStage(DeviceMemoryResource& mr, PinnedRing& ring, cudaStream_t stream)
+      : mr_(mr), ring_(ring), stream_(stream) {}
+  [[nodiscard]] std::string name() const override { return "upload"; }
+  Flow process(Frame in, Output<Frame>& out) override;
+
+ private:
+  DeviceMemoryResource& mr_;
+  PinnedRing& ring_;
+  cudaStream_t stream_;
+};
+
+class CudaFilterStage final : public Stage<Frame, Frame> {
+ public:
+  CudaFilterStage(ConfiguredFilter filter, DeviceMemoryResource& mr, cudaStream_t stream)
+      : f_(std::move(filter)), mr_(mr), stream_(stream) {}
+  [[nodiscard]] std::string name() const override { return "cuda:" + f_.label; }
+  Flow process(Frame in, Output<Frame>& out) override;
+
+ private:
+  ConfiguredFilter f_;
+  DeviceMemoryResource& mr_;
+  cudaStream_t stream_;
+};
+
+class DownloadStage final : public Stage<Frame, Frame> {
+ public:
+  DownloadStage(PinnedRing& ring, cudaStream_t stream) : ring_(ring), stream_(stream) {}
+  [[nodiscard]] std::string name() const override { return "download"; }
+  Flow process(Frame in, Output<Frame>& out) override;
+
+ private:
+  PinnedRing& ring_;
+  cudaStream_t stream_;
+};
+
+// Bytes of a frame's planes packed row after row (the staging slot size).
+[[nodiscard]] std::size_t packed_bytes(const FrameFormat& format);
+
+}  // namespace vpipe
