@@ -59,7 +59,8 @@ TEST_F(TranscodeE2E, KeepsFramesTimingAndAudioAndQuality) {
   const auto r = run_vpipe("transcode " + kSample + " " + out +
                            " --vf invert,invert --crf 18 --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("CPU path"), std::string::npos) << "says which path ran: " << r.err;
+  EXPECT_NE(r.err.find("device auto: "), std::string::npos) << "says which path ran: " << r.err;
+  EXPECT_EQ(r.err.find("CUDA path") != std::string::npos, cuda_unavailable_reason().empty()) << r.err;
 
   const auto& in = input_summary();
   const auto s = summarize(out);
