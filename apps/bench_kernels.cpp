@@ -99,6 +99,7 @@ int run_kernel_bench(bool quick, const std::string& json_path) {
     DevPlane y(w, h, 1), uv(w / 2, h / 2, 2), u(w / 2, h / 2, 1), v(w / 2, h / 2, 1);
     DevPlane rgba(w, h, 4), rgb(w, h, 3), rgba2(w, h, 4), y2(w, h, 1), uv2(w / 2, h / 2, 2);
     DevPlane small_y(w / 2, h / 2, 1), small_uv(w / 4, h / 4, 2), small_rgba(w / 2, h / 2, 4);
+    DevPlane y16(w, h, 2), uv16(w / 2, h / 2, 4), mark(256, 256, 4), letter(w, h * 3 / 4, 1);
     // A frame-sized copy too: small transfers cannot reach the peak either.
     const std::size_t frame_bytes = rgba.v.pitch * static_cast<std::size_t>(h);
     const double copy_ms = median_ms([&] {
@@ -136,6 +137,12 @@ int run_kernel_bench(bool quick, const std::string& json_path) {
          }},
         {"gaussian blur σ=1.5 (Y plane)", 2 * y.bytes(), 0.5, [&] { cuda::gaussian_blur_plane(y.v, y2.v, 1.5, scratch.resource(), s); }},
         {"gaussian blur σ=1.5 (RGBA plane)", 2 * rgba.bytes(), 0.5, [&] { cuda::gaussian_blur_plane(rgba.v, rgba2.v, 1.5, scratch.resource(), s); }},
+        {"box blur r=3 (Y plane)", 2 * y.bytes(), 0.5, [&] { cuda::box_blur_plane(y.v, y2.v, 3, scratch.resource(), s); }},
+        {"unsharp σ=1.2 amount 0.8 (Y plane)", 2 * y.bytes(), 0.5, [&] { cuda::unsharp_plane(y.v, y2.v, 1.2, 0.8, scratch.resource(), s); }},
+        {"sobel (Y plane)", 2 * y.bytes(), 0.7, [&] { cuda::sobel_plane(y.v, y2.v, s); }},
+        {"pad: letterbox a 4:3-high Y plane", letter.bytes() + y.bytes(), 0.7, [&] { cuda::pad_plane(letter.v, y2.v, 0, h / 8, 16, s); }},
+        {"overlay 256×256 RGBA mark on RGBA", 2 * rgba.bytes() + mark.bytes(), 0.7, [&] { cuda::overlay_rgba(rgba.v, mark.v, rgba2.v, 64, 64, 0.8f, s); }},
+        {"p010_to_rgb (RGBA out)", y16.bytes() + uv16.bytes() + rgba.bytes(), 0.7, [&] { cuda::p010_to_rgb(y16.v, uv16.v, rgba.v, spec, s); }},
         {"fused: NV12 → half-size RGBA, one pass", nv12 + small_rgba.bytes(), 0.5, [&] { cuda::nv12_resize_to_rgb(y.v, uv.v, small_rgba.v, spec, s); }},
         {"chain: resize Y, resize UV, then NV12 → RGBA", nv12 + small_rgba.bytes(), 0.5, [&] {
            cuda::resize_plane(y.v, small_y.v, ref::Interp::kBilinear, s);

@@ -261,8 +261,10 @@ __global__ void blur_h_kernel(Plane s, float* tmp, const __grid_constant__ Gauss
 }
 
 // Vertical pass: float → u8, kStrip rows per thread.
+// amount != 0: unsharp mask, dst = orig + amount * (orig − blurred), in float.
 template <int kRadius>
-__global__ void blur_v_kernel(const float* tmp, Plane d, const __grid_constant__ GaussKernel k) {
+__global__ void blur_v_kernel(const float* tmp, Plane d, const __grid_constant__ GaussKernel k,
+                              Plane orig, float amount) {
   const int xb = blockIdx.x * blockDim.x + threadIdx.x;  // byte (pixel × channel) in the row
   const int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * kStrip;
   const int row_elems = d.width * d.channels;
@@ -296,25 +298,95 @@ __global__ void blur_v_kernel(const float* tmp, Plane d, const __grid_constant__
     }
   }
 #pragma unroll
-  for (int j = 0; j < kStrip; ++j)
-    if (y0 + j < d.height) d.row(y0 + j)[xb] = clamp_u8(acc[j]);
+  for (int j = 0; j < kStrip; ++j) {
+    if (y0 + j >= d.height) break;
+    float v = acc[j];
+    if (amount != 0.f) {
+      const float o = orig.row(y0 + j)[xb];
+      v = o + amount * (o - v);
+    }
+    d.row(y0 + j)[xb] = clamp_u8(v);
+  }
 }
 
 template <int kRadius>
 void launch_blur(const PlaneView& src, const PlaneView& dst, float* tmp, const GaussKernel& k,
-                 cudaStream_t stream) {
+                 float amount, cudaStream_t stream) {
   const dim3 hblock(kHTile, kHRows), vblock(64, 4);
   const std::size_t smem = static_cast<std::size_t>(kHRows) * (kHTile + 2 * k.radius) * src.channels;
   blur_h_kernel<kRadius><<<grid2d(src.width, src.height, hblock), hblock, smem, stream>>>(dev(src), tmp, k);
   blur_v_kernel<kRadius><<<grid2d(src.width * src.channels, (src.height + kStrip - 1) / kStrip, vblock),
-                           vblock, 0, stream>>>(tmp, dev(dst), k);
+                           vblock, 0, stream>>>(tmp, dev(dst), k, dev(src), amount);
 }
 
 template <int... R>
 void dispatch_blur(std::integer_sequence<int, R...>, const PlaneView& src, const PlaneView& dst,
-                   float* tmp, const GaussKernel& k, cudaStream_t stream) {
-  const bool fixed = ((k.radius == R ? (launch_blur<R>(src, dst, tmp, k, stream), true) : false) || ...);
-  if (!fixed) launch_blur<-1>(src, dst, tmp, k, stream);
+                   float* tmp, const GaussKernel& k, float amount, cudaStream_t stream) {
+  const bool fixed =
+      ((k.radius == R ? (launch_blur<R>(src, dst, tmp, k, amount, stream), true) : false) || ...);
+  if (!fixed) launch_blur<-1>(src, dst, tmp, k, amount, stream);
+}
+
+GaussKernel gaussian_weights(double sigma) {
+  GaussKernel k{};
+  k.radius = static_cast<int>(std::ceil(3.0 * sigma));
+  VPIPE_EXPECTS(k.radius <= kMaxRadius, "blur: sigma at most 64");
+  double sum = 0;
+  for (int i = -k.radius; i <= k.radius; ++i) sum += std::exp(-(i * i) / (2 * sigma * sigma));
+  for (int i = -k.radius; i <= k.radius; ++i)
+    k.w[i + k.radius] = static_cast<float>(std::exp(-(i * i) / (2 * sigma * sigma)) / sum);
+  return k;
+}
+
+
+// ---- Sobel, overlay, P010 ------------------------------------------------------
+
+__global__ void sobel_kernel(Plane s, Plane d) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  const int xm = reflect101(x - 1, s.width), xp = reflect101(x + 1, s.width);
+  const std::uint8_t* rm = s.row(reflect101(y - 1, s.height));
+  const std::uint8_t* r0 = s.row(y);
+  const std::uint8_t* rp = s.row(reflect101(y + 1, s.height));
+  const int c = s.channels;
+  for (int ch = 0; ch < c; ++ch) {
+    const int gx = (rm[xp * c + ch] + 2 * r0[xp * c + ch] + rp[xp * c + ch]) -
+                   (rm[xm * c + ch] + 2 * r0[xm * c + ch] + rp[xm * c + ch]);
+    const int gy = (rp[xm * c + ch] + 2 * rp[x * c + ch] + rp[xp * c + ch]) -
+                   (rm[xm * c + ch] + 2 * rm[x * c + ch] + rm[xp * c + ch]);
+    d.row(y)[x * c + ch] = clamp_u8(sqrtf(static_cast<float>(gx * gx + gy * gy)));
+  }
+}
+
+__global__ void overlay_kernel(Plane base, Plane over, Plane d, int ox, int oy, float opacity) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  const std::uint8_t* b = base.row(y) + x * base.channels;
+  std::uint8_t* o = d.row(y) + x * d.channels;
+  const int u = x - ox, v = y - oy;
+  const bool inside = u >= 0 && v >= 0 && u < over.width && v < over.height;
+  const std::uint8_t* w = inside ? over.row(v) + u * 4 : nullptr;
+  const float a = inside ? w[3] / 255.f * opacity : 0.f;
+  for (int c = 0; c < 3; ++c) o[c] = clamp_u8(b[c] * (1.f - a) + (inside ? w[c] : 0) * a);
+  if (d.channels == 4) o[3] = b[3];
+}
+
+__device__ __forceinline__ float p010_sample(const std::uint8_t* p) {
+  return static_cast<float>((p[0] | (p[1] << 8)) >> 6) / 4.f;
+}
+
+__global__ void p010_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c) {
+  const int cx = blockIdx.x * blockDim.x + threadIdx.x, cy = blockIdx.y * blockDim.y + threadIdx.y;
+  if (2 * cx >= y.width || 2 * cy >= y.height) return;
+  const std::uint8_t* cp = uv.row(cy) + 4 * cx;
+  const float cu = p010_sample(cp), cv = p010_sample(cp + 2);
+  for (int dy = 0; dy < 2 && 2 * cy + dy < y.height; ++dy)
+    for (int dx = 0; dx < 2 && 2 * cx + dx < y.width; ++dx) {
+      const int xx = 2 * cx + dx, yy = 2 * cy + dy;
+      float r, g, b;
+      yuv_to_rgb(c, p010_sample(y.row(yy) + 2 * xx), cu, cv, r, g, b);
+      store_rgb(rgb, xx, yy, r, g, b);
+    }
 }
 
 // ---- pointwise -----------------------------------------------------------------
@@ -495,24 +567,99 @@ void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y, cudaSt
                                    cudaMemcpyDeviceToDevice, stream));
 }
 
+namespace {
+// Both passes of a separable filter, the float intermediate from `scratch`.
+void run_separable(const char* name, const PlaneView& src, const PlaneView& dst,
+                   const GaussKernel& k, float amount, DeviceMemoryResource& scratch,
+                   cudaStream_t stream) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "separable filter: planes differ in size");
+  if (dst.width == 0 || dst.height == 0) return;
+  const std::size_t tmp_bytes = src.row_bytes() * static_cast<std::size_t>(src.height) * sizeof(float);
+  LaunchScope scope(name, stream);
+  auto* tmp = static_cast<float*>(scratch.allocate(tmp_bytes, stream));
+  dispatch_blur(std::make_integer_sequence<int, kMaxFixedRadius + 1>{}, src, dst, tmp, k, amount, stream);
+  scratch.deallocate(tmp, tmp_bytes, stream);
+}
+}  // namespace
+
 void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigma,
                          DeviceMemoryResource& scratch, cudaStream_t stream) {
   VPIPE_EXPECTS(sigma > 0, "blur: sigma must be > 0");
-  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
-                "blur: planes differ in size");
-  if (dst.width == 0 || dst.height == 0) return;
+  run_separable("vpipe::gaussian_blur_plane", src, dst, gaussian_weights(sigma), 0.f, scratch, stream);
+}
+
+void box_blur_plane(const PlaneView& src, const PlaneView& dst, int radius,
+                    DeviceMemoryResource& scratch, cudaStream_t stream) {
+  VPIPE_EXPECTS(radius >= 1 && radius <= kMaxRadius, "box blur: radius 1..192");
   GaussKernel k{};
-  k.radius = static_cast<int>(std::ceil(3.0 * sigma));
-  VPIPE_EXPECTS(k.radius <= kMaxRadius, "blur: sigma at most 64");
-  double sum = 0;
-  for (int i = -k.radius; i <= k.radius; ++i) sum += std::exp(-(i * i) / (2 * sigma * sigma));
-  for (int i = -k.radius; i <= k.radius; ++i)
-    k.w[i + k.radius] = static_cast<float>(std::exp(-(i * i) / (2 * sigma * sigma)) / sum);
-  const std::size_t tmp_bytes = src.row_bytes() * static_cast<std::size_t>(src.height) * sizeof(float);
-  LaunchScope scope("vpipe::gaussian_blur_plane", stream);
-  auto* tmp = static_cast<float*>(scratch.allocate(tmp_bytes, stream));
-  dispatch_blur(std::make_integer_sequence<int, kMaxFixedRadius + 1>{}, src, dst, tmp, k, stream);
-  scratch.deallocate(tmp, tmp_bytes, stream);
+  k.radius = radius;
+  for (int i = 0; i <= 2 * radius; ++i) k.w[i] = 1.f / static_cast<float>(2 * radius + 1);
+  run_separable("vpipe::box_blur_plane", src, dst, k, 0.f, scratch, stream);
+}
+
+void unsharp_plane(const PlaneView& src, const PlaneView& dst, double sigma, double amount,
+                   DeviceMemoryResource& scratch, cudaStream_t stream) {
+  VPIPE_EXPECTS(sigma > 0, "unsharp: sigma must be > 0");
+  VPIPE_EXPECTS(src.data != dst.data, "unsharp: not in place");
+  // amount 0 would read as "plain blur" below: the identity is a copy.
+  if (amount == 0) {
+    crop_plane(src, dst, 0, 0, stream);
+    return;
+  }
+  run_separable("vpipe::unsharp_plane", src, dst, gaussian_weights(sigma), static_cast<float>(amount),
+                scratch, stream);
+}
+
+void sobel_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "sobel: planes of one size");
+  VPIPE_EXPECTS(src.data != dst.data, "sobel: not in place");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::sobel_plane", stream);
+  const dim3 block(32, 8);
+  sobel_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(dev(src), dev(dst));
+}
+
+void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill,
+               cudaStream_t stream) {
+  VPIPE_EXPECTS(src.channels == dst.channels && x >= 0 && y >= 0 && x + src.width <= dst.width &&
+                    y + src.height <= dst.height,
+                "pad: the source must fit inside the destination");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::pad_plane", stream);
+  VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, fill, dst.row_bytes(),
+                                   static_cast<std::size_t>(dst.height), stream));
+  if (src.width && src.height)
+    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.row(y) + x * dst.channels, dst.pitch, src.data, src.pitch,
+                                     src.row_bytes(), static_cast<std::size_t>(src.height),
+                                     cudaMemcpyDeviceToDevice, stream));
+}
+
+void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
+                  int y, float opacity, cudaStream_t stream) {
+  VPIPE_EXPECTS(overlay.channels == 4 && (base.channels == 3 || base.channels == 4) &&
+                    base.channels == dst.channels && base.width == dst.width &&
+                    base.height == dst.height,
+                "overlay: RGBA over RGB(A) of the destination's size");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::overlay_rgba", stream);
+  const dim3 block(32, 8);
+  overlay_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(
+      dev(base), dev(overlay), dev(dst), x, y, opacity);
+}
+
+void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec,
+                 cudaStream_t stream) {
+  VPIPE_EXPECTS(y.channels == 2 && uv.channels == 4 && uv.width == (y.width + 1) / 2 &&
+                    uv.height == (y.height + 1) / 2 && rgb.width == y.width &&
+                    rgb.height == y.height && (rgb.channels == 3 || rgb.channels == 4),
+                "p010: 16-bit Y (2 bytes/pixel), UV (4 bytes/pixel), RGB(A) of Y's size");
+  if (y.width == 0 || y.height == 0) return;
+  LaunchScope scope("vpipe::p010_to_rgb", stream);
+  const dim3 block(32, 8);
+  p010_kernel<<<grid2d(uv.width, uv.height, block), block, 0, stream>>>(dev(y), dev(uv), dev(rgb),
+                                                                      color_coefs(spec));
 }
 
 void invert_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream) {

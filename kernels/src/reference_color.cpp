@@ -146,3 +146,94 @@ void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&
 }
 
 }  // namespace vpipe::ref
+
+// ---- more filters (see reference.hpp) ------------------------------------------
+#include <opencv2/imgproc.hpp>
+
+namespace vpipe::ref {
+
+void box_blur_plane(const PlaneView& src, const PlaneView& dst, int radius) {
+  VPIPE_EXPECTS(radius >= 1 && src.width == dst.width && src.height == dst.height,
+                "box_blur: radius >= 1, planes of one size");
+  cv::Mat f;
+  as_mat(src).convertTo(f, CV_32F);
+  cv::blur(f, f, cv::Size(2 * radius + 1, 2 * radius + 1), cv::Point(-1, -1), cv::BORDER_REFLECT_101);
+  cv::Mat out = as_mat(dst);
+  f.convertTo(out, out.type());
+}
+
+void unsharp_plane(const PlaneView& src, const PlaneView& dst, double sigma, double amount) {
+  VPIPE_EXPECTS(sigma > 0 && src.width == dst.width && src.height == dst.height,
+                "unsharp: sigma > 0, planes of one size");
+  const int r = static_cast<int>(std::ceil(3.0 * sigma));
+  cv::Mat f, b;
+  as_mat(src).convertTo(f, CV_32F);
+  cv::GaussianBlur(f, b, cv::Size(2 * r + 1, 2 * r + 1), sigma, sigma, cv::BORDER_REFLECT_101);
+  cv::Mat sharp = f + static_cast<float>(amount) * (f - b);
+  cv::Mat out = as_mat(dst);
+  sharp.convertTo(out, out.type());
+}
+
+void sobel_plane(const PlaneView& src, const PlaneView& dst) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "sobel: planes of one size");
+  cv::Mat gx, gy;
+  cv::Sobel(as_mat(src), gx, CV_32F, 1, 0, 3, 1, 0, cv::BORDER_REFLECT_101);
+  cv::Sobel(as_mat(src), gy, CV_32F, 0, 1, 3, 1, 0, cv::BORDER_REFLECT_101);
+  cv::Mat mag;
+  cv::sqrt(gx.mul(gx) + gy.mul(gy), mag);
+  cv::Mat out = as_mat(dst);
+  mag.convertTo(out, out.type());
+}
+
+void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill) {
+  VPIPE_EXPECTS(src.channels == dst.channels && x >= 0 && y >= 0 && x + src.width <= dst.width &&
+                    y + src.height <= dst.height,
+                "pad: the source must fit inside the destination");
+  fill_plane(dst, fill);
+  as_mat(src).copyTo(as_mat(dst)(cv::Rect(x, y, src.width, src.height)));
+}
+
+void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
+                  int y, float opacity) {
+  VPIPE_EXPECTS(overlay.channels == 4 && (base.channels == 3 || base.channels == 4) &&
+                    base.channels == dst.channels && base.width == dst.width &&
+                    base.height == dst.height,
+                "overlay: RGBA over RGB(A) of the destination's size");
+  for (int yy = 0; yy < dst.height; ++yy)
+    for (int xx = 0; xx < dst.width; ++xx) {
+      const std::uint8_t* b = base.row(yy) + xx * base.channels;
+      std::uint8_t* d = dst.row(yy) + xx * dst.channels;
+      const int ox = xx - x, oy = yy - y;
+      const bool inside = ox >= 0 && oy >= 0 && ox < overlay.width && oy < overlay.height;
+      const std::uint8_t* o = inside ? overlay.row(oy) + ox * 4 : nullptr;
+      const float a = inside ? o[3] / 255.f * opacity : 0.f;
+      for (int c = 0; c < 3; ++c) d[c] = clamp_u8(b[c] * (1.f - a) + (inside ? o[c] : 0) * a);
+      if (dst.channels == 4) d[3] = b[3];
+    }
+}
+
+void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec) {
+  VPIPE_EXPECTS(y.channels == 2 && uv.channels == 4 && uv.width == (y.width + 1) / 2 &&
+                    uv.height == (y.height + 1) / 2 && rgb.width == y.width &&
+                    rgb.height == y.height && (rgb.channels == 3 || rgb.channels == 4),
+                "p010: 16-bit Y (2 bytes/pixel), UV (4 bytes/pixel), RGB(A) of Y's size");
+  const ColorCoefs c = color_coefs(spec);
+  auto sample = [](const std::uint8_t* p) {  // 16-bit little endian, 10 bits high → 8-bit scale
+    const int v = p[0] | (p[1] << 8);
+    return static_cast<float>(v >> 6) / 4.f;
+  };
+  for (int yy = 0; yy < y.height; ++yy)
+    for (int x = 0; x < y.width; ++x) {
+      const std::uint8_t* cu = uv.row(yy / 2) + (x / 2) * 4;
+      float r, g, b;
+      yuv_to_rgb(c, sample(y.row(yy) + 2 * x), sample(cu), sample(cu + 2), r, g, b);
+      std::uint8_t* o = rgb.row(yy) + x * rgb.channels;
+      o[0] = clamp_u8(r);
+      o[1] = clamp_u8(g);
+      o[2] = clamp_u8(b);
+      if (rgb.channels == 4) o[3] = 255;
+    }
+}
+
+}  // namespace vpipe::ref

@@ -277,3 +277,62 @@ TEST_F(Kernels, RealFrameFromTheSample) {
   const PlaneView pb{const_cast<std::uint8_t*>(b.data()), w, h, 3, rgb2.host.pitch};
   EXPECT_GT(ref::psnr(pa, pb), 30.0) << "4:2:0 round trip of a real frame";
 }
+
+TEST_F(Kernels, BoxBlurUnsharpAndSobelMatchOpenCv) {
+  auto scratch = make_strategy("pool");
+  for (Shape s : kShapes)
+    for (int pad : kPads)
+      for (int ch : {1, 2}) {
+        TestPlane src(s.w, s.h, ch, pad, 71), out(s.w, s.h, ch, pad, 0), want(s.w, s.h, ch, pad, 0);
+        for (int r : {1, 3, 10}) {
+          out.upload();
+          cuda::box_blur_plane(src.device, out.device, r, scratch.resource(), stream_);
+          sync();
+          ref::box_blur_plane(src.host, want.host, r);
+          ASSERT_TRUE(matches(out, want.host, 1, label("box blur", s, pad, ch) + " r " + std::to_string(r)));
+        }
+        for (double amount : {0.0, 0.8, 2.0}) {
+          out.upload();
+          cuda::unsharp_plane(src.device, out.device, 1.2, amount, scratch.resource(), stream_);
+          sync();
+          ref::unsharp_plane(src.host, want.host, 1.2, amount);
+          ASSERT_TRUE(matches(out, want.host, 1, label("unsharp", s, pad, ch) + " amount " + std::to_string(amount)));
+        }
+        out.upload();
+        cuda::sobel_plane(src.device, out.device, stream_);
+        sync();
+        ref::sobel_plane(src.host, want.host);
+        ASSERT_TRUE(matches(out, want.host, 1, label("sobel", s, pad, ch)));
+      }
+}
+
+TEST_F(Kernels, PadOverlayAndP010MatchReference) {
+  for (Shape s : kShapes)
+    for (int pad : kPads) {
+      // pad: the source into a canvas 6 wider and 4 taller, at (3, 2).
+      TestPlane src(s.w, s.h, 2, pad, 81), canvas(s.w + 6, s.h + 4, 2, pad, 0), want(s.w + 6, s.h + 4, 2, pad, 0);
+      cuda::pad_plane(src.device, canvas.device, 3, 2, 16, stream_);
+      sync();
+      ref::pad_plane(src.host, want.host, 3, 2, 16);
+      ASSERT_TRUE(matches(canvas, want.host, 0, label("pad", s, pad, 2)));
+      // overlay: an RGBA mark over an RGB(A) frame, partly outside it.
+      for (int ch : {3, 4}) {
+        TestPlane base(s.w, s.h, ch, pad, 82), mark(std::max(1, s.w / 2 + 1), std::max(1, s.h / 2 + 1), 4, pad, 83),
+            out(s.w, s.h, ch, pad, 0), wantov(s.w, s.h, ch, pad, 0);
+        const int ox = s.w / 2, oy = s.h / 3;
+        cuda::overlay_rgba(base.device, mark.device, out.device, ox, oy, 0.7f, stream_);
+        sync();
+        ref::overlay_rgba(base.host, mark.host, wantov.host, ox, oy, 0.7f);
+        ASSERT_TRUE(matches(out, wantov.host, 1, label("overlay", s, pad, ch)));
+      }
+      // P010 → RGB(A) with every colour spec.
+      for (ColorSpec spec : kSpecs) {
+        TestPlane y(s.w, s.h, 2, pad, 84), uv((s.w + 1) / 2, (s.h + 1) / 2, 4, pad, 85),
+            rgb(s.w, s.h, 4, pad, 0), wantp(s.w, s.h, 4, pad, 0);
+        cuda::p010_to_rgb(y.device, uv.device, rgb.device, spec, stream_);
+        sync();
+        ref::p010_to_rgb(y.host, uv.host, wantp.host, spec);
+        ASSERT_TRUE(matches(rgb, wantp.host, 1, label("p010_to_rgb", s, pad, 4)));
+      }
+    }
+}

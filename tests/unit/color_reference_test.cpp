@@ -87,3 +87,59 @@ TEST(ColorReference, FusedResizeAtSameSizeIsNearTheSeparateSteps) {
   ref::nv12_to_rgb(y.v, uv.v, b.v, {});
   for (std::size_t i = 0; i < a.b.size(); ++i) ASSERT_EQ(a.b[i], b.b[i]) << "flat chroma: identical";
 }
+
+TEST(FilterReference, SobelBoxPadOverlayAgainstPlainLoops) {
+  const int w = 9, h = 7;
+  Img src(w, h, 1);
+  std::mt19937 rng(5);
+  for (auto& b : src.b) b = static_cast<std::uint8_t>(rng());
+  auto at = [&](int x, int y) {
+    auto refl = [](int i, int n) { return i < 0 ? -i : i >= n ? 2 * n - 2 - i : i; };
+    return static_cast<int>(src.b[static_cast<std::size_t>(refl(y, h) * w + refl(x, w))]);
+  };
+  Img sob(w, h, 1), box(w, h, 1);
+  ref::sobel_plane(src.v, sob.v);
+  ref::box_blur_plane(src.v, box.v, 1);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const int gx = at(x + 1, y - 1) + 2 * at(x + 1, y) + at(x + 1, y + 1) - at(x - 1, y - 1) -
+                     2 * at(x - 1, y) - at(x - 1, y + 1);
+      const int gy = at(x - 1, y + 1) + 2 * at(x, y + 1) + at(x + 1, y + 1) - at(x - 1, y - 1) -
+                     2 * at(x, y - 1) - at(x + 1, y - 1);
+      const double mag = std::min(255.0, std::sqrt(double(gx * gx + gy * gy)));
+      ASSERT_LE(std::abs(sob.b[static_cast<std::size_t>(y * w + x)] - mag), 0.5 + 1e-9) << x << "," << y;
+      int sum = 0;
+      for (int j = -1; j <= 1; ++j)
+        for (int i = -1; i <= 1; ++i) sum += at(x + i, y + j);
+      ASSERT_LE(std::abs(box.b[static_cast<std::size_t>(y * w + x)] - sum / 9.0), 0.5 + 1e-6);
+    }
+  Img canvas(w + 2, h + 2, 1, 7);
+  ref::pad_plane(src.v, canvas.v, 1, 1, 16);
+  EXPECT_EQ(canvas.b[0], 16);
+  EXPECT_EQ(canvas.b[static_cast<std::size_t>((w + 2) + 1)], src.b[0]);
+  // Overlay: opaque white at full opacity replaces, alpha 0 keeps.
+  Img base(2, 1, 3, 10), mark(2, 1, 4, 255), out(2, 1, 3);
+  mark.b[7] = 0;  // second pixel transparent
+  ref::overlay_rgba(base.v, mark.v, out.v, 0, 0, 1.0f);
+  EXPECT_EQ(out.b[0], 255);
+  EXPECT_EQ(out.b[3], 10);
+}
+
+TEST(FilterReference, P010AnchorsMatchTheEightBitPath) {
+  // 10-bit limited black (64) and white (940) in the high bits of 16-bit samples.
+  Img y(2, 2, 2), uv(1, 1, 4), rgb(2, 2, 3);
+  auto put16 = [](std::uint8_t* p, int v10) {
+    const int v = v10 << 6;
+    p[0] = static_cast<std::uint8_t>(v & 0xff);
+    p[1] = static_cast<std::uint8_t>(v >> 8);
+  };
+  for (int i = 0; i < 4; ++i) put16(y.b.data() + 2 * i, 64);
+  put16(uv.b.data(), 512);
+  put16(uv.b.data() + 2, 512);
+  ref::p010_to_rgb(y.v, uv.v, rgb.v, {ColorMatrix::kBT709, ColorRange::kLimited});
+  EXPECT_EQ(rgb.b[0], 0);
+  for (int i = 0; i < 4; ++i) put16(y.b.data() + 2 * i, 940);
+  ref::p010_to_rgb(y.v, uv.v, rgb.v, {ColorMatrix::kBT709, ColorRange::kLimited});
+  EXPECT_EQ(rgb.b[0], 255);
+  EXPECT_EQ(rgb.b[11], 255);
+}

@@ -48,6 +48,28 @@ void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y, cudaSt
 // float intermediate comes from `scratch`, stream-ordered on `stream`.
 void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigma,
                          DeviceMemoryResource& scratch, cudaStream_t stream);
+// Box blur: mean of the (2r+1)² neighbourhood, reflect-101 borders (r ≤ 192).
+void box_blur_plane(const PlaneView& src, const PlaneView& dst, int radius,
+                    DeviceMemoryResource& scratch, cudaStream_t stream);
+// Unsharp mask: dst = src + amount * (src − gaussian(src, sigma)).
+void unsharp_plane(const PlaneView& src, const PlaneView& dst, double sigma, double amount,
+                   DeviceMemoryResource& scratch, cudaStream_t stream);
+// Sobel edges: sqrt(Gx² + Gy²) of the 3×3 Sobel derivatives, per channel,
+// reflect-101 borders, clamped to 255.
+void sobel_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream);
+// Pad / letterbox: dst filled with `fill`, src copied at (x, y) inside it.
+void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill,
+               cudaStream_t stream);
+// Alpha overlay (a watermark): dst = base, with the RGBA `overlay` blended in
+// at (x, y): c = base·(1 − a) + over·a, a = over_alpha/255 · opacity. base and
+// dst are RGB or RGBA (alpha kept), the same size.
+void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
+                  int y, float opacity, cudaStream_t stream);
+// P010 (10-bit in the high bits of 16-bit samples; `y` has channels = 2
+// bytes per pixel, `uv` 4) → 8-bit RGB(A), keeping the 10-bit precision
+// until the final rounding.
+void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec,
+                 cudaStream_t stream);
 void invert_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream);
 // dst = lut[src]: brightness, contrast and gamma become one table.
 void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256],

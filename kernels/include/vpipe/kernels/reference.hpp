@@ -53,6 +53,18 @@ void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView
 void make_eq_lut(double brightness, double contrast, double gamma, std::uint8_t (&lut)[256]);
 void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256]);
 
+// Box blur (OpenCV's normalized box filter, in float), unsharp mask (OpenCV
+// Gaussian in float, then the combination), Sobel magnitude (OpenCV 16-bit
+// derivatives, float magnitude), pad, alpha overlay and P010 → RGB (plain
+// C++). Same contracts as the CUDA kernels in cuda_ops.hpp.
+void box_blur_plane(const PlaneView& src, const PlaneView& dst, int radius);
+void unsharp_plane(const PlaneView& src, const PlaneView& dst, double sigma, double amount);
+void sobel_plane(const PlaneView& src, const PlaneView& dst);
+void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill);
+void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
+                  int y, float opacity);
+void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec);
+
 // PSNR in dB between two planes of equal size (identical planes: +inf).
 [[nodiscard]] double psnr(const PlaneView& a, const PlaneView& b);
 
