@@ -191,6 +191,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 64))->capture_default_str();
   tc->add_option("--report", report_path, "write a JSON report (frames, fps, latency, stages)");
   tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");
+  tc->add_flag("--realtime", topts.realtime,
+               "read the input no faster than its timestamps (rehearse a live feed with a file)");
 
   app.add_subcommand("info", "show CUDA devices, NVDEC/NVENC availability and library versions");
   auto* bench = app.add_subcommand("bench", "measure vpipe on this machine (needs a CUDA device)");

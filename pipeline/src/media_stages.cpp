@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 namespace vpipe {
 
 namespace {
@@ -24,9 +26,10 @@ Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int6
 
 DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_stream,
                          std::vector<int> output_index, QueuePtr<Packet> copy_out,
-                         MediaCounters& counters)
+                         MediaCounters& counters, bool realtime)
     : input_(input), path_(std::move(path)), video_stream_(video_stream),
-      output_index_(std::move(output_index)), copy_out_(std::move(copy_out)), counters_(counters) {
+      output_index_(std::move(output_index)), copy_out_(std::move(copy_out)), counters_(counters),
+      realtime_(realtime) {
   copy_out_->add_producer();
 }
 
@@ -40,9 +43,20 @@ Flow DemuxSource::produce(Output<Packet>& out) {
     counters_.decode_errors++;
     return Flow::kStop;
   }
+  const int index = p.pkt->stream_index;
+  const std::int64_t ts = p.pkt->dts != AV_NOPTS_VALUE ? p.pkt->dts : p.pkt->pts;
+  if (realtime_ && ts != AV_NOPTS_VALUE && index >= 0 &&
+      index < static_cast<int>(input_->nb_streams)) {
+    const double t = static_cast<double>(ts) * av_q2d(input_->streams[index]->time_base);
+    if (!first_ts_) {
+      first_ts_ = t;
+      start_ = Clock::now();
+    }
+    std::this_thread::sleep_until(
+        start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t - *first_ts_)));
+  }
   p.origin = Clock::now();
   counters_.packets_read++;
-  const int index = p.pkt->stream_index;
   if (index == video_stream_) return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;
   if (index < 0 || index >= static_cast<int>(output_index_.size()) || output_index_[index] < 0)
     return Flow::kContinue;

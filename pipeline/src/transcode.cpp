@@ -314,7 +314,8 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   auto packets = pipeline.make_queue<Packet>("demux→decode", depth * 2);
   auto mux_in = pipeline.make_queue<Packet>("→mux", depth * 8);
   pipeline.add_source<Packet>(
-      std::make_unique<DemuxSource>(in.get(), o.input, vindex, output_index, mux_in, counters),
+      std::make_unique<DemuxSource>(in.get(), o.input, vindex, output_index, mux_in, counters,
+                                    o.realtime),
       packets);
   auto frames = pipeline.make_queue<Frame>("decode→", depth);
   pipeline.add_stage<Packet, Frame>(

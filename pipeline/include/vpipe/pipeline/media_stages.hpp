@@ -40,8 +40,10 @@ struct MediaCounters {
 // to the muxer's queue (`copy_out`, which this stage closes when done).
 class DemuxSource final : public Source<Packet> {
  public:
+  // realtime: release packets no faster than their timestamps (a file rehearsing a live feed).
   DemuxSource(AVFormatContext* input, std::string path, int video_stream,
-              std::vector<int> output_index, QueuePtr<Packet> copy_out, MediaCounters& counters);
+              std::vector<int> output_index, QueuePtr<Packet> copy_out, MediaCounters& counters,
+              bool realtime = false);
   [[nodiscard]] std::string name() const override { return "demux"; }
   Flow produce(Output<Packet>& out) override;
   void finish(Output<Packet>& out) override;
@@ -55,6 +57,9 @@ class DemuxSource final : public Source<Packet> {
   QueuePtr<Packet> copy_out_;
   bool copy_closed_ = false;
   MediaCounters& counters_;
+  bool realtime_;
+  std::optional<double> first_ts_;  // seconds, of the first timed packet
+  Clock::time_point start_{};
 };
 
 // CPU decode with FFmpeg's threads. Damaged packets are counted and skipped.

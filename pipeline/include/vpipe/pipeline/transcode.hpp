@@ -44,6 +44,7 @@ struct TranscodeOptions {
   std::size_t queue_depth = 8;          // frames in flight between two stages
   int decode_threads = 0;               // 0: FFmpeg chooses
   bool keep_partial = false;            // keep the output file when the run fails
+  bool realtime = false;                // pace the input at its native rate
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
 };
