@@ -26,6 +26,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -129,11 +130,28 @@ int run_info() {
   return 0;
 }
 
+// Plugins: the default directories (or $VPIPE_PLUGIN_DIR; empty: none), then --plugin.
+void load_plugins(const std::vector<std::string>& explicit_plugins) {
+  namespace fs = std::filesystem;
+  if (const char* dir = std::getenv("VPIPE_PLUGIN_DIR")) {
+    vpipe::load_filter_plugins_from(dir);
+  } else {
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec).parent_path();
+    if (!ec) {
+      vpipe::load_filter_plugins_from((exe / "plugins").string());
+      vpipe::load_filter_plugins_from((exe / ".." / "lib" / "vpipe" / "plugins").string());
+    }
+  }
+  for (const auto& p : explicit_plugins) vpipe::load_filter_plugin(p);
+}
+
 int run_filters() {
   auto& reg = vpipe::FilterRegistry::instance();
   for (const auto& name : reg.names()) {
     const auto& info = reg.info(name);
-    fmt::print("{}\n    {}\n", name, info.summary);
+    fmt::print("{}\n    {}\n    formats: {}; CUDA: {}{}\n", name, info.summary, info.formats,
+               info.cuda ? "yes" : "no (CPU only)", info.in_place ? "; works in place" : "");
     for (const auto& p : info.params) {
       fmt::print("    {:<8} {}{}\n", p.name, p.help,
                  p.default_value.empty() ? " (required)" : fmt::format(" (default {})", p.default_value));
@@ -158,6 +176,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "log FFmpeg warnings and debug detail");
+  std::vector<std::string> plugins;
+  app.add_option("--plugin", plugins,
+                 "load a filter plugin (.so built with vpipe_add_filter_plugin; repeatable). "
+                 "Plugins in $VPIPE_PLUGIN_DIR, else in <vpipe's dir>/plugins and "
+                 "<vpipe's dir>/../lib/vpipe/plugins, load by themselves");
 
   vpipe::TranscodeOptions topts;
   std::string report_path;
@@ -233,6 +256,7 @@ int main(int argc, char** argv) {
   spdlog::set_pattern("vpipe: %l: %v");
 
   try {
+    load_plugins(plugins);
     if (app.got_subcommand("info")) return run_info();
     if (app.got_subcommand("filters")) return run_filters();
     if (bmem->parsed()) return vpipe::bench::run_mem_bench(mopts);

@@ -340,13 +340,19 @@ class Format final : public Filter {
 }  // namespace
 
 void register_builtin_filters(FilterRegistry& registry) {
-  registry.add(Resize::info());
-  registry.add(Blur::info());
-  registry.add(Crop::info());
-  registry.add(Flip::info());
-  registry.add(Invert::info());
-  registry.add(Grayscale::info());
-  registry.add(Format::info());
+  auto with_cuda = [](FilterInfo info) {
+    info.cuda = true;
+    return info;
+  };
+  registry.add(with_cuda(Resize::info()));
+  registry.add(with_cuda(Blur::info()));
+  registry.add(with_cuda(Crop::info()));
+  registry.add(with_cuda(Flip::info()));
+  registry.add(with_cuda(Invert::info()));
+  registry.add(with_cuda(Grayscale::info()));
+  FilterInfo format = Format::info();
+  format.formats = "any FFmpeg software pixel format";
+  registry.add(format);
 }
 
 }  // namespace vpipe

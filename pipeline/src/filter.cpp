@@ -145,6 +145,24 @@ bool FilterRegistry::add(FilterInfo info) {
   return true;
 }
 
+bool FilterRegistry::add_noexcept(FilterInfo (*info)()) noexcept {
+  try {
+    return add(info());
+  } catch (const std::exception& e) {
+    try {
+      errors_.emplace_back(e.what());
+    } catch (...) {
+    }
+    return false;
+  }
+}
+
+std::vector<std::string> FilterRegistry::take_errors() {
+  std::vector<std::string> out;
+  out.swap(errors_);
+  return out;
+}
+
 bool FilterRegistry::contains(std::string_view name) const { return filters_.count(name) > 0; }
 
 std::vector<std::string> FilterRegistry::names() const {

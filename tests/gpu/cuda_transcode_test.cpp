@@ -88,3 +88,14 @@ TEST_F(CudaTranscode, WholeSampleWithLibx264KeepsFramesAndAudio) {
   EXPECT_EQ(s.height, 360);
   EXPECT_NEAR(s.video_duration_s, in.video_duration_s, in.frame_duration_s);
 }
+
+TEST_F(CudaTranscode, CustomFilterPluginRunsOnTheGpu) {
+  const std::string common = " --encoder ffv1 --frames 10 --vf \"resize=640x360,vignette=strength=0.6,blur=1\"";
+  const auto cpu = run(path("vig_cpu.mkv"), "--device cpu" + common);
+  const auto r = run_vpipe("filters");
+  ASSERT_NE(r.out.find("vignette"), std::string::npos) << "the example plugin must be loadable here";
+  const auto gpu = run(path("vig_gpu.mkv"), "--device cuda" + common);
+  ASSERT_EQ(cpu.size(), 10u);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 40.0) << i;
+}

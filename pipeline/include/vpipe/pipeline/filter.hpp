@@ -86,6 +86,9 @@ struct FilterInfo {
   std::string summary;
   std::vector<ParamSpec> params;  // the first ones also take positional values, in order
   std::function<std::unique_ptr<Filter>(const ParamValues&)> create;
+  std::string formats = "8-bit planar YUV and RGB";  // what configure() accepts, for users
+  bool cuda = false;      // implements process_cuda
+  bool in_place = false;  // may write its output over its input
 };
 
 class Filter {
@@ -115,13 +118,25 @@ class FilterRegistry {
 
   // Throws logic_error for a duplicate name. Returns true (for static init).
   bool add(FilterInfo info);
+  // For VPIPE_REGISTER_FILTER in a plugin's static initialization, where a
+  // throw would terminate the process: records the error instead, for
+  // take_errors(). Returns whether the filter was added.
+  bool add_noexcept(FilterInfo (*info)()) noexcept;
+  [[nodiscard]] std::vector<std::string> take_errors();
   [[nodiscard]] bool contains(std::string_view name) const;
   [[nodiscard]] std::vector<std::string> names() const;
   [[nodiscard]] const FilterInfo& info(std::string_view name) const;  // throws chain_error
 
  private:
   std::map<std::string, FilterInfo, std::less<>> filters_;
+  std::vector<std::string> errors_;
 };
+
+// Loads a filter plugin (a shared library whose static initialization runs
+// VPIPE_REGISTER_FILTER). Throws logic_error naming the file and the cause.
+void load_filter_plugin(const std::string& path);
+// Loads every *.so in `dir` (missing dir: nothing). Returns the files loaded.
+std::vector<std::string> load_filter_plugins_from(const std::string& dir);
 
 // One parsed element of a chain: name, then `key=value` or positional values.
 struct FilterSpec {
@@ -159,7 +174,8 @@ void register_builtin_filters(FilterRegistry& registry);
 #define VPIPE_CONCAT_INNER_(a, b) a##b
 #define VPIPE_CONCAT_(a, b) VPIPE_CONCAT_INNER_(a, b)
 // Registers FilterClass::info() at static-initialization time. Put it in the
-// .cpp file of a filter that is linked into the program.
+// .cpp file of a filter that is linked into the program or loaded as a plugin
+// (`vpipe --plugin lib.so`); a duplicate name is reported when the plugin loads.
 #define VPIPE_REGISTER_FILTER(FilterClass)                                  \
   [[maybe_unused]] static const bool VPIPE_CONCAT_(vpipe_registered_, __LINE__) = \
-      ::vpipe::FilterRegistry::instance().add(FilterClass::info())
+      ::vpipe::FilterRegistry::instance().add_noexcept(&FilterClass::info)

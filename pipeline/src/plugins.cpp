@@ -1,0 +1,38 @@
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "vpipe/pipeline/filter.hpp"
+
+namespace vpipe {
+
+void load_filter_plugin(const std::string& path) {
+  auto& registry = FilterRegistry::instance();  // built-ins first, so duplicates are caught
+  (void)registry.take_errors();
+  // RTLD_GLOBAL is not needed: plugins resolve vpipe's symbols from the program.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    throw logic_error(fmt::format("cannot load plugin '{}': {}", path, err ? err : "unknown error"));
+  }
+  // The handle is kept for the process's life: its filters stay registered.
+  if (auto errors = registry.take_errors(); !errors.empty())
+    throw logic_error(fmt::format("plugin '{}': {}", path, fmt::join(errors, "; ")));
+}
+
+std::vector<std::string> load_filter_plugins_from(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (dir.empty() || !fs::is_directory(dir, ec)) return files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".so") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) load_filter_plugin(f);
+  return files;
+}
+
+}  // namespace vpipe
