@@ -361,18 +361,10 @@ __global__ void sobel_kernel(Plane s, Plane d) {
 __global__ void overlay_kernel(Plane base, Plane over, Plane d, int ox, int oy, float opacity) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= d.width || y >= d.height) return;
-  const std::uint8_t* b = base.row(y) + x * base.channels;
-  std::uint8_t* o = d.row(y) + x * d.channels;
   const int u = x - ox, v = y - oy;
   const bool inside = u >= 0 && v >= 0 && u < over.width && v < over.height;
-  const std::uint8_t* w = inside ? over.row(v) + u * 4 : nullptr;
-  const float a = inside ? w[3] / 255.f * opacity : 0.f;
-  for (int c = 0; c < 3; ++c) o[c] = clamp_u8(b[c] * (1.f - a) + (inside ? w[c] : 0) * a);
-  if (d.channels == 4) o[3] = b[3];
-}
-
-__device__ __forceinline__ float p010_sample(const std::uint8_t* p) {
-  return static_cast<float>((p[0] | (p[1] << 8)) >> 6) / 4.f;
+  overlay_pixel(base.row(y) + x * base.channels, inside ? over.row(v) + u * 4 : nullptr,
+                d.row(y) + x * d.channels, d.channels, opacity);
 }
 
 __global__ void p010_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c) {

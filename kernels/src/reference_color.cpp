@@ -202,14 +202,10 @@ void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneVi
                 "overlay: RGBA over RGB(A) of the destination's size");
   for (int yy = 0; yy < dst.height; ++yy)
     for (int xx = 0; xx < dst.width; ++xx) {
-      const std::uint8_t* b = base.row(yy) + xx * base.channels;
-      std::uint8_t* d = dst.row(yy) + xx * dst.channels;
       const int ox = xx - x, oy = yy - y;
       const bool inside = ox >= 0 && oy >= 0 && ox < overlay.width && oy < overlay.height;
-      const std::uint8_t* o = inside ? overlay.row(oy) + ox * 4 : nullptr;
-      const float a = inside ? o[3] / 255.f * opacity : 0.f;
-      for (int c = 0; c < 3; ++c) d[c] = clamp_u8(b[c] * (1.f - a) + (inside ? o[c] : 0) * a);
-      if (dst.channels == 4) d[3] = b[3];
+      overlay_pixel(base.row(yy) + xx * base.channels, inside ? overlay.row(oy) + ox * 4 : nullptr,
+                    dst.row(yy) + xx * dst.channels, dst.channels, opacity);
     }
 }
 
@@ -219,20 +215,12 @@ void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
                     rgb.height == y.height && (rgb.channels == 3 || rgb.channels == 4),
                 "p010: 16-bit Y (2 bytes/pixel), UV (4 bytes/pixel), RGB(A) of Y's size");
   const ColorCoefs c = color_coefs(spec);
-  auto sample = [](const std::uint8_t* p) {  // 16-bit little endian, 10 bits high → 8-bit scale
-    const int v = p[0] | (p[1] << 8);
-    return static_cast<float>(v >> 6) / 4.f;
-  };
   for (int yy = 0; yy < y.height; ++yy)
     for (int x = 0; x < y.width; ++x) {
       const std::uint8_t* cu = uv.row(yy / 2) + (x / 2) * 4;
       float r, g, b;
-      yuv_to_rgb(c, sample(y.row(yy) + 2 * x), sample(cu), sample(cu + 2), r, g, b);
-      std::uint8_t* o = rgb.row(yy) + x * rgb.channels;
-      o[0] = clamp_u8(r);
-      o[1] = clamp_u8(g);
-      o[2] = clamp_u8(b);
-      if (rgb.channels == 4) o[3] = 255;
+      yuv_to_rgb(c, p010_sample(y.row(yy) + 2 * x), p010_sample(cu), p010_sample(cu + 2), r, g, b);
+      put_rgb(rgb, x, yy, r, g, b);
     }
 }
 

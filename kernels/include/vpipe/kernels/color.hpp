@@ -1,5 +1,5 @@
-// Y'CbCr ↔ R'G'B' arithmetic shared by the CUDA kernels and the CPU
-// reference (one formula, compiled for both). 8-bit samples; BT.601 or
+// Per-pixel arithmetic shared by the CUDA kernels and the CPU references (one
+// formula, compiled for both): Y'CbCr ↔ R'G'B', P010 samples, alpha overlay. 8-bit samples; BT.601 or
 // BT.709 matrix; limited (16–235 / 16–240) or full (0–255) range.
 #pragma once
 
@@ -83,6 +83,21 @@ VPIPE_HD void rgb_to_yuv(const ColorCoefs& c, float r, float g, float b, float& 
   y = c.y_off + c.yr * r + c.yg * g + c.yb * b;
   u = 128.f + c.ur * r + c.ug * g + c.ub * b;
   v = 128.f + c.vr * r + c.vg * g + c.vb * b;
+}
+
+// One 16-bit little-endian P010 sample (10 bits in the high bits) on the
+// 8-bit scale, unrounded.
+VPIPE_HD float p010_sample(const std::uint8_t* p) {
+  return static_cast<float>((p[0] | (p[1] << 8)) >> 6) / 4.f;
+}
+
+// Alpha overlay of one pixel: `over` (RGBA, or null outside the overlay) on
+// `base` (RGB/RGBA) into `dst`; dst keeps base's alpha.
+VPIPE_HD void overlay_pixel(const std::uint8_t* base, const std::uint8_t* over, std::uint8_t* dst,
+                            int channels, float opacity) {
+  const float a = over ? over[3] / 255.f * opacity : 0.f;
+  for (int c = 0; c < 3; ++c) dst[c] = clamp_u8(base[c] * (1.f - a) + (over ? over[c] : 0) * a);
+  if (channels == 4) dst[3] = base[3];
 }
 
 }  // namespace vpipe
