@@ -60,6 +60,9 @@ Flow DemuxSource::produce(Output<Packet>& out) {
   if (index == video_stream_) return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;
   if (index < 0 || index >= static_cast<int>(output_index_.size()) || output_index_[index] < 0)
     return Flow::kContinue;
+  if (copy_until_s_ && ts != AV_NOPTS_VALUE &&
+      static_cast<double>(ts) * av_q2d(input_->streams[index]->time_base) >= *copy_until_s_)
+    return Flow::kContinue;
   p.pkt->stream_index = output_index_[static_cast<std::size_t>(index)];
   copy_out_->push(std::move(p));  // false only when the muxer is gone (failure or stop)
   return Flow::kContinue;

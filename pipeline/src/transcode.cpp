@@ -313,10 +313,15 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   const auto depth = o.queue_depth;
   auto packets = pipeline.make_queue<Packet>("demux→decode", depth * 2);
   auto mux_in = pipeline.make_queue<Packet>("→mux", depth * 8);
-  pipeline.add_source<Packet>(
-      std::make_unique<DemuxSource>(in.get(), o.input, vindex, output_index, mux_in, counters,
-                                    o.realtime),
-      packets);
+  auto demux = std::make_unique<DemuxSource>(in.get(), o.input, vindex, output_index, mux_in,
+                                             counters, o.realtime);
+  if (o.max_frames && enc->framerate.num > 0) {
+    const double start = vin->start_time != AV_NOPTS_VALUE
+                             ? static_cast<double>(vin->start_time) * av_q2d(vin->time_base)
+                             : 0.0;
+    demux->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(enc->framerate));
+  }
+  pipeline.add_source<Packet>(std::move(demux), packets);
   auto frames = pipeline.make_queue<Frame>("decode→", depth);
   pipeline.add_stage<Packet, Frame>(
       std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames, counters), packets,

@@ -162,6 +162,23 @@ TEST_F(TranscodeE2E, Mpeg4EncoderAndFrameLimit) {
   EXPECT_GE(s.audio_packets, 1);
 }
 
+TEST_F(TranscodeE2E, FrameLimitCutsTheAudioWithTheVideoWhateverTheTiming) {
+  // The demuxer reads ahead by a timing-dependent amount; the copied audio
+  // must still end with the 30th frame, the same however deep the queues.
+  std::vector<int> audio;
+  for (int depth : {1, 4, 32}) {
+    const auto out = path("cut" + std::to_string(depth) + ".mkv");
+    const auto r = run_vpipe("transcode " + kSample + " " + out + " --encoder ffv1 --frames 30 --queue-depth " +
+                             std::to_string(depth));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    audio.push_back(summarize(out).audio_packets);
+  }
+  EXPECT_EQ(audio[0], audio[1]);
+  EXPECT_EQ(audio[0], audio[2]);
+  // 1 s of video: 48 kHz AAC packets of 1024 samples, ~47 of them.
+  EXPECT_NEAR(audio[0], 47, 2);
+}
+
 TEST_F(TranscodeE2E, SigintFinalizesAPlayableFile) {
   const auto out = path("interrupted.mp4");
   const pid_t pid = fork();

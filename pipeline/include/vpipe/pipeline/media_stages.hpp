@@ -44,6 +44,9 @@ class DemuxSource final : public Source<Packet> {
   DemuxSource(AVFormatContext* input, std::string path, int video_stream,
               std::vector<int> output_index, QueuePtr<Packet> copy_out, MediaCounters& counters,
               bool realtime = false);
+  // With a frame limit: copied packets from this time (seconds) on are
+  // dropped, so audio ends with the video, whatever the demuxer read ahead.
+  void copy_until(double seconds) { copy_until_s_ = seconds; }
   [[nodiscard]] std::string name() const override { return "demux"; }
   Flow produce(Output<Packet>& out) override;
   void finish(Output<Packet>& out) override;
@@ -58,6 +61,7 @@ class DemuxSource final : public Source<Packet> {
   bool copy_closed_ = false;
   MediaCounters& counters_;
   bool realtime_;
+  std::optional<double> copy_until_s_;
   std::optional<double> first_ts_;  // seconds, of the first timed packet
   Clock::time_point start_{};
 };
