@@ -145,9 +145,9 @@ bool FilterRegistry::add(FilterInfo info) {
   return true;
 }
 
-bool FilterRegistry::add_noexcept(FilterInfo (*info)()) noexcept {
+bool FilterRegistry::add_noexcept(FilterInfo (*make_info)()) noexcept {
   try {
-    return add(info());
+    return add(make_info());
   } catch (const std::exception& e) {
     try {
       errors_.emplace_back(e.what());

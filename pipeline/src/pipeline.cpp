@@ -32,7 +32,10 @@ std::vector<StageStats> Pipeline::stage_stats() const {
   std::vector<StageStats> out;
   for (const auto& n : nodes_) {
     out.push_back({n->name, n->items_in.load(), n->items_out.load(),
-                   static_cast<double>(n->busy_ns.load()) * 1e-9});
+                   static_cast<double>(n->busy_ns.load()) * 1e-9,
+                   static_cast<double>(n->item_ns.percentile(0.50)) * 1e-6,
+                   static_cast<double>(n->item_ns.percentile(0.99)) * 1e-6,
+                   static_cast<double>(n->item_ns.max()) * 1e-6});
   }
   return out;
 }

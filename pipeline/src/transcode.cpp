@@ -99,7 +99,9 @@ nlohmann::json TranscodeReport::to_json() const {
   for (const auto& s : stages)
     stages_j.push_back({{"name", s.name}, {"items_in", s.items_in}, {"items_out", s.items_out},
                         {"busy_s", s.busy_s}, {"busy_ms_per_item",
-                         s.items_in ? 1e3 * s.busy_s / static_cast<double>(s.items_in) : 0.0}});
+                         s.items_in ? 1e3 * s.busy_s / static_cast<double>(s.items_in) : 0.0},
+                        {"latency_ms", {{"p50", s.item_ms_p50}, {"p99", s.item_ms_p99},
+                                        {"max", s.item_ms_max}}}});
   json queues_j = json::array();
   for (const auto& q : queues)
     queues_j.push_back({{"name", q.name}, {"capacity", q.capacity}, {"high_water", q.high_water},

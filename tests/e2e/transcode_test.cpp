@@ -101,7 +101,11 @@ TEST_F(TranscodeE2E, KeepsFramesTimingAndAudioAndQuality) {
   EXPECT_GT(j["latency_ms"]["p99"].get<double>(), 0.0);
   EXPECT_GE(j["latency_ms"]["p99"].get<double>(), j["latency_ms"]["p50"].get<double>());
   ASSERT_GE(j["stages"].size(), 6u);  // demux, decode, 2 filters, encode, mux
-  for (const auto& st : j["stages"]) EXPECT_GT(st["busy_s"].get<double>(), 0.0) << st["name"];
+  for (const auto& st : j["stages"]) {
+    EXPECT_GT(st["busy_s"].get<double>(), 0.0) << st["name"];
+    EXPECT_GE(st["latency_ms"]["p99"].get<double>(), st["latency_ms"]["p50"].get<double>()) << st["name"];
+    EXPECT_GE(st["latency_ms"]["max"].get<double>(), st["latency_ms"]["p99"].get<double>()) << st["name"];
+  }
 }
 
 TEST_F(TranscodeE2E, ResizeAndBlurMatchTheReference) {

@@ -22,7 +22,7 @@ constexpr std::size_t MiB = 1u << 20;
 
 struct Stack {
   std::string strategy;
-  std::optional<std::size_t> budget;
+  std::optional<std::size_t> budget = std::nullopt;
   bool logging = false;
 };
 
@@ -116,7 +116,9 @@ TEST_P(Conformance, RandomSizesAreAlignedDistinctAndHoldTheirData) {
     ASSERT_NE(p, nullptr);
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % DeviceMemoryResource::kAlignment, 0u) << bytes;
     live.emplace_back(p, bytes);
-    if (bytes >= 4) ASSERT_EQ(write_and_check(p, bytes & ~std::size_t{3}, static_cast<std::uint32_t>(i), a_, a_), 0u);
+    if (bytes >= 4) {
+      ASSERT_EQ(write_and_check(p, bytes & ~std::size_t{3}, static_cast<std::uint32_t>(i), a_, a_), 0u);
+    }
     if (rng() % 3 == 0) {
       const auto k = rng() % live.size();
       mr_->deallocate(live[k].first, live[k].second, a_);

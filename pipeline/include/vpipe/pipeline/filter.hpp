@@ -121,7 +121,7 @@ class FilterRegistry {
   // For VPIPE_REGISTER_FILTER in a plugin's static initialization, where a
   // throw would terminate the process: records the error instead, for
   // take_errors(). Returns whether the filter was added.
-  bool add_noexcept(FilterInfo (*info)()) noexcept;
+  bool add_noexcept(FilterInfo (*make_info)()) noexcept;
   [[nodiscard]] std::vector<std::string> take_errors();
   [[nodiscard]] bool contains(std::string_view name) const;
   [[nodiscard]] std::vector<std::string> names() const;

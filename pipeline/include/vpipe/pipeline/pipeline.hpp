@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "vpipe/memory/histogram.hpp"
 #include "vpipe/pipeline/stage.hpp"
 
 namespace vpipe {
@@ -26,7 +27,9 @@ struct StageStats {
   std::string name;
   std::uint64_t items_in = 0;
   std::uint64_t items_out = 0;
-  double busy_s = 0;  // time inside produce/process/consume/finish
+  double busy_s = 0;  // time inside produce/process/consume/finish, less waits on a full queue
+  // Time per produce/process/consume call (finish not included), ms.
+  double item_ms_p50 = 0, item_ms_p99 = 0, item_ms_max = 0;
 };
 
 class Pipeline {
@@ -70,19 +73,28 @@ class Pipeline {
     std::atomic<std::uint64_t> items_in{0};
     std::atomic<std::uint64_t> items_out{0};
     std::atomic<std::int64_t> busy_ns{0};
+    std::atomic<std::int64_t> blocked_ns{0};  // inside emit(), waiting for downstream
+    Histogram item_ns;
   };
   class BusyTimer {
    public:
-    explicit BusyTimer(Node& n) : node_(n), t0_(Clock::now()) {}
+    explicit BusyTimer(Node& n, bool per_item = true)
+        : node_(n), per_item_(per_item), blocked0_(n.blocked_ns.load()), t0_(Clock::now()) {}
     ~BusyTimer() {
-      node_.busy_ns.fetch_add(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0_).count());
+      // Backpressure is the next stage's cost, not this one's work.
+      const auto ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0_).count() -
+          (node_.blocked_ns.load() - blocked0_);
+      node_.busy_ns.fetch_add(ns);
+      if (per_item_) node_.item_ns.record(static_cast<std::uint64_t>(ns));
     }
     BusyTimer(const BusyTimer&) = delete;
     BusyTimer& operator=(const BusyTimer&) = delete;
 
    private:
     Node& node_;
+    bool per_item_;
+    std::int64_t blocked0_;
     Clock::time_point t0_;
   };
 
@@ -122,14 +134,14 @@ void Pipeline::add_source(std::unique_ptr<Source<Out>> source, QueuePtr<Out> out
   node->stage = std::move(source);
   node->body = [this, src, out](Node& n) {
     guarded(n, [&] {
-      Output<Out> emit(out.get());
+      Output<Out> emit(out.get(), &n.blocked_ns);
       Flow flow = Flow::kContinue;
       while (flow == Flow::kContinue && !stop_requested() && !emit.downstream_stopped()) {
         BusyTimer t(n);
         flow = src->produce(emit);
       }
       if (!failed() && !out->cancelled()) {
-        BusyTimer t(n);
+        BusyTimer t(n, false);
         src->finish(emit);
       }
       n.items_out = emit.emitted();
@@ -149,7 +161,7 @@ void Pipeline::add_stage(std::unique_ptr<Stage<In, Out>> stage, QueuePtr<In> in,
   node->stage = std::move(stage);
   node->body = [this, st, in, out](Node& n) {
     guarded(n, [&] {
-      Output<Out> emit(out.get());
+      Output<Out> emit(out.get(), &n.blocked_ns);
       while (auto item = in->pop()) {
         ++n.items_in;
         Flow flow;
@@ -163,7 +175,7 @@ void Pipeline::add_stage(std::unique_ptr<Stage<In, Out>> stage, QueuePtr<In> in,
         }
       }
       if (!failed() && !in->cancelled() && !out->cancelled()) {
-        BusyTimer t(n);
+        BusyTimer t(n, false);
         st->finish(emit);
       }
       n.items_out = emit.emitted();
@@ -194,7 +206,7 @@ void Pipeline::add_sink(std::unique_ptr<Sink<In>> sink, QueuePtr<In> in) {
         }
       }
       if (!failed() && !in->cancelled()) {
-        BusyTimer t(n);
+        BusyTimer t(n, false);
         sk->finish();
       }
     });

@@ -11,7 +11,9 @@
 // requested; a Sink consumes and emits nothing.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -31,10 +33,18 @@ using QueuePtr = std::shared_ptr<BoundedQueue<T>>;
 template <class T>
 class Output {
  public:
-  explicit Output(BoundedQueue<T>* queue) : queue_(queue) {}
+  // `blocked_ns`, if given, accumulates the time emit() waits on a full queue.
+  explicit Output(BoundedQueue<T>* queue, std::atomic<std::int64_t>* blocked_ns = nullptr)
+      : queue_(queue), blocked_ns_(blocked_ns) {}
   bool emit(T item) {
     if (stopped_) return false;
-    if (!queue_->push(std::move(item))) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool pushed = queue_->push(std::move(item));
+    if (blocked_ns_)
+      blocked_ns_->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now() - t0)
+                                 .count());
+    if (!pushed) {
       stopped_ = true;
       return false;
     }
@@ -46,6 +56,7 @@ class Output {
 
  private:
   BoundedQueue<T>* queue_;
+  std::atomic<std::int64_t>* blocked_ns_;
   bool stopped_ = false;
   std::size_t emitted_ = 0;
 };
