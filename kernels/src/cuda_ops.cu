@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "contracts.hpp"
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/memory/device_resource.hpp"
 #include "vpipe/memory/errors.hpp"
@@ -129,14 +130,6 @@ __global__ void rgb_to_yuv420_kernel(Plane rgb, Plane y, Plane u, Plane v, Color
   }
 }
 
-void expect_420(const PlaneView& y, const PlaneView& c, const PlaneView& rgb, int c_channels) {
-  VPIPE_EXPECTS(c.width == (y.width + 1) / 2 && c.height == (y.height + 1) / 2 &&
-                    c.channels == c_channels,
-                "4:2:0 chroma plane must be ceil(w/2) x ceil(h/2)");
-  VPIPE_EXPECTS(rgb.width == y.width && rgb.height == y.height &&
-                    (rgb.channels == 3 || rgb.channels == 4),
-                "RGB plane must match luma and have 3 or 4 channels");
-}
 
 // ---- geometry ------------------------------------------------------------------
 
@@ -478,7 +471,7 @@ __global__ void nv12_resize_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs 
 
 void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec,
                  cudaStream_t stream) {
-  expect_420(y, uv, rgb, 2);
+  detail::expect_420(y, uv, rgb, 2);
   if (y.width == 0 || y.height == 0) return;
   LaunchScope scope("vpipe::nv12_to_rgb", stream);
   const dim3 block(32, 8);
@@ -488,8 +481,8 @@ void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
 
 void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
                     const PlaneView& rgb, ColorSpec spec, cudaStream_t stream) {
-  expect_420(y, u, rgb, 1);
-  expect_420(y, v, rgb, 1);
+  detail::expect_420(y, u, rgb, 1);
+  detail::expect_420(y, v, rgb, 1);
   if (y.width == 0 || y.height == 0) return;
   LaunchScope scope("vpipe::yuv420p_to_rgb", stream);
   const dim3 block(32, 8);
@@ -499,7 +492,7 @@ void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
 
 void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, ColorSpec spec,
                  cudaStream_t stream) {
-  expect_420(y, uv, rgb, 2);
+  detail::expect_420(y, uv, rgb, 2);
   if (y.width == 0 || y.height == 0) return;
   LaunchScope scope("vpipe::rgb_to_nv12", stream);
   const dim3 block(32, 8);
@@ -509,8 +502,8 @@ void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, 
 
 void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u,
                     const PlaneView& v, ColorSpec spec, cudaStream_t stream) {
-  expect_420(y, u, rgb, 1);
-  expect_420(y, v, rgb, 1);
+  detail::expect_420(y, u, rgb, 1);
+  detail::expect_420(y, v, rgb, 1);
   if (y.width == 0 || y.height == 0) return;
   LaunchScope scope("vpipe::rgb_to_yuv420p", stream);
   const dim3 block(32, 8);
@@ -615,9 +608,7 @@ void sobel_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream
 
 void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill,
                cudaStream_t stream) {
-  VPIPE_EXPECTS(src.channels == dst.channels && x >= 0 && y >= 0 && x + src.width <= dst.width &&
-                    y + src.height <= dst.height,
-                "pad: the source must fit inside the destination");
+  detail::expect_pad(src, dst, x, y);
   if (dst.width == 0 || dst.height == 0) return;
   LaunchScope scope("vpipe::pad_plane", stream);
   VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, fill, dst.row_bytes(),
@@ -630,10 +621,7 @@ void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::ui
 
 void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
                   int y, float opacity, cudaStream_t stream) {
-  VPIPE_EXPECTS(overlay.channels == 4 && (base.channels == 3 || base.channels == 4) &&
-                    base.channels == dst.channels && base.width == dst.width &&
-                    base.height == dst.height,
-                "overlay: RGBA over RGB(A) of the destination's size");
+  detail::expect_overlay(base, overlay, dst);
   if (dst.width == 0 || dst.height == 0) return;
   LaunchScope scope("vpipe::overlay_rgba", stream);
   const dim3 block(32, 8);
@@ -643,10 +631,7 @@ void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneVi
 
 void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec,
                  cudaStream_t stream) {
-  VPIPE_EXPECTS(y.channels == 2 && uv.channels == 4 && uv.width == (y.width + 1) / 2 &&
-                    uv.height == (y.height + 1) / 2 && rgb.width == y.width &&
-                    rgb.height == y.height && (rgb.channels == 3 || rgb.channels == 4),
-                "p010: 16-bit Y (2 bytes/pixel), UV (4 bytes/pixel), RGB(A) of Y's size");
+  detail::expect_p010(y, uv, rgb);
   if (y.width == 0 || y.height == 0) return;
   LaunchScope scope("vpipe::p010_to_rgb", stream);
   const dim3 block(32, 8);
@@ -676,9 +661,7 @@ void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream) {
 
 void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
                         ColorSpec spec, cudaStream_t stream) {
-  VPIPE_EXPECTS(uv.width == (y.width + 1) / 2 && uv.height == (y.height + 1) / 2 && uv.channels == 2,
-                "NV12 chroma plane must be ceil(w/2) x ceil(h/2) x 2");
-  VPIPE_EXPECTS(rgb.channels == 3 || rgb.channels == 4, "RGB plane needs 3 or 4 channels");
+  detail::expect_nv12_to_any_rgb(y, uv, rgb);
   if (rgb.width == 0 || rgb.height == 0) return;
   LaunchScope scope("vpipe::nv12_resize_to_rgb", stream);
   const dim3 block(32, 8);

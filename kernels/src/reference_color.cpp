@@ -3,6 +3,7 @@
 #include <cmath>
 #include <opencv2/core.hpp>
 
+#include "contracts.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/errors.hpp"
 
@@ -10,14 +11,6 @@ namespace vpipe::ref {
 
 namespace {
 
-void expect_420(const PlaneView& y, const PlaneView& c, const PlaneView& rgb, int c_channels) {
-  VPIPE_EXPECTS(c.width == (y.width + 1) / 2 && c.height == (y.height + 1) / 2 &&
-                    c.channels == c_channels,
-                "4:2:0 chroma plane must be ceil(w/2) x ceil(h/2)");
-  VPIPE_EXPECTS(rgb.width == y.width && rgb.height == y.height &&
-                    (rgb.channels == 3 || rgb.channels == 4),
-                "RGB plane must match luma and have 3 or 4 channels");
-}
 
 void put_rgb(const PlaneView& rgb, int x, int yy, float r, float g, float b) {
   std::uint8_t* o = rgb.row(yy) + x * rgb.channels;
@@ -44,7 +37,7 @@ float sample_bilinear(const PlaneView& p, float fx, float fy, int ch) {
 }  // namespace
 
 void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec) {
-  expect_420(y, uv, rgb, 2);
+  detail::expect_420(y, uv, rgb, 2);
   const ColorCoefs c = color_coefs(spec);
   for (int yy = 0; yy < y.height; ++yy)
     for (int x = 0; x < y.width; ++x) {
@@ -57,8 +50,8 @@ void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
 
 void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
                     const PlaneView& rgb, ColorSpec spec) {
-  expect_420(y, u, rgb, 1);
-  expect_420(y, v, rgb, 1);
+  detail::expect_420(y, u, rgb, 1);
+  detail::expect_420(y, v, rgb, 1);
   const ColorCoefs c = color_coefs(spec);
   for (int yy = 0; yy < y.height; ++yy)
     for (int x = 0; x < y.width; ++x) {
@@ -92,7 +85,7 @@ void rgb_to_420(const PlaneView& rgb, const PlaneView& y, ColorSpec spec, PutC p
 }  // namespace
 
 void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, ColorSpec spec) {
-  expect_420(y, uv, rgb, 2);
+  detail::expect_420(y, uv, rgb, 2);
   rgb_to_420(rgb, y, spec, [&](int cx, int cy, std::uint8_t u, std::uint8_t v) {
     uv.row(cy)[2 * cx] = u;
     uv.row(cy)[2 * cx + 1] = v;
@@ -101,8 +94,8 @@ void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, 
 
 void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u,
                     const PlaneView& v, ColorSpec spec) {
-  expect_420(y, u, rgb, 1);
-  expect_420(y, v, rgb, 1);
+  detail::expect_420(y, u, rgb, 1);
+  detail::expect_420(y, v, rgb, 1);
   rgb_to_420(rgb, y, spec, [&](int cx, int cy, std::uint8_t cu, std::uint8_t cv) {
     u.row(cy)[cx] = cu;
     v.row(cy)[cx] = cv;
@@ -111,9 +104,7 @@ void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u
 
 void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
                         ColorSpec spec) {
-  VPIPE_EXPECTS(uv.width == (y.width + 1) / 2 && uv.height == (y.height + 1) / 2 && uv.channels == 2,
-                "NV12 chroma plane must be ceil(w/2) x ceil(h/2) x 2");
-  VPIPE_EXPECTS(rgb.channels == 3 || rgb.channels == 4, "RGB plane needs 3 or 4 channels");
+  detail::expect_nv12_to_any_rgb(y, uv, rgb);
   const ColorCoefs c = color_coefs(spec);
   const float sx = static_cast<float>(y.width) / rgb.width, sy = static_cast<float>(y.height) / rgb.height;
   const float csx = static_cast<float>(uv.width) / rgb.width, csy = static_cast<float>(uv.height) / rgb.height;
@@ -187,19 +178,14 @@ void sobel_plane(const PlaneView& src, const PlaneView& dst) {
 }
 
 void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill) {
-  VPIPE_EXPECTS(src.channels == dst.channels && x >= 0 && y >= 0 && x + src.width <= dst.width &&
-                    y + src.height <= dst.height,
-                "pad: the source must fit inside the destination");
+  detail::expect_pad(src, dst, x, y);
   fill_plane(dst, fill);
   as_mat(src).copyTo(as_mat(dst)(cv::Rect(x, y, src.width, src.height)));
 }
 
 void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
                   int y, float opacity) {
-  VPIPE_EXPECTS(overlay.channels == 4 && (base.channels == 3 || base.channels == 4) &&
-                    base.channels == dst.channels && base.width == dst.width &&
-                    base.height == dst.height,
-                "overlay: RGBA over RGB(A) of the destination's size");
+  detail::expect_overlay(base, overlay, dst);
   for (int yy = 0; yy < dst.height; ++yy)
     for (int xx = 0; xx < dst.width; ++xx) {
       const int ox = xx - x, oy = yy - y;
@@ -210,10 +196,7 @@ void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneVi
 }
 
 void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec) {
-  VPIPE_EXPECTS(y.channels == 2 && uv.channels == 4 && uv.width == (y.width + 1) / 2 &&
-                    uv.height == (y.height + 1) / 2 && rgb.width == y.width &&
-                    rgb.height == y.height && (rgb.channels == 3 || rgb.channels == 4),
-                "p010: 16-bit Y (2 bytes/pixel), UV (4 bytes/pixel), RGB(A) of Y's size");
+  detail::expect_p010(y, uv, rgb);
   const ColorCoefs c = color_coefs(spec);
   for (int yy = 0; yy < y.height; ++yy)
     for (int x = 0; x < y.width; ++x) {
