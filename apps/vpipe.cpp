@@ -76,6 +76,10 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
   opts.interrupt = &g_signal;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // A full disk or a file-size limit, a closed pipe: let the write fail with
+  // an error we report, rather than the signal killing us mid-file.
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGPIPE, SIG_IGN);
 
   const vpipe::TranscodeReport r = vpipe::transcode(opts);
   if (tty) fmt::print(stderr, "\n");

@@ -43,6 +43,20 @@ class TranscodeE2E : public ::testing::Test {
   fs::path dir_;
 };
 
+// `vpipe transcode` of the sample into `out` (lossless, so it is large)
+// under a file-size limit of `kb` kilobytes.
+CommandResult run_vpipe_limited(const std::string& out, int kb) {
+  const std::string cmd = "sh -c 'ulimit -f " + std::to_string(kb) + "; exec " + kBin + " transcode " +
+                          kSample + " " + out + " --encoder ffv1' 2>&1";
+  CommandResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (p && fgets(buf, sizeof buf, p)) r.err += buf;
+  const int status = p ? pclose(p) : -1;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
 }  // namespace
 
 TEST_F(TranscodeE2E, RealtimePacesTheInputAtItsNativeRate) {
@@ -206,4 +220,37 @@ TEST_F(TranscodeE2E, SigintFinalizesAPlayableFile) {
   EXPECT_GT(s.video_packets, 0);
   EXPECT_LT(s.video_packets, 150) << "the run should have been cut short";
   EXPECT_EQ(for_each_frame(out, [](const Frame&) {}), s.video_packets) << "every frame decodes";
+}
+
+TEST_F(TranscodeE2E, SigtermAlsoFinalizesAPlayableFile) {
+  const auto out = path("terminated.mp4");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    execl(kBin.c_str(), kBin.c_str(), "transcode", kSample.c_str(), out.c_str(), "--realtime",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  const auto s = summarize(out);
+  EXPECT_GT(s.video_packets, 0);
+  EXPECT_LT(s.video_packets, 150);
+  EXPECT_EQ(for_each_frame(out, [](const Frame&) {}), s.video_packets);
+}
+
+TEST_F(TranscodeE2E, DiskFullEndsWithAClearErrorAndNoPartialFile) {
+  // A 300 KB file-size limit stands in for a full disk: writes fail with EFBIG.
+  const auto out = path("full.mkv");
+  const auto r = run_vpipe_limited(out, 300);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("vpipe: error: writing '" + out + "'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out)) << "the partial file is removed (unless --keep-partial)";
 }
