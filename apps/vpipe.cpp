@@ -253,7 +253,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int rc = app.exit(e);  // prints help, or the usage error
+    return rc == 0 ? 0 : 2;
   }
   av_log_set_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
