@@ -1,8 +1,9 @@
 // vpipe: the command-line front of the framework.
 //
-//   vpipe transcode IN OUT [--vf CHAIN] [--device cpu|cuda|auto] [--mem STRATEGY]
-//                          [--host pinned|pageable] [--encoder NAME] [--crf N] [--preset P]
-//                          [--frames N] [--report FILE.json]
+//   vpipe transcode IN OUT [--vf CHAIN] [--device cpu|cuda|auto] [--decode cpu|nvdec|auto]
+//                          [--mem STRATEGY] [--host pinned|pageable] [--encoder NAME]
+//                          [--crf N] [--preset P] [--frames N] [--loop N] [--report FILE.json]
+//                          (OUT "null": write nothing, measure decode + filters)
 //   vpipe info             CUDA devices, NVDEC/NVENC through FFmpeg, library versions
 //   vpipe filters          the filters --vf takes, with their parameters
 //   vpipe bench mem        the memory strategies measured (needs a CUDA device)
@@ -13,13 +14,15 @@
 //
 //   demux ─► decode ─► [upload ─► CUDA filter … ─► download] ─► encode ─► mux ─► OUT
 //     └─────── audio, subtitles: copied ─────────────────────────────────┘
-//   (the CPU path runs the filters on the CPU instead of the bracketed part)
+//   (the CPU path runs the filters on the CPU instead of the bracketed part;
+//    with NVDEC, decode hands device frames to the first CUDA filter: no upload)
 //
 // Exit status: 0 done, 1 error (one line on stderr naming the file and the
 // cause; no partial output left), 2 usage, 130/143 interrupted by SIGINT/SIGTERM
 // (the output is finalized and playable).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -85,9 +88,9 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
   if (tty) fmt::print(stderr, "\n");
   for (const auto& note : r.notes) fmt::print(stderr, "vpipe: {}\n", note);
   if (!r.memory.is_null())
-    fmt::print(stderr, "vpipe: CUDA path, --mem {} --host {}: {} allocations, peak {:.1f} MB, "
+    fmt::print(stderr, "vpipe: CUDA path ({} decode), --mem {} --host {}: {} allocations, peak {:.1f} MB, "
                        "allocate p50 {:.2f} µs, {} device syncs, {} failures\n",
-               r.memory["strategy"].get<std::string>(), r.memory["host_staging"].get<std::string>(),
+               r.decode, r.memory["strategy"].get<std::string>(), r.memory["host_staging"].get<std::string>(),
                r.memory["allocations"].get<std::int64_t>(),
                static_cast<double>(r.memory["bytes_peak"].get<std::int64_t>()) / 1e6,
                r.memory["allocate_us"]["p50"].get<double>(), r.memory["device_syncs"].get<std::int64_t>(),
@@ -126,8 +129,11 @@ int run_info() {
   fmt::print("NVDEC through FFmpeg: {} ({})\n", hw.nvdec ? "usable" : "not usable", hw.nvdec_detail);
   fmt::print("NVENC through FFmpeg: {} ({})\n", hw.nvenc ? "usable" : "not usable", hw.nvenc_detail);
   fmt::print("Encoder for transcode: {}\n",
-             hw.nvenc ? "libx264 by default; h264_nvenc available with --encoder h264_nvenc"
-                      : "libx264 (no NVENC here)");
+             hw.nvenc ? "h264_nvenc (--encoder auto picks it; --encoder libx264 for x264)"
+                      : "libx264 (--encoder auto: no usable NVENC here)");
+  fmt::print("Decoder for transcode: {}\n",
+             hw.nvdec ? "NVDEC when the chain starts with a CUDA filter (--decode auto)"
+                      : "libavcodec on the CPU (NVDEC not usable)");
   fmt::print("FFmpeg: libavformat {}, libavcodec {}\n", AV_STRINGIFY(LIBAVFORMAT_VERSION),
              AV_STRINGIFY(LIBAVCODEC_VERSION));
   fmt::print("OpenCV: {}\n", CV_VERSION);
@@ -191,12 +197,18 @@ int main(int argc, char** argv) {
   std::int64_t frames = 0;
   auto* tc = app.add_subcommand("transcode", "decode IN, run the filter chain, encode OUT (audio copied)");
   tc->add_option("input", topts.input, "input file or URL (anything FFmpeg reads)")->required();
-  tc->add_option("output", topts.output, "output file; the extension picks the container")->required();
+  tc->add_option("output", topts.output,
+                 "output file; the extension picks the container. null: write nothing (no "
+                 "encoder; measures decode and filters)")->required();
   tc->add_option("--vf", topts.filters,
                  "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')");
   tc->add_option("--device", topts.device,
                  "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  tc->add_option("--decode", topts.decode,
+                 "cpu (libavcodec threads), nvdec (FFmpeg's cuda hwaccel; frames stay on the "
+                 "device) or auto (nvdec when the chain starts with a CUDA filter)")
+      ->check(CLI::IsMember({"cpu", "nvdec", "auto"}))->capture_default_str();
   tc->add_option("--mem", topts.mem,
                  "CUDA path: device memory per frame: naive (cudaMalloc/cudaFree), pool "
                  "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
@@ -204,7 +216,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->capture_default_str();
   tc->add_option("--host", topts.host, "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable")
       ->check(CLI::IsMember({"pinned", "pageable"}))->capture_default_str();
-  tc->add_option("--encoder", topts.encoder, "libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
+  tc->add_option("--encoder", topts.encoder,
+                 "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says "
+                 "which and why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
       ->capture_default_str();
   tc->add_option("--crf", topts.crf, "libx264 quality: 0 lossless … 51 worst")
       ->check(CLI::Range(0, 51))->capture_default_str();
@@ -212,6 +226,8 @@ int main(int argc, char** argv) {
   tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")->check(CLI::Range(2, 31))
       ->capture_default_str();
   tc->add_option("--frames", frames, "stop after N video frames")->check(CLI::PositiveNumber);
+  tc->add_option("--loop", topts.loop, "read the input N times over, timestamps continuing")
+      ->check(CLI::Range(1, 1000000))->capture_default_str();
   tc->add_option("--queue-depth", topts.queue_depth, "frames in flight between two stages")
       ->check(CLI::Range(1, 256))->capture_default_str();
   tc->add_option("--decode-threads", topts.decode_threads, "decoder threads (0: automatic)")
@@ -257,6 +273,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   av_log_set_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("vpipe"));  // stdout is for results
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
   spdlog::set_pattern("vpipe: %l: %v");
 

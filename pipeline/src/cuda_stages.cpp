@@ -33,11 +33,24 @@ std::size_t packed_bytes(const FrameFormat& format) {
 Flow UploadStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::upload");
   VPIPE_EXPECTS(in.memory == MemoryKind::kHost && in.num_planes > 0, "upload: needs a host frame");
-  const PinnedRing::Slot slot = ring_.acquire();
-  VPIPE_EXPECTS(slot.bytes >= packed_bytes(in.format),
-                fmt::format("upload: staging slots of {} bytes are too small for {}", slot.bytes,
-                            to_string(in.format)));
   Frame dev = Frame::allocate_device(in.format, mr_, stream_);
+  if (packed_bytes(in.format) > ring_.slot_bytes()) {
+    // Frames grew mid-stream beyond the staging slots: copy straight from the
+    // frame (synchronously, so it may be freed), counted, rather than fail.
+    for (int p = 0; p < in.num_planes; ++p) {
+      const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
+      const PlaneView& dst = dev.planes[static_cast<std::size_t>(p)];
+      VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.data, dst.pitch, src.data, src.pitch, src.row_bytes(),
+                                       static_cast<std::size_t>(src.height),
+                                       cudaMemcpyHostToDevice, stream_));
+    }
+    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    unstaged_++;
+    dev.copy_props_from(in);
+    dev.ready = std::make_shared<ReadyEvent>(stream_);
+    return out.emit(std::move(dev)) ? Flow::kContinue : Flow::kStop;
+  }
+  const PinnedRing::Slot slot = ring_.acquire();
   std::size_t offset = 0;
   for (int p = 0; p < in.num_planes; ++p) {
     const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
@@ -59,10 +72,7 @@ Flow UploadStage::process(Frame in, Output<Frame>& out) {
 Flow CudaFilterStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::cuda_filter");
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "cuda filter: needs a device frame");
-  if (in.format != f_.in)
-    throw logic_error(fmt::format("{}: the input changed mid-stream from {} to {} (frame {}); "
-                                  "reconfiguring is not supported yet",
-                                  f_.label, to_string(f_.in), to_string(in.format), in.index));
+  f_.follow(in.format);  // a resolution change: same filter, new buffers from the strategy
   in.ready->wait_on(stream_);
   Frame result = Frame::allocate_device(f_.out, mr_, stream_);
   f_.filter->process_cuda(in, result, CudaContext{stream_, mr_});
@@ -76,6 +86,21 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::download");
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "download: needs a device frame");
   in.ready->wait_on(stream_);
+  if (packed_bytes(in.format) > ring_.slot_bytes()) {  // grew mid-stream: unstaged copy
+    Frame host = Frame::allocate_host(in.format);
+    for (int p = 0; p < in.num_planes; ++p) {
+      const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
+      const PlaneView& dst = host.planes[static_cast<std::size_t>(p)];
+      VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.data, dst.pitch, src.data, src.pitch, src.row_bytes(),
+                                       static_cast<std::size_t>(src.height),
+                                       cudaMemcpyDeviceToHost, stream_));
+    }
+    in.device->retire_on(stream_);
+    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream_));
+    unstaged_++;
+    host.copy_props_from(in);
+    return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
+  }
   const PinnedRing::Slot slot = ring_.acquire();
   std::size_t offset = 0;
   for (int p = 0; p < in.num_planes; ++p) {

@@ -1,6 +1,7 @@
 #include "vpipe/pipeline/filter.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <fmt/ranges.h>
 
 #include <charconv>
@@ -296,6 +297,16 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     }
   }
   return chain;
+}
+
+void ConfiguredFilter::follow(const FrameFormat& input) {
+  if (input == in) return;
+  const FrameFormat before = in;
+  out = filter->configure(input);
+  in = input;
+  reconfigured++;
+  spdlog::info("{}: input changed from {} to {}; reconfigured, output {}", label, to_string(before),
+               to_string(in), to_string(out));
 }
 
 }  // namespace vpipe

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 extern "C" {
+#include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 }
 
@@ -72,6 +75,54 @@ Frame Frame::allocate_host(const FrameFormat& format) {
   av_check(av_frame_get_buffer(av.get(), 0), "allocating a host frame");
   Frame f = from_av_frame(std::move(av), {0, 1});
   f.pts = AV_NOPTS_VALUE;
+  return f;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (mr_) {
+    mr_->deallocate(ptr_, bytes_, free_stream_);
+    return;
+  }
+  if (free_stream_ != owner_stream_) {
+    // The owner (NVDEC's copy into a recycled surface) must not overtake the last reader.
+    cudaEvent_t ev{};
+    cudaError_t err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (err == cudaSuccess) err = cudaEventRecord(ev, free_stream_);
+    if (err == cudaSuccess) err = cudaStreamWaitEvent(owner_stream_, ev);
+    if (ev) cudaEventDestroy(ev);
+    if (err != cudaSuccess) {
+      spdlog::error("releasing a decoder surface: {}; waiting for the device instead",
+                    cudaGetErrorString(err));
+      cudaStreamSynchronize(free_stream_);
+    }
+  }
+  owner_.reset();
+}
+
+Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
+  VPIPE_EXPECTS(av->format == AV_PIX_FMT_CUDA && av->hw_frames_ctx, "not a CUDA frame");
+  const auto* frames = reinterpret_cast<const AVHWFramesContext*>(av->hw_frames_ctx->data);
+  Frame f;
+  f.format = {frames->sw_format, av->width, av->height};
+  f.pts = av->best_effort_timestamp != AV_NOPTS_VALUE ? av->best_effort_timestamp : av->pts;
+  f.time_base = tb;
+  f.memory = MemoryKind::kDevice;
+  const PlaneLayout layout = plane_layout(f.format);
+  f.num_planes = layout.count;
+  for (int p = 0; p < layout.count; ++p) {
+    const auto& s = layout.planes[static_cast<std::size_t>(p)];
+    f.planes[static_cast<std::size_t>(p)] = {av->data[p], s.width, s.height, s.channels,
+                                             static_cast<std::size_t>(av->linesize[p])};
+  }
+  void* base = av->data[0];
+  const std::size_t bytes = av->buf[0] ? av->buf[0]->size : 0;
+  f.device = std::make_shared<DeviceBuffer>(
+      std::shared_ptr<void>(av.release(), [](void* p) {
+        auto* frame = static_cast<AVFrame*>(p);
+        av_frame_free(&frame);
+      }),
+      base, bytes, stream);
+  f.ready = std::make_shared<ReadyEvent>(stream);
   return f;
 }
 

@@ -114,20 +114,23 @@ HwCodecProbe probe_hw_codecs() {
     }
   }
 
-  if (const AVCodec* nvenc = avcodec_find_encoder_by_name("h264_nvenc"); !nvenc) {
-    r.nvenc_detail = "this FFmpeg build has no h264_nvenc";
-  } else {
-    UniqueAVCodecContext enc(avcodec_alloc_context3(nvenc));
-    enc->width = kSize;
-    enc->height = kSize;
-    enc->pix_fmt = AV_PIX_FMT_YUV420P;
-    enc->time_base = {1, 30};
-    const int ret = avcodec_open2(enc.get(), nvenc, nullptr);
-    r.nvenc = ret >= 0;
-    r.nvenc_detail = ret >= 0 ? "h264_nvenc opened"
-                              : fmt::format("h264_nvenc cannot open: {}", av_error_text(ret));
-  }
+  const NvencProbe nvenc = probe_nvenc();
+  r.nvenc = nvenc.usable;
+  r.nvenc_detail = nvenc.detail;
   return r;
+}
+
+NvencProbe probe_nvenc() {
+  const AVCodec* nvenc = avcodec_find_encoder_by_name("h264_nvenc");
+  if (!nvenc) return {false, "this FFmpeg build has no h264_nvenc"};
+  UniqueAVCodecContext enc(avcodec_alloc_context3(nvenc));
+  enc->width = kSize;
+  enc->height = kSize;
+  enc->pix_fmt = AV_PIX_FMT_YUV420P;
+  enc->time_base = {1, 30};
+  const int ret = avcodec_open2(enc.get(), nvenc, nullptr);
+  if (ret < 0) return {false, fmt::format("h264_nvenc cannot open: {}", av_error_text(ret))};
+  return {true, "h264_nvenc opened"};
 }
 
 }  // namespace vpipe

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <thread>
+
+#include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe {
 
@@ -33,9 +36,22 @@ DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_str
   copy_out_->add_producer();
 }
 
+bool DemuxSource::rewind() {
+  if (loops_left_ <= 0 || !start_s_) return false;
+  const std::int64_t start = input_->start_time != AV_NOPTS_VALUE ? input_->start_time : 0;
+  if (const int ret = av_seek_frame(input_, -1, start, AVSEEK_FLAG_BACKWARD); ret < 0) {
+    spdlog::warn("{}: cannot seek back to loop: {}", path_, av_error_text(ret));
+    return false;
+  }
+  loops_left_--;
+  offset_s_ += pass_end_s_ - *start_s_;
+  return true;
+}
+
 Flow DemuxSource::produce(Output<Packet>& out) {
   Packet p{make_av_packet(), {}};
-  const int ret = av_read_frame(input_, p.pkt.get());
+  int ret = av_read_frame(input_, p.pkt.get());
+  if (ret == AVERROR_EOF && rewind()) ret = av_read_frame(input_, p.pkt.get());
   if (ret == AVERROR_EOF) return Flow::kStop;
   if (ret < 0) {
     // Damage at the end of a file: keep what was read, say what happened.
@@ -44,6 +60,21 @@ Flow DemuxSource::produce(Output<Packet>& out) {
     return Flow::kStop;
   }
   const int index = p.pkt->stream_index;
+  if (index >= 0 && index < static_cast<int>(input_->nb_streams)) {
+    const AVRational tb = input_->streams[index]->time_base;
+    const std::int64_t t = p.pkt->pts != AV_NOPTS_VALUE ? p.pkt->pts : p.pkt->dts;
+    if (t != AV_NOPTS_VALUE) {  // this pass's extent, in source time
+      const double begin = static_cast<double>(t) * av_q2d(tb);
+      const double end = static_cast<double>(t + std::max<std::int64_t>(p.pkt->duration, 0)) * av_q2d(tb);
+      if (!start_s_ || (offset_s_ == 0 && begin < *start_s_)) start_s_ = begin;
+      pass_end_s_ = std::max(pass_end_s_, end);
+    }
+    if (offset_s_ > 0) {
+      const auto shift = static_cast<std::int64_t>(std::llround(offset_s_ / av_q2d(tb)));
+      if (p.pkt->pts != AV_NOPTS_VALUE) p.pkt->pts += shift;
+      if (p.pkt->dts != AV_NOPTS_VALUE) p.pkt->dts += shift;
+    }
+  }
   const std::int64_t ts = p.pkt->dts != AV_NOPTS_VALUE ? p.pkt->dts : p.pkt->pts;
   if (realtime_ && ts != AV_NOPTS_VALUE && index >= 0 &&
       index < static_cast<int>(input_->nb_streams)) {
@@ -80,8 +111,16 @@ void DemuxSource::close() noexcept {
 // ---- decode ----------------------------------------------------------------
 
 DecodeStage::DecodeStage(UniqueAVCodecContext decoder, AVRational time_base,
-                         std::optional<std::int64_t> limit, MediaCounters& counters)
-    : decoder_(std::move(decoder)), time_base_(time_base), limit_(limit), counters_(counters) {}
+                         std::optional<std::int64_t> limit, MediaCounters& counters,
+                         const NvdecContext* nvdec)
+    : decoder_(std::move(decoder)), time_base_(time_base), limit_(limit), counters_(counters),
+      nvdec_(nvdec) {}
+
+void DecodeStage::check_nvdec() const {
+  if (!nvdec_) return;
+  if (auto why = nvdec_->refusal(); !why.empty())
+    throw input_error(fmt::format("NVDEC decode: {} (use --decode cpu)", why));
+}
 
 Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);
@@ -92,6 +131,7 @@ Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
     ret = avcodec_send_packet(decoder_.get(), packet.pkt.get());
   }
   if (ret < 0 && ret != AVERROR_EOF) {
+    check_nvdec();
     counters_.decode_errors++;  // a damaged packet: skip it, keep decoding
     spdlog::debug("decode: packet skipped: {}", av_error_text(ret));
   }
@@ -105,12 +145,15 @@ Flow DecodeStage::receive(Output<Frame>& out) {
     const int ret = avcodec_receive_frame(decoder_.get(), av.get());
     if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return Flow::kContinue;
     if (ret < 0) {
+      check_nvdec();
       counters_.decode_errors++;
       spdlog::debug("decode: frame lost: {}", av_error_text(ret));
       continue;
     }
     if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) counters_.decode_errors++;
-    Frame f = Frame::from_av_frame(std::move(av), time_base_);
+    Frame f = av->format == AV_PIX_FMT_CUDA && nvdec_
+                  ? Frame::from_cuda_frame(std::move(av), time_base_, nvdec_->stream())
+                  : Frame::from_av_frame(std::move(av), time_base_);
     f.index = next_index_++;
     f.origin = recall(origin_by_pts_, f.pts);
     counters_.frames_decoded++;
@@ -124,13 +167,21 @@ void DecodeStage::finish(Output<Frame>& out) {
   receive(out);
 }
 
+// ---- null --------------------------------------------------------------------
+
+Flow NullSink::consume(Frame frame) {
+  if (frame.ready) frame.ready->synchronize();  // done means computed
+  counters_.latency_ns.record(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - frame.origin).count()));
+  counters_.video_packets_written++;
+  if (tap_) tap_(frame);
+  return Flow::kContinue;
+}
+
 // ---- filter ----------------------------------------------------------------
 
 Flow FilterStage::process(Frame in, Output<Frame>& out) {
-  if (in.format != f_.in)
-    throw logic_error(fmt::format("{}: the input changed mid-stream from {} to {} (frame {}); "
-                                  "reconfiguring is not supported yet",
-                                  f_.label, to_string(f_.in), to_string(in.format), in.index));
+  f_.follow(in.format);
   Frame result = Frame::allocate_host(f_.out);
   f_.filter->process(in, result);
   result.copy_props_from(in);
@@ -144,10 +195,28 @@ EncodeStage::EncodeStage(AVCodecContext* encoder, int out_stream, MediaCounters&
 
 Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
   VPIPE_EXPECTS(frame.av && frame.memory == MemoryKind::kHost, "encode: needs a host frame");
-  if (frame.format != FrameFormat{encoder_->pix_fmt, encoder_->width, encoder_->height})
-    throw logic_error(fmt::format("encode: frame {} is {}, the encoder was opened for {}",
-                                  frame.index, to_string(frame.format),
-                                  to_string({encoder_->pix_fmt, encoder_->width, encoder_->height})));
+  if (const FrameFormat want{encoder_->pix_fmt, encoder_->width, encoder_->height};
+      frame.format != want) {
+    // The picture size changed mid-stream and nothing in the chain fixed it:
+    // the encoder cannot change size, so scale to what it was opened for.
+    if (!fit_ || fit_from_ != frame.format) {
+      spdlog::warn("encode: frames are now {} from frame {} on; scaling them to the encoder's {} "
+                   "(put resize= in the chain to choose)", to_string(frame.format), frame.index,
+                   to_string(want));
+      fit_.reset(sws_getContext(frame.format.width, frame.format.height, frame.format.pix_fmt,
+                                want.width, want.height, want.pix_fmt, SWS_BILINEAR, nullptr,
+                                nullptr, nullptr));
+      if (!fit_) throw logic_error(fmt::format("encode: cannot scale {} to {}",
+                                               to_string(frame.format), to_string(want)));
+      fit_from_ = frame.format;
+    }
+    Frame fitted = Frame::allocate_host(want);
+    sws_scale(fit_.get(), frame.av->data, frame.av->linesize, 0, frame.format.height,
+              fitted.av->data, fitted.av->linesize);
+    fitted.copy_props_from(frame);
+    frame = std::move(fitted);
+    counters_.frames_fitted++;
+  }
   AVFrame* av = frame.av.get();
   av->pts = frame.pts == AV_NOPTS_VALUE
                 ? AV_NOPTS_VALUE

@@ -15,7 +15,9 @@ extern "C" {
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/cuda_stages.hpp"
+#include "vpipe/pipeline/hw_probe.hpp"
 #include "vpipe/pipeline/media_stages.hpp"
+#include "vpipe/pipeline/nvdec.hpp"
 
 namespace vpipe {
 
@@ -37,7 +39,8 @@ struct OutputFile {
   }
 };
 
-UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o) {
+UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
+                                  NvdecContext* nvdec = nullptr) {
   const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
   if (!codec)
     throw input_error(fmt::format("{}: no decoder for video codec '{}'", o.input,
@@ -47,6 +50,7 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o) {
   dec->pkt_timebase = stream->time_base;
   dec->thread_count = o.decode_threads;
   dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  if (nvdec) nvdec->attach(dec.get());
   if (const int ret = avcodec_open2(dec.get(), codec, nullptr); ret < 0)
     throw input_error(fmt::format("{}: cannot open the {} decoder: {}", o.input, codec->name,
                                   av_error_text(ret)));
@@ -89,6 +93,48 @@ AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
 
 }  // namespace
 
+UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
+                                        AVRational time_base, AVRational frame_rate,
+                                        bool global_header, const TranscodeOptions& o,
+                                        const AVCodecContext* props) {
+  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
+  enc->width = format.width;
+  enc->height = format.height;
+  enc->pix_fmt = format.pix_fmt;
+  enc->time_base = time_base;
+  enc->framerate = frame_rate;
+  if (enc->time_base.den > 65535 && codec->id == AV_CODEC_ID_MPEG4 && enc->framerate.num > 0)
+    enc->time_base = av_inv_q(enc->framerate);  // MPEG-4 part 2 limits the time base
+  if (props) {
+    if (format.width == props->width && format.height == props->height)
+      enc->sample_aspect_ratio = props->sample_aspect_ratio;
+    enc->color_range = props->color_range;
+    enc->colorspace = props->colorspace;
+    enc->color_primaries = props->color_primaries;
+    enc->color_trc = props->color_trc;
+  }
+  enc->thread_count = 0;
+  if (global_header) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* enc_opts = nullptr;
+  const std::string name = codec->name;
+  if (name == "libx264") {
+    av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
+    av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
+  } else if (name == "h264_nvenc" || name == "hevc_nvenc") {
+    av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
+    av_dict_set(&enc_opts, "preset", "p4", 0);
+  } else if (codec->id == AV_CODEC_ID_MPEG4) {
+    enc->flags |= AV_CODEC_FLAG_QSCALE;
+    enc->global_quality = FF_QP2LAMBDA * o.qscale;
+  }
+  const int ret = avcodec_open2(enc.get(), codec, &enc_opts);
+  av_dict_free(&enc_opts);
+  if (ret < 0)
+    throw input_error(fmt::format("cannot open encoder {} for {}: {}", codec->name,
+                                  to_string(format), av_error_text(ret)));
+  return enc;
+}
+
 nlohmann::json TranscodeReport::to_json() const {
   using nlohmann::json;
   auto fmt_json = [](const FrameFormat& f) {
@@ -111,6 +157,7 @@ nlohmann::json TranscodeReport::to_json() const {
           {"filters", filters},
           {"effective_chain", effective_chain},
           {"device", device},
+          {"decode", decode},
           {"encoder", encoder},
           {"input_format", fmt_json(input_format)},
           {"output_format", fmt_json(output_format)},
@@ -119,7 +166,8 @@ nlohmann::json TranscodeReport::to_json() const {
                       {"encoded", frames_encoded},
                       {"video_packets_written", video_packets_written},
                       {"other_packets_written", other_packets_written},
-                      {"decode_errors", decode_errors}}},
+                      {"decode_errors", decode_errors},
+                      {"fitted_to_encoder", frames_fitted}}},
           {"copied_streams", copied_streams},
           {"wall_s", wall_s},
           {"fps", fps},
@@ -139,20 +187,26 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.input = o.input;
   report.output = o.output;
   report.filters = o.filters;
-  report.encoder = o.encoder;
+  const bool null_output = o.output == "null";
 
   // Device: the CUDA path where asked for (or, with auto, where usable).
   if (o.device != "cpu" && o.device != "auto" && o.device != "cuda")
     throw input_error(fmt::format("--device {}: expected cpu, cuda or auto", o.device));
+  if (o.decode != "cpu" && o.decode != "auto" && o.decode != "nvdec")
+    throw input_error(fmt::format("--decode {}: expected cpu, nvdec or auto", o.decode));
   if (o.host != "pinned" && o.host != "pageable")
     throw input_error(fmt::format("--host {}: expected pinned or pageable", o.host));
   if (std::find(strategy_names().begin(), strategy_names().end(), o.mem) == strategy_names().end())
     throw input_error(fmt::format("--mem {}: expected one of naive, pool, pool-release0, vmm, slab",
                                   o.mem));
+  if (o.loop < 1) throw input_error(fmt::format("--loop {}: expected 1 or more", o.loop));
+  if (o.decode == "nvdec" && o.device == "cpu")
+    throw input_error("--decode nvdec needs the CUDA path: drop --device cpu");
   const auto cuda_reason = o.device == "cpu" ? std::string() : cuda_unavailable_reason();
-  if (o.device == "cuda" && !cuda_reason.empty())
-    throw input_error(fmt::format("--device cuda: {}", cuda_reason));
-  report.device = o.device == "cuda" || (o.device == "auto" && cuda_reason.empty()) ? "cuda" : "cpu";
+  if ((o.device == "cuda" || o.decode == "nvdec") && !cuda_reason.empty())
+    throw input_error(fmt::format("--{} {}: {}", o.device == "cuda" ? "device" : "decode",
+                                  o.device == "cuda" ? "cuda" : "nvdec", cuda_reason));
+  report.device = o.device != "cpu" && cuda_reason.empty() ? "cuda" : "cpu";
   if (o.device == "auto")
     report.notes.push_back(report.device == "cuda"
                                ? std::string("device auto: CUDA path")
@@ -165,7 +219,8 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   if (o.input.empty() || o.output.empty()) throw input_error("need an input and an output path");
   {
     std::error_code ec;
-    if (fs::exists(o.output, ec) && fs::exists(o.input, ec) && fs::equivalent(o.input, o.output, ec))
+    if (!null_output && fs::exists(o.output, ec) && fs::exists(o.input, ec) &&
+        fs::equivalent(o.input, o.output, ec))
       throw input_error(fmt::format("{}: the output would overwrite the input", o.output));
     if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) && fs::file_size(o.input, ec) == 0)
       throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
@@ -182,21 +237,69 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   if (vindex < 0) throw input_error(fmt::format("{}: no video stream", o.input));
   AVStream* vin = in->streams[vindex];
   UniqueAVCodecContext dec = open_decoder(vin, o);
-  report.input_format = {dec->pix_fmt, dec->width, dec->height};
-  if (report.input_format.pix_fmt == AV_PIX_FMT_NONE || dec->width <= 0)
+  const FrameFormat cpu_format{dec->pix_fmt, dec->width, dec->height};
+  if (cpu_format.pix_fmt == AV_PIX_FMT_NONE || dec->width <= 0)
     throw input_error(fmt::format("{}: cannot tell the video's size and pixel format", o.input));
 
-  // ---- filters and encoder
-  const AVCodec* codec = avcodec_find_encoder_by_name(o.encoder.c_str());
-  if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
-    throw input_error(fmt::format("--encoder {}: no such video encoder in this FFmpeg build",
-                                  o.encoder));
-  auto chain = build_chain(specs, report.input_format);
+  // ---- decoder: NVDEC where asked for, or with auto where the frames go
+  // straight to a CUDA filter (or nowhere: a decode-only run).
+  bool use_nvdec = false;
+  if (o.decode != "cpu" && report.device == "cuda") {
+    const std::string why = nvdec_unsupported_reason(vin->codecpar);
+    if (o.decode == "nvdec" && !why.empty())
+      throw input_error(fmt::format("--decode nvdec: {}: {}", o.input, why));
+    use_nvdec = why.empty();
+    if (!why.empty()) report.notes.push_back(fmt::format("decode auto: CPU ({})", why));
+  }
+  const FrameFormat nvdec_format{AV_PIX_FMT_NV12, dec->width, dec->height};
+  auto chain = build_chain(specs, use_nvdec ? nvdec_format : cpu_format);
+  if (use_nvdec && o.decode == "auto") {
+    // NVDEC's frames suit a chain whose CUDA filters come first, unbroken by
+    // a CPU filter (a format conversion inserted for NV12 would be one).
+    bool starts_on_gpu = chain.empty() ? null_output : chain.front().filter->has_cuda();
+    for (std::size_t i = 1; i < chain.size(); ++i)
+      if (chain[i].filter->has_cuda() && !chain[i - 1].filter->has_cuda()) starts_on_gpu = false;
+    if (!starts_on_gpu) {
+      use_nvdec = false;
+      report.notes.push_back(chain.empty()
+                                 ? "decode auto: CPU (no CUDA filter to take NVDEC's frames)"
+                                 : "decode auto: CPU (the chain does not start with its CUDA "
+                                   "filters in NV12)");
+      chain = build_chain(specs, cpu_format);
+    }
+  }
+  report.decode = use_nvdec ? "nvdec" : "cpu";
+  report.input_format = use_nvdec ? nvdec_format : cpu_format;
+
+  // ---- encoder
+  const AVCodec* codec = nullptr;
+  if (!null_output) {
+    std::string name = o.encoder;
+    if (name == "auto") {
+      name = "libx264";
+      if (report.device == "cuda") {
+        const NvencProbe nvenc = probe_nvenc();
+        if (nvenc.usable) name = "h264_nvenc";
+        report.notes.push_back(nvenc.usable
+                                   ? std::string("encoder auto: h264_nvenc (NVENC present)")
+                                   : fmt::format("encoder auto: libx264, this device has no usable "
+                                                 "NVENC ({})", nvenc.detail));
+      }
+    }
+    codec = avcodec_find_encoder_by_name(name.c_str());
+    if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
+      throw input_error(fmt::format("--encoder {}: no such video encoder in this FFmpeg build", name));
+    report.encoder = codec->name;
+  } else {
+    report.encoder = "none (null output)";
+  }
   FrameFormat out_fmt = chain.empty() ? report.input_format : chain.back().out;
-  if (const auto want = encoder_format(codec, out_fmt.pix_fmt); want != out_fmt.pix_fmt) {
-    auto conv = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), out_fmt);
-    for (auto& c : conv) chain.push_back(std::move(c));
-    out_fmt = chain.back().out;
+  if (codec) {
+    if (const auto want = encoder_format(codec, out_fmt.pix_fmt); want != out_fmt.pix_fmt) {
+      auto conv = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), out_fmt);
+      for (auto& c : conv) chain.push_back(std::move(c));
+      out_fmt = chain.back().out;
+    }
   }
   for (const auto& c : chain) report.effective_chain.push_back(c.label);
   report.output_format = out_fmt;
@@ -205,83 +308,61 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   OutputFile out;
   out.path = o.output;
   out.keep = o.keep_partial;
-  {
-    AVFormatContext* raw = nullptr;
-    if (avformat_alloc_output_context2(&raw, nullptr, nullptr, o.output.c_str()) < 0 || !raw)
-      throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
-                                    ".mov…)", o.output));
-    out.ctx.reset(raw);
-  }
-  AVFormatContext* oc = out.ctx.get();
-
-  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
-  enc->width = out_fmt.width;
-  enc->height = out_fmt.height;
-  enc->pix_fmt = out_fmt.pix_fmt;
-  enc->time_base = vin->time_base;
-  enc->framerate = av_guess_frame_rate(in.get(), vin, nullptr);
-  if (enc->time_base.den > 65535 && codec->id == AV_CODEC_ID_MPEG4 && enc->framerate.num > 0)
-    enc->time_base = av_inv_q(enc->framerate);  // MPEG-4 part 2 limits the time base
-  if (out_fmt.width == report.input_format.width && out_fmt.height == report.input_format.height)
-    enc->sample_aspect_ratio = dec->sample_aspect_ratio;
-  enc->color_range = dec->color_range;
-  enc->colorspace = dec->colorspace;
-  enc->color_primaries = dec->color_primaries;
-  enc->color_trc = dec->color_trc;
-  enc->thread_count = 0;
-  if (oc->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  AVDictionary* enc_opts = nullptr;
-  if (std::string(codec->name) == "libx264") {
-    av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
-    av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
-  } else if (codec->id == AV_CODEC_ID_MPEG4) {
-    enc->flags |= AV_CODEC_FLAG_QSCALE;
-    enc->global_quality = FF_QP2LAMBDA * o.qscale;
-  }
-  const int enc_ret = avcodec_open2(enc.get(), codec, &enc_opts);
-  av_dict_free(&enc_opts);
-  if (enc_ret < 0)
-    throw input_error(fmt::format("cannot open encoder {} for {}: {}", codec->name,
-                                  to_string(out_fmt), av_error_text(enc_ret)));
-
-  // Streams: video first, then every stream the container can take, copied.
+  AVFormatContext* oc = nullptr;
+  UniqueAVCodecContext enc;
   std::vector<int> output_index(in->nb_streams, -1);
   std::vector<AVRational> source_tb;
-  AVStream* vout = avformat_new_stream(oc, nullptr);
-  av_check(avcodec_parameters_from_context(vout->codecpar, enc.get()), "output video parameters");
-  vout->time_base = enc->time_base;
-  vout->avg_frame_rate = enc->framerate;
-  source_tb.push_back(enc->time_base);
-  for (unsigned i = 0; i < in->nb_streams; ++i) {
-    AVStream* s = in->streams[i];
-    if (static_cast<int>(i) == vindex) continue;
-    const auto type = s->codecpar->codec_type;
-    if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) continue;
-    if (avformat_query_codec(oc->oformat, s->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
-      report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
-                                         avcodec_get_name(s->codecpar->codec_id),
-                                         oc->oformat->name));
-      continue;
+  AVStream* vout = nullptr;
+  const AVRational frame_rate = av_guess_frame_rate(in.get(), vin, nullptr);
+  if (!null_output) {
+    {
+      AVFormatContext* raw = nullptr;
+      if (avformat_alloc_output_context2(&raw, nullptr, nullptr, o.output.c_str()) < 0 || !raw)
+        throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, "
+                                      ".mkv, .mov…, or null to write nothing)", o.output));
+      out.ctx.reset(raw);
     }
-    AVStream* os = avformat_new_stream(oc, nullptr);
-    av_check(avcodec_parameters_copy(os->codecpar, s->codecpar), "copying stream parameters");
-    os->codecpar->codec_tag = 0;
-    os->time_base = s->time_base;
-    av_dict_copy(&os->metadata, s->metadata, 0);
-    os->disposition = s->disposition;
-    output_index[i] = os->index;
-    source_tb.push_back(s->time_base);
-    report.copied_streams++;
-  }
-  av_dict_copy(&oc->metadata, in->metadata, 0);
+    oc = out.ctx.get();
+    enc = open_video_encoder(codec, out_fmt, vin->time_base, frame_rate,
+                             (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, dec.get());
 
-  if (!(oc->oformat->flags & AVFMT_NOFILE)) {
-    if (const int ret = avio_open(&oc->pb, o.output.c_str(), AVIO_FLAG_WRITE); ret < 0)
-      throw input_error(fmt::format("cannot open output '{}': {}", o.output, av_error_text(ret)));
-    out.created = true;
+    // Streams: video first, then every stream the container can take, copied.
+    vout = avformat_new_stream(oc, nullptr);
+    av_check(avcodec_parameters_from_context(vout->codecpar, enc.get()), "output video parameters");
+    vout->time_base = enc->time_base;
+    vout->avg_frame_rate = enc->framerate;
+    source_tb.push_back(enc->time_base);
+    for (unsigned i = 0; i < in->nb_streams; ++i) {
+      AVStream* s = in->streams[i];
+      if (static_cast<int>(i) == vindex) continue;
+      const auto type = s->codecpar->codec_type;
+      if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) continue;
+      if (avformat_query_codec(oc->oformat, s->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
+        report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
+                                           avcodec_get_name(s->codecpar->codec_id),
+                                           oc->oformat->name));
+        continue;
+      }
+      AVStream* os = avformat_new_stream(oc, nullptr);
+      av_check(avcodec_parameters_copy(os->codecpar, s->codecpar), "copying stream parameters");
+      os->codecpar->codec_tag = 0;
+      os->time_base = s->time_base;
+      av_dict_copy(&os->metadata, s->metadata, 0);
+      os->disposition = s->disposition;
+      output_index[i] = os->index;
+      source_tb.push_back(s->time_base);
+      report.copied_streams++;
+    }
+    av_dict_copy(&oc->metadata, in->metadata, 0);
+
+    if (!(oc->oformat->flags & AVFMT_NOFILE)) {
+      if (const int ret = avio_open(&oc->pb, o.output.c_str(), AVIO_FLAG_WRITE); ret < 0)
+        throw input_error(fmt::format("cannot open output '{}': {}", o.output, av_error_text(ret)));
+      out.created = true;
+    }
+    if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
+      throw input_error(fmt::format("cannot write '{}': {}", o.output, av_error_text(ret)));
   }
-  if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
-    throw input_error(fmt::format("cannot write '{}': {}", o.output, av_error_text(ret)));
 
   // ---- the CUDA path's parts: the chain splits into CPU filters before the
   // upload (format conversion), CUDA filters, and CPU filters after the download.
@@ -291,22 +372,29 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       first_cuda = std::min(first_cuda, i);
       last_cuda = i;
     }
-  const bool cuda_path = report.device == "cuda" && first_cuda < chain.size();
-  if (report.device == "cuda" && !cuda_path)
+  const bool cuda_filters = report.device == "cuda" && first_cuda < chain.size();
+  if (report.device == "cuda" && !cuda_filters && !chain.empty())
     report.notes.push_back("no CUDA filter in this chain: it runs on the CPU");
-  if (cuda_path)
+  if (cuda_filters)
     for (std::size_t i = first_cuda; i <= last_cuda; ++i)
       if (!chain[i].filter->has_cuda())
         throw input_error(fmt::format("--vf: '{}' has no CUDA implementation and sits between CUDA "
                                       "filters; use --device cpu", chain[i].label));
   std::optional<MemoryStrategy> strategy;
-  std::optional<PinnedRing> upload_ring, download_ring;
+  std::vector<std::unique_ptr<PinnedRing>> rings;  // upload first, download last
+  PinnedRing* upload_ring = nullptr;
+  PinnedRing* download_ring = nullptr;
   StreamSet streams;
-  if (cuda_path) {
-    strategy.emplace(make_strategy(o.mem));
-    const auto kind = o.host == "pinned" ? HostMemory::kPinned : HostMemory::kPageable;
-    upload_ring.emplace(o.queue_depth + 2, packed_bytes(chain[first_cuda].in), kind);
-    download_ring.emplace(2, packed_bytes(chain[last_cuda].out), kind);
+  std::unique_ptr<NvdecContext> nvdec;
+  const auto host_kind = o.host == "pinned" ? HostMemory::kPinned : HostMemory::kPageable;
+  if (cuda_filters || use_nvdec) strategy.emplace(make_strategy(o.mem));
+  if (use_nvdec) {
+    try {
+      nvdec = std::make_unique<NvdecContext>(strategy->resource(), streams.make());
+    } catch (const std::exception& e) {
+      throw input_error(fmt::format("--decode {}: {}", o.decode, e.what()));
+    }
+    dec = open_decoder(vin, o, nvdec.get());
   }
 
   // ---- the pipeline
@@ -317,50 +405,70 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   auto mux_in = pipeline.make_queue<Packet>("→mux", depth * 8);
   auto demux = std::make_unique<DemuxSource>(in.get(), o.input, vindex, output_index, mux_in,
                                              counters, o.realtime);
-  if (o.max_frames && enc->framerate.num > 0) {
+  demux->loop(o.loop);
+  if (o.max_frames && frame_rate.num > 0) {
     const double start = vin->start_time != AV_NOPTS_VALUE
                              ? static_cast<double>(vin->start_time) * av_q2d(vin->time_base)
                              : 0.0;
-    demux->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(enc->framerate));
+    demux->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
   }
   pipeline.add_source<Packet>(std::move(demux), packets);
   auto frames = pipeline.make_queue<Frame>("decode→", depth);
   pipeline.add_stage<Packet, Frame>(
-      std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames, counters), packets,
-      frames);
+      std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames, counters,
+                                    nvdec.get()),
+      packets, frames);
+  bool on_device = use_nvdec;
+  auto download = [&](const FrameFormat& format) {
+    rings.push_back(std::make_unique<PinnedRing>(2, packed_bytes(format), host_kind));
+    download_ring = rings.back().get();
+    auto down = pipeline.make_queue<Frame>("download→", depth);
+    pipeline.add_stage<Frame, Frame>(std::make_unique<DownloadStage>(*download_ring, streams.make()),
+                                     frames, down);
+    frames = down;
+    on_device = false;
+  };
   for (std::size_t i = 0; i < chain.size(); ++i) {
     auto& c = chain[i];
-    if (cuda_path && i == first_cuda) {
+    const bool here_on_gpu = cuda_filters && i >= first_cuda && i <= last_cuda;
+    if (here_on_gpu && !on_device) {
+      rings.insert(rings.begin(),
+                   std::make_unique<PinnedRing>(o.queue_depth + 2, packed_bytes(c.in), host_kind));
+      upload_ring = rings.front().get();
       auto up = pipeline.make_queue<Frame>("upload→", depth);
       pipeline.add_stage<Frame, Frame>(
           std::make_unique<UploadStage>(strategy->resource(), *upload_ring, streams.make()), frames, up);
       frames = up;
+      on_device = true;
     }
+    if (!here_on_gpu && on_device) download(c.in);
     auto next = pipeline.make_queue<Frame>(fmt::format("{}→", c.label), depth);
-    if (cuda_path && i >= first_cuda && i <= last_cuda)
+    if (here_on_gpu)
       pipeline.add_stage<Frame, Frame>(
           std::make_unique<CudaFilterStage>(std::move(c), strategy->resource(), streams.make()),
           frames, next);
     else
       pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(c)), frames, next);
     frames = next;
-    if (cuda_path && i == last_cuda) {
-      auto down = pipeline.make_queue<Frame>("download→", depth);
-      pipeline.add_stage<Frame, Frame>(std::make_unique<DownloadStage>(*download_ring, streams.make()),
-                                       frames, down);
-      frames = down;
-    }
   }
-  pipeline.add_stage<Frame, Packet>(std::make_unique<EncodeStage>(enc.get(), vout->index, counters),
-                                    frames, mux_in);
-  pipeline.add_sink<Packet>(
-      std::make_unique<MuxSink>(oc, o.output, source_tb, vout->index, counters), mux_in);
+  // Frames end in host memory, where an encoder takes them; a decode-only
+  // null run (no filter) leaves NVDEC's frames on the device.
+  if (on_device && !(null_output && chain.empty())) download(out_fmt);
+  if (null_output) {
+    pipeline.add_sink<Frame>(std::make_unique<NullSink>(counters, o.on_frame), frames);
+  } else {
+    pipeline.add_stage<Frame, Packet>(std::make_unique<EncodeStage>(enc.get(), vout->index, counters),
+                                      frames, mux_in);
+    pipeline.add_sink<Packet>(
+        std::make_unique<MuxSink>(oc, o.output, source_tb, vout->index, counters), mux_in);
+  }
 
   // Expected frame count, for progress.
   std::int64_t total = vin->nb_frames;
-  if (total <= 0 && in->duration > 0 && enc->framerate.num > 0)
+  if (total <= 0 && in->duration > 0 && frame_rate.num > 0)
     total = static_cast<std::int64_t>(static_cast<double>(in->duration) / AV_TIME_BASE *
-                                      av_q2d(enc->framerate));
+                                      av_q2d(frame_rate));
+  total *= o.loop;
   if (o.max_frames && (total <= 0 || *o.max_frames < total)) total = *o.max_frames;
 
   const auto t0 = Clock::now();
@@ -397,6 +505,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.video_packets_written = counters.video_packets_written;
   report.other_packets_written = counters.other_packets_written;
   report.decode_errors = counters.decode_errors;
+  report.frames_fitted = counters.frames_fitted;
   report.fps = report.wall_s > 0 ? static_cast<double>(report.video_packets_written) / report.wall_s : 0;
   report.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
   report.latency_ms_p90 = static_cast<double>(counters.latency_ns.percentile(0.90)) * 1e-6;
@@ -404,11 +513,12 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.latency_ms_max = static_cast<double>(counters.latency_ns.max()) * 1e-6;
   report.stages = pipeline.stage_stats();
   report.queues = pipeline.queue_stats();
-  if (cuda_path) {
+  if (strategy) {
     const auto st = strategy->stats().stats();
     const auto& lat = strategy->stats().allocate_latency();
     const auto usage = strategy->strategy().usage();
-    const auto up = upload_ring->stats(), down = download_ring->stats();
+    std::size_t pinned = 0;
+    for (const auto& r : rings) pinned += r->pinned_bytes();
     report.memory = {
         {"strategy", o.mem},
         {"allocations", st.count.total},
@@ -421,11 +531,18 @@ TranscodeReport transcode(const TranscodeOptions& o) {
                          {"max", static_cast<double>(lat.max()) / 1e3}}},
         {"reserved_bytes", usage.reserved ? nlohmann::json(*usage.reserved) : nlohmann::json()},
         {"host_staging", o.host},
-        {"pinned_bytes", upload_ring->pinned_bytes() + download_ring->pinned_bytes()},
-        {"upload_ring", {{"slots", upload_ring->slot_count()}, {"acquires", up.acquires},
-                         {"waits", up.waits}, {"waited_s", up.waited_s}}},
-        {"download_ring", {{"slots", download_ring->slot_count()}, {"acquires", down.acquires},
-                           {"waits", down.waits}, {"waited_s", down.waited_s}}}};
+        {"pinned_bytes", pinned}};
+    auto ring_json = [](const PinnedRing& r) {
+      const auto s = r.stats();
+      return nlohmann::json{{"slots", r.slot_count()}, {"acquires", s.acquires},
+                            {"waits", s.waits}, {"waited_s", s.waited_s}};
+    };
+    if (upload_ring) report.memory["upload_ring"] = ring_json(*upload_ring);
+    if (download_ring) report.memory["download_ring"] = ring_json(*download_ring);
+    if (nvdec)
+      report.memory["nvdec_pool"] = {{"buffers", nvdec->pool_buffers()},
+                                     {"bytes", nvdec->pool_bytes()},
+                                     {"decode_surfaces", nvdec->decode_surfaces()}};
   }
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", o.input));

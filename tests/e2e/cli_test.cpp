@@ -133,6 +133,20 @@ TEST(Cli, DeviceCudaWithoutAGpuSaysWhy) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+TEST(Cli, DecodeNvdecWithoutAGpuSaysWhy) {
+  if (vpipe::cuda_unavailable_reason().empty()) GTEST_SKIP() << "a CUDA device is present";
+  const auto out = std::filesystem::temp_directory_path() / "vpipe_nonvdec.mp4";
+  auto r = run_vpipe("transcode " + kSample + " " + out.string() + " --decode nvdec");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--decode nvdec: no usable CUDA device"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  r = run_vpipe("transcode " + kSample + " " + out.string() + " --decode nvdec --device cpu");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--decode nvdec needs the CUDA path"), std::string::npos) << r.err;
+  r = run_vpipe("transcode " + kSample + " " + out.string() + " --decode gpu");
+  EXPECT_EQ(r.exit_code, 2) << "not one of cpu, nvdec, auto";
+}
+
 TEST(Cli, BadMemoryStrategyIsAUsageError) {
   const auto r = run_vpipe("transcode " + kSample + " /tmp/x.mp4 --mem cudaMallocManaged");
   EXPECT_EQ(r.exit_code, 2) << "rejected while parsing the command line";

@@ -10,6 +10,8 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/cuda_device.hpp"
@@ -139,6 +141,71 @@ inline double frame_psnr(const Frame& a, const Frame& b) {
     samples += n;
   }
   return mse_weighted == 0 ? INFINITY : 10 * std::log10(255.0 * 255.0 / (mse_weighted / samples));
+}
+
+// Writes an MPEG-TS H.264 clip whose picture size changes mid-stream: for each
+// {width, height} in `sizes`, `frames_each` frames of a moving gradient from a
+// fresh libx264 (in-band SPS/PPS, as a broadcast feed that switches does).
+inline void write_size_change_clip(const std::string& path, const std::vector<std::pair<int, int>>& sizes,
+                                   int frames_each) {
+  AVFormatContext* raw = nullptr;
+  av_check(avformat_alloc_output_context2(&raw, nullptr, "mpegts", path.c_str()), "mpegts");
+  UniqueMuxContext oc(raw);
+  AVStream* st = avformat_new_stream(oc.get(), nullptr);
+  st->time_base = {1, 90000};
+  st->codecpar->codec_type = AVMEDIA_TYPE_VIDEO;
+  st->codecpar->codec_id = AV_CODEC_ID_H264;
+  st->codecpar->width = sizes.front().first;
+  st->codecpar->height = sizes.front().second;
+  av_check(avio_open(&oc->pb, path.c_str(), AVIO_FLAG_WRITE), "open " + path);
+  av_check(avformat_write_header(oc.get(), nullptr), "header");
+  std::int64_t pts = 0;
+  for (const auto& [w, h] : sizes) {
+    const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
+    UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
+    enc->width = w;
+    enc->height = h;
+    enc->pix_fmt = AV_PIX_FMT_YUV420P;
+    enc->time_base = {1, 25};
+    enc->gop_size = frames_each;
+    AVDictionary* opts = nullptr;
+    av_dict_set(&opts, "preset", "ultrafast", 0);
+    const int ret = avcodec_open2(enc.get(), codec, &opts);
+    av_dict_free(&opts);
+    av_check(ret, "libx264");
+    auto drain = [&] {
+      auto pkt = make_av_packet();
+      while (avcodec_receive_packet(enc.get(), pkt.get()) >= 0) {
+        av_packet_rescale_ts(pkt.get(), enc->time_base, st->time_base);
+        pkt->stream_index = 0;
+        av_check(av_interleaved_write_frame(oc.get(), pkt.get()), "write");
+      }
+    };
+    for (int i = 0; i < frames_each; ++i, ++pts) {
+      auto f = make_av_frame();
+      f->format = AV_PIX_FMT_YUV420P;
+      f->width = w;
+      f->height = h;
+      av_check(av_frame_get_buffer(f.get(), 0), "frame");
+      for (int p = 0; p < 3; ++p)
+        for (int y = 0; y < (p ? h / 2 : h); ++y)
+          for (int x = 0; x < (p ? w / 2 : w); ++x)
+            f->data[p][y * f->linesize[p] + x] = static_cast<std::uint8_t>(x * (p + 1) + y + 5 * pts);
+      f->pts = pts;
+      av_check(avcodec_send_frame(enc.get(), f.get()), "encode");
+      drain();
+    }
+    avcodec_send_frame(enc.get(), nullptr);
+    drain();
+  }
+  av_check(av_write_trailer(oc.get()), "trailer");
+}
+
+// Picture sizes of every decoded frame of `path`, in order.
+inline std::vector<std::pair<int, int>> frame_sizes(const std::string& path) {
+  std::vector<std::pair<int, int>> sizes;
+  for_each_frame(path, [&](const Frame& f) { sizes.emplace_back(f.format.width, f.format.height); });
+  return sizes;
 }
 
 }  // namespace vpipe::test

@@ -240,3 +240,65 @@ TEST_F(TranscodeE2E, DiskFullEndsWithAClearErrorAndNoPartialFile) {
   EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out)) << "the partial file is removed (unless --keep-partial)";
 }
+
+TEST_F(TranscodeE2E, LoopReadsTheInputAgainWithContinuingTimestamps) {
+  const auto out = path("loop.mp4");
+  const auto r = run_vpipe("transcode " + kSample + " " + out + " --device cpu --loop 3 --vf resize=320x180");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto& in = input_summary();
+  const auto s = summarize(out);
+  EXPECT_EQ(s.video_packets, 3 * in.video_packets);
+  EXPECT_EQ(s.audio_packets, 3 * in.audio_packets);
+  EXPECT_NEAR(s.video_duration_s, 3 * in.video_duration_s, 2 * in.frame_duration_s);
+  std::int64_t last = INT64_MIN;
+  int frames = 0;
+  for_each_frame(out, [&](const Frame& f) {
+    EXPECT_GT(f.pts, last) << "frame " << frames << ": presentation times keep increasing";
+    last = f.pts;
+    ++frames;
+  });
+  EXPECT_EQ(frames, 3 * in.video_packets);
+}
+
+TEST_F(TranscodeE2E, NullOutputWritesNothingAndCountsFrames) {
+  const auto report = path("null.json");
+  const auto r = run_vpipe("transcode " + kSample + " null --device cpu --vf resize=320x180 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists("null"));
+  std::ifstream f(report);
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["frames"]["decoded"], input_summary().video_packets);
+  EXPECT_EQ(j["frames"]["video_packets_written"], input_summary().video_packets) << "frames reaching the end";
+  EXPECT_EQ(j["frames"]["encoded"], 0);
+  EXPECT_EQ(j["encoder"], "none (null output)");
+  EXPECT_GT(j["fps"].get<double>(), 0);
+}
+
+TEST_F(TranscodeE2E, ResolutionChangeMidStreamReconfiguresTheChain) {
+  const auto in = path("switch.ts");
+  write_size_change_clip(in, {{320, 240}, {352, 288}, {320, 240}}, 10);
+  ASSERT_EQ(frame_sizes(in).size(), 30u);
+  ASSERT_EQ(frame_sizes(in)[15], (std::pair{352, 288})) << "the clip must change size";
+  // With a resize in the chain, every frame comes out at its size.
+  const auto out = path("switch.mkv"), report = path("switch.json");
+  auto r = run_vpipe("transcode " + in + " " + out + " --device cpu --encoder ffv1 --vf "
+                     "\"resize=160x120,blur=1\" --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto sizes = frame_sizes(out);
+  ASSERT_EQ(sizes.size(), 30u);
+  for (const auto& s : sizes) EXPECT_EQ(s, (std::pair{160, 120}));
+  std::ifstream f(report);
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["frames"]["fitted_to_encoder"], 0);
+  EXPECT_EQ(j["frames"]["decode_errors"], 0);
+  // Without one, the encoder keeps its first size and the grown frames are scaled to it.
+  const auto out2 = path("switch2.mkv"), report2 = path("switch2.json");
+  r = run_vpipe("transcode " + in + " " + out2 + " --device cpu --encoder ffv1 --vf blur=1 --report " + report2);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto sizes2 = frame_sizes(out2);
+  ASSERT_EQ(sizes2.size(), 30u);
+  for (const auto& s : sizes2) EXPECT_EQ(s, (std::pair{320, 240}));
+  std::ifstream f2(report2);
+  EXPECT_EQ(nlohmann::json::parse(f2)["frames"]["fitted_to_encoder"], 10);
+  EXPECT_NE(r.err.find("scaling them to the encoder"), std::string::npos) << r.err;
+}

@@ -42,17 +42,21 @@ class CudaTranscode : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(CudaTranscode, EveryStrategyAndStagingMatchesTheCpuPath) {
+// Every strategy × host staging × decoder (CPU decode + upload, or NVDEC
+// frames straight to the first CUDA filter).
+TEST_F(CudaTranscode, EveryStrategyStagingAndDecoderMatchesTheCpuPath) {
   const std::string common = std::string(" --encoder ffv1 --frames 30 --vf \"") + kChain + "\"";
   const auto cpu = run(path("cpu.mkv"), "--device cpu" + common);
   ASSERT_EQ(cpu.size(), 30u);
   const auto cpu_summary = summarize(path("cpu.mkv"));
+  for (const char* decode : {"cpu", "nvdec"})
   for (const char* mem : {"naive", "pool", "vmm", "slab"})
     for (const char* host : {"pinned", "pageable"}) {
-      const std::string name = std::string(mem) + "_" + host;
+      const std::string name = std::string(decode) + "_" + mem + "_" + host;
+      const bool nvdec = std::string(decode) == "nvdec";
       const auto out = path(name + ".mkv"), report = path(name + ".json");
-      const auto gpu = run(out, std::string("--device cuda --mem ") + mem + " --host " + host +
-                                    " --report " + report + common);
+      const auto gpu = run(out, std::string("--device cuda --decode ") + decode + " --mem " + mem +
+                                    " --host " + host + " --report " + report + common);
       ASSERT_EQ(gpu.size(), cpu.size()) << name;
       double worst = INFINITY;
       for (std::size_t i = 0; i < gpu.size(); ++i) {
@@ -65,14 +69,71 @@ TEST_F(CudaTranscode, EveryStrategyAndStagingMatchesTheCpuPath) {
       std::ifstream rf(report);
       const auto j = nlohmann::json::parse(rf);
       EXPECT_EQ(j["device"], "cuda") << name;
+      EXPECT_EQ(j["decode"], decode) << name;
       EXPECT_EQ(j["memory"]["strategy"], mem);
       EXPECT_EQ(j["memory"]["failures"], 0);
-      EXPECT_GE(j["memory"]["allocations"].get<std::int64_t>(), 30 * 5) << "upload + 4 filters";
+      EXPECT_GE(j["memory"]["allocations"].get<std::int64_t>(), 30 * 4 + (nvdec ? 1 : 30))
+          << name << ": 4 filters a frame, + an upload a frame or NVDEC's pool";
+      EXPECT_EQ(j["memory"].contains("upload_ring"), !nvdec) << name << ": NVDEC frames are not uploaded";
+      if (nvdec) {
+        EXPECT_GT(j["memory"]["nvdec_pool"]["buffers"].get<std::int64_t>(), 0) << name;
+        EXPECT_LE(j["memory"]["nvdec_pool"]["decode_surfaces"].get<int>(), 32) << name;
+      }
       if (std::string(mem) == "naive")
         EXPECT_GT(j["memory"]["device_syncs"].get<std::int64_t>(), 0);
       else
         EXPECT_EQ(j["memory"]["device_syncs"], 0) << name;
       EXPECT_EQ(j["memory"]["pinned_bytes"].get<std::int64_t>() > 0, std::string(host) == "pinned");
+    }
+}
+
+// NVDEC and libavcodec decode H.264 bit-exactly alike: with an exact kernel
+// (invert) and a lossless encoder, the frames are identical.
+TEST_F(CudaTranscode, NvdecAndCpuDecodeGiveIdenticalFrames) {
+  const std::string common = " --device cuda --encoder ffv1 --vf invert";
+  const auto cpu = run(path("dec_cpu.mkv"), "--decode cpu" + common);
+  const auto nv = run(path("dec_nvdec.mkv"), "--decode nvdec" + common);
+  ASSERT_EQ(cpu.size(), 150u);
+  ASSERT_EQ(nv.size(), cpu.size());
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    ASSERT_EQ(nv[i].pts, cpu[i].pts) << i;
+    ASSERT_TRUE(std::isinf(frame_psnr(nv[i], cpu[i]))) << "frame " << i << " differs";
+  }
+}
+
+TEST_F(CudaTranscode, DecodeAutoPicksNvdecForACudaChainAndSaysSo) {
+  const auto report = path("auto.json");
+  const auto r = run_vpipe("transcode " + kSample + " " + path("auto.mp4") +
+                           " --frames 10 --vf resize=640x360 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("nvdec decode"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("encoder auto: libx264, this device has no usable NVENC"), std::string::npos)
+      << "the H200 has no NVENC: " << r.err;
+  std::ifstream f(report);
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["decode"], "nvdec");
+  EXPECT_EQ(j["encoder"], "libx264");
+}
+
+// A size change mid-stream on the GPU, both decoders: the filters reconfigure,
+// new buffers come from the strategy, and no frame is lost or failed.
+TEST_F(CudaTranscode, ResolutionChangeReconfiguresOnTheGpu) {
+  const auto in = path("switch.ts");
+  write_size_change_clip(in, {{320, 240}, {640, 480}, {320, 240}}, 10);
+  for (const char* decode : {"cpu", "nvdec"})
+    for (const char* mem : {"pool", "slab"}) {
+      const std::string name = std::string(decode) + "_" + mem;
+      const auto out = path(name + ".mkv"), report = path(name + ".json");
+      const auto r = run_vpipe("transcode " + in + " " + out + " --device cuda --encoder ffv1 --decode " +
+                               decode + " --mem " + mem + " --vf \"resize=160x120,blur=1\" --report " + report);
+      ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+      const auto sizes = frame_sizes(out);
+      ASSERT_EQ(sizes.size(), 30u) << name;
+      for (const auto& s : sizes) EXPECT_EQ(s, (std::pair{160, 120})) << name;
+      std::ifstream f(report);
+      const auto j = nlohmann::json::parse(f);
+      EXPECT_EQ(j["frames"]["decode_errors"], 0) << name;
+      EXPECT_EQ(j["memory"]["failures"], 0) << name;
     }
 }
 

@@ -26,11 +26,14 @@ class UploadStage final : public Stage<Frame, Frame> {
       : mr_(mr), ring_(ring), stream_(stream) {}
   [[nodiscard]] std::string name() const override { return "upload"; }
   Flow process(Frame in, Output<Frame>& out) override;
+  // Frames larger than the staging slots (the size grew mid-stream), copied unstaged.
+  [[nodiscard]] std::int64_t unstaged() const noexcept { return unstaged_; }
 
  private:
   DeviceMemoryResource& mr_;
   PinnedRing& ring_;
   cudaStream_t stream_;
+  std::int64_t unstaged_ = 0;
 };
 
 class CudaFilterStage final : public Stage<Frame, Frame> {
@@ -51,10 +54,12 @@ class DownloadStage final : public Stage<Frame, Frame> {
   DownloadStage(PinnedRing& ring, cudaStream_t stream) : ring_(ring), stream_(stream) {}
   [[nodiscard]] std::string name() const override { return "download"; }
   Flow process(Frame in, Output<Frame>& out) override;
+  [[nodiscard]] std::int64_t unstaged() const noexcept { return unstaged_; }
 
  private:
   PinnedRing& ring_;
   cudaStream_t stream_;
+  std::int64_t unstaged_ = 0;
 };
 
 // Bytes of a frame's planes packed row after row (the staging slot size).

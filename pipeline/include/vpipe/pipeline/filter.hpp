@@ -158,6 +158,12 @@ struct ConfiguredFilter {
   std::unique_ptr<Filter> filter;
   FrameFormat in;
   FrameFormat out;
+  int reconfigured = 0;  // times the input changed mid-stream
+
+  // When a frame arrives in another format (a resolution change mid-stream),
+  // configure the same filter again for it: no new filter, no new stage.
+  // Throws not_negotiated if the filter cannot take the new input.
+  void follow(const FrameFormat& input);
 };
 
 // Instantiates and configures a chain for `input`. Where a filter does not

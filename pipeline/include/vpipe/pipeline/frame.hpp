@@ -52,15 +52,20 @@ struct PlaneLayout {
 [[nodiscard]] PlaneLayout plane_layout(const FrameFormat& f);
 [[nodiscard]] bool has_plane_layout(AVPixelFormat pix_fmt);
 
-// Device memory of one frame, from a memory strategy. It goes back to the
-// strategy when the last Frame holding it lets go, stream-ordered on
-// `free_stream`: the stream of the last work that used it (stages set it
-// before they drop a frame).
+// Device memory of one frame. Either from a memory strategy (it goes back to
+// the strategy when the last Frame holding it lets go, stream-ordered on
+// `free_stream`: the stream of the last work that used it; stages set it
+// before they drop a frame), or owned by someone else, e.g. a surface of
+// FFmpeg's NVDEC frame pool: then the owner's stream is made to wait for the
+// last use before the owner lets the memory be reused.
 class DeviceBuffer {
  public:
   DeviceBuffer(DeviceMemoryResource& mr, std::size_t bytes, cudaStream_t stream)
-      : mr_(mr), ptr_(mr.allocate(bytes, stream)), bytes_(bytes), free_stream_(stream) {}
-  ~DeviceBuffer() { mr_.deallocate(ptr_, bytes_, free_stream_); }
+      : mr_(&mr), ptr_(mr.allocate(bytes, stream)), bytes_(bytes), free_stream_(stream) {}
+  DeviceBuffer(std::shared_ptr<void> owner, void* ptr, std::size_t bytes, cudaStream_t owner_stream)
+      : owner_(std::move(owner)), ptr_(ptr), bytes_(bytes), free_stream_(owner_stream),
+        owner_stream_(owner_stream) {}
+  ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   [[nodiscard]] std::uint8_t* data() const noexcept { return static_cast<std::uint8_t*>(ptr_); }
@@ -68,10 +73,12 @@ class DeviceBuffer {
   void retire_on(cudaStream_t s) noexcept { free_stream_ = s; }
 
  private:
-  DeviceMemoryResource& mr_;
+  DeviceMemoryResource* mr_ = nullptr;
+  std::shared_ptr<void> owner_;
   void* ptr_;
   std::size_t bytes_;
   cudaStream_t free_stream_;
+  cudaStream_t owner_stream_ = nullptr;
 };
 
 // A CUDA event the producer recorded after writing a device frame; consumers
@@ -104,6 +111,10 @@ struct Frame {
 
   // Wraps a decoded host AVFrame (no copy).
   static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);
+  // Wraps a decoded AV_PIX_FMT_CUDA frame (NVDEC): planes stay on the device,
+  // ready once `stream` (the decoder's) reaches this point; the surface goes
+  // back to FFmpeg's pool when the last Frame lets go, after its last use.
+  static Frame from_cuda_frame(UniqueAVFrame frame, AVRational time_base, cudaStream_t stream);
   // A new host frame with FFmpeg-aligned planes.
   static Frame allocate_host(const FrameFormat& format);
   // A device frame with 256-byte-aligned plane pitches, in one allocation.

@@ -16,4 +16,11 @@ struct HwCodecProbe {
 
 [[nodiscard]] HwCodecProbe probe_hw_codecs();
 
+// Opens h264_nvenc on a small frame: {usable, why (or "h264_nvenc opened")}.
+struct NvencProbe {
+  bool usable = false;
+  std::string detail;
+};
+[[nodiscard]] NvencProbe probe_nvenc();
+
 }  // namespace vpipe

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "vpipe/pipeline/av.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/nvdec.hpp"
 #include "vpipe/pipeline/stage.hpp"
 
 namespace vpipe {
@@ -31,6 +33,7 @@ struct MediaCounters {
   std::atomic<std::int64_t> frames_decoded{0};
   std::atomic<std::int64_t> decode_errors{0};
   std::atomic<std::int64_t> frames_encoded{0};
+  std::atomic<std::int64_t> frames_fitted{0};  // scaled to the encoder's size (size changed)
   std::atomic<std::int64_t> video_packets_written{0};
   std::atomic<std::int64_t> other_packets_written{0};
   Histogram latency_ns;  // demux → mux, per video packet
@@ -47,6 +50,9 @@ class DemuxSource final : public Source<Packet> {
   // With a frame limit: copied packets from this time (seconds) on are
   // dropped, so audio ends with the video, whatever the demuxer read ahead.
   void copy_until(double seconds) { copy_until_s_ = seconds; }
+  // Read the input `times` times over (seek back at the end), timestamps
+  // continuing: a long run from a short clip (benchmarks, soaks).
+  void loop(int times) { loops_left_ = times - 1; }
   [[nodiscard]] std::string name() const override { return "demux"; }
   Flow produce(Output<Packet>& out) override;
   void finish(Output<Packet>& out) override;
@@ -64,23 +70,31 @@ class DemuxSource final : public Source<Packet> {
   std::optional<double> copy_until_s_;
   std::optional<double> first_ts_;  // seconds, of the first timed packet
   Clock::time_point start_{};
+  bool rewind();
+  int loops_left_ = 0;
+  double offset_s_ = 0;                  // added to every timestamp of this pass
+  double pass_end_s_ = 0;                // latest end time seen, source seconds
+  std::optional<double> start_s_;        // earliest time seen
 };
 
-// CPU decode with FFmpeg's threads. Damaged packets are counted and skipped.
+// Decode: CPU (FFmpeg's threads; host frames) or, with `nvdec` attached to
+// the decoder, NVDEC (device frames). Damaged packets are counted and skipped.
 class DecodeStage final : public Stage<Packet, Frame> {
  public:
   DecodeStage(UniqueAVCodecContext decoder, AVRational time_base, std::optional<std::int64_t> limit,
-              MediaCounters& counters);
+              MediaCounters& counters, const NvdecContext* nvdec = nullptr);
   [[nodiscard]] std::string name() const override { return "decode"; }
   Flow process(Packet packet, Output<Frame>& out) override;
   void finish(Output<Frame>& out) override;
 
  private:
   Flow receive(Output<Frame>& out);
+  void check_nvdec() const;
   UniqueAVCodecContext decoder_;
   AVRational time_base_;
   std::optional<std::int64_t> limit_;
   MediaCounters& counters_;
+  const NvdecContext* nvdec_;
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
   std::int64_t next_index_ = 0;
 };
@@ -96,6 +110,20 @@ class FilterStage final : public Stage<Frame, Frame> {
   ConfiguredFilter f_;
 };
 
+// The end of a run that writes nothing (`-o null`): counts frames, records
+// their latency, and for device frames waits until they are computed.
+class NullSink final : public Sink<Frame> {
+ public:
+  explicit NullSink(MediaCounters& counters, std::function<void(const Frame&)> tap = {})
+      : counters_(counters), tap_(std::move(tap)) {}
+  [[nodiscard]] std::string name() const override { return "null"; }
+  Flow consume(Frame frame) override;
+
+ private:
+  MediaCounters& counters_;
+  std::function<void(const Frame&)> tap_;
+};
+
 class EncodeStage final : public Stage<Frame, Packet> {
  public:
   EncodeStage(AVCodecContext* encoder, int out_stream, MediaCounters& counters);
@@ -109,6 +137,8 @@ class EncodeStage final : public Stage<Frame, Packet> {
   int out_stream_;
   MediaCounters& counters_;
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
+  UniqueSwsContext fit_;
+  FrameFormat fit_from_;
 };
 
 // Writes packets, interleaved, and the trailer at end-of-stream.

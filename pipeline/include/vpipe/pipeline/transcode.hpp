@@ -34,9 +34,10 @@ struct TranscodeOptions {
   std::string output;
   std::string filters;                  // --vf
   std::string device = "auto";          // cpu | cuda | auto (cuda where a device is usable)
+  std::string decode = "auto";          // cpu | nvdec | auto (nvdec when frames go to a CUDA filter)
   std::string mem = "pool";             // device memory strategy: naive | pool | vmm | slab
   std::string host = "pinned";          // host staging: pinned | pageable
-  std::string encoder = "libx264";      // libx264 | mpeg4 | ffv1 (any FFmpeg encoder name)
+  std::string encoder = "auto";         // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
   int crf = 23;                         // libx264
   std::string preset = "veryfast";      // libx264
   int qscale = 3;                       // mpeg4: 2 (best) .. 31
@@ -45,12 +46,14 @@ struct TranscodeOptions {
   int decode_threads = 0;               // 0: FFmpeg chooses
   bool keep_partial = false;            // keep the output file when the run fails
   bool realtime = false;                // pace the input at its native rate
+  int loop = 1;                         // read the input this many times over
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
+  std::function<void(const Frame&)> on_frame;  // output "null": each frame at the end
 };
 
 struct TranscodeReport {
-  std::string input, output, filters, device, encoder;
+  std::string input, output, filters, device, decode, encoder;
   std::vector<std::string> effective_chain;  // after negotiation
   FrameFormat input_format, output_format;
   std::int64_t packets_read = 0;
@@ -59,6 +62,7 @@ struct TranscodeReport {
   std::int64_t video_packets_written = 0;
   std::int64_t other_packets_written = 0;
   std::int64_t decode_errors = 0;
+  std::int64_t frames_fitted = 0;  // scaled to the encoder's size after a mid-stream size change
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;
@@ -72,7 +76,15 @@ struct TranscodeReport {
   [[nodiscard]] nlohmann::json to_json() const;
 };
 
-// Runs the whole transcode. Throws input_error / chain_error for bad input,
+// Opens a video encoder the way transcode() does (quality options from `o`,
+// colour properties from `props` when given).
+[[nodiscard]] UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
+                                                      AVRational time_base, AVRational frame_rate,
+                                                      bool global_header, const TranscodeOptions& o,
+                                                      const AVCodecContext* props);
+
+// Runs the whole transcode. Output "null" writes nothing (no encoder, no
+// muxer): the run measures decode and filters. Throws input_error / chain_error for bad input,
 // and removes a partial output on failure (unless keep_partial).
 TranscodeReport transcode(const TranscodeOptions& options);
 

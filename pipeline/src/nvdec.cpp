@@ -1,0 +1,145 @@
+#include "vpipe/pipeline/nvdec.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+extern "C" {
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_cuda.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/memory/errors.hpp"
+
+namespace vpipe {
+
+struct NvdecContext::Impl {
+  UniqueAVBufferRef device;
+  mutable std::mutex mu;
+  std::string refusal;
+};
+
+struct NvdecCallbacks {
+  struct Buffer {
+    NvdecContext* owner;
+    std::size_t bytes;
+  };
+
+  static void free_buffer(void* opaque, std::uint8_t* data) {
+    auto* b = static_cast<Buffer*>(opaque);
+    b->owner->mr_.deallocate(data, b->bytes, b->owner->stream_);
+    b->owner->buffers_--;
+    b->owner->bytes_ -= static_cast<std::int64_t>(b->bytes);
+    delete b;
+  }
+
+  // The frames pool's allocator: one device buffer from the strategy.
+  static AVBufferRef* alloc(void* opaque, std::size_t size) {
+    auto* self = static_cast<NvdecContext*>(opaque);
+    try {
+      void* p = self->mr_.allocate(size, self->stream_);
+      auto* b = new Buffer{self, size};
+      AVBufferRef* ref = av_buffer_create(static_cast<std::uint8_t*>(p), size, &free_buffer, b, 0);
+      if (!ref) {
+        delete b;
+        self->mr_.deallocate(p, size, self->stream_);
+        return nullptr;
+      }
+      self->buffers_++;
+      self->bytes_ += static_cast<std::int64_t>(size);
+      return ref;
+    } catch (const std::exception& e) {
+      spdlog::error("NVDEC frame pool: {}", e.what());
+      return nullptr;  // FFmpeg reports ENOMEM for the frame
+    }
+  }
+
+  static AVPixelFormat get_format(AVCodecContext* ctx, const AVPixelFormat* fmts) {
+    auto* self = static_cast<NvdecContext*>(ctx->opaque);
+    auto refuse = [&](std::string why) {
+      std::lock_guard lock(self->impl_->mu);
+      self->impl_->refusal = std::move(why);
+      return AV_PIX_FMT_NONE;
+    };
+    bool offered = false;
+    for (const AVPixelFormat* p = fmts; *p != AV_PIX_FMT_NONE; ++p) offered |= *p == AV_PIX_FMT_CUDA;
+    if (!offered)
+      return refuse(fmt::format("FFmpeg's NVDEC hwaccel does not take this {} stream ({}x{} {})",
+                                avcodec_get_name(ctx->codec_id), ctx->coded_width,
+                                ctx->coded_height, av_get_pix_fmt_name(ctx->sw_pix_fmt)));
+    AVBufferRef* frames_ref = nullptr;
+    if (const int ret = avcodec_get_hw_frames_parameters(ctx, self->impl_->device.get(),
+                                                         AV_PIX_FMT_CUDA, &frames_ref);
+        ret < 0)
+      return refuse(fmt::format("NVDEC frame parameters: {}", av_error_text(ret)));
+    UniqueAVBufferRef frames(frames_ref);
+    auto* fc = reinterpret_cast<AVHWFramesContext*>(frames->data);
+    if (fc->sw_format != AV_PIX_FMT_NV12)
+      return refuse(fmt::format("NVDEC would give {} frames; vpipe's CUDA filters take 8-bit NV12",
+                                av_get_pix_fmt_name(fc->sw_format)));
+    // FFmpeg lays planes out with the device's texture pitch alignment (≤ 512
+    // on every NVIDIA GPU); size buffers for 1024 to be safe.
+    const int size = av_image_get_buffer_size(fc->sw_format, fc->width, fc->height, 1024);
+    if (size <= 0) return refuse("NVDEC frame size");
+    fc->pool = av_buffer_pool_init2(static_cast<std::size_t>(size), self, &alloc, nullptr);
+    if (!fc->pool) return refuse("NVDEC frame pool: out of memory");
+    self->surfaces_ = fc->initial_pool_size;
+    if (const int ret = av_hwframe_ctx_init(frames.get()); ret < 0)
+      return refuse(fmt::format("NVDEC frame pool: {}", av_error_text(ret)));
+    av_buffer_unref(&ctx->hw_frames_ctx);
+    ctx->hw_frames_ctx = frames.release();
+    return AV_PIX_FMT_CUDA;
+  }
+};
+
+NvdecContext::NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream)
+    : impl_(std::make_unique<Impl>()), mr_(mr), stream_(stream) {
+  int device = 0;
+  VPIPE_CUDA_TRY(cudaGetDevice(&device));
+  VPIPE_CUDA_TRY(cudaFree(nullptr));  // the runtime's primary context exists from here
+  AVBufferRef* raw = nullptr;
+  av_check(av_hwdevice_ctx_create(&raw, AV_HWDEVICE_TYPE_CUDA, std::to_string(device).c_str(),
+                                  nullptr, AV_CUDA_USE_PRIMARY_CONTEXT),
+           "creating FFmpeg's CUDA device for NVDEC");
+  impl_->device.reset(raw);
+  auto* hw = static_cast<AVCUDADeviceContext*>(
+      reinterpret_cast<AVHWDeviceContext*>(raw->data)->hwctx);
+  hw->stream = reinterpret_cast<CUstream>(stream);  // NVDEC's copies go on vpipe's stream
+}
+
+NvdecContext::~NvdecContext() = default;
+
+void NvdecContext::attach(AVCodecContext* decoder) {
+  decoder->hw_device_ctx = av_buffer_ref(impl_->device.get());
+  decoder->opaque = this;
+  decoder->get_format = &NvdecCallbacks::get_format;
+  decoder->thread_count = 1;  // NVDEC decodes; CPU threads would only add latency
+}
+
+std::string NvdecContext::refusal() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->refusal;
+}
+
+std::string nvdec_unsupported_reason(const AVCodecParameters* par) {
+  const AVCodec* codec = avcodec_find_decoder(par->codec_id);
+  if (!codec) return "no decoder";
+  bool cuda = false;
+  for (int i = 0;; ++i) {
+    const AVCodecHWConfig* c = avcodec_get_hw_config(codec, i);
+    if (!c) break;
+    if (c->device_type == AV_HWDEVICE_TYPE_CUDA && (c->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX))
+      cuda = true;
+  }
+  if (!cuda) return fmt::format("FFmpeg has no NVDEC hwaccel for {}", codec->name);
+  const auto pix = static_cast<AVPixelFormat>(par->format);
+  if (pix != AV_PIX_FMT_YUV420P && pix != AV_PIX_FMT_YUVJ420P)
+    return fmt::format("the video is {}; NVDEC frames for vpipe's CUDA filters must be 8-bit 4:2:0",
+                       pix == AV_PIX_FMT_NONE ? "of unknown format" : av_get_pix_fmt_name(pix));
+  return {};
+}
+
+}  // namespace vpipe
