@@ -8,6 +8,7 @@
 //   vpipe filters          the filters --vf takes, with their parameters
 //   vpipe bench mem        the memory strategies measured (needs a CUDA device)
 //   vpipe bench kernels    the CUDA filter kernels' throughput vs a device copy
+//   vpipe bench pipeline IN transcode throughput per decoder × strategy × staging
 //   vpipe bench replay LOG replay an allocation log against the strategies
 //
 // transcode's data flow (each box a thread, each arrow a bounded queue):
@@ -42,6 +43,7 @@ extern "C" {
 
 #include "bench_kernels.hpp"
 #include "bench_mem.hpp"
+#include "bench_pipeline.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/hw_probe.hpp"
@@ -264,6 +266,24 @@ int main(int argc, char** argv) {
   breplay->add_option("--mem", replay_mem, "all, or one of naive, pool, pool-release0, vmm, slab")
       ->capture_default_str();
   breplay->add_option("--budget-gib", replay_budget, "device budget (0: none)");
+  vpipe::bench::PipelineBenchOptions popts;
+  auto* bpipe = bench->add_subcommand(
+      "pipeline", "transcode throughput per decoder × --mem × --host: decode-only, no-encoder, "
+                  "end-to-end, and libx264 encode-only (markdown table on stdout)");
+  bpipe->add_option("input", popts.input, "input video (e.g. 1080p H.264)")->required();
+  bpipe->add_option("--vf", popts.filters, "filter chain")->capture_default_str();
+  bpipe->add_option("--decode", popts.decoders, "decoders to compare")
+      ->check(CLI::IsMember({"cpu", "nvdec"}))->delimiter(',');
+  bpipe->add_option("--mem", popts.mems, "memory strategies to compare")
+      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->delimiter(',');
+  bpipe->add_option("--host", popts.hosts, "host staging modes to compare")
+      ->check(CLI::IsMember({"pinned", "pageable"}))->delimiter(',');
+  bpipe->add_option("--loop", popts.loop, "read the input N times over per run")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  bpipe->add_option("--preset", popts.preset, "libx264 preset")->capture_default_str();
+  bpipe->add_option("--json", popts.json_path, "write every run's report as JSON");
+  bpipe->add_option("--device", popts.device, "cuda, or cpu for one CPU-path row")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
 
   try {
@@ -283,6 +303,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("filters")) return run_filters();
     if (bmem->parsed()) return vpipe::bench::run_mem_bench(mopts);
     if (bkern->parsed()) return vpipe::bench::run_kernel_bench(kquick, kjson);
+    if (bpipe->parsed()) return vpipe::bench::run_pipeline_bench(popts);
     if (breplay->parsed())
       return vpipe::bench::run_replay(replay_log, replay_mem, replay_budget);
     if (frames > 0) topts.max_frames = frames;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "media_check.hpp"
 
 using namespace vpipe::test;
@@ -151,4 +153,25 @@ TEST(Cli, BadMemoryStrategyIsAUsageError) {
   const auto r = run_vpipe("transcode " + kSample + " /tmp/x.mp4 --mem cudaMallocManaged");
   EXPECT_EQ(r.exit_code, 2) << "rejected while parsing the command line";
   EXPECT_NE(r.err.find("--mem"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BenchPipelineOnTheCpuPathPrintsItsTable) {
+  const auto json = std::filesystem::temp_directory_path() / "vpipe_bench_pipeline.json";
+  const auto r = run_vpipe("bench pipeline " + kSample + " --device cpu --vf resize=320x180 --json " +
+                           json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| decode | --mem | --host | decode-only fps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("encode-only (libx264"), std::string::npos) << r.out;
+  std::ifstream f(json);
+  const auto j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["rows"].size(), 1u);
+  const auto& row = j["rows"][0];
+  for (const char* run : {"decode_only", "no_encoder", "end_to_end"}) {
+    EXPECT_EQ(row[run]["frames"]["video_packets_written"], 150) << run;
+    EXPECT_GT(row[run]["fps"].get<double>(), 0) << run;
+  }
+  EXPECT_EQ(row["decode_only"]["effective_chain"].size(), 0u) << "decode-only runs no filter";
+  EXPECT_EQ(row["end_to_end"]["frames"]["encoded"], 150);
+  EXPECT_EQ(j["encode_only_frames"], 150);
+  std::filesystem::remove(json);
 }

@@ -1,0 +1,151 @@
+// `vpipe bench pipeline IN`: for each decoder × memory strategy × host
+// staging mode, in one process, transcode() runs three times over the same
+// input (looped with --loop for a longer run):
+//
+//   decode-only  demux + decode, nothing else (output null, no filter);
+//   no-encoder   decode + upload/filters/download, output null: the
+//                pipeline's own ceiling;
+//   end-to-end   the whole transcode with libx264, muxed to a file in /tmp.
+//
+// Once per run, encode-only: the filtered frames are first collected in host
+// memory, then libx264 (same settings) encodes them alone. The ratio
+// end-to-end / min(decode-only, encode-only) says how close the pipeline
+// comes to its slowest stage. fps count frames reaching the end; wall time
+// runs from the pipeline's start (setup excluded) to its last frame.
+#include "bench_pipeline.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/transcode.hpp"
+
+namespace vpipe::bench {
+
+namespace {
+
+TranscodeOptions base(const PipelineBenchOptions& b) {
+  TranscodeOptions o;
+  o.input = b.input;
+  o.filters = b.filters;
+  o.device = b.device;
+  o.encoder = "libx264";
+  o.preset = b.preset;
+  o.loop = b.loop;
+  return o;
+}
+
+// libx264 alone on the chain's output, frames already in host memory.
+double encode_only_fps(const PipelineBenchOptions& b, std::int64_t* frames_out) {
+  TranscodeOptions o = base(b);
+  o.output = "null";
+  o.decode = "cpu";
+  o.mem = "pool";
+  std::vector<Frame> frames;
+  o.on_frame = [&](const Frame& f) { frames.push_back(f); };
+  (void)transcode(o);
+  if (frames.empty()) throw std::runtime_error("encode-only: no frames");
+  const FrameFormat fmt = frames.front().format;
+  const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
+  auto enc = open_video_encoder(codec, fmt, frames.front().time_base.num ? frames.front().time_base
+                                                                          : AVRational{1, 90000},
+                                {30, 1}, false, o, nullptr);
+  auto pkt = make_av_packet();
+  std::int64_t packets = 0;
+  auto drain = [&] {
+    while (avcodec_receive_packet(enc.get(), pkt.get()) >= 0) {
+      ++packets;
+      av_packet_unref(pkt.get());
+    }
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto& f : frames) {
+    if (f.format != fmt) continue;
+    f.av->pts = f.pts;
+    f.av->pict_type = AV_PICTURE_TYPE_NONE;
+    av_check(avcodec_send_frame(enc.get(), f.av.get()), "encode-only");
+    drain();
+  }
+  av_check(avcodec_send_frame(enc.get(), nullptr), "encode-only flush");
+  drain();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  *frames_out = packets;
+  return static_cast<double>(packets) / s;
+}
+
+}  // namespace
+
+int run_pipeline_bench(const PipelineBenchOptions& options) {
+  PipelineBenchOptions b = options;
+  if (b.device == "cpu") {
+    b.decoders = {"cpu"};
+    b.mems = {"-"};
+    b.hosts = {"-"};
+  } else if (auto why = cuda_unavailable_reason(); !why.empty()) {
+    fmt::print(stderr, "vpipe bench pipeline: {} (--device cpu runs the CPU path)\n", why);
+    return 2;
+  }
+  const auto tmp = std::filesystem::temp_directory_path() /
+                   fmt::format("vpipe_bench_{}.mp4", ::getpid());
+  nlohmann::json rows = nlohmann::json::array();
+  std::int64_t enc_frames = 0;
+  const double enc_fps = encode_only_fps(b, &enc_frames);
+  fmt::print(stderr, "encode-only (libx264 {}): {:.1f} fps over {} frames\n", b.preset, enc_fps,
+             enc_frames);
+
+  fmt::print("| decode | --mem | --host | decode-only fps | no-encoder fps | end-to-end fps | "
+             "e2e / min(decode, encode) | e2e latency p50 / p99 ms | device allocs / frame | "
+             "device syncs |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& decoder : b.decoders)
+    for (const auto& mem : b.mems)
+      for (const auto& host : b.hosts) {
+        TranscodeOptions o = base(b);
+        o.decode = decoder;
+        if (b.device != "cpu") {
+          o.mem = mem;
+          o.host = host;
+        }
+        auto run = [&](const std::string& out, const std::string& filters) {
+          TranscodeOptions x = o;
+          x.output = out;
+          x.filters = filters;
+          return transcode(x);
+        };
+        const auto dec_only = run("null", "");
+        const auto no_enc = run("null", b.filters);
+        const auto e2e = run(tmp.string(), b.filters);
+        std::error_code ec;
+        std::filesystem::remove(tmp, ec);
+        const double ceiling = std::min(dec_only.fps, enc_fps);
+        const auto& m = e2e.memory;
+        const double frames = static_cast<double>(std::max<std::int64_t>(e2e.video_packets_written, 1));
+        const double allocs = m.is_null() ? 0 : static_cast<double>(m["allocations"].get<std::int64_t>()) / frames;
+        const std::int64_t syncs = m.is_null() ? 0 : m["device_syncs"].get<std::int64_t>();
+        fmt::print("| {} | {} | {} | {:.0f} | {:.0f} | {:.0f} | {:.2f} | {:.1f} / {:.1f} | {:.2f} | {} |\n",
+                   e2e.decode, mem, host, dec_only.fps, no_enc.fps, e2e.fps, e2e.fps / ceiling,
+                   e2e.latency_ms_p50, e2e.latency_ms_p99, allocs, syncs);
+        std::fflush(stdout);
+        rows.push_back({{"decode", e2e.decode}, {"mem", mem}, {"host", host},
+                        {"decode_only", dec_only.to_json()}, {"no_encoder", no_enc.to_json()},
+                        {"end_to_end", e2e.to_json()}, {"ratio_to_ceiling", e2e.fps / ceiling}});
+      }
+  fmt::print("\nencode-only (libx264 preset {}, frames from memory): {:.0f} fps over {} frames. "
+             "Chain: {}. Input: {} ×{}.\n", b.preset, enc_fps, enc_frames, b.filters, b.input, b.loop);
+  if (!b.json_path.empty()) {
+    std::ofstream f(b.json_path);
+    f << nlohmann::json{{"input", b.input}, {"loop", b.loop}, {"filters", b.filters},
+                        {"encode_only_fps", enc_fps}, {"encode_only_frames", enc_frames},
+                        {"rows", rows}}.dump(2)
+      << '\n';
+  }
+  return 0;
+}
+
+}  // namespace vpipe::bench
