@@ -95,19 +95,37 @@ struct NvdecCallbacks {
   }
 };
 
+namespace {
+// The context the CUDA runtime made current on this thread (its primary
+// context), through the driver entry point the runtime hands out.
+CUcontext runtime_context() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  VPIPE_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
+                                                  &status));
+  if (status != cudaDriverEntryPointSuccess || !fn)
+    throw std::runtime_error("the CUDA driver has no cuCtxGetCurrent");
+  CUcontext ctx = nullptr;
+  if (reinterpret_cast<CUresult (*)(CUcontext*)>(fn)(&ctx) != CUDA_SUCCESS || !ctx)
+    throw std::runtime_error("no current CUDA context");
+  return ctx;
+}
+}  // namespace
+
 NvdecContext::NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream)
     : impl_(std::make_unique<Impl>()), mr_(mr), stream_(stream) {
-  int device = 0;
-  VPIPE_CUDA_TRY(cudaGetDevice(&device));
-  VPIPE_CUDA_TRY(cudaFree(nullptr));  // the runtime's primary context exists from here
-  AVBufferRef* raw = nullptr;
-  av_check(av_hwdevice_ctx_create(&raw, AV_HWDEVICE_TYPE_CUDA, std::to_string(device).c_str(),
-                                  nullptr, AV_CUDA_USE_PRIMARY_CONTEXT),
-           "creating FFmpeg's CUDA device for NVDEC");
-  impl_->device.reset(raw);
+  VPIPE_CUDA_TRY(cudaFree(nullptr));  // the runtime's primary context is current from here
+  // FFmpeg's own primary-context path refuses a primary context the runtime
+  // already made with other scheduling flags; handing it the context (and a
+  // stream) is its documented alternative, and FFmpeg then leaves both alone.
+  UniqueAVBufferRef device(av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA));
+  if (!device) throw std::bad_alloc();
   auto* hw = static_cast<AVCUDADeviceContext*>(
-      reinterpret_cast<AVHWDeviceContext*>(raw->data)->hwctx);
+      reinterpret_cast<AVHWDeviceContext*>(device->data)->hwctx);
+  hw->cuda_ctx = runtime_context();
   hw->stream = reinterpret_cast<CUstream>(stream);  // NVDEC's copies go on vpipe's stream
+  av_check(av_hwdevice_ctx_init(device.get()), "creating FFmpeg's CUDA device for NVDEC");
+  impl_->device = std::move(device);
 }
 
 NvdecContext::~NvdecContext() = default;
