@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <mutex>
 
 extern "C" {
@@ -86,6 +87,8 @@ struct NvdecCallbacks {
     if (size <= 0) return refuse("NVDEC frame size");
     fc->pool = av_buffer_pool_init2(static_cast<std::size_t>(size), self, &alloc, nullptr);
     if (!fc->pool) return refuse("NVDEC frame pool: out of memory");
+    constexpr int kNvdecMaxSurfaces = 32;
+    fc->initial_pool_size = std::min(kNvdecMaxSurfaces, fc->initial_pool_size + self->frames_held_);
     self->surfaces_ = fc->initial_pool_size;
     if (const int ret = av_hwframe_ctx_init(frames.get()); ret < 0)
       return refuse(fmt::format("NVDEC frame pool: {}", av_error_text(ret)));
@@ -130,7 +133,8 @@ NvdecContext::NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream)
 
 NvdecContext::~NvdecContext() = default;
 
-void NvdecContext::attach(AVCodecContext* decoder) {
+void NvdecContext::attach(AVCodecContext* decoder, int frames_held) {
+  frames_held_ = frames_held;
   decoder->hw_device_ctx = av_buffer_ref(impl_->device.get());
   decoder->opaque = this;
   decoder->get_format = &NvdecCallbacks::get_format;

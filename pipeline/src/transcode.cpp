@@ -39,6 +39,10 @@ struct OutputFile {
   }
 };
 
+// NVDEC frames hold decode surfaces (32 at most, the DPB's among them): the
+// queue after an NVDEC decoder is kept short enough that they never run out.
+std::size_t nvdec_queue_depth(const TranscodeOptions& o) { return std::min<std::size_t>(o.queue_depth, 8); }
+
 UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
                                   NvdecContext* nvdec = nullptr) {
   const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
@@ -50,7 +54,7 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
   dec->pkt_timebase = stream->time_base;
   dec->thread_count = o.decode_threads;
   dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
-  if (nvdec) nvdec->attach(dec.get());
+  if (nvdec) nvdec->attach(dec.get(), static_cast<int>(nvdec_queue_depth(o)) + 3);
   if (const int ret = avcodec_open2(dec.get(), codec, nullptr); ret < 0)
     throw input_error(fmt::format("{}: cannot open the {} decoder: {}", o.input, codec->name,
                                   av_error_text(ret)));
@@ -413,7 +417,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     demux->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
   }
   pipeline.add_source<Packet>(std::move(demux), packets);
-  auto frames = pipeline.make_queue<Frame>("decode→", depth);
+  auto frames = pipeline.make_queue<Frame>("decode→", use_nvdec ? nvdec_queue_depth(o) : depth);
   pipeline.add_stage<Packet, Frame>(
       std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames, counters,
                                     nvdec.get()),

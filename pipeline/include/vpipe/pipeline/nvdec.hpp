@@ -6,7 +6,8 @@
 // the selected memory strategy, and FFmpeg's CUDA device uses the runtime's
 // primary context and a stream vpipe owns, so decoded frames are ordinary
 // device frames for the CUDA filter stages: no download and re-upload.
-// The pool is dynamic: it grows to the number of frames in flight (decode
+// NVDEC has at most 32 decode surfaces, and each decoded frame holds one until
+// it is released; see attach(). The frames pool is dynamic: it grows to the number of frames in flight (decode
 // surfaces + queue depth × stages) and recycles them; the strategy sees one
 // allocation per pool buffer, not one per frame.
 #pragma once
@@ -34,7 +35,11 @@ class NvdecContext {
   NvdecContext& operator=(const NvdecContext&) = delete;
 
   // Makes `decoder` (not yet opened) decode through NVDEC into this pool.
-  void attach(AVCodecContext* decoder);
+  // A decoded frame keeps its NVDEC decode surface until the pipeline lets go
+  // of it, so the decoder gets `frames_held` surfaces more than its DPB + 2
+  // (at most 32 in all, NVDEC's limit): the frames queued after decode plus
+  // the ones in the hands of the stages either side.
+  void attach(AVCodecContext* decoder, int frames_held);
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
   [[nodiscard]] std::int64_t pool_buffers() const noexcept { return buffers_.load(); }
@@ -50,6 +55,7 @@ class NvdecContext {
   cudaStream_t stream_;
   std::atomic<std::int64_t> buffers_{0}, bytes_{0};
   std::atomic<int> surfaces_{0};
+  int frames_held_ = 0;
   friend struct NvdecCallbacks;
 };
 
