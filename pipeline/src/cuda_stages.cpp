@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/host_frames.hpp"
 
 namespace vpipe {
 
@@ -30,13 +31,32 @@ std::size_t packed_bytes(const FrameFormat& format) {
   return total;
 }
 
+void UploadStage::reap(bool wait) {
+  while (!in_flight_.empty() && (wait || in_flight_.front().first->done())) {
+    if (wait) in_flight_.front().first->synchronize();
+    in_flight_.pop_front();  // the source frame's buffer goes back to the decoder
+  }
+}
+
+UploadStage::~UploadStage() {
+  try {
+    reap(true);
+  } catch (...) {  // a failing device: the frames are dropped anyway
+  }
+}
+
+void UploadStage::finish(Output<Frame>& /*out*/) { reap(true); }
+
 Flow UploadStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::upload");
   VPIPE_EXPECTS(in.memory == MemoryKind::kHost && in.num_planes > 0, "upload: needs a host frame");
+  reap(false);
   Frame dev = Frame::allocate_device(in.format, mr_, stream_);
-  if (packed_bytes(in.format) > ring_.slot_bytes()) {
-    // Frames grew mid-stream beyond the staging slots: copy straight from the
-    // frame (synchronously, so it may be freed), counted, rather than fail.
+  const bool direct = ring_.kind() != HostMemory::kPageable && is_pinned_host(in.planes[0].data);
+  if (direct || packed_bytes(in.format) > ring_.slot_bytes()) {
+    // The decoder wrote into pinned memory (HostFramePool): copy from it, and
+    // keep it until the copy is done. Or the frames grew mid-stream beyond
+    // the staging slots: copy straight from the frame, counted, not fail.
     for (int p = 0; p < in.num_planes; ++p) {
       const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
       const PlaneView& dst = dev.planes[static_cast<std::size_t>(p)];
@@ -44,10 +64,15 @@ Flow UploadStage::process(Frame in, Output<Frame>& out) {
                                        static_cast<std::size_t>(src.height),
                                        cudaMemcpyHostToDevice, stream_));
     }
-    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream_));
-    unstaged_++;
     dev.copy_props_from(in);
     dev.ready = std::make_shared<ReadyEvent>(stream_);
+    if (direct) {
+      direct_++;
+      in_flight_.emplace_back(dev.ready, std::move(in));
+    } else {
+      VPIPE_CUDA_TRY(cudaStreamSynchronize(stream_));
+      unstaged_++;
+    }
     return out.emit(std::move(dev)) ? Flow::kContinue : Flow::kStop;
   }
   const PinnedRing::Slot slot = ring_.acquire();
@@ -82,11 +107,34 @@ Flow CudaFilterStage::process(Frame in, Output<Frame>& out) {
   return out.emit(std::move(result)) ? Flow::kContinue : Flow::kStop;
 }
 
+namespace {
+struct SlotRef {
+  PinnedRing* ring;
+  PinnedRing::Slot slot;
+};
+void release_slot(void* opaque, std::uint8_t* /*data*/) {
+  auto* ref = static_cast<SlotRef*>(opaque);
+  ref->ring->release_now(ref->slot);
+  delete ref;
+}
+}  // namespace
+
+std::size_t staged_bytes(const FrameFormat& format) {
+  const PlaneLayout layout = plane_layout(format);
+  std::size_t total = 0;
+  for (int p = 0; p < layout.count; ++p) {
+    const auto& s = layout.planes[static_cast<std::size_t>(p)];
+    total += (static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels) + 63) / 64 * 64 *
+             static_cast<std::size_t>(s.height);
+  }
+  return total;
+}
+
 Flow DownloadStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::download");
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "download: needs a device frame");
   in.ready->wait_on(stream_);
-  if (packed_bytes(in.format) > ring_.slot_bytes()) {  // grew mid-stream: unstaged copy
+  if (staged_bytes(in.format) > ring_.slot_bytes()) {  // grew mid-stream: unstaged copy
     Frame host = Frame::allocate_host(in.format);
     for (int p = 0; p < in.num_planes; ++p) {
       const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
@@ -101,30 +149,35 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
     host.copy_props_from(in);
     return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
   }
+  // The frame is the ring slot itself: the encoder reads the pinned memory
+  // the copy lands in, and the slot comes back when the frame is released.
   const PinnedRing::Slot slot = ring_.acquire();
+  UniqueAVFrame av = make_av_frame();
+  av->format = in.format.pix_fmt;
+  av->width = in.format.width;
+  av->height = in.format.height;
+  auto* ref = new SlotRef{&ring_, slot};
+  av->buf[0] = av_buffer_create(reinterpret_cast<std::uint8_t*>(slot.data), slot.bytes, &release_slot, ref, 0);
+  if (!av->buf[0]) {
+    delete ref;
+    ring_.release_now(slot);
+    throw std::bad_alloc();
+  }
   std::size_t offset = 0;
   for (int p = 0; p < in.num_planes; ++p) {
     const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
-    const std::size_t row = src.row_bytes();
-    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(slot.data + offset, row, src.data, src.pitch, row,
+    const std::size_t pitch = (src.row_bytes() + 63) / 64 * 64;
+    av->data[p] = reinterpret_cast<std::uint8_t*>(slot.data) + offset;
+    av->linesize[p] = static_cast<int>(pitch);
+    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(av->data[p], pitch, src.data, src.pitch, src.row_bytes(),
                                      static_cast<std::size_t>(src.height), cudaMemcpyDeviceToHost,
                                      stream_));
-    offset += row * static_cast<std::size_t>(src.height);
+    offset += pitch * static_cast<std::size_t>(src.height);
   }
   in.device->retire_on(stream_);
-  const ReadyEvent copied(stream_);
-  Frame host = Frame::allocate_host(in.format);  // while the copy runs
-  copied.synchronize();
-  offset = 0;
-  for (int p = 0; p < host.num_planes; ++p) {
-    const PlaneView& dst = host.planes[static_cast<std::size_t>(p)];
-    const std::size_t row = dst.row_bytes();
-    for (int y = 0; y < dst.height; ++y)
-      std::memcpy(dst.row(y), slot.data + offset + static_cast<std::size_t>(y) * row, row);
-    offset += row * static_cast<std::size_t>(dst.height);
-  }
-  ring_.release_now(slot);
+  Frame host = Frame::from_av_frame(std::move(av), in.time_base);
   host.copy_props_from(in);
+  host.ready = std::make_shared<ReadyEvent>(stream_);  // readers wait for the copy
   return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
 }
 

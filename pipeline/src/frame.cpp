@@ -135,6 +135,12 @@ void ReadyEvent::wait_on(cudaStream_t consumer) const {
   VPIPE_CUDA_TRY(cudaStreamWaitEvent(consumer, event_));
 }
 void ReadyEvent::synchronize() const { VPIPE_CUDA_TRY(cudaEventSynchronize(event_)); }
+bool ReadyEvent::done() const {
+  const cudaError_t e = cudaEventQuery(event_);
+  if (e == cudaErrorNotReady) return false;
+  VPIPE_CUDA_TRY(e);
+  return true;
+}
 
 Frame Frame::allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,
                              cudaStream_t stream) {

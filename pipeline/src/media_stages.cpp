@@ -181,6 +181,7 @@ Flow NullSink::consume(Frame frame) {
 // ---- filter ----------------------------------------------------------------
 
 Flow FilterStage::process(Frame in, Output<Frame>& out) {
+  if (in.ready) in.ready->synchronize();  // a download still landing
   f_.follow(in.format);
   Frame result = Frame::allocate_host(f_.out);
   f_.filter->process(in, result);
@@ -195,6 +196,7 @@ EncodeStage::EncodeStage(AVCodecContext* encoder, int out_stream, MediaCounters&
 
 Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
   VPIPE_EXPECTS(frame.av && frame.memory == MemoryKind::kHost, "encode: needs a host frame");
+  if (frame.ready) frame.ready->synchronize();  // a download still landing
   if (const FrameFormat want{encoder_->pix_fmt, encoder_->width, encoder_->height};
       frame.format != want) {
     // The picture size changed mid-stream and nothing in the chain fixed it:

@@ -17,6 +17,7 @@ extern "C" {
 #include "vpipe/pipeline/cuda_stages.hpp"
 #include "vpipe/pipeline/hw_probe.hpp"
 #include "vpipe/pipeline/media_stages.hpp"
+#include "vpipe/pipeline/host_frames.hpp"
 #include "vpipe/pipeline/nvdec.hpp"
 
 namespace vpipe {
@@ -44,7 +45,7 @@ struct OutputFile {
 std::size_t nvdec_queue_depth(const TranscodeOptions& o) { return std::min<std::size_t>(o.queue_depth, 8); }
 
 UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
-                                  NvdecContext* nvdec = nullptr) {
+                                  NvdecContext* nvdec = nullptr, HostFramePool* host_pool = nullptr) {
   const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
   if (!codec)
     throw input_error(fmt::format("{}: no decoder for video codec '{}'", o.input,
@@ -55,6 +56,7 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
   dec->thread_count = o.decode_threads;
   dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   if (nvdec) nvdec->attach(dec.get(), static_cast<int>(nvdec_queue_depth(o)) + 3);
+  if (host_pool) host_pool->attach(dec.get());
   if (const int ret = avcodec_open2(dec.get(), codec, nullptr); ret < 0)
     throw input_error(fmt::format("{}: cannot open the {} decoder: {}", o.input, codec->name,
                                   av_error_text(ret)));
@@ -390,6 +392,8 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   PinnedRing* download_ring = nullptr;
   StreamSet streams;
   std::unique_ptr<NvdecContext> nvdec;
+  std::unique_ptr<HostFramePool> host_pool;  // CPU decode straight into pinned memory
+  UploadStage* upload_stage = nullptr;
   const auto host_kind = o.host == "pinned" ? HostMemory::kPinned : HostMemory::kPageable;
   if (cuda_filters || use_nvdec) strategy.emplace(make_strategy(o.mem));
   if (use_nvdec) {
@@ -399,6 +403,9 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       throw input_error(fmt::format("--decode {}: {}", o.decode, e.what()));
     }
     dec = open_decoder(vin, o, nvdec.get());
+  } else if (cuda_filters && first_cuda == 0 && o.host == "pinned") {
+    host_pool = std::make_unique<HostFramePool>(HostMemory::kPinned);
+    dec = open_decoder(vin, o, nullptr, host_pool.get());
   }
 
   // ---- the pipeline
@@ -424,7 +431,9 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       packets, frames);
   bool on_device = use_nvdec;
   auto download = [&](const FrameFormat& format) {
-    rings.push_back(std::make_unique<PinnedRing>(2, packed_bytes(format), host_kind));
+    // The slots are the encoder's input frames: enough for the queue after
+    // the download, the encoder's hands and the download in progress.
+    rings.push_back(std::make_unique<PinnedRing>(o.queue_depth + 3, staged_bytes(format), host_kind));
     download_ring = rings.back().get();
     auto down = pipeline.make_queue<Frame>("download→", depth);
     pipeline.add_stage<Frame, Frame>(std::make_unique<DownloadStage>(*download_ring, streams.make()),
@@ -440,8 +449,9 @@ TranscodeReport transcode(const TranscodeOptions& o) {
                    std::make_unique<PinnedRing>(o.queue_depth + 2, packed_bytes(c.in), host_kind));
       upload_ring = rings.front().get();
       auto up = pipeline.make_queue<Frame>("upload→", depth);
-      pipeline.add_stage<Frame, Frame>(
-          std::make_unique<UploadStage>(strategy->resource(), *upload_ring, streams.make()), frames, up);
+      auto stage = std::make_unique<UploadStage>(strategy->resource(), *upload_ring, streams.make());
+      upload_stage = stage.get();
+      pipeline.add_stage<Frame, Frame>(std::move(stage), frames, up);
       frames = up;
       on_device = true;
     }
@@ -523,6 +533,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     const auto usage = strategy->strategy().usage();
     std::size_t pinned = 0;
     for (const auto& r : rings) pinned += r->pinned_bytes();
+    if (host_pool) pinned += static_cast<std::size_t>(host_pool->bytes());
     report.memory = {
         {"strategy", o.mem},
         {"allocations", st.count.total},
@@ -542,6 +553,13 @@ TranscodeReport transcode(const TranscodeOptions& o) {
                             {"waits", s.waits}, {"waited_s", s.waited_s}};
     };
     if (upload_ring) report.memory["upload_ring"] = ring_json(*upload_ring);
+    if (upload_stage)
+      report.memory["upload"] = {{"direct_from_decoder", upload_stage->direct()},
+                                 {"unstaged", upload_stage->unstaged()}};
+    if (host_pool)
+      report.memory["decoded_into_pinned"] = {{"frames", host_pool->frames()},
+                                              {"buffers", host_pool->buffers()},
+                                              {"bytes", host_pool->bytes()}};
     if (download_ring) report.memory["download_ring"] = ring_json(*download_ring);
     if (nvdec)
       report.memory["nvdec_pool"] = {{"buffers", nvdec->pool_buffers()},

@@ -75,6 +75,11 @@ TEST_F(CudaTranscode, EveryStrategyStagingAndDecoderMatchesTheCpuPath) {
       EXPECT_GE(j["memory"]["allocations"].get<std::int64_t>(), 30 * 4 + (nvdec ? 1 : 30))
           << name << ": 4 filters a frame, + an upload a frame or NVDEC's pool";
       EXPECT_EQ(j["memory"].contains("upload_ring"), !nvdec) << name << ": NVDEC frames are not uploaded";
+      if (!nvdec && std::string(host) == "pinned") {
+        EXPECT_EQ(j["memory"]["upload"]["direct_from_decoder"], 30)
+            << name << ": CPU decode wrote into pinned frames, uploaded with no staging copy";
+        EXPECT_GE(j["memory"]["decoded_into_pinned"]["frames"].get<std::int64_t>(), 30) << name;
+      }
       if (nvdec) {
         EXPECT_GT(j["memory"]["nvdec_pool"]["buffers"].get<std::int64_t>(), 0) << name;
         EXPECT_LE(j["memory"]["nvdec_pool"]["decode_surfaces"].get<int>(), 32) << name;

@@ -13,6 +13,9 @@
 // must outlive the pipeline.
 #pragma once
 
+#include <deque>
+#include <utility>
+
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/frame.hpp"
@@ -20,20 +23,29 @@
 
 namespace vpipe {
 
+// Host frames already in pinned memory (decoded through HostFramePool) are
+// copied from directly, with a pinned ring; others go through a ring slot.
 class UploadStage final : public Stage<Frame, Frame> {
  public:
   UploadStage(DeviceMemoryResource& mr, PinnedRing& ring, cudaStream_t stream)
       : mr_(mr), ring_(ring), stream_(stream) {}
+  ~UploadStage() override;
+  UploadStage(const UploadStage&) = delete;
+  UploadStage& operator=(const UploadStage&) = delete;
   [[nodiscard]] std::string name() const override { return "upload"; }
   Flow process(Frame in, Output<Frame>& out) override;
+  void finish(Output<Frame>& out) override;
   // Frames larger than the staging slots (the size grew mid-stream), copied unstaged.
   [[nodiscard]] std::int64_t unstaged() const noexcept { return unstaged_; }
+  [[nodiscard]] std::int64_t direct() const noexcept { return direct_; }
 
  private:
+  void reap(bool wait);  // drop source frames whose copy is done
   DeviceMemoryResource& mr_;
   PinnedRing& ring_;
   cudaStream_t stream_;
-  std::int64_t unstaged_ = 0;
+  std::int64_t unstaged_ = 0, direct_ = 0;
+  std::deque<std::pair<std::shared_ptr<ReadyEvent>, Frame>> in_flight_;
 };
 
 class CudaFilterStage final : public Stage<Frame, Frame> {
@@ -49,6 +61,8 @@ class CudaFilterStage final : public Stage<Frame, Frame> {
   cudaStream_t stream_;
 };
 
+// The host frame it emits is a ring slot (released with the frame), with a
+// ReadyEvent: readers synchronize on it before touching the pixels.
 class DownloadStage final : public Stage<Frame, Frame> {
  public:
   DownloadStage(PinnedRing& ring, cudaStream_t stream) : ring_(ring), stream_(stream) {}
@@ -62,7 +76,10 @@ class DownloadStage final : public Stage<Frame, Frame> {
   std::int64_t unstaged_ = 0;
 };
 
-// Bytes of a frame's planes packed row after row (the staging slot size).
+// Bytes of a frame's planes packed row after row (the upload slot size).
 [[nodiscard]] std::size_t packed_bytes(const FrameFormat& format);
+// Bytes of a frame with rows padded to 64 (the download slot size: the slot
+// is the encoder's input frame).
+[[nodiscard]] std::size_t staged_bytes(const FrameFormat& format);
 
 }  // namespace vpipe

@@ -91,6 +91,7 @@ class ReadyEvent {
   ReadyEvent& operator=(const ReadyEvent&) = delete;
   void wait_on(cudaStream_t consumer) const;  // no host blocking
   void synchronize() const;                   // blocks the calling thread
+  [[nodiscard]] bool done() const;            // completed (cudaEventQuery), no blocking
 
  private:
   cudaEvent_t event_{};
@@ -107,7 +108,8 @@ struct Frame {
   MemoryKind memory = MemoryKind::kHost;
   std::shared_ptr<AVFrame> av;     // host frames: the AVFrame owning the planes
   std::shared_ptr<DeviceBuffer> device;   // device frames: the planes' memory
-  std::shared_ptr<ReadyEvent> ready;      // device frames: when the planes are written
+  std::shared_ptr<ReadyEvent> ready;      // when the planes are written (device frames, and
+                                          // host frames a download is still filling)
 
   // Wraps a decoded host AVFrame (no copy).
   static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);
