@@ -49,7 +49,12 @@ double encode_only_fps(const PipelineBenchOptions& b, std::int64_t* frames_out) 
   o.decode = "cpu";
   o.mem = "pool";
   std::vector<Frame> frames;
-  o.on_frame = [&](const Frame& f) { frames.push_back(f); };
+  o.on_frame = [&](const Frame& f) {  // the frame is a staging slot: keep a copy
+    Frame copy = Frame::allocate_host(f.format);
+    av_check(av_frame_copy(copy.av.get(), f.av.get()), "encode-only: copying a frame");
+    copy.copy_props_from(f);
+    frames.push_back(std::move(copy));
+  };
   (void)transcode(o);
   if (frames.empty()) throw std::runtime_error("encode-only: no frames");
   const FrameFormat fmt = frames.front().format;

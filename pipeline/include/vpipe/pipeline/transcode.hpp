@@ -49,7 +49,9 @@ struct TranscodeOptions {
   int loop = 1;                         // read the input this many times over
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
-  std::function<void(const Frame&)> on_frame;  // output "null": each frame at the end
+  // Output "null": each frame at the end, valid during the call only (its
+  // memory may be a staging slot that goes back to its ring): copy to keep.
+  std::function<void(const Frame&)> on_frame;
 };
 
 struct TranscodeReport {
