@@ -93,6 +93,7 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
     b.decoders = {"cpu"};
     b.mems = {"-"};
     b.hosts = {"-"};
+    b.downloads = {"-"};
   } else if (auto why = cuda_unavailable_reason(); !why.empty()) {
     fmt::print(stderr, "vpipe bench pipeline: {} (--device cpu runs the CPU path)\n", why);
     return 2;
@@ -105,13 +106,15 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
   fmt::print(stderr, "encode-only (libx264 {}): {:.1f} fps over {} frames\n", b.preset, enc_fps,
              enc_frames);
 
-  fmt::print("| decode | --mem | --host | decode-only fps | no-encoder fps | end-to-end fps | "
+  fmt::print("| decode | --mem | --host | download | decode-only fps | no-encoder fps | end-to-end fps | "
              "e2e / min(decode, encode) | e2e latency p50 / p99 ms | device allocs / frame | "
-             "device syncs |\n|---|---|---|---|---|---|---|---|---|---|\n");
+             "device syncs |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& decoder : b.decoders)
     for (const auto& mem : b.mems)
-      for (const auto& host : b.hosts) {
+      for (const auto& host : b.hosts)
+      for (const auto& download : b.downloads) {
         TranscodeOptions o = base(b);
+        o.download_copy = download == "copy";
         o.decode = decoder;
         if (b.device != "cpu") {
           o.mem = mem;
@@ -133,11 +136,11 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
         const double frames = static_cast<double>(std::max<std::int64_t>(e2e.video_packets_written, 1));
         const double allocs = m.is_null() ? 0 : static_cast<double>(m["allocations"].get<std::int64_t>()) / frames;
         const std::int64_t syncs = m.is_null() ? 0 : m["device_syncs"].get<std::int64_t>();
-        fmt::print("| {} | {} | {} | {:.0f} | {:.0f} | {:.0f} | {:.2f} | {:.1f} / {:.1f} | {:.2f} | {} |\n",
-                   e2e.decode, mem, host, dec_only.fps, no_enc.fps, e2e.fps, e2e.fps / ceiling,
+        fmt::print("| {} | {} | {} | {} | {:.0f} | {:.0f} | {:.0f} | {:.2f} | {:.1f} / {:.1f} | {:.2f} | {} |\n",
+                   e2e.decode, mem, host, download, dec_only.fps, no_enc.fps, e2e.fps, e2e.fps / ceiling,
                    e2e.latency_ms_p50, e2e.latency_ms_p99, allocs, syncs);
         std::fflush(stdout);
-        rows.push_back({{"decode", e2e.decode}, {"mem", mem}, {"host", host},
+        rows.push_back({{"decode", e2e.decode}, {"mem", mem}, {"host", host}, {"download", download},
                         {"decode_only", dec_only.to_json()}, {"no_encoder", no_enc.to_json()},
                         {"end_to_end", e2e.to_json()}, {"ratio_to_ceiling", e2e.fps / ceiling}});
       }

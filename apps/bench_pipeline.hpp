@@ -13,6 +13,7 @@ struct PipelineBenchOptions {
   std::vector<std::string> decoders{"nvdec", "cpu"};
   std::vector<std::string> mems{"naive", "pool", "vmm", "slab"};
   std::vector<std::string> hosts{"pinned", "pageable"};
+  std::vector<std::string> downloads{"slot"};  // slot (encoder reads the slot) | copy (A/B)
   int loop = 1;
   std::string preset = "veryfast";
   std::string json_path;

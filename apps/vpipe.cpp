@@ -278,6 +278,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->delimiter(',');
   bpipe->add_option("--host", popts.hosts, "host staging modes to compare")
       ->check(CLI::IsMember({"pinned", "pageable"}))->delimiter(',');
+  bpipe->add_option("--download", popts.downloads,
+                    "slot: the encoder reads the download's staging slot; copy: the slot is "
+                    "copied into a fresh frame first (A/B)")
+      ->check(CLI::IsMember({"slot", "copy"}))->delimiter(',');
   bpipe->add_option("--loop", popts.loop, "read the input N times over per run")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   bpipe->add_option("--preset", popts.preset, "libx264 preset")->capture_default_str();

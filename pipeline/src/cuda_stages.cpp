@@ -149,6 +149,7 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
     host.copy_props_from(in);
     return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
   }
+  if (copy_out_) return copy_out(std::move(in), out);
   // The frame is the ring slot itself: the encoder reads the pinned memory
   // the copy lands in, and the slot comes back when the frame is released.
   const PinnedRing::Slot slot = ring_.acquire();
@@ -178,6 +179,34 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
   Frame host = Frame::from_av_frame(std::move(av), in.time_base);
   host.copy_props_from(in);
   host.ready = std::make_shared<ReadyEvent>(stream_);  // readers wait for the copy
+  return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
+}
+
+Flow DownloadStage::copy_out(Frame in, Output<Frame>& out) {
+  const PinnedRing::Slot slot = ring_.acquire();
+  std::size_t offset = 0;
+  for (int p = 0; p < in.num_planes; ++p) {
+    const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
+    const std::size_t row = src.row_bytes();
+    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(slot.data + offset, row, src.data, src.pitch, row,
+                                     static_cast<std::size_t>(src.height), cudaMemcpyDeviceToHost,
+                                     stream_));
+    offset += row * static_cast<std::size_t>(src.height);
+  }
+  in.device->retire_on(stream_);
+  const ReadyEvent copied(stream_);
+  Frame host = Frame::allocate_host(in.format);  // while the copy runs
+  copied.synchronize();
+  offset = 0;
+  for (int p = 0; p < host.num_planes; ++p) {
+    const PlaneView& dst = host.planes[static_cast<std::size_t>(p)];
+    const std::size_t row = dst.row_bytes();
+    for (int y = 0; y < dst.height; ++y)
+      std::memcpy(dst.row(y), slot.data + offset + static_cast<std::size_t>(y) * row, row);
+    offset += row * static_cast<std::size_t>(dst.height);
+  }
+  ring_.release_now(slot);
+  host.copy_props_from(in);
   return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
 }
 

@@ -436,8 +436,8 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     rings.push_back(std::make_unique<PinnedRing>(o.queue_depth + 3, staged_bytes(format), host_kind));
     download_ring = rings.back().get();
     auto down = pipeline.make_queue<Frame>("download→", depth);
-    pipeline.add_stage<Frame, Frame>(std::make_unique<DownloadStage>(*download_ring, streams.make()),
-                                     frames, down);
+    pipeline.add_stage<Frame, Frame>(
+        std::make_unique<DownloadStage>(*download_ring, streams.make(), o.download_copy), frames, down);
     frames = down;
     on_device = false;
   };
@@ -546,6 +546,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
                          {"max", static_cast<double>(lat.max()) / 1e3}}},
         {"reserved_bytes", usage.reserved ? nlohmann::json(*usage.reserved) : nlohmann::json()},
         {"host_staging", o.host},
+        {"download", o.download_copy ? "copied out of the slot" : "slot is the encoder's frame"},
         {"pinned_bytes", pinned}};
     auto ring_json = [](const PinnedRing& r) {
       const auto s = r.stats();

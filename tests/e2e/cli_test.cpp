@@ -160,7 +160,7 @@ TEST(Cli, BenchPipelineOnTheCpuPathPrintsItsTable) {
   const auto r = run_vpipe("bench pipeline " + kSample + " --device cpu --vf resize=320x180 --json " +
                            json.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("| decode | --mem | --host | decode-only fps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| decode | --mem | --host | download | decode-only fps"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("encode-only (libx264"), std::string::npos) << r.out;
   std::ifstream f(json);
   const auto j = nlohmann::json::parse(f);

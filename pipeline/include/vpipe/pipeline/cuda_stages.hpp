@@ -65,14 +65,19 @@ class CudaFilterStage final : public Stage<Frame, Frame> {
 // ReadyEvent: readers synchronize on it before touching the pixels.
 class DownloadStage final : public Stage<Frame, Frame> {
  public:
-  DownloadStage(PinnedRing& ring, cudaStream_t stream) : ring_(ring), stream_(stream) {}
+  // copy_out: the older way, for A/B benchmarks: wait for the copy here, then
+  // memcpy the slot into a fresh host frame and recycle the slot at once.
+  DownloadStage(PinnedRing& ring, cudaStream_t stream, bool copy_out = false)
+      : ring_(ring), stream_(stream), copy_out_(copy_out) {}
   [[nodiscard]] std::string name() const override { return "download"; }
   Flow process(Frame in, Output<Frame>& out) override;
   [[nodiscard]] std::int64_t unstaged() const noexcept { return unstaged_; }
 
  private:
+  Flow copy_out(Frame in, Output<Frame>& out);
   PinnedRing& ring_;
   cudaStream_t stream_;
+  bool copy_out_;
   std::int64_t unstaged_ = 0;
 };
 

@@ -47,6 +47,7 @@ struct TranscodeOptions {
   bool keep_partial = false;            // keep the output file when the run fails
   bool realtime = false;                // pace the input at its native rate
   int loop = 1;                         // read the input this many times over
+  bool download_copy = false;           // A/B: copy downloads out of the slot (older way)
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
   // Output "null": each frame at the end, valid during the call only (its
