@@ -183,6 +183,8 @@ int main(int argc, char** argv) {
       "  vpipe transcode media/sample-720p.mp4 out.mp4 --vf \"resize=640x360,blur=sigma=1.5\"\n"
       "  vpipe transcode in.mp4 out.mp4 --vf \"resize=1280x720,blur=sigma=1.5\" --mem pool --host pinned\n"
       "  vpipe transcode in.mkv out.mkv --encoder ffv1 --report report.json\n"
+      "  vpipe transcode in.mp4 null --decode nvdec --vf resize=1280x720 --loop 10   (measure, write nothing)\n"
+      "  vpipe bench pipeline in-1080p.mp4 --loop 8\n"
       "  vpipe filters\n"
       "  vpipe info");
   app.require_subcommand(1);
