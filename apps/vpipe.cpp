@@ -33,6 +33,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <mutex>
 
 extern "C" {
 #include <libavcodec/version.h>
@@ -44,6 +46,8 @@ extern "C" {
 #include "bench_kernels.hpp"
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
+#include "vpipe/pipeline/metrics_server.hpp"
+#include "vpipe/pipeline/soak.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/hw_probe.hpp"
@@ -109,6 +113,89 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
   }
   if (r.interrupted) return 128 + g_signal.load();
   return 0;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const auto end = s.find(',', start);
+    const auto item = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!item.empty()) out.push_back(item);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+// "90", "90s", "20m", "2h" → seconds.
+double parse_duration(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  if (end == s.c_str() || mult < 0 || v <= 0)
+    throw vpipe::input_error(fmt::format("--duration {}: expected seconds or 90s, 20m, 2h", s));
+  return v * mult;
+}
+
+// "1.5G", "800M", "1048576" → bytes.
+std::size_t parse_bytes(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double mult = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1024.0 * 1024
+                      : unit == "G" ? 1024.0 * 1024 * 1024 : -1;
+  if (end == s.c_str() || mult < 0 || v <= 0)
+    throw vpipe::input_error(fmt::format("--budget {}: expected bytes or 800M, 1.5G", s));
+  return static_cast<std::size_t>(v * mult);
+}
+
+int run_soak_cli(vpipe::SoakOptions& o, const std::string& metrics_address, int metrics_port) {
+  o.interrupt = &g_signal;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::mutex mu;
+  std::map<std::string, vpipe::SoakSample> latest;
+  std::unique_ptr<vpipe::MetricsServer> server;
+  if (metrics_port > 0) {
+    server = std::make_unique<vpipe::MetricsServer>(metrics_address, metrics_port, [&] {
+      std::lock_guard lock(mu);
+      std::vector<vpipe::SoakSample> v;
+      for (const auto& [k, s] : latest) v.push_back(s);
+      return vpipe::prometheus_text(v);
+    });
+    fmt::print(stderr, "vpipe soak: metrics at http://{}:{}/metrics\n", metrics_address, server->port());
+  }
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto result = vpipe::run_soak(o, [&](const vpipe::SoakSample& s) {
+    {
+      std::lock_guard lock(mu);
+      latest[s.strategy] = s;
+    }
+    const std::string mem = s.reserved_mb ? fmt::format("reserved {:.0f} MB", *s.reserved_mb)
+                                          : fmt::format("RSS {:.0f} MB", s.rss_mb);
+    const std::string line = fmt::format("[{}] {:.0f} s  {} frames  {:.0f} fps  p99 {:.2f} ms  {}  {}x{}{}",
+                                         s.strategy, s.t_s, s.frames, s.fps, s.p99_ms, mem, s.width, s.height,
+                                         s.failures ? fmt::format("  {} FAILURES", s.failures) : "");
+    if (tty) fmt::print(stderr, "\r{:<100}", line);
+  });
+  if (tty) fmt::print(stderr, "\n");
+  vpipe::write_soak_outputs(result, o);
+  fmt::print("| strategy | verdict | frames | mean fps | memory growth | p99 drift | failures | why |\n"
+             "|---|---|---|---|---|---|---|---|\n");
+  for (const auto& r : result.runs) {
+    std::string why;
+    for (const auto& reason : r.verdict.reasons) why += (why.empty() ? "" : "; ") + reason;
+    const auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("-"); };
+    fmt::print("| {} | {} | {} | {:.0f} | {} ({}) | {} | {} | {} |\n", r.strategy,
+               r.verdict.pass ? "PASS" : "FAIL", r.frames, r.wall_s > 0 ? r.frames / r.wall_s : 0.0,
+               pct(r.verdict.memory_growth), r.verdict.memory_metric, pct(r.verdict.p99_drift),
+               r.verdict.failures, why);
+  }
+  if (!o.out_dir.empty()) fmt::print(stderr, "vpipe soak: report in {}/report.html\n", o.out_dir);
+  if (g_signal.load()) return 128 + g_signal.load();
+  return result.pass() ? 0 : 3;
 }
 
 int run_info() {
@@ -290,6 +377,61 @@ int main(int argc, char** argv) {
   bpipe->add_option("--json", popts.json_path, "write every run's report as JSON");
   bpipe->add_option("--device", popts.device, "cuda, or cpu for one CPU-path row")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  vpipe::SoakOptions sopts;
+  std::string soak_mem = "pool", soak_compare, soak_duration, soak_budget;
+  std::int64_t soak_frames = 0;
+  int metrics_port = 0;
+  std::string metrics_address = "127.0.0.1";
+  double max_growth_pct = 10, max_drift_pct = 50, warmup_pct = 20;
+  auto* soak = app.add_subcommand(
+      "soak", "run a workload for a long time per memory strategy, sampling fps, latency, device "
+              "memory, fragmentation, failures; CSV/JSON/PNG/HTML out; non-zero exit (3) when "
+              "memory grows, latency drifts or an allocation fails");
+  soak->add_option("--mem", soak_mem, "the strategy to soak")
+      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->capture_default_str();
+  soak->add_option("--compare", soak_compare,
+                   "several strategies, one after the other, same workload and seed: e.g. "
+                   "naive,pool,vmm,slab");
+  soak->add_flag("--parallel", sopts.parallel,
+                 "run the --compare strategies at the same time, sharing the GPU (tenants of one "
+                 "device), instead of one after the other");
+  soak->add_option("--workload", sopts.workload,
+                   "constant | ladder (1, 3/4, 1/2, 1/3 of --size, switching every --ladder-every "
+                   "frames) | roi (random regions) | burst (extra frames held in spikes)")
+      ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))->capture_default_str();
+  soak->add_option("--duration", soak_duration, "per strategy: seconds, or with a unit: 90s, 20m, 2h");
+  soak->add_option("--frames", soak_frames, "per strategy: stop after N frames")->check(CLI::PositiveNumber);
+  soak->add_option("--interval", sopts.interval_s, "seconds between samples")
+      ->check(CLI::Range(0.05, 3600.0))->capture_default_str();
+  soak->add_option("--probe-interval", sopts.probe_interval_s,
+                   "seconds between largest-block probes of the device (0: never)")
+      ->check(CLI::Range(0.0, 86400.0))->capture_default_str();
+  soak->add_option("--budget", soak_budget, "device memory cap per strategy, e.g. 1.5G, 800M (emulates a shared GPU)");
+  std::string soak_size = "1920x1080";
+  soak->add_option("--size", soak_size, "source frame size WxH (the ladder's top rung)")->capture_default_str();
+  soak->add_option("--vf", sopts.filters, "filter chain")->capture_default_str();
+  soak->add_option("--device", sopts.device, "cuda, cpu or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  soak->add_option("--host", sopts.host, "download staging: pinned or pageable")
+      ->check(CLI::IsMember({"pinned", "pageable"}))->capture_default_str();
+  soak->add_option("--ladder-every", sopts.ladder_every, "ladder: frames per rung")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  soak->add_option("--fps", sopts.fps, "pace the source (0: full speed)")->capture_default_str();
+  soak->add_option("--seed", sopts.seed, "random seed (roi workload)")->capture_default_str();
+  soak->add_option("--out", sopts.out_dir, "write samples.csv, soak.json, *.png and report.html here");
+  soak->add_option("--metrics-port", metrics_port,
+                   "serve Prometheus text at http://ADDRESS:PORT/metrics while running (0: off)")
+      ->check(CLI::Range(0, 65535));
+  soak->add_option("--metrics-address", metrics_address, "address the metrics endpoint listens on")
+      ->capture_default_str();
+  soak->add_option("--max-growth", max_growth_pct,
+                   "verdict: % growth of reserved device memory (CPU: RSS) after warm-up")
+      ->capture_default_str();
+  soak->add_option("--max-drift", max_drift_pct,
+                   "verdict: % rise of p99 latency, last third vs first third after warm-up")
+      ->capture_default_str();
+  soak->add_option("--warmup", warmup_pct, "verdict: % of the samples ignored at the start")
+      ->check(CLI::Range(0.0, 90.0))->capture_default_str();
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
 
   try {
@@ -310,6 +452,16 @@ int main(int argc, char** argv) {
     if (bmem->parsed()) return vpipe::bench::run_mem_bench(mopts);
     if (bkern->parsed()) return vpipe::bench::run_kernel_bench(kquick, kjson);
     if (bpipe->parsed()) return vpipe::bench::run_pipeline_bench(popts);
+    if (soak->parsed()) {
+      sopts.strategies = soak_compare.empty() ? std::vector<std::string>{soak_mem} : split_list(soak_compare);
+      if (!soak_duration.empty()) sopts.duration_s = parse_duration(soak_duration);
+      if (soak_frames > 0) sopts.frames = soak_frames;
+      if (!soak_budget.empty()) sopts.budget = parse_bytes(soak_budget);
+      if (std::sscanf(soak_size.c_str(), "%dx%d", &sopts.width, &sopts.height) != 2)
+        throw vpipe::input_error(fmt::format("--size {}: expected WxH, e.g. 1920x1080", soak_size));
+      sopts.thresholds = {warmup_pct / 100, max_growth_pct / 100, max_drift_pct / 100};
+      return run_soak_cli(sopts, metrics_address, metrics_port);
+    }
     if (breplay->parsed())
       return vpipe::bench::run_replay(replay_log, replay_mem, replay_budget);
     if (frames > 0) topts.max_frames = frames;

@@ -1,0 +1,115 @@
+// vpipe soak: one workload run for a long time per memory strategy, sampled
+// at an interval, judged at the end.
+//
+//   source (generated frames, sized by the workload) ─► filters (CUDA or CPU)
+//     ─► download (pinned or pageable ring) ─► sink (latency recorded)
+//
+// Workloads, each using device memory the way a service does:
+//   constant  every frame the source size;
+//   ladder    sizes 1, 3/4, 1/2, 1/3 of the source size, switching every
+//             `ladder_every` frames (an adaptive-bitrate ladder);
+//   roi       each frame a random region (1/4 to all of the source size);
+//   burst     constant, but every `burst_every` frames the source takes
+//             `burst_frames` extra frames and holds them for `burst_hold`
+//             frames (a spike of frames in flight).
+// The strategy sits under a retry layer: an allocation that runs out of
+// memory trims the strategy and tries once more (counted as a retry); if
+// that fails too it is a failure, and the run ends.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace vpipe {
+
+struct SoakThresholds {
+  double warmup = 0.2;             // fraction of the samples ignored at the start
+  double max_reserved_growth = 0.10;  // reserved (device) or RSS (CPU) growth after warm-up
+  double max_p99_drift = 0.50;     // p99 latency: last third vs first third after warm-up
+};
+
+struct SoakOptions {
+  std::string device = "auto";                    // cuda | cpu | auto
+  std::vector<std::string> strategies{"pool"};     // one run each, same seed
+  bool parallel = false;                          // the runs at once, sharing the GPU
+  std::string workload = "constant";              // constant | ladder | roi | burst
+  std::string filters = "resize=1280x720,blur=sigma=1.5";
+  int width = 1920, height = 1080;                // the source size (ladder's top rung)
+  int ladder_every = 300;
+  int burst_every = 600, burst_frames = 24, burst_hold = 120;
+  std::optional<double> duration_s;               // per strategy
+  std::optional<std::int64_t> frames;             // per strategy
+  double interval_s = 1.0;
+  double probe_interval_s = 30;                   // largest-block probe (up to the budget); 0: never
+  std::optional<std::size_t> budget;              // device bytes per strategy
+  std::string host = "pinned";                    // download staging
+  std::uint32_t seed = 1;
+  double fps = 0;                                 // source pacing; 0: full speed
+  std::size_t queue_depth = 8;
+  SoakThresholds thresholds;
+  std::string out_dir;                            // CSV, JSON, PNG, HTML; empty: none
+  const std::atomic<int>* interrupt = nullptr;
+};
+
+// One sample of one strategy's run.
+struct SoakSample {
+  std::string strategy;
+  double t_s = 0;                  // since the run's start
+  std::int64_t frames = 0;         // done, cumulative
+  double fps = 0;                  // over the interval
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;  // latency of the interval's frames, source → sink
+  std::optional<double> reserved_mb;   // held from the device by the strategy
+  std::optional<double> used_mb;       // handed out
+  std::optional<double> fragmentation; // 1 − largest free ÷ free, where the strategy sees it
+  std::optional<double> largest_block_mb;  // probed (device), on probe samples only
+  std::int64_t failures = 0, retries = 0;  // cumulative
+  double rss_mb = 0;
+  double pinned_mb = 0;
+  int width = 0, height = 0;       // the source size at the sample
+};
+
+struct SoakVerdict {
+  bool pass = true;
+  std::vector<std::string> reasons;  // why not
+  std::optional<double> memory_growth;  // fraction, after warm-up
+  std::optional<double> p99_drift;      // fraction
+  std::int64_t failures = 0;
+  std::string memory_metric;            // "reserved" or "rss"
+};
+
+// Judges one strategy's samples (in time order). Pure: tested on synthetic series.
+[[nodiscard]] SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& t);
+
+struct SoakRun {
+  std::string strategy;
+  std::vector<SoakSample> samples;
+  SoakVerdict verdict;
+  std::int64_t frames = 0;
+  double wall_s = 0;
+  std::string error;  // what ended the run early, if anything
+};
+
+struct SoakResult {
+  std::string device;
+  std::vector<SoakRun> runs;
+  [[nodiscard]] bool pass() const;
+  [[nodiscard]] nlohmann::json to_json(const SoakOptions& o) const;
+};
+
+// Runs every strategy in turn. `on_sample` sees each sample as it is taken
+// (the live endpoint and the progress line use it).
+SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSample&)>& on_sample = {});
+
+// Writes samples.csv, soak.json, the PNG plots and report.html into o.out_dir.
+void write_soak_outputs(const SoakResult& r, const SoakOptions& o);
+
+// The Prometheus text exposition of the latest sample per strategy.
+[[nodiscard]] std::string prometheus_text(const std::vector<SoakSample>& latest);
+
+}  // namespace vpipe

@@ -1,0 +1,36 @@
+#include "vpipe/pipeline/metrics_server.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <stdexcept>
+#include <thread>
+
+namespace vpipe {
+
+struct MetricsServer::Impl {
+  httplib::Server server;
+  std::thread thread;
+};
+
+MetricsServer::MetricsServer(const std::string& address, int port, std::function<std::string()> body)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->server.Get("/metrics", [body = std::move(body)](const httplib::Request&, httplib::Response& res) {
+    res.set_content(body(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  impl_->server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("vpipe soak: metrics at /metrics\n", "text/plain");
+  });
+  port_ = port == 0 ? impl_->server.bind_to_any_port(address) 
+                    : (impl_->server.bind_to_port(address, port) ? port : -1);
+  if (port_ <= 0)
+    throw std::runtime_error(fmt::format("--metrics-port: cannot listen on {}:{}", address, port));
+  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
+}
+
+MetricsServer::~MetricsServer() {
+  impl_->server.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace vpipe

@@ -1,0 +1,613 @@
+#include "vpipe/pipeline/soak.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <shared_mutex>
+#include <thread>
+
+#include "vpipe/kernels/synthetic.hpp"
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/pinned_ring.hpp"
+#include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/cuda_stages.hpp"
+#include "vpipe/pipeline/media_stages.hpp"
+#include "vpipe/pipeline/pipeline.hpp"
+#include "vpipe/pipeline/plot.hpp"
+#include "vpipe/pipeline/transcode.hpp"
+
+namespace vpipe {
+
+namespace fs = std::filesystem;
+
+// ---- verdict ---------------------------------------------------------------
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+}  // namespace
+
+SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& t) {
+  SoakVerdict v;
+  if (!samples.empty()) v.failures = samples.back().failures;
+  if (v.failures > 0) {
+    v.pass = false;
+    v.reasons.push_back(fmt::format("{} allocation failure(s) after retrying", v.failures));
+  }
+  const auto start = static_cast<std::size_t>(std::floor(static_cast<double>(samples.size()) * t.warmup));
+  const std::vector<SoakSample> post(samples.begin() + static_cast<std::ptrdiff_t>(std::min(start, samples.size())),
+                                     samples.end());
+  if (post.size() < 3) {
+    v.pass = false;
+    v.reasons.push_back(fmt::format("only {} sample(s) after warm-up: run longer or sample more "
+                                    "often (--interval)", post.size()));
+    return v;
+  }
+  const std::size_t k = std::max<std::size_t>(1, post.size() / 3);
+  const bool device = std::any_of(post.begin(), post.end(), [](const SoakSample& s) { return s.reserved_mb.has_value(); });
+  v.memory_metric = device ? "reserved" : "rss";
+  auto mem = [&](const SoakSample& s) { return device ? s.reserved_mb.value_or(0) : s.rss_mb; };
+  double first_max = 0, last_max = 0;
+  for (std::size_t i = 0; i < k; ++i) first_max = std::max(first_max, mem(post[i]));
+  for (std::size_t i = post.size() - k; i < post.size(); ++i) last_max = std::max(last_max, mem(post[i]));
+  if (first_max > 0) {
+    v.memory_growth = last_max / first_max - 1;
+    if (*v.memory_growth > t.max_reserved_growth) {
+      v.pass = false;
+      v.reasons.push_back(fmt::format("{} memory grew {:.1f} % after warm-up ({:.1f} → {:.1f} MB; "
+                                      "limit {:.0f} %)", v.memory_metric, *v.memory_growth * 100,
+                                      first_max, last_max, t.max_reserved_growth * 100));
+    }
+  }
+  std::vector<double> first_p99, last_p99;
+  for (std::size_t i = 0; i < k; ++i) first_p99.push_back(post[i].p99_ms);
+  for (std::size_t i = post.size() - k; i < post.size(); ++i) last_p99.push_back(post[i].p99_ms);
+  const double a = median(first_p99), b = median(last_p99);
+  if (a > 0) {
+    v.p99_drift = b / a - 1;
+    if (*v.p99_drift > t.max_p99_drift) {
+      v.pass = false;
+      v.reasons.push_back(fmt::format("p99 latency drifted {:.0f} % ({:.2f} → {:.2f} ms, medians of "
+                                      "the first and last thirds; limit {:.0f} %)",
+                                      *v.p99_drift * 100, a, b, t.max_p99_drift * 100));
+    }
+  }
+  return v;
+}
+
+bool SoakResult::pass() const {
+  return std::all_of(runs.begin(), runs.end(), [](const SoakRun& r) { return r.verdict.pass && r.error.empty(); });
+}
+
+// ---- the workload ------------------------------------------------------------
+
+namespace {
+
+std::optional<double> mb(std::optional<std::size_t> bytes) {
+  if (!bytes) return std::nullopt;
+  return static_cast<double>(*bytes) / 1e6;
+}
+
+double rss_mb() {
+  std::ifstream f("/proc/self/statm");
+  long pages_total = 0, pages_rss = 0;
+  f >> pages_total >> pages_rss;
+  return static_cast<double>(pages_rss) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e6;
+}
+
+// Out of memory: trim the strategy (cached memory back), wait a moment for
+// frees still in flight, try again; twice. What still fails is a failure.
+// The largest-block probe takes `probe_mu` exclusively, so no allocation
+// here races with it.
+class RetryResource final : public DeviceMemoryResource {
+ public:
+  RetryResource(DeviceMemoryResource& upstream, DeviceMemoryResource& trim_target, std::shared_mutex& probe_mu)
+      : upstream_(upstream), trim_target_(trim_target), probe_mu_(probe_mu) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
+  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
+  void trim() override { upstream_.trim(); }
+  [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
+    return upstream_.deallocate_synchronizes_device();
+  }
+  std::atomic<std::int64_t> retries{0}, failures{0};
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override {
+    std::shared_lock lock(probe_mu_);
+    for (int attempt = 0;; ++attempt) {
+      try {
+        return upstream_.allocate(bytes, stream);
+      } catch (const out_of_memory&) {
+        if (attempt == 2) {
+          failures++;
+          throw;
+        }
+        retries++;
+        trim_target_.trim();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2 << attempt));
+      }
+    }
+  }
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override {
+    upstream_.deallocate(ptr, bytes, stream);
+  }
+  DeviceMemoryResource& upstream_;
+  DeviceMemoryResource& trim_target_;
+  std::shared_mutex& probe_mu_;
+};
+
+struct SourceState {
+  std::atomic<int> width{0}, height{0};
+};
+
+class SoakSource final : public Source<Frame> {
+ public:
+  SoakSource(const SoakOptions& o, DeviceMemoryResource* mr, cudaStream_t stream, SourceState& state)
+      : o_(o), mr_(mr), stream_(stream), state_(state), rng_(o.seed) {}
+  [[nodiscard]] std::string name() const override { return "source"; }
+
+  Flow produce(Output<Frame>& out) override {
+    const auto now = Clock::now();
+    if (i_ == 0) start_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if ((o_.frames && i_ >= *o_.frames) || (o_.duration_s && elapsed >= *o_.duration_s) ||
+        (o_.interrupt && o_.interrupt->load()))
+      return Flow::kStop;
+    if (o_.fps > 0)
+      std::this_thread::sleep_until(start_ + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(static_cast<double>(i_) / o_.fps)));
+    const FrameFormat format = size_for(i_);
+    state_.width = format.width;
+    state_.height = format.height;
+    Frame f = make_frame(format);
+    f.index = i_;
+    f.pts = i_;
+    f.time_base = {1, 30};
+    f.origin = Clock::now();
+    if (o_.workload == "burst") burst(format);
+    ++i_;
+    return out.emit(std::move(f)) ? Flow::kContinue : Flow::kStop;
+  }
+
+ private:
+  static int even(double v) { return std::max(2, static_cast<int>(v) / 2 * 2); }
+
+  FrameFormat size_for(std::int64_t i) {
+    const int w = o_.width, h = o_.height;
+    if (o_.workload == "ladder") {
+      static constexpr std::array<double, 4> kRungs = {1.0, 0.75, 0.5, 1.0 / 3};
+      const double s = kRungs[static_cast<std::size_t>(i / std::max(1, o_.ladder_every)) % kRungs.size()];
+      return {AV_PIX_FMT_NV12, even(w * s), even(h * s)};
+    }
+    if (o_.workload == "roi") {
+      std::uniform_real_distribution<double> d(0.25, 1.0);
+      return {AV_PIX_FMT_NV12, even(w * d(rng_)), even(h * d(rng_))};
+    }
+    return {AV_PIX_FMT_NV12, w, h};
+  }
+
+  Frame make_frame(const FrameFormat& format) {
+    if (mr_) {
+      Frame f = Frame::allocate_device(format, *mr_, stream_);
+      synthetic::fill_pattern(reinterpret_cast<std::uint32_t*>(f.device->data()), f.device->bytes() / 4,
+                              o_.seed ^ static_cast<std::uint32_t>(i_), stream_);
+      f.ready = std::make_shared<ReadyEvent>(stream_);
+      return f;
+    }
+    Frame f = Frame::allocate_host(format);
+    for (int p = 0; p < f.num_planes; ++p) {
+      const PlaneView& v = f.planes[static_cast<std::size_t>(p)];
+      for (int y = 0; y < v.height; ++y)
+        std::memset(v.row(y), static_cast<int>((i_ * 3 + y + p * 50) & 0xff), v.row_bytes());
+    }
+    return f;
+  }
+
+  // Every burst_every frames: burst_frames more frames held for burst_hold.
+  void burst(const FrameFormat& format) {
+    while (!held_.empty() && held_.front().first <= i_) held_.pop_front();
+    if (o_.burst_every > 0 && i_ > 0 && i_ % o_.burst_every == 0)
+      for (int k = 0; k < o_.burst_frames; ++k) held_.emplace_back(i_ + o_.burst_hold, make_frame(format));
+  }
+
+  const SoakOptions& o_;
+  DeviceMemoryResource* mr_;
+  cudaStream_t stream_;
+  SourceState& state_;
+  std::mt19937 rng_;
+  std::int64_t i_ = 0;
+  Clock::time_point start_{};
+  std::deque<std::pair<std::int64_t, Frame>> held_;
+};
+
+// Largest single cudaMalloc the device grants now, up to its free memory or
+// `cap` (the budget), to 16 MiB: what another tenant of the GPU could get.
+std::size_t probe_device_largest(cudaStream_t stream, std::optional<std::size_t> cap) {
+  std::size_t free = 0, total = 0;
+  VPIPE_CUDA_TRY(cudaMemGetInfo(&free, &total));
+  NaiveResource naive;
+  return probe_largest_block(naive, stream, cap ? std::min(free, *cap) : free, 0, std::size_t{16} << 20);
+}
+
+class Streams {
+ public:
+  cudaStream_t make() {
+    cudaStream_t s{};
+    VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    s_.push_back(s);
+    return s;
+  }
+  ~Streams() {
+    for (auto s : s_) {
+      cudaStreamSynchronize(s);
+      cudaStreamDestroy(s);
+    }
+  }
+  Streams() = default;
+  Streams(const Streams&) = delete;
+  Streams& operator=(const Streams&) = delete;
+
+ private:
+  std::vector<cudaStream_t> s_;
+};
+
+SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cuda,
+                const std::function<void(const SoakSample&)>& on_sample) {
+  SoakRun run;
+  run.strategy = strategy_name;
+  std::shared_mutex probe_mu;
+  std::optional<MemoryStrategy> strategy;
+  std::unique_ptr<RetryResource> retry;
+  std::unique_ptr<PinnedRing> ring;
+  Streams streams;
+  if (cuda) {
+    StrategyOptions so;
+    so.budget = o.budget;
+    strategy.emplace(make_strategy(strategy_name, so));
+    retry = std::make_unique<RetryResource>(strategy->resource(), strategy->strategy(), probe_mu);
+  }
+  SourceState state;
+  MediaCounters counters;
+  std::mutex window_mu;
+  Histogram window;
+  Pipeline pipeline;
+  auto q = pipeline.make_queue<Frame>("source→", o.queue_depth);
+  const cudaStream_t source_stream = cuda ? streams.make() : nullptr;
+  pipeline.add_source<Frame>(std::make_unique<SoakSource>(o, retry.get(), source_stream, state), q);
+  auto chain = build_chain(parse_chain(o.filters), {AV_PIX_FMT_NV12, o.width, o.height});
+  FrameFormat out_format{AV_PIX_FMT_NV12, o.width, o.height};
+  for (auto& c : chain) {
+    out_format = c.out;
+    auto next = pipeline.make_queue<Frame>(c.label + "→", o.queue_depth);
+    if (cuda) {
+      if (!c.filter->has_cuda())
+        throw input_error(fmt::format("soak on the GPU: '{}' has no CUDA implementation", c.label));
+      pipeline.add_stage<Frame, Frame>(std::make_unique<CudaFilterStage>(std::move(c), *retry, streams.make()), q, next);
+    } else {
+      pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(c)), q, next);
+    }
+    q = next;
+  }
+  if (cuda) {
+    ring = std::make_unique<PinnedRing>(o.queue_depth + 3, staged_bytes(out_format),
+                                        o.host == "pinned" ? HostMemory::kPinned : HostMemory::kPageable);
+    auto down = pipeline.make_queue<Frame>("download→", o.queue_depth);
+    pipeline.add_stage<Frame, Frame>(std::make_unique<DownloadStage>(*ring, streams.make()), q, down);
+    q = down;
+  }
+  pipeline.add_sink<Frame>(std::make_unique<NullSink>(counters, [&](const Frame& f) {
+                             const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - f.origin).count();
+                             std::lock_guard lock(window_mu);
+                             window.record(static_cast<std::uint64_t>(ns));
+                           }),
+                           q);
+
+  const cudaStream_t probe_stream = cuda ? streams.make() : nullptr;
+  const auto t0 = Clock::now();
+  auto last_t = t0;
+  std::int64_t last_frames = 0;
+  auto next_probe = t0;
+  auto take_sample = [&] {
+    SoakSample s;
+    s.strategy = strategy_name;
+    const auto now = Clock::now();
+    s.t_s = std::chrono::duration<double>(now - t0).count();
+    s.frames = counters.video_packets_written.load();
+    const double dt = std::chrono::duration<double>(now - last_t).count();
+    s.fps = dt > 0 ? static_cast<double>(s.frames - last_frames) / dt : 0;
+    last_t = now;
+    last_frames = s.frames;
+    {
+      std::lock_guard lock(window_mu);
+      s.p50_ms = static_cast<double>(window.percentile(0.5)) * 1e-6;
+      s.p99_ms = static_cast<double>(window.percentile(0.99)) * 1e-6;
+      s.max_ms = static_cast<double>(window.max()) * 1e-6;
+      window.reset();
+    }
+    if (cuda) {
+      const auto usage = strategy->strategy().usage();
+      const auto st = strategy->stats().stats();
+      s.used_mb = static_cast<double>(st.bytes.value) / 1e6;
+      s.reserved_mb = usage.reserved ? mb(usage.reserved) : s.used_mb;
+      s.fragmentation = usage.fragmentation();
+      s.failures = retry->failures.load();
+      s.retries = retry->retries.load();
+      s.pinned_mb = static_cast<double>(ring->pinned_bytes()) / 1e6;
+      if (o.probe_interval_s > 0 && now >= next_probe) {
+        next_probe = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.probe_interval_s));
+        std::unique_lock lock(probe_mu);
+        s.largest_block_mb = static_cast<double>(probe_device_largest(probe_stream, o.budget)) / 1e6;
+      }
+    }
+    s.rss_mb = rss_mb();
+    s.width = state.width;
+    s.height = state.height;
+    run.samples.push_back(s);
+    if (on_sample) on_sample(s);
+  };
+
+  std::atomic<bool> done{false};
+  std::thread sampler([&] {
+    auto next = t0;
+    while (!done.load()) {
+      next += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.interval_s));
+      while (!done.load() && Clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (done.load()) break;
+      try {
+        take_sample();
+      } catch (const std::exception& e) {
+        spdlog::error("soak sample: {}", e.what());
+      }
+    }
+  });
+  try {
+    pipeline.run();
+  } catch (const std::exception& e) {
+    run.error = e.what();
+  }
+  done = true;
+  sampler.join();
+  if (!run.samples.empty() && run.samples.back().frames < counters.video_packets_written.load()) take_sample();
+  run.frames = counters.video_packets_written.load();
+  run.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  run.verdict = judge(run.samples, o.thresholds);
+  if (!run.error.empty()) {
+    run.verdict.pass = false;
+    run.verdict.reasons.insert(run.verdict.reasons.begin(), "the run ended early: " + run.error);
+  }
+  return run;
+}
+
+}  // namespace
+
+SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSample&)>& on_sample) {
+  if (o.device != "cpu" && o.device != "cuda" && o.device != "auto")
+    throw input_error(fmt::format("--device {}: expected cpu, cuda or auto", o.device));
+  static const std::vector<std::string> kWorkloads = {"constant", "ladder", "roi", "burst"};
+  if (std::find(kWorkloads.begin(), kWorkloads.end(), o.workload) == kWorkloads.end())
+    throw input_error(fmt::format("--workload {}: expected constant, ladder, roi or burst", o.workload));
+  if (!o.duration_s && !o.frames) throw input_error("soak: give --duration or --frames");
+  if (o.width < 2 || o.height < 2) throw input_error("soak: --size must be at least 2x2");
+  const std::string why = o.device == "cpu" ? "--device cpu" : cuda_unavailable_reason();
+  if (o.device == "cuda" && !why.empty()) throw input_error(fmt::format("--device cuda: {}", why));
+  SoakResult r;
+  r.device = why.empty() ? "cuda" : "cpu";
+  if (r.device == "cuda")
+    for (const auto& s : o.strategies)
+      if (std::find(strategy_names().begin(), strategy_names().end(), s) == strategy_names().end())
+        throw input_error(fmt::format("--mem/--compare: unknown strategy '{}'", s));
+  const auto strategies = r.device == "cuda" ? o.strategies : std::vector<std::string>{"cpu"};
+  if (o.parallel && strategies.size() > 1) {
+    r.runs.resize(strategies.size());
+    std::vector<std::thread> threads;
+    std::mutex mu;
+    const auto sample = [&](const SoakSample& s) {
+      std::lock_guard lock(mu);
+      if (on_sample) on_sample(s);
+    };
+    for (std::size_t i = 0; i < strategies.size(); ++i)
+      threads.emplace_back([&, i] {
+        try {
+          r.runs[i] = run_one(o, strategies[i], true, sample);
+        } catch (const std::exception& e) {
+          r.runs[i].strategy = strategies[i];
+          r.runs[i].error = e.what();
+          r.runs[i].verdict.pass = false;
+          r.runs[i].verdict.reasons.push_back(std::string("could not run: ") + e.what());
+        }
+      });
+    for (auto& t : threads) t.join();
+    return r;
+  }
+  for (const auto& s : strategies) {
+    if (o.interrupt && o.interrupt->load()) break;
+    r.runs.push_back(run_one(o, s, r.device == "cuda", on_sample));
+  }
+  return r;
+}
+
+// ---- outputs -----------------------------------------------------------------
+
+namespace {
+template <class T>
+nlohmann::json opt(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+std::string csv_opt(const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : ""; }
+}  // namespace
+
+nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
+  nlohmann::json runs_j = nlohmann::json::array();
+  for (const auto& r : runs) {
+    nlohmann::json samples = nlohmann::json::array();
+    for (const auto& s : r.samples)
+      samples.push_back({{"t_s", s.t_s}, {"frames", s.frames}, {"fps", s.fps}, {"p50_ms", s.p50_ms},
+                         {"p99_ms", s.p99_ms}, {"max_ms", s.max_ms}, {"reserved_mb", opt(s.reserved_mb)},
+                         {"used_mb", opt(s.used_mb)}, {"fragmentation", opt(s.fragmentation)},
+                         {"largest_block_mb", opt(s.largest_block_mb)}, {"failures", s.failures},
+                         {"retries", s.retries}, {"rss_mb", s.rss_mb}, {"pinned_mb", s.pinned_mb},
+                         {"width", s.width}, {"height", s.height}});
+    runs_j.push_back({{"strategy", r.strategy}, {"frames", r.frames}, {"wall_s", r.wall_s},
+                      {"error", r.error},
+                      {"verdict", {{"pass", r.verdict.pass}, {"reasons", r.verdict.reasons},
+                                   {"memory_metric", r.verdict.memory_metric},
+                                   {"memory_growth", opt(r.verdict.memory_growth)},
+                                   {"p99_drift", opt(r.verdict.p99_drift)},
+                                   {"failures", r.verdict.failures}}},
+                      {"samples", samples}});
+  }
+  return {{"device", device},
+          {"options", {{"workload", o.workload}, {"filters", o.filters}, {"width", o.width},
+                       {"height", o.height}, {"ladder_every", o.ladder_every},
+                       {"duration_s", opt(o.duration_s)}, {"frames", opt(o.frames)},
+                       {"interval_s", o.interval_s}, {"budget_bytes", opt(o.budget)},
+                       {"host", o.host}, {"seed", o.seed}, {"fps", o.fps},
+                       {"parallel", o.parallel}, {"strategies", o.strategies},
+                       {"thresholds", {{"warmup", o.thresholds.warmup},
+                                       {"max_reserved_growth", o.thresholds.max_reserved_growth},
+                                       {"max_p99_drift", o.thresholds.max_p99_drift}}}}},
+          {"pass", pass()},
+          {"runs", runs_j}};
+}
+
+void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
+  if (o.out_dir.empty()) return;
+  fs::create_directories(o.out_dir);
+  const fs::path dir(o.out_dir);
+  {
+    std::ofstream csv(dir / "samples.csv");
+    csv << "strategy,t_s,frames,fps,p50_ms,p99_ms,max_ms,reserved_mb,used_mb,fragmentation,"
+           "largest_block_mb,failures,retries,rss_mb,pinned_mb,width,height\n";
+    for (const auto& run : r.runs)
+      for (const auto& s : run.samples)
+        csv << fmt::format("{},{:.3f},{},{:.2f},{:.4f},{:.4f},{:.4f},{},{},{},{},{},{},{:.2f},{:.2f},{},{}\n",
+                           s.strategy, s.t_s, s.frames, s.fps, s.p50_ms, s.p99_ms, s.max_ms,
+                           csv_opt(s.reserved_mb), csv_opt(s.used_mb), csv_opt(s.fragmentation),
+                           csv_opt(s.largest_block_mb), s.failures, s.retries, s.rss_mb, s.pinned_mb,
+                           s.width, s.height);
+    if (!csv) throw std::runtime_error(fmt::format("cannot write '{}'", (dir / "samples.csv").string()));
+  }
+  {
+    std::ofstream j(dir / "soak.json");
+    j << r.to_json(o).dump(2) << '\n';
+  }
+  struct Chart {
+    const char* file;
+    const char* title;
+    const char* unit;
+    std::function<std::optional<double>(const SoakSample&)> get;
+  };
+  const std::vector<Chart> charts = {
+      {"fps.png", "Throughput", "fps", [](const SoakSample& s) { return std::optional(s.fps); }},
+      {"latency_p99.png", "Latency p99 (source to sink)", "ms", [](const SoakSample& s) { return std::optional(s.p99_ms); }},
+      {"reserved.png", "Device memory reserved by the strategy", "MB", [](const SoakSample& s) { return s.reserved_mb; }},
+      {"used.png", "Device memory in use (handed out)", "MB", [](const SoakSample& s) { return s.used_mb; }},
+      {"fragmentation.png", "Fragmentation (1 - largest free / free)", "", [](const SoakSample& s) { return s.fragmentation; }},
+      {"largest_block.png", "Largest block the device grants (probed)", "MB", [](const SoakSample& s) { return s.largest_block_mb; }},
+      {"rss.png", "Host RSS", "MB", [](const SoakSample& s) { return std::optional(s.rss_mb); }},
+  };
+  std::vector<std::string> written;
+  for (const auto& c : charts) {
+    std::vector<PlotSeries> series;
+    bool any = false;
+    for (const auto& run : r.runs) {
+      PlotSeries ps{run.strategy, {}, {}};
+      for (const auto& s : run.samples) {
+        const auto v = c.get(s);
+        ps.x.push_back(s.t_s);
+        ps.y.push_back(v ? *v : NAN);
+        any |= v.has_value();
+      }
+      series.push_back(std::move(ps));
+    }
+    if (!any) continue;
+    write_line_chart_png((dir / c.file).string(), c.title, "time (s)", c.unit, series);
+    written.push_back(c.file);
+  }
+  std::ofstream html(dir / "report.html");
+  html << "<!doctype html><meta charset=utf-8><title>vpipe soak</title>\n"
+          "<style>body{font-family:sans-serif;max-width:1700px;margin:1em auto}"
+          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+          ".pass{background:#d4f4d4}.fail{background:#f8d0d0}img{width:820px;margin:4px}</style>\n";
+  html << fmt::format("<h1>vpipe soak: {} workload on {}</h1>\n<p>{}x{} source, chain <code>{}</code>, "
+                      "{}{}{}, sampled every {} s, {} staging. Verdict thresholds: warm-up {:.0f} % of "
+                      "samples, memory growth ≤ {:.0f} %, p99 drift ≤ {:.0f} %, no failure.</p>\n",
+                      o.workload, r.device, o.width, o.height, o.filters,
+                      o.duration_s ? fmt::format("{} s per strategy", *o.duration_s)
+                                   : fmt::format("{} frames per strategy", o.frames.value_or(0)),
+                      o.budget ? fmt::format(", budget {:.0f} MB", static_cast<double>(*o.budget) / 1e6) : "",
+                      o.parallel && r.runs.size() > 1 ? ", the strategies running at the same time on one GPU" : "",
+                      o.interval_s, o.host, o.thresholds.warmup * 100,
+                      o.thresholds.max_reserved_growth * 100, o.thresholds.max_p99_drift * 100);
+  html << "<table><tr><th>strategy</th><th>verdict</th><th>frames</th><th>mean fps</th>"
+          "<th>p99 ms (median)</th><th>memory growth</th><th>p99 drift</th><th>retries</th>"
+          "<th>failures</th><th>why</th></tr>\n";
+  for (const auto& run : r.runs) {
+    std::vector<double> p99;
+    std::int64_t retries = 0;
+    for (const auto& s : run.samples) {
+      p99.push_back(s.p99_ms);
+      retries = s.retries;
+    }
+    const auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("—"); };
+    std::string why;
+    for (const auto& reason : run.verdict.reasons) why += reason + "; ";
+    html << fmt::format("<tr class={}><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.2f}</td>"
+                        "<td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td style=text-align:left>{}</td></tr>\n",
+                        run.verdict.pass ? "pass" : "fail", run.strategy, run.verdict.pass ? "PASS" : "FAIL",
+                        run.frames, run.wall_s > 0 ? static_cast<double>(run.frames) / run.wall_s : 0,
+                        median(p99), pct(run.verdict.memory_growth), run.verdict.memory_metric,
+                        pct(run.verdict.p99_drift), retries, run.verdict.failures, why);
+  }
+  html << "</table>\n";
+  for (const auto& f : written) html << fmt::format("<img src=\"{}\" alt=\"{}\">\n", f, f);
+  html << "<p>Data: <a href=samples.csv>samples.csv</a>, <a href=soak.json>soak.json</a>.</p>\n";
+}
+
+std::string prometheus_text(const std::vector<SoakSample>& latest) {
+  struct Gauge {
+    const char* name;
+    const char* help;
+    std::function<std::optional<double>(const SoakSample&)> get;
+  };
+  const std::vector<Gauge> gauges = {
+      {"vpipe_soak_fps", "Frames per second over the last interval.", [](const SoakSample& s) { return std::optional(s.fps); }},
+      {"vpipe_soak_frames_total", "Frames done.", [](const SoakSample& s) { return std::optional(static_cast<double>(s.frames)); }},
+      {"vpipe_soak_latency_p50_ms", "Latency p50 over the last interval, source to sink.", [](const SoakSample& s) { return std::optional(s.p50_ms); }},
+      {"vpipe_soak_latency_p99_ms", "Latency p99 over the last interval.", [](const SoakSample& s) { return std::optional(s.p99_ms); }},
+      {"vpipe_soak_latency_max_ms", "Latency max over the last interval.", [](const SoakSample& s) { return std::optional(s.max_ms); }},
+      {"vpipe_soak_device_reserved_mb", "Device memory held by the strategy.", [](const SoakSample& s) { return s.reserved_mb; }},
+      {"vpipe_soak_device_used_mb", "Device memory handed out.", [](const SoakSample& s) { return s.used_mb; }},
+      {"vpipe_soak_fragmentation", "1 - largest free block / free bytes, where the strategy sees it.", [](const SoakSample& s) { return s.fragmentation; }},
+      {"vpipe_soak_largest_block_mb", "Largest block the device granted at the last probe.", [](const SoakSample& s) { return s.largest_block_mb; }},
+      {"vpipe_soak_failures_total", "Allocations that failed after retrying.", [](const SoakSample& s) { return std::optional(static_cast<double>(s.failures)); }},
+      {"vpipe_soak_retries_total", "Allocations retried after a trim.", [](const SoakSample& s) { return std::optional(static_cast<double>(s.retries)); }},
+      {"vpipe_soak_host_rss_mb", "Resident set size of the process.", [](const SoakSample& s) { return std::optional(s.rss_mb); }},
+      {"vpipe_soak_pinned_mb", "Pinned host memory of the staging ring.", [](const SoakSample& s) { return std::optional(s.pinned_mb); }},
+  };
+  std::string out;
+  for (const auto& g : gauges) {
+    std::string lines;
+    for (const auto& s : latest)
+      if (const auto v = g.get(s)) lines += fmt::format("{}{{strategy=\"{}\"}} {}\n", g.name, s.strategy, *v);
+    if (lines.empty()) continue;
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", g.name, g.help, g.name, lines);
+  }
+  return out;
+}
+
+}  // namespace vpipe

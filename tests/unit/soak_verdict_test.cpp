@@ -1,0 +1,107 @@
+// The soak verdict on synthetic series with known leaks, drifts and failures:
+// it must fail them, and pass a flat run.
+#include <gtest/gtest.h>
+
+#include "vpipe/pipeline/soak.hpp"
+
+using namespace vpipe;
+
+namespace {
+
+// n samples, reserved = base + leak_per_sample × i, p99 = p99 × (1 + drift × i / n).
+std::vector<SoakSample> series(int n, double leak_per_sample, double drift, std::int64_t failures_at = -1,
+                               double base = 500) {
+  std::vector<SoakSample> v;
+  for (int i = 0; i < n; ++i) {
+    SoakSample s;
+    s.strategy = "pool";
+    s.t_s = i;
+    s.reserved_mb = base + leak_per_sample * i + (i % 3) * 0.5;  // a little noise
+    s.p99_ms = 4.0 * (1 + drift * i / n) + (i % 2) * 0.1;
+    s.rss_mb = 100;
+    s.failures = failures_at >= 0 && i >= failures_at ? 1 : 0;
+    v.push_back(s);
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST(SoakVerdict, FlatRunPasses) {
+  const auto v = judge(series(60, 0, 0), {});
+  EXPECT_TRUE(v.pass) << (v.reasons.empty() ? "" : v.reasons[0]);
+  EXPECT_EQ(v.memory_metric, "reserved");
+  ASSERT_TRUE(v.memory_growth.has_value());
+  EXPECT_NEAR(*v.memory_growth, 0, 0.01);
+  ASSERT_TRUE(v.p99_drift.has_value());
+  EXPECT_NEAR(*v.p99_drift, 0, 0.05);
+}
+
+TEST(SoakVerdict, SlowLeakFails) {
+  // 3 MB a sample on 500 MB: the last third after warm-up peaks ~16 % above the first.
+  const auto v = judge(series(60, 3.0, 0), {});
+  EXPECT_FALSE(v.pass);
+  ASSERT_FALSE(v.reasons.empty());
+  EXPECT_NE(v.reasons[0].find("reserved memory grew"), std::string::npos) << v.reasons[0];
+  EXPECT_GT(*v.memory_growth, 0.10);
+}
+
+TEST(SoakVerdict, GrowthDuringWarmupIsForgiven) {
+  auto s = series(60, 0, 0);
+  for (int i = 0; i < 25; ++i) s[static_cast<std::size_t>(i)].reserved_mb = 100 + 16 * i;  // fills up, then flat at 500
+  EXPECT_TRUE(judge(s, {}).pass);
+  SoakThresholds no_warmup;
+  no_warmup.warmup = 0;
+  EXPECT_FALSE(judge(s, no_warmup).pass) << "without warm-up the fill-up counts as growth";
+}
+
+TEST(SoakVerdict, LatencyDriftFails) {
+  const auto v = judge(series(60, 0, 1.5), {});  // p99 rises 150 % over the run
+  EXPECT_FALSE(v.pass);
+  EXPECT_GT(*v.p99_drift, 0.5);
+  ASSERT_FALSE(v.reasons.empty());
+  EXPECT_NE(v.reasons.back().find("p99 latency drifted"), std::string::npos);
+  SoakThresholds lenient;
+  lenient.max_p99_drift = 5.0;
+  EXPECT_TRUE(judge(series(60, 0, 1.5), lenient).pass) << "the threshold is an option";
+}
+
+TEST(SoakVerdict, AnyFailureFails) {
+  const auto v = judge(series(60, 0, 0, 59), {});
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.failures, 1);
+  // Even one during warm-up.
+  EXPECT_FALSE(judge(series(60, 0, 0, 0), {}).pass);
+}
+
+TEST(SoakVerdict, TooFewSamplesCannotPass) {
+  const auto v = judge(series(2, 0, 0), {});
+  EXPECT_FALSE(v.pass);
+  EXPECT_NE(v.reasons.at(0).find("sample"), std::string::npos);
+}
+
+TEST(SoakVerdict, CpuRunsAreJudgedOnRss) {
+  auto s = series(60, 0, 0);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    s[i].reserved_mb.reset();
+    s[i].rss_mb = 100 + 0.5 * static_cast<double>(i);  // a host leak
+  }
+  const auto v = judge(s, {});
+  EXPECT_EQ(v.memory_metric, "rss");
+  EXPECT_FALSE(v.pass);
+}
+
+TEST(SoakMetrics, PrometheusTextHasEveryGaugeWithItsStrategy) {
+  SoakSample a;
+  a.strategy = "pool";
+  a.fps = 1234.5;
+  a.reserved_mb = 64;
+  SoakSample b;
+  b.strategy = "slab";
+  const auto text = prometheus_text({a, b});
+  EXPECT_NE(text.find("# TYPE vpipe_soak_fps gauge"), std::string::npos);
+  EXPECT_NE(text.find("vpipe_soak_fps{strategy=\"pool\"} 1234.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("vpipe_soak_device_reserved_mb{strategy=\"pool\"} 64"), std::string::npos);
+  EXPECT_EQ(text.find("vpipe_soak_device_reserved_mb{strategy=\"slab\"}"), std::string::npos)
+      << "no value, no line";
+}
