@@ -32,6 +32,15 @@ HostFramePool::~HostFramePool() {
 void HostFramePool::attach(AVCodecContext* decoder) {
   decoder->opaque = this;
   decoder->get_buffer2 = &HostFramePool::get_buffer2;
+#if FF_API_THREAD_SAFE_CALLBACKS
+  // FFmpeg < 6 asks custom get_buffer2 callbacks to say they are thread-safe
+  // (this one is: the pool and its switch are under a mutex, av_buffer_pool_get
+  // is thread-safe); without it, frame threading warns on every open.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  decoder->thread_safe_callbacks = 1;
+#pragma GCC diagnostic pop
+#endif
 }
 
 AVBufferRef* HostFramePool::alloc(void* opaque, std::size_t size) {
