@@ -151,6 +151,20 @@ std::size_t parse_bytes(const std::string& s) {
   return static_cast<std::size_t>(v * mult);
 }
 
+void print_soak_table(const vpipe::SoakResult& result) {
+  fmt::print("| strategy | verdict | frames | mean fps | memory growth | p99 drift | failures | why |\n"
+             "|---|---|---|---|---|---|---|---|\n");
+  for (const auto& r : result.runs) {
+    std::string why;
+    for (const auto& reason : r.verdict.reasons) why += (why.empty() ? "" : "; ") + reason;
+    const auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("-"); };
+    fmt::print("| {} | {} | {} | {:.0f} | {} ({}) | {} | {} | {} |\n", r.strategy,
+               r.verdict.pass ? "PASS" : "FAIL", r.frames, r.wall_s > 0 ? r.frames / r.wall_s : 0.0,
+               pct(r.verdict.memory_growth), r.verdict.memory_metric, pct(r.verdict.p99_drift),
+               r.verdict.failures, why);
+  }
+}
+
 int run_soak_cli(vpipe::SoakOptions& o, const std::string& metrics_address, int metrics_port) {
   o.interrupt = &g_signal;
   std::signal(SIGINT, on_signal);
@@ -182,17 +196,7 @@ int run_soak_cli(vpipe::SoakOptions& o, const std::string& metrics_address, int 
   });
   if (tty) fmt::print(stderr, "\n");
   vpipe::write_soak_outputs(result, o);
-  fmt::print("| strategy | verdict | frames | mean fps | memory growth | p99 drift | failures | why |\n"
-             "|---|---|---|---|---|---|---|---|\n");
-  for (const auto& r : result.runs) {
-    std::string why;
-    for (const auto& reason : r.verdict.reasons) why += (why.empty() ? "" : "; ") + reason;
-    const auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("-"); };
-    fmt::print("| {} | {} | {} | {:.0f} | {} ({}) | {} | {} | {} |\n", r.strategy,
-               r.verdict.pass ? "PASS" : "FAIL", r.frames, r.wall_s > 0 ? r.frames / r.wall_s : 0.0,
-               pct(r.verdict.memory_growth), r.verdict.memory_metric, pct(r.verdict.p99_drift),
-               r.verdict.failures, why);
-  }
+  print_soak_table(result);
   if (!o.out_dir.empty()) fmt::print(stderr, "vpipe soak: report in {}/report.html\n", o.out_dir);
   if (g_signal.load()) return 128 + g_signal.load();
   return result.pass() ? 0 : 3;
@@ -418,6 +422,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   soak->add_option("--fps", sopts.fps, "pace the source (0: full speed)")->capture_default_str();
   soak->add_option("--seed", sopts.seed, "random seed (roi workload)")->capture_default_str();
+  std::string rejudge;
+  soak->add_option("--rejudge", rejudge,
+                   "judge a finished soak's soak.json again with these --max-growth, --max-drift "
+                   "and --warmup (runs nothing)");
   soak->add_option("--out", sopts.out_dir, "write samples.csv, soak.json, *.png and report.html here");
   soak->add_option("--metrics-port", metrics_port,
                    "serve Prometheus text at http://ADDRESS:PORT/metrics while running (0: off)")
@@ -460,6 +468,15 @@ int main(int argc, char** argv) {
       if (std::sscanf(soak_size.c_str(), "%dx%d", &sopts.width, &sopts.height) != 2)
         throw vpipe::input_error(fmt::format("--size {}: expected WxH, e.g. 1920x1080", soak_size));
       sopts.thresholds = {warmup_pct / 100, max_growth_pct / 100, max_drift_pct / 100};
+      if (!rejudge.empty()) {
+        auto r = vpipe::read_soak_json(rejudge);
+        for (auto& run : r.runs) {
+          run.verdict = vpipe::judge(run.samples, sopts.thresholds);
+          if (!run.error.empty()) run.verdict.pass = false;
+        }
+        print_soak_table(r);
+        return r.pass() ? 0 : 3;
+      }
       return run_soak_cli(sopts, metrics_address, metrics_port);
     }
     if (breplay->parsed())

@@ -61,8 +61,11 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
   const bool device = std::any_of(post.begin(), post.end(), [](const SoakSample& s) { return s.reserved_mb.has_value(); });
   v.memory_metric = device ? "reserved" : "rss";
   auto mem = [&](const SoakSample& s) { return device ? s.reserved_mb.value_or(0) : s.rss_mb; };
-  double first_max = 0, last_max = 0;
-  for (std::size_t i = 0; i < k; ++i) first_max = std::max(first_max, mem(post[i]));
+  // Baseline: the largest value during warm-up (a fill-up counts as warm-up,
+  // swings of in-use memory set the envelope, and a step after warm-up,
+  // however early, counts as growth); with no warm-up, the first sample.
+  double first_max = start == 0 ? mem(post.front()) : 0, last_max = 0;
+  for (std::size_t i = 0; i < start; ++i) first_max = std::max(first_max, mem(samples[i]));
   for (std::size_t i = post.size() - k; i < post.size(); ++i) last_max = std::max(last_max, mem(post[i]));
   if (first_max > 0) {
     v.memory_growth = last_max / first_max - 1;
@@ -482,6 +485,52 @@ nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
                                        {"max_p99_drift", o.thresholds.max_p99_drift}}}}},
           {"pass", pass()},
           {"runs", runs_j}};
+}
+
+SoakResult read_soak_json(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw input_error(fmt::format("cannot open '{}'", path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const std::exception& e) {
+    throw input_error(fmt::format("{}: not a soak.json: {}", path, e.what()));
+  }
+  auto get_opt = [](const nlohmann::json& v) -> std::optional<double> {
+    return v.is_null() ? std::nullopt : std::optional<double>(v.get<double>());
+  };
+  SoakResult r;
+  r.device = j.value("device", "");
+  for (const auto& rj : j.at("runs")) {
+    SoakRun run;
+    run.strategy = rj.at("strategy");
+    run.frames = rj.value("frames", std::int64_t{0});
+    run.wall_s = rj.value("wall_s", 0.0);
+    run.error = rj.value("error", "");
+    for (const auto& sj : rj.at("samples")) {
+      SoakSample s;
+      s.strategy = run.strategy;
+      s.t_s = sj.at("t_s");
+      s.frames = sj.at("frames");
+      s.fps = sj.at("fps");
+      s.p50_ms = sj.at("p50_ms");
+      s.p99_ms = sj.at("p99_ms");
+      s.max_ms = sj.at("max_ms");
+      s.reserved_mb = get_opt(sj.at("reserved_mb"));
+      s.used_mb = get_opt(sj.at("used_mb"));
+      s.fragmentation = get_opt(sj.at("fragmentation"));
+      s.largest_block_mb = get_opt(sj.at("largest_block_mb"));
+      s.failures = sj.at("failures");
+      s.retries = sj.at("retries");
+      s.rss_mb = sj.at("rss_mb");
+      s.pinned_mb = sj.at("pinned_mb");
+      s.width = sj.at("width");
+      s.height = sj.at("height");
+      run.samples.push_back(s);
+    }
+    r.runs.push_back(std::move(run));
+  }
+  return r;
 }
 
 void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {

@@ -48,11 +48,27 @@ TEST(SoakVerdict, SlowLeakFails) {
 
 TEST(SoakVerdict, GrowthDuringWarmupIsForgiven) {
   auto s = series(60, 0, 0);
-  for (int i = 0; i < 25; ++i) s[static_cast<std::size_t>(i)].reserved_mb = 100 + 16 * i;  // fills up, then flat at 500
+  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)].reserved_mb = 100 + 50 * i;  // fills up, then flat at 500
   EXPECT_TRUE(judge(s, {}).pass);
   SoakThresholds no_warmup;
   no_warmup.warmup = 0;
   EXPECT_FALSE(judge(s, no_warmup).pass) << "without warm-up the fill-up counts as growth";
+}
+
+TEST(SoakVerdict, OneStepSoonAfterWarmupFails) {
+  // The shape vmm showed on the H200: flat, then one more 20 MiB chunk for good.
+  auto s = series(90, 0, 0, -1, 84);
+  for (std::size_t i = 37; i < s.size(); ++i) s[i].reserved_mb = 105;
+  const auto v = judge(s, {});
+  EXPECT_FALSE(v.pass);
+  EXPECT_NEAR(*v.memory_growth, 105.0 / 85.0 - 1, 0.01);
+}
+
+TEST(SoakVerdict, NoisyInUseMemoryIsNotGrowth) {
+  // naive's "reserved" is what is in use: it swings from frame to frame.
+  auto s = series(90, 0, 0);
+  for (std::size_t i = 0; i < s.size(); ++i) s[i].reserved_mb = 45 + ((i * 7919) % 11);  // 45..55
+  EXPECT_TRUE(judge(s, {}).pass);
 }
 
 TEST(SoakVerdict, LatencyDriftFails) {

@@ -84,6 +84,12 @@ struct SoakVerdict {
 };
 
 // Judges one strategy's samples (in time order). Pure: tested on synthetic series.
+//  - memory: the largest value in the last third after warm-up against the
+//    largest during warm-up (reserved device memory; RSS on the CPU path):
+//    more than max_reserved_growth above it fails;
+//  - latency: the median per-sample p99 of the last third after warm-up
+//    against the first third's: more than max_p99_drift above it fails;
+//  - any allocation failure (after the retry) fails.
 [[nodiscard]] SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& t);
 
 struct SoakRun {
@@ -105,6 +111,9 @@ struct SoakResult {
 // Runs every strategy in turn. `on_sample` sees each sample as it is taken
 // (the live endpoint and the progress line use it).
 SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSample&)>& on_sample = {});
+
+// Reads a soak.json back (to judge it again with other thresholds).
+[[nodiscard]] SoakResult read_soak_json(const std::string& path);
 
 // Writes samples.csv, soak.json, the PNG plots and report.html into o.out_dir.
 void write_soak_outputs(const SoakResult& r, const SoakOptions& o);
