@@ -19,8 +19,10 @@
 //    with NVDEC, decode hands device frames to the first CUDA filter: no upload)
 //
 // Exit status: 0 done, 1 error (one line on stderr naming the file and the
-// cause; no partial output left), 2 usage, 130/143 interrupted by SIGINT/SIGTERM
-// (the output is finalized and playable).
+// cause; no partial output left), 2 usage, 3 soak verdict failed, 4 completed
+// with N errors (damaged input: frames concealed or dropped, counted; the
+// output is complete), 130/143 interrupted by SIGINT/SIGTERM (the output is
+// finalized and playable).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -112,6 +114,8 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
     if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", report_path));
   }
   if (r.interrupted) return 128 + g_signal.load();
+  // The output is complete and playable, but frames were damaged or lost.
+  if (r.decode_errors > 0) return 4;
   return 0;
 }
 

@@ -98,6 +98,7 @@ Flow CudaFilterStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::cuda_filter");
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "cuda filter: needs a device frame");
   f_.follow(in.format);  // a resolution change: same filter, new buffers from the strategy
+  if (f_.filter->is_identity()) return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
   in.ready->wait_on(stream_);
   Frame result = Frame::allocate_device(f_.out, mr_, stream_);
   f_.filter->process_cuda(in, result, CudaContext{stream_, mr_});

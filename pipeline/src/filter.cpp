@@ -280,7 +280,7 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     ConfiguredFilter cf{std::move(label), std::move(filter), current, {}};
     cf.out = cf.filter->configure(current);
     current = cf.out;
-    if (!cf.filter->is_identity()) chain.push_back(std::move(cf));
+    chain.push_back(std::move(cf));  // identity now, maybe not after a size change
   };
   for (const auto& spec : specs) {
     const FilterInfo& info = registry.info(spec.name);

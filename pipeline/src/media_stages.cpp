@@ -69,7 +69,23 @@ Flow DemuxSource::produce(Output<Packet>& out) {
       if (!start_s_ || (offset_s_ == 0 && begin < *start_s_)) start_s_ = begin;
       pass_end_s_ = std::max(pass_end_s_, end);
     }
-    if (offset_s_ > 0) {
+    // Streams that allow timestamp discontinuities (MPEG-TS: a spliced feed,
+    // concatenated files): a jump back, or forward by over 10 s, is closed up
+    // so the output's timestamps keep increasing. Every stream shifts alike.
+    const std::int64_t d = p.pkt->dts != AV_NOPTS_VALUE ? p.pkt->dts : p.pkt->pts;
+    if ((input_->iformat->flags & AVFMT_TS_DISCONT) && d != AV_NOPTS_VALUE) {
+      const double out_t = static_cast<double>(d) * av_q2d(tb) + offset_s_;
+      auto& last = last_dts_s_[index];
+      const double step = p.pkt->duration > 0 ? static_cast<double>(p.pkt->duration) * av_q2d(tb) : 1.0 / 30;
+      if (last && (out_t < *last || out_t > *last + 10.0)) {
+        offset_s_ += *last + step - out_t;
+        counters_.ts_discontinuities++;
+        spdlog::warn("{}: timestamps jump by {:+.3f} s at {:.3f} s (stream #{}); closed up", path_,
+                     out_t - *last, *last, index);
+      }
+      last = static_cast<double>(d) * av_q2d(tb) + offset_s_;
+    }
+    if (offset_s_ != 0) {
       const auto shift = static_cast<std::int64_t>(std::llround(offset_s_ / av_q2d(tb)));
       if (p.pkt->pts != AV_NOPTS_VALUE) p.pkt->pts += shift;
       if (p.pkt->dts != AV_NOPTS_VALUE) p.pkt->dts += shift;
@@ -181,8 +197,9 @@ Flow NullSink::consume(Frame frame) {
 // ---- filter ----------------------------------------------------------------
 
 Flow FilterStage::process(Frame in, Output<Frame>& out) {
-  if (in.ready) in.ready->synchronize();  // a download still landing
   f_.follow(in.format);
+  if (f_.filter->is_identity()) return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
+  if (in.ready) in.ready->synchronize();  // a download still landing
   Frame result = Frame::allocate_host(f_.out);
   f_.filter->process(in, result);
   result.copy_props_from(in);

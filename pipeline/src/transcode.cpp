@@ -173,7 +173,8 @@ nlohmann::json TranscodeReport::to_json() const {
                       {"video_packets_written", video_packets_written},
                       {"other_packets_written", other_packets_written},
                       {"decode_errors", decode_errors},
-                      {"fitted_to_encoder", frames_fitted}}},
+                      {"fitted_to_encoder", frames_fitted},
+                      {"timestamp_discontinuities", ts_discontinuities}}},
           {"copied_streams", copied_streams},
           {"wall_s", wall_s},
           {"fps", fps},
@@ -262,9 +263,13 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   if (use_nvdec && o.decode == "auto") {
     // NVDEC's frames suit a chain whose CUDA filters come first, unbroken by
     // a CPU filter (a format conversion inserted for NV12 would be one).
-    bool starts_on_gpu = chain.empty() ? null_output : chain.front().filter->has_cuda();
-    for (std::size_t i = 1; i < chain.size(); ++i)
-      if (chain[i].filter->has_cuda() && !chain[i - 1].filter->has_cuda()) starts_on_gpu = false;
+    // (Filters that pass frames through for this input do not count.)
+    std::vector<bool> gpu;
+    for (const auto& c : chain)
+      if (!c.filter->is_identity()) gpu.push_back(c.filter->has_cuda());
+    bool starts_on_gpu = gpu.empty() ? null_output && chain.empty() : gpu.front();
+    for (std::size_t i = 1; i < gpu.size(); ++i)
+      if (gpu[i] && !gpu[i - 1]) starts_on_gpu = false;
     if (!starts_on_gpu) {
       use_nvdec = false;
       report.notes.push_back(chain.empty()
@@ -374,16 +379,17 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   // upload (format conversion), CUDA filters, and CPU filters after the download.
   std::size_t first_cuda = chain.size(), last_cuda = 0;
   for (std::size_t i = 0; i < chain.size(); ++i)
-    if (chain[i].filter->has_cuda()) {
+    if (chain[i].filter->has_cuda() && !chain[i].filter->is_identity()) {
       first_cuda = std::min(first_cuda, i);
       last_cuda = i;
     }
   const bool cuda_filters = report.device == "cuda" && first_cuda < chain.size();
-  if (report.device == "cuda" && !cuda_filters && !chain.empty())
+  if (report.device == "cuda" && !cuda_filters &&
+      std::any_of(chain.begin(), chain.end(), [](const auto& c) { return !c.filter->is_identity(); }))
     report.notes.push_back("no CUDA filter in this chain: it runs on the CPU");
   if (cuda_filters)
     for (std::size_t i = first_cuda; i <= last_cuda; ++i)
-      if (!chain[i].filter->has_cuda())
+      if (!chain[i].filter->has_cuda() && !chain[i].filter->is_identity())
         throw input_error(fmt::format("--vf: '{}' has no CUDA implementation and sits between CUDA "
                                       "filters; use --device cpu", chain[i].label));
   std::optional<MemoryStrategy> strategy;
@@ -520,6 +526,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.other_packets_written = counters.other_packets_written;
   report.decode_errors = counters.decode_errors;
   report.frames_fitted = counters.frames_fitted;
+  report.ts_discontinuities = counters.ts_discontinuities;
   report.fps = report.wall_s > 0 ? static_cast<double>(report.video_packets_written) / report.wall_s : 0;
   report.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
   report.latency_ms_p90 = static_cast<double>(counters.latency_ns.percentile(0.90)) * 1e-6;

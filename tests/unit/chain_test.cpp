@@ -52,8 +52,15 @@ TEST(ChainBuilder, ConfiguresFormatsThroughTheChain) {
   EXPECT_EQ(keep[0].out.height, 360);
 }
 
-TEST(ChainBuilder, DropsIdentityFiltersAndInsertsConversions) {
-  EXPECT_TRUE(build_chain(parse_chain("blur=sigma=0,resize=1280x720"), k720).empty());
+TEST(ChainBuilder, KeepsIdentityFiltersAsPassThroughAndInsertsConversions) {
+  auto same = build_chain(parse_chain("blur=sigma=0,resize=1280x720"), k720);
+  ASSERT_EQ(same.size(), 2u);
+  EXPECT_TRUE(same[0].filter->is_identity());
+  EXPECT_TRUE(same[1].filter->is_identity()) << "a resize to the input's own size";
+  // After a size change mid-stream the same resize has work to do again.
+  same[1].follow({AV_PIX_FMT_YUV420P, 640, 360});
+  EXPECT_FALSE(same[1].filter->is_identity());
+  EXPECT_EQ(same[1].out, k720);
   const auto chain = build_chain(parse_chain("blur=2"), {AV_PIX_FMT_YUV420P10LE, 64, 64});
   ASSERT_EQ(chain.size(), 2u);
   EXPECT_EQ(chain[0].label, "format=yuv420p");

@@ -168,7 +168,9 @@ struct ConfiguredFilter {
 
 // Instantiates and configures a chain for `input`. Where a filter does not
 // accept its input format, a `format` conversion to yuv420p is inserted before
-// it. Identity filters are dropped. Throws chain_error / not_negotiated.
+// it. Filters that are identities for this input stay in the chain and pass
+// frames through untouched (a resize to the input's size does work again when
+// the size changes mid-stream). Throws chain_error / not_negotiated.
 [[nodiscard]] std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
                                                         const FrameFormat& input);
 

@@ -34,6 +34,7 @@ struct MediaCounters {
   std::atomic<std::int64_t> decode_errors{0};
   std::atomic<std::int64_t> frames_encoded{0};
   std::atomic<std::int64_t> frames_fitted{0};  // scaled to the encoder's size (size changed)
+  std::atomic<std::int64_t> ts_discontinuities{0};  // timestamp jumps closed up (MPEG-TS)
   std::atomic<std::int64_t> video_packets_written{0};
   std::atomic<std::int64_t> other_packets_written{0};
   Histogram latency_ns;  // demux → mux, per video packet
@@ -75,6 +76,7 @@ class DemuxSource final : public Source<Packet> {
   double offset_s_ = 0;                  // added to every timestamp of this pass
   double pass_end_s_ = 0;                // latest end time seen, source seconds
   std::optional<double> start_s_;        // earliest time seen
+  std::map<int, std::optional<double>> last_dts_s_;  // per stream, output seconds
 };
 
 // Decode: CPU (FFmpeg's threads; host frames) or, with `nvdec` attached to

@@ -65,7 +65,8 @@ struct TranscodeReport {
   std::int64_t video_packets_written = 0;
   std::int64_t other_packets_written = 0;
   std::int64_t decode_errors = 0;
-  std::int64_t frames_fitted = 0;  // scaled to the encoder's size after a mid-stream size change
+  std::int64_t frames_fitted = 0;
+  std::int64_t ts_discontinuities = 0;  // timestamp jumps closed up (MPEG-TS splices)  // scaled to the encoder's size after a mid-stream size change
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;

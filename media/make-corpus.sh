@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# make-corpus.sh OUT_DIR: the reliability corpus, generated (nothing binary is
+# committed). Every file is made from the bundled sample or FFmpeg's lavfi
+# sources with the ffmpeg command-line tool, and damaged deterministically
+# (bash's RANDOM, seeded). Prints one line per file: NAME<TAB>WHAT IT IS.
+#   media/make-corpus.sh /tmp/corpus
+# Needs: ffmpeg (apt-get install --no-install-recommends ffmpeg).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: make-corpus.sh OUT_DIR}
+command -v ffmpeg >/dev/null || { echo "make-corpus: ffmpeg is missing (apt-get install ffmpeg)" >&2; exit 1; }
+mkdir -p "$out"
+sample=$here/sample-720p.mp4
+ff() { ffmpeg -hide_banner -loglevel error -y "$@"; }
+say() { printf '%s\t%s\n' "$1" "$2"; }
+size() { stat -c %s "$1"; }
+# corrupt FILE COUNT FROM_PERCENT: overwrite COUNT runs of 16 random bytes
+# past FROM_PERCENT of the file (headers before it stay intact).
+corrupt() {
+  local f=$1 n=$2 from=$3 len start
+  len=$(size "$f"); start=$((len * from / 100))
+  RANDOM=4242
+  for ((i = 0; i < n; i++)); do
+    local off=$((start + (RANDOM * 32768 + RANDOM) % (len - start - 16)))
+    printf "$(printf '\\x%02x' $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) \
+      $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) \
+      $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) $((RANDOM % 256)) \
+      $((RANDOM % 256)) $((RANDOM % 256)))" | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+  done
+}
+
+# The sample as MPEG-TS: a stream format that survives truncation.
+ff -i "$sample" -c copy -f mpegts "$out/sample.ts"
+for pct in 10 50 90; do
+  head -c $(($(size "$sample") * pct / 100)) "$sample" >"$out/truncated-$pct.mp4"
+  say "truncated-$pct.mp4" "the sample's first $pct % (its index is at the end: lost)"
+  head -c $(($(size "$out/sample.ts") * pct / 100)) "$out/sample.ts" >"$out/truncated-$pct.ts"
+  say "truncated-$pct.ts" "the sample as MPEG-TS, cut at $pct %"
+done
+cp "$out/sample.ts" "$out/corrupt.ts" && corrupt "$out/corrupt.ts" 40 5
+say corrupt.ts "MPEG-TS with 40 runs of 16 random bytes past the first 5 %"
+cp "$sample" "$out/corrupt-mdat.mp4" && corrupt "$out/corrupt-mdat.mp4" 40 5
+say corrupt-mdat.mp4 "the sample with 40 runs of random bytes in its media data"
+: >"$out/empty.mp4"; say empty.mp4 "zero bytes"
+printf 'this is not a video, just some text\n' >"$out/text.mp4"; say text.mp4 "a text file named .mp4"
+head -c 65536 /dev/zero | tr '\0' '\252' >"$out/pattern.bin"; say pattern.bin "64 KiB of 0xAA"
+ff -i "$sample" -map 0:v -frames:v 30 -c:v copy -bsf:v h264_mp4toannexb -tag:v H264 "$out/unknown-codec.avi"
+LC_ALL=C sed -i 's/H264/ZZZZ/g' "$out/unknown-codec.avi"  # the FourCC, in the stream headers
+say unknown-codec.avi "AVI whose video FourCC (ZZZZ) no decoder knows"
+ff -i "$sample" -map 0:a -c copy "$out/audio-only.m4a"; say audio-only.m4a "no video stream"
+ff -f lavfi -i "testsrc2=size=640x360:rate=30" -t 1 -c:v libx264 -pix_fmt yuv420p10le "$out/10bit.mp4"
+say 10bit.mp4 "H.264 High 10, yuv420p10le"
+ff -f lavfi -i "testsrc2=size=640x360:rate=30" -t 1 -c:v libx264 -pix_fmt yuv444p "$out/yuv444.mp4"
+say yuv444.mp4 "H.264 High 4:4:4, yuv444p"
+ff -f lavfi -i "testsrc2=size=2x2:rate=30" -t 1 -c:v libx264 -pix_fmt yuv420p "$out/2x2.mp4"
+say 2x2.mp4 "2x2 pixels"
+ff -f lavfi -i "testsrc=size=1921x1081:rate=30" -t 1 -c:v ffv1 -pix_fmt yuv420p "$out/1921x1081.mkv"
+say 1921x1081.mkv "odd size, ffv1 4:2:0"
+ff -f lavfi -i "testsrc2=size=640x360:rate=30" -t 1 -c:v libx264 -f mpegts "$out/vfr-a.ts"
+ff -f lavfi -i "testsrc2=size=640x360:rate=12" -t 1 -c:v libx264 -f mpegts "$out/vfr-b.ts"
+ff -i "concat:$out/vfr-a.ts|$out/vfr-b.ts" -c copy "$out/vfr.mkv"
+say vfr.mkv "variable frame rate: 1 s at 30 fps, then 1 s at 12 fps"
+ff -f lavfi -i "testsrc2=size=640x360:rate=30" -t 1 -c:v libx264 -f mpegts "$out/switch-a.ts"
+ff -f lavfi -i "testsrc2=size=1280x720:rate=30" -t 1 -c:v libx264 -f mpegts "$out/switch-b.ts"
+cat "$out/switch-a.ts" "$out/switch-b.ts" "$out/switch-a.ts" >"$out/size-change.ts"
+say size-change.ts "640x360, then 1280x720, then 640x360 again, mid-stream"
+rm -f "$out"/vfr-?.ts "$out"/switch-?.ts
+ff -i "$sample" -an -c copy "$out/no-audio.mp4"; say no-audio.mp4 "video only"
+ff -i "$sample" -map 0:v -map 0:a -map 0:a -c copy "$out/two-audio.mkv"
+say two-audio.mkv "two audio tracks"
+say sample.ts "the sample, remuxed to MPEG-TS (undamaged)"

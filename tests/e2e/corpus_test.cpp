@@ -1,0 +1,157 @@
+// The reliability corpus (media/make-corpus.sh, generated with the ffmpeg
+// tool): every damaged, odd or unsupported input ends the way the README
+// says, and no decodable frame or copied packet is lost.
+//   ok      exit 0, every frame through, the audio copied;
+//   damaged exit 4 ("completed with N errors"), a playable output with the
+//           frames that could be decoded;
+//   refused exit 1, one error line naming the file, no output left behind.
+// It writes the table of outcomes to $VPIPE_CORPUS_REPORT (or the temp dir).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "media_check.hpp"
+
+using namespace vpipe;
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Outcome { kOk, kDamaged, kOkOrDamaged, kRefused };
+
+struct Case {
+  const char* file;
+  Outcome outcome;
+  int frames;        // expected frames out (ok), -1: at least one
+  int audio_streams;  // in the output (ok / damaged)
+};
+
+const Case kCases[] = {
+    {"sample.ts", Outcome::kOk, 150, 1},
+    {"no-audio.mp4", Outcome::kOk, 150, 0},
+    {"two-audio.mkv", Outcome::kOk, 150, 2},
+    {"10bit.mp4", Outcome::kOk, 30, 0},
+    {"yuv444.mp4", Outcome::kOk, 30, 0},
+    {"2x2.mp4", Outcome::kOk, 30, 0},
+    {"1921x1081.mkv", Outcome::kOk, 30, 0},
+    {"vfr.mkv", Outcome::kOk, 42, 0},
+    {"size-change.ts", Outcome::kOk, 90, 0},
+    {"corrupt.ts", Outcome::kDamaged, -1, 1},
+    {"corrupt-mdat.mp4", Outcome::kDamaged, -1, 1},
+    {"truncated-10.ts", Outcome::kOkOrDamaged, -1, 1},
+    {"truncated-50.ts", Outcome::kOkOrDamaged, -1, 1},
+    {"truncated-90.ts", Outcome::kOkOrDamaged, -1, 1},
+    {"truncated-10.mp4", Outcome::kRefused, 0, 0},
+    {"truncated-50.mp4", Outcome::kRefused, 0, 0},
+    {"truncated-90.mp4", Outcome::kRefused, 0, 0},
+    {"empty.mp4", Outcome::kRefused, 0, 0},
+    {"text.mp4", Outcome::kRefused, 0, 0},
+    {"pattern.bin", Outcome::kRefused, 0, 0},
+    {"unknown-codec.avi", Outcome::kRefused, 0, 0},
+    {"audio-only.m4a", Outcome::kRefused, 0, 0},
+};
+
+class Corpus : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (std::system("command -v ffmpeg >/dev/null 2>&1") != 0) {
+      skip_reason_ = "the ffmpeg tool is not installed (scripts/test installs it)";
+      return;
+    }
+    dir_ = fs::temp_directory_path() / ("vpipe_corpus_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    const std::string script = env_or("VPIPE_SOURCE_DIR", VPIPE_SOURCE_DIR) + "/media/make-corpus.sh";
+    if (std::system((script + " " + dir_.string() + " >" + (dir_ / "index.tsv").string()).c_str()) != 0)
+      skip_reason_ = "make-corpus.sh failed";
+  }
+  static void TearDownTestSuite() {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+  }
+  static inline fs::path dir_;
+  static inline std::string skip_reason_;
+};
+
+const char* name(Outcome o) {
+  switch (o) {
+    case Outcome::kOk: return "ok";
+    case Outcome::kDamaged: return "completed with errors";
+    case Outcome::kOkOrDamaged: return "ok or completed with errors";
+    case Outcome::kRefused: return "refused";
+  }
+  return "?";
+}
+
+}  // namespace
+
+TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
+  std::ostringstream table;
+  table << "| input | what it is | expected | exit | frames decoded → written | errors | output |\n"
+           "|---|---|---|---|---|---|---|\n";
+  std::map<std::string, std::string> what;
+  {
+    std::ifstream index(dir_ / "index.tsv");
+    std::string line;
+    while (std::getline(index, line))
+      if (auto tab = line.find('\t'); tab != std::string::npos) what[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.file);
+    const auto in = (dir_ / c.file).string();
+    ASSERT_TRUE(fs::exists(in)) << "the corpus lacks " << c.file;
+    const auto out = (dir_ / (std::string(c.file) + ".out.mkv")).string();
+    const auto report = (dir_ / (std::string(c.file) + ".json")).string();
+    const auto r = run_vpipe("transcode " + in + " " + out + " --device cpu --preset ultrafast --vf "
+                             "resize=320x180 --report " + report);
+    std::string frames = "-", errors = "-", output = "none";
+    if (c.outcome == Outcome::kRefused) {
+      EXPECT_EQ(r.exit_code, 1) << r.err;
+      EXPECT_NE(r.err.find(in), std::string::npos) << "the error names the file: " << r.err;
+      EXPECT_FALSE(fs::exists(out)) << "no partial output";
+      const auto line = r.err.substr(r.err.find("error: ") == std::string::npos ? 0 : r.err.find("error: ") + 7);
+      output = "none; \"" + line.substr(0, line.find('\n')) + "\"";
+    } else {
+      const bool damaged_ok = c.outcome != Outcome::kOk;
+      EXPECT_TRUE(r.exit_code == 0 || (damaged_ok && r.exit_code == 4)) << r.exit_code << r.err;
+      if (c.outcome == Outcome::kDamaged) {
+        EXPECT_EQ(r.exit_code, 4) << r.err;
+      }
+      std::ifstream rf(report);
+      ASSERT_TRUE(rf) << r.err;
+      const auto j = nlohmann::json::parse(rf);
+      const auto decoded = j["frames"]["decoded"].get<int>();
+      const auto written = j["frames"]["video_packets_written"].get<int>();
+      const auto errs = j["frames"]["decode_errors"].get<int>();
+      EXPECT_EQ(r.exit_code == 4, errs > 0) << "exit 4 exactly when there were errors";
+      if (errs > 0) {
+        EXPECT_NE(r.err.find(fmt::format("completed with {} errors", errs)), std::string::npos) << r.err;
+      }
+      EXPECT_EQ(written, decoded) << "every decoded frame is written";
+      if (c.frames >= 0) {
+        EXPECT_EQ(decoded, c.frames);
+      }
+      EXPECT_GT(decoded, 0);
+      // Playable: a player decodes every written frame.
+      const auto s = summarize(out);
+      EXPECT_EQ(s.video_packets, written);
+      EXPECT_EQ(for_each_frame(out, [](const Frame&) {}), written);
+      EXPECT_EQ(s.audio_streams, c.audio_streams);
+      frames = fmt::format("{} → {}", decoded, written);
+      errors = std::to_string(errs);
+      output = fmt::format("playable, {} frames{}", s.video_packets,
+                           s.audio_streams ? fmt::format(", {} audio packets in {} stream(s)", s.audio_packets, s.audio_streams) : "");
+    }
+    table << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.file, what[c.file], name(c.outcome),
+                         r.exit_code, frames, errors, output);
+  }
+  const std::string path = env_or("VPIPE_CORPUS_REPORT", (fs::temp_directory_path() / "vpipe-corpus-results.md").c_str());
+  std::ofstream(path) << table.str();
+  std::cout << table.str();
+}
