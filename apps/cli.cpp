@@ -1,0 +1,249 @@
+// vpipe's command line: every command and option, and the conversions the
+// parsed values need. Shared by the program and the CLI fuzz target.
+#include "cli.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace vpipe::cli {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const auto end = s.find(',', start);
+    const auto item = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!item.empty()) out.push_back(item);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+// "90", "90s", "20m", "2h" → seconds.
+double parse_duration(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e9))
+    throw vpipe::input_error(fmt::format("--duration {}: expected seconds or 90s, 20m, 2h", s));
+  return v * mult;
+}
+
+// "1.5G", "800M", "1048576" → bytes.
+std::size_t parse_bytes(const std::string& s) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double mult = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1024.0 * 1024
+                      : unit == "G" ? 1024.0 * 1024 * 1024 : -1;
+  if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e15))
+    throw vpipe::input_error(fmt::format("--budget {}: expected bytes or 800M, 1.5G", s));
+  return static_cast<std::size_t>(v * mult);
+}
+
+std::unique_ptr<Cli> make_cli() {
+  auto c = std::make_unique<Cli>();
+  auto& app = c->app;
+  app.footer(
+      "Examples:\n"
+      "  vpipe transcode media/sample-720p.mp4 out.mp4 --vf \"resize=640x360,blur=sigma=1.5\"\n"
+      "  vpipe transcode in.mp4 out.mp4 --vf \"resize=1280x720,blur=sigma=1.5\" --mem pool --host pinned\n"
+      "  vpipe transcode in.mkv out.mkv --encoder ffv1 --report report.json\n"
+      "  vpipe transcode in.mp4 null --decode nvdec --vf resize=1280x720 --loop 10   (measure, write nothing)\n"
+      "  vpipe bench pipeline in-1080p.mp4 --loop 8\n"
+      "  vpipe filters\n"
+      "  vpipe info");
+  app.require_subcommand(1);
+  auto& verbose = c->verbose;
+  app.add_flag("-v,--verbose", verbose, "log FFmpeg warnings and debug detail");
+  auto& plugins = c->plugins;
+  app.add_option("--plugin", plugins,
+                 "load a filter plugin (.so built with vpipe_add_filter_plugin; repeatable). "
+                 "Plugins in $VPIPE_PLUGIN_DIR, else in <vpipe's dir>/plugins and "
+                 "<vpipe's dir>/../lib/vpipe/plugins, load by themselves");
+
+  auto& topts = c->topts;
+  auto& report_path = c->report_path;
+  auto& frames = c->frames;
+  auto* tc = c->tc = app.add_subcommand("transcode", "decode IN, run the filter chain, encode OUT (audio copied)");
+  tc->add_option("input", topts.input, "input file or URL (anything FFmpeg reads)")->required();
+  tc->add_option("output", topts.output,
+                 "output file; the extension picks the container. null: write nothing (no "
+                 "encoder; measures decode and filters)")->required();
+  tc->add_option("--vf", topts.filters,
+                 "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')");
+  tc->add_option("--device", topts.device,
+                 "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  tc->add_option("--decode", topts.decode,
+                 "cpu (libavcodec threads), nvdec (FFmpeg's cuda hwaccel; frames stay on the "
+                 "device) or auto (nvdec when the chain starts with a CUDA filter)")
+      ->check(CLI::IsMember({"cpu", "nvdec", "auto"}))->capture_default_str();
+  tc->add_option("--mem", topts.mem,
+                 "CUDA path: device memory per frame: naive (cudaMalloc/cudaFree), pool "
+                 "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
+                 "(recycled fixed blocks); see README 'Which memory strategy when'")
+      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->capture_default_str();
+  tc->add_option("--host", topts.host, "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable")
+      ->check(CLI::IsMember({"pinned", "pageable"}))->capture_default_str();
+  tc->add_option("--encoder", topts.encoder,
+                 "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says "
+                 "which and why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
+      ->capture_default_str();
+  tc->add_option("--crf", topts.crf, "libx264 quality: 0 lossless … 51 worst")
+      ->check(CLI::Range(0, 51))->capture_default_str();
+  tc->add_option("--preset", topts.preset, "libx264 preset: ultrafast … veryslow")->capture_default_str();
+  tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")->check(CLI::Range(2, 31))
+      ->capture_default_str();
+  tc->add_option("--frames", frames, "stop after N video frames")->check(CLI::PositiveNumber);
+  tc->add_option("--loop", topts.loop, "read the input N times over, timestamps continuing")
+      ->check(CLI::Range(1, 1000000))->capture_default_str();
+  tc->add_option("--queue-depth", topts.queue_depth, "frames in flight between two stages")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  tc->add_option("--decode-threads", topts.decode_threads, "decoder threads (0: automatic)")
+      ->check(CLI::Range(0, 64))->capture_default_str();
+  tc->add_option("--report", report_path, "write a JSON report (frames, fps, latency, stages)");
+  tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");
+  tc->add_flag("--realtime", topts.realtime,
+               "read the input no faster than its timestamps (rehearse a live feed with a file)");
+
+  app.add_subcommand("info", "show CUDA devices, NVDEC/NVENC availability and library versions");
+  auto* bench = c->bench = app.add_subcommand("bench", "measure vpipe on this machine (needs a CUDA device)");
+  bench->require_subcommand(1);
+  auto& mopts = c->mopts;
+  auto* bmem = c->bmem = bench->add_subcommand(
+      "mem", "memory strategies: allocation latency, per-frame loop, pool release threshold, "
+             "staging bandwidth, fragmentation under a budget (markdown tables on stdout)");
+  bmem->add_flag("--quick", mopts.quick, "fewer iterations: a smoke run, not for results");
+  bmem->add_option("--budget-gib", mopts.budget_gib, "device budget of the fragmentation scenarios")
+      ->check(CLI::Range(0.25, 64.0))->capture_default_str();
+  bmem->add_option("--json", mopts.json_path, "write every figure as JSON");
+  bmem->add_option("--log", mopts.log_path, "write scenario (a)'s allocation log (CSV)");
+  bmem->add_option("--only", mopts.only, "one section")
+      ->check(CLI::IsMember({"latency", "frames", "threshold", "staging", "fragmentation"}));
+  auto& kquick = c->kquick;
+  auto& kjson = c->kjson;
+  auto* bkern = c->bkern = bench->add_subcommand("kernels", "CUDA filter kernels: µs and GB/s vs a device copy, 1080p and 4K");
+  bkern->add_flag("--quick", kquick, "fewer runs");
+  bkern->add_option("--json", kjson, "write every figure as JSON");
+  auto& replay_log = c->replay_log;
+  auto& replay_mem = c->replay_mem;
+  auto& replay_budget = c->replay_budget;
+  auto* breplay = c->breplay = bench->add_subcommand(
+      "replay", "replay an allocation log (from bench mem --log) against memory strategies");
+  breplay->add_option("log", replay_log, "the CSV log")->required();
+  breplay->add_option("--mem", replay_mem, "all, or one of naive, pool, pool-release0, vmm, slab")
+      ->capture_default_str();
+  breplay->add_option("--budget-gib", replay_budget, "device budget (0: none)");
+  auto& popts = c->popts;
+  auto* bpipe = c->bpipe = bench->add_subcommand(
+      "pipeline", "transcode throughput per decoder × --mem × --host: decode-only, no-encoder, "
+                  "end-to-end, and libx264 encode-only (markdown table on stdout)");
+  bpipe->add_option("input", popts.input, "input video (e.g. 1080p H.264)")->required();
+  bpipe->add_option("--vf", popts.filters, "filter chain")->capture_default_str();
+  bpipe->add_option("--decode", popts.decoders, "decoders to compare")
+      ->check(CLI::IsMember({"cpu", "nvdec"}))->delimiter(',');
+  bpipe->add_option("--mem", popts.mems, "memory strategies to compare")
+      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->delimiter(',');
+  bpipe->add_option("--host", popts.hosts, "host staging modes to compare")
+      ->check(CLI::IsMember({"pinned", "pageable"}))->delimiter(',');
+  bpipe->add_option("--download", popts.downloads,
+                    "slot: the encoder reads the download's staging slot; copy: the slot is "
+                    "copied into a fresh frame first (A/B)")
+      ->check(CLI::IsMember({"slot", "copy"}))->delimiter(',');
+  bpipe->add_option("--loop", popts.loop, "read the input N times over per run")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  bpipe->add_option("--preset", popts.preset, "libx264 preset")->capture_default_str();
+  bpipe->add_option("--json", popts.json_path, "write every run's report as JSON");
+  bpipe->add_option("--device", popts.device, "cuda, or cpu for one CPU-path row")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  auto& sopts = c->sopts;
+  auto& soak_mem = c->soak_mem;
+  auto& soak_compare = c->soak_compare;
+  auto& soak_duration = c->soak_duration;
+  auto& soak_budget = c->soak_budget;
+  auto& soak_frames = c->soak_frames;
+  auto& metrics_port = c->metrics_port;
+  auto& metrics_address = c->metrics_address;
+  auto& max_growth_pct = c->max_growth_pct;
+  auto& max_drift_pct = c->max_drift_pct;
+  auto& warmup_pct = c->warmup_pct;
+  auto* soak = c->soak = app.add_subcommand(
+      "soak", "run a workload for a long time per memory strategy, sampling fps, latency, device "
+              "memory, fragmentation, failures; CSV/JSON/PNG/HTML out; non-zero exit (3) when "
+              "memory grows, latency drifts or an allocation fails");
+  soak->add_option("--mem", soak_mem, "the strategy to soak")
+      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->capture_default_str();
+  soak->add_option("--compare", soak_compare,
+                   "several strategies, one after the other, same workload and seed: e.g. "
+                   "naive,pool,vmm,slab");
+  soak->add_flag("--parallel", sopts.parallel,
+                 "run the --compare strategies at the same time, sharing the GPU (tenants of one "
+                 "device), instead of one after the other");
+  soak->add_option("--workload", sopts.workload,
+                   "constant | ladder (1, 3/4, 1/2, 1/3 of --size, switching every --ladder-every "
+                   "frames) | roi (random regions) | burst (extra frames held in spikes)")
+      ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))->capture_default_str();
+  soak->add_option("--duration", soak_duration, "per strategy: seconds, or with a unit: 90s, 20m, 2h");
+  soak->add_option("--frames", soak_frames, "per strategy: stop after N frames")->check(CLI::PositiveNumber);
+  soak->add_option("--interval", sopts.interval_s, "seconds between samples")
+      ->check(CLI::Range(0.05, 3600.0))->capture_default_str();
+  soak->add_option("--probe-interval", sopts.probe_interval_s,
+                   "seconds between largest-block probes of the device (0: never)")
+      ->check(CLI::Range(0.0, 86400.0))->capture_default_str();
+  soak->add_option("--budget", soak_budget, "device memory cap per strategy, e.g. 1.5G, 800M (emulates a shared GPU)");
+  auto& soak_size = c->soak_size;
+  soak->add_option("--size", soak_size, "source frame size WxH (the ladder's top rung)")->capture_default_str();
+  soak->add_option("--vf", sopts.filters, "filter chain")->capture_default_str();
+  soak->add_option("--device", sopts.device, "cuda, cpu or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+  soak->add_option("--host", sopts.host, "download staging: pinned or pageable")
+      ->check(CLI::IsMember({"pinned", "pageable"}))->capture_default_str();
+  soak->add_option("--ladder-every", sopts.ladder_every, "ladder: frames per rung")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  soak->add_option("--fps", sopts.fps, "pace the source (0: full speed)")->capture_default_str();
+  soak->add_option("--seed", sopts.seed, "random seed (roi workload)")->capture_default_str();
+  auto& rejudge = c->rejudge;
+  soak->add_option("--rejudge", rejudge,
+                   "judge a finished soak's soak.json again with these --max-growth, --max-drift "
+                   "and --warmup (runs nothing)");
+  soak->add_option("--out", sopts.out_dir, "write samples.csv, soak.json, *.png and report.html here");
+  soak->add_option("--metrics-port", metrics_port,
+                   "serve Prometheus text at http://ADDRESS:PORT/metrics while running (0: off)")
+      ->check(CLI::Range(0, 65535));
+  soak->add_option("--metrics-address", metrics_address, "address the metrics endpoint listens on")
+      ->capture_default_str();
+  soak->add_option("--max-growth", max_growth_pct,
+                   "verdict: % growth of reserved device memory (CPU: RSS) after warm-up")
+      ->capture_default_str();
+  soak->add_option("--max-drift", max_drift_pct,
+                   "verdict: % rise of p99 latency, last third vs first third after warm-up")
+      ->capture_default_str();
+  soak->add_option("--warmup", warmup_pct, "verdict: % of the samples ignored at the start")
+      ->check(CLI::Range(0.0, 90.0))->capture_default_str();
+  app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
+
+  return c;
+}
+
+void finish(Cli& c) {
+  if (c.frames > 0) c.topts.max_frames = c.frames;
+  if (!c.soak->parsed()) return;
+  auto& o = c.sopts;
+  o.strategies = c.soak_compare.empty() ? std::vector<std::string>{c.soak_mem} : split_list(c.soak_compare);
+  if (!c.soak_duration.empty()) o.duration_s = parse_duration(c.soak_duration);
+  if (c.soak_frames > 0) o.frames = c.soak_frames;
+  if (!c.soak_budget.empty()) o.budget = parse_bytes(c.soak_budget);
+  char tail = 0;
+  if (std::sscanf(c.soak_size.c_str(), "%dx%d%c", &o.width, &o.height, &tail) != 2 || o.width < 2 ||
+      o.height < 2 || o.width > 16384 || o.height > 16384)
+    throw vpipe::input_error(fmt::format("--size {}: expected WxH from 2x2 to 16384x16384, e.g. 1920x1080",
+                                         c.soak_size));
+  o.thresholds = {c.warmup_pct / 100, c.max_growth_pct / 100, c.max_drift_pct / 100};
+}
+
+}  // namespace vpipe::cli

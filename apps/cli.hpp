@@ -1,0 +1,52 @@
+// vpipe's command line (see cli.cpp), apart from what the commands do.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_mem.hpp"
+#include "bench_pipeline.hpp"
+#include "vpipe/pipeline/soak.hpp"
+#include "vpipe/pipeline/transcode.hpp"
+
+namespace vpipe::cli {
+
+struct Cli {
+  CLI::App app{"vpipe: real-time video pipelines (decode → filters → encode) with measurable "
+               "GPU memory strategies"};
+  CLI::App *tc = nullptr, *bench = nullptr, *bmem = nullptr, *bkern = nullptr, *breplay = nullptr,
+           *bpipe = nullptr, *soak = nullptr;
+  bool verbose = false;
+  std::vector<std::string> plugins;
+  vpipe::TranscodeOptions topts;
+  std::string report_path;
+  std::int64_t frames = 0;
+  vpipe::bench::MemBenchOptions mopts;
+  bool kquick = false;
+  std::string kjson;
+  std::string replay_log, replay_mem = "all";
+  double replay_budget = 0;
+  vpipe::bench::PipelineBenchOptions popts;
+  vpipe::SoakOptions sopts;
+  std::string soak_mem = "pool", soak_compare, soak_duration, soak_budget, soak_size = "1920x1080", rejudge;
+  std::int64_t soak_frames = 0;
+  int metrics_port = 0;
+  std::string metrics_address = "127.0.0.1";
+  double max_growth_pct = 10, max_drift_pct = 50, warmup_pct = 20;
+};
+
+// Every command and option defined; parse with c->app.parse(...).
+[[nodiscard]] std::unique_ptr<Cli> make_cli();
+// After a successful parse: the values that need converting (durations,
+// sizes, byte counts, lists). Throws vpipe::input_error naming the option.
+void finish(Cli& c);
+
+[[nodiscard]] std::vector<std::string> split_list(const std::string& s);
+[[nodiscard]] double parse_duration(const std::string& s);
+[[nodiscard]] std::size_t parse_bytes(const std::string& s);
+
+}  // namespace vpipe::cli
