@@ -20,16 +20,33 @@ class NvtxRange {
 };
 }  // namespace
 
-std::size_t packed_bytes(const FrameFormat& format) {
+cudaStream_t StreamSet::make() {
+  cudaStream_t s{};
+  VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  streams_.push_back(s);
+  return s;
+}
+
+StreamSet::~StreamSet() {
+  for (cudaStream_t s : streams_) {
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
+  }
+}
+
+// Bytes of a frame's planes, each row padded to a multiple of `align`.
+std::size_t frame_bytes(const FrameFormat& format, std::size_t align) {
   const PlaneLayout layout = plane_layout(format);
   std::size_t total = 0;
   for (int p = 0; p < layout.count; ++p) {
     const auto& s = layout.planes[static_cast<std::size_t>(p)];
-    total += static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels) *
-             static_cast<std::size_t>(s.height);
+    const std::size_t row = static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels);
+    total += (row + align - 1) / align * align * static_cast<std::size_t>(s.height);
   }
   return total;
 }
+
+std::size_t packed_bytes(const FrameFormat& format) { return frame_bytes(format, 1); }
 
 void UploadStage::reap(bool wait) {
   while (!in_flight_.empty() && (wait || in_flight_.front().first->done())) {
@@ -120,16 +137,7 @@ void release_slot(void* opaque, std::uint8_t* /*data*/) {
 }
 }  // namespace
 
-std::size_t staged_bytes(const FrameFormat& format) {
-  const PlaneLayout layout = plane_layout(format);
-  std::size_t total = 0;
-  for (int p = 0; p < layout.count; ++p) {
-    const auto& s = layout.planes[static_cast<std::size_t>(p)];
-    total += (static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels) + 63) / 64 * 64 *
-             static_cast<std::size_t>(s.height);
-  }
-  return total;
-}
+std::size_t staged_bytes(const FrameFormat& format) { return frame_bytes(format, 64); }
 
 Flow DownloadStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::download");

@@ -48,21 +48,26 @@ PlaneLayout plane_layout(const FrameFormat& f) {
   return layout;
 }
 
+namespace {
+// f.planes from an AVFrame's data and linesize, shaped by f.format.
+void set_planes(Frame& f, const AVFrame& av) {
+  const PlaneLayout layout = plane_layout(f.format);
+  f.num_planes = layout.count;
+  for (int p = 0; p < layout.count; ++p) {
+    const auto& s = layout.planes[static_cast<std::size_t>(p)];
+    f.planes[static_cast<std::size_t>(p)] = {av.data[p], s.width, s.height, s.channels,
+                                             static_cast<std::size_t>(av.linesize[p])};
+  }
+}
+}  // namespace
+
 Frame Frame::from_av_frame(UniqueAVFrame av, AVRational tb) {
   Frame f;
   f.format = {static_cast<AVPixelFormat>(av->format), av->width, av->height};
   f.pts = av->best_effort_timestamp != AV_NOPTS_VALUE ? av->best_effort_timestamp : av->pts;
   f.time_base = tb;
   f.memory = MemoryKind::kHost;
-  if (has_plane_layout(f.format.pix_fmt)) {
-    const PlaneLayout layout = plane_layout(f.format);
-    f.num_planes = layout.count;
-    for (int p = 0; p < layout.count; ++p) {
-      const auto& s = layout.planes[static_cast<std::size_t>(p)];
-      f.planes[static_cast<std::size_t>(p)] = {av->data[p], s.width, s.height, s.channels,
-                                               static_cast<std::size_t>(av->linesize[p])};
-    }
-  }
+  if (has_plane_layout(f.format.pix_fmt)) set_planes(f, *av);
   f.av = std::shared_ptr<AVFrame>(av.release(), detail::FrameDeleter{});
   return f;
 }
@@ -107,13 +112,7 @@ Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t strea
   f.pts = av->best_effort_timestamp != AV_NOPTS_VALUE ? av->best_effort_timestamp : av->pts;
   f.time_base = tb;
   f.memory = MemoryKind::kDevice;
-  const PlaneLayout layout = plane_layout(f.format);
-  f.num_planes = layout.count;
-  for (int p = 0; p < layout.count; ++p) {
-    const auto& s = layout.planes[static_cast<std::size_t>(p)];
-    f.planes[static_cast<std::size_t>(p)] = {av->data[p], s.width, s.height, s.channels,
-                                             static_cast<std::size_t>(av->linesize[p])};
-  }
+  set_planes(f, *av);
   void* base = av->data[0];
   const std::size_t bytes = av->buf[0] ? av->buf[0]->size : 0;
   f.device = std::make_shared<DeviceBuffer>(

@@ -246,28 +246,6 @@ std::size_t probe_device_largest(cudaStream_t stream, std::optional<std::size_t>
   return probe_largest_block(naive, stream, cap ? std::min(free, *cap) : free, 0, std::size_t{16} << 20);
 }
 
-class Streams {
- public:
-  cudaStream_t make() {
-    cudaStream_t s{};
-    VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    s_.push_back(s);
-    return s;
-  }
-  ~Streams() {
-    for (auto s : s_) {
-      cudaStreamSynchronize(s);
-      cudaStreamDestroy(s);
-    }
-  }
-  Streams() = default;
-  Streams(const Streams&) = delete;
-  Streams& operator=(const Streams&) = delete;
-
- private:
-  std::vector<cudaStream_t> s_;
-};
-
 SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cuda,
                 const std::function<void(const SoakSample&)>& on_sample) {
   SoakRun run;
@@ -276,7 +254,7 @@ SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cud
   std::optional<MemoryStrategy> strategy;
   std::unique_ptr<RetryResource> retry;
   std::unique_ptr<PinnedRing> ring;
-  Streams streams;
+  StreamSet streams;
   if (cuda) {
     StrategyOptions so;
     so.budget = o.budget;

@@ -63,30 +63,6 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
   return dec;
 }
 
-// Streams owned by transcode(): they must outlive the pipeline, whose queues
-// may still hold device frames that free on them.
-class StreamSet {
- public:
-  cudaStream_t make() {
-    cudaStream_t s{};
-    VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    streams_.push_back(s);
-    return s;
-  }
-  ~StreamSet() {
-    for (cudaStream_t s : streams_) {
-      cudaStreamSynchronize(s);
-      cudaStreamDestroy(s);
-    }
-  }
-  StreamSet() = default;
-  StreamSet(const StreamSet&) = delete;
-  StreamSet& operator=(const StreamSet&) = delete;
-
- private:
-  std::vector<cudaStream_t> streams_;
-};
-
 // The first of the encoder's formats, yuv420p preferred; or `want` if taken.
 AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
   if (!codec->pix_fmts) return want;

@@ -100,12 +100,15 @@ inline StreamSummary summarize(const std::string& path) {
 
 // Decodes every video frame of `path` (software, yuv420p expected), calling
 // `on_frame` with each, in presentation order. Returns the frame count.
-inline int for_each_frame(const std::string& path, const std::function<void(const Frame&)>& on_frame) {
+// `setup` may adjust the decoder before it opens (threads, get_buffer2).
+inline int for_each_frame(const std::string& path, const std::function<void(const Frame&)>& on_frame,
+                          const std::function<void(AVCodecContext*)>& setup = {}) {
   auto ctx = open_input(path);
   const int v = av_find_best_stream(ctx.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   const AVCodec* codec = avcodec_find_decoder(ctx->streams[v]->codecpar->codec_id);
   UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
   avcodec_parameters_to_context(dec.get(), ctx->streams[v]->codecpar);
+  if (setup) setup(dec.get());
   av_check(avcodec_open2(dec.get(), codec, nullptr), "open decoder");
   int n = 0;
   auto pkt = make_av_packet();

@@ -15,32 +15,11 @@ using namespace vpipe::test;
 namespace {
 
 std::vector<Frame> decode_all(HostFramePool* pool, int threads) {
-  auto in = open_input(kSample);
-  const int v = av_find_best_stream(in.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  const AVCodec* codec = avcodec_find_decoder(in->streams[v]->codecpar->codec_id);
-  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
-  avcodec_parameters_to_context(dec.get(), in->streams[v]->codecpar);
-  dec->thread_count = threads;
-  if (pool) pool->attach(dec.get());
-  av_check(avcodec_open2(dec.get(), codec, nullptr), "open decoder");
   std::vector<Frame> frames;
-  auto drain = [&] {
-    while (true) {
-      auto f = make_av_frame();
-      if (avcodec_receive_frame(dec.get(), f.get()) < 0) return;
-      frames.push_back(Frame::from_av_frame(std::move(f), in->streams[v]->time_base));
-    }
-  };
-  auto pkt = make_av_packet();
-  while (av_read_frame(in.get(), pkt.get()) >= 0) {
-    if (pkt->stream_index == v) {
-      avcodec_send_packet(dec.get(), pkt.get());
-      drain();
-    }
-    av_packet_unref(pkt.get());
-  }
-  avcodec_send_packet(dec.get(), nullptr);
-  drain();
+  for_each_frame(kSample, [&](const Frame& f) { frames.push_back(f); }, [&](AVCodecContext* dec) {
+    dec->thread_count = threads;
+    if (pool) pool->attach(dec);
+  });
   return frames;
 }
 
@@ -67,28 +46,10 @@ TEST(HostFramePool, DecodesTheSamePixelsWithFrameThreads) {
 TEST(HostFramePool, RecyclesBuffersWhenFramesAreReleased) {
   HostFramePool pool(HostMemory::kPageable);
   // Decode, dropping each frame at once: a handful of buffers serve them all.
-  auto in = open_input(kSample);
-  const int v = av_find_best_stream(in.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  const AVCodec* codec = avcodec_find_decoder(in->streams[v]->codecpar->codec_id);
-  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
-  avcodec_parameters_to_context(dec.get(), in->streams[v]->codecpar);
-  dec->thread_count = 2;
-  pool.attach(dec.get());
-  av_check(avcodec_open2(dec.get(), codec, nullptr), "open decoder");
-  int n = 0;
-  auto f = make_av_frame();
-  auto pkt = make_av_packet();
-  while (av_read_frame(in.get(), pkt.get()) >= 0) {
-    if (pkt->stream_index == v) {
-      avcodec_send_packet(dec.get(), pkt.get());
-      while (avcodec_receive_frame(dec.get(), f.get()) >= 0) {
-        ++n;
-        av_frame_unref(f.get());
-      }
-    }
-    av_packet_unref(pkt.get());
-  }
-  EXPECT_GT(n, 100);
+  const int n = for_each_frame(kSample, [](const Frame&) {}, [&](AVCodecContext* dec) {
+    dec->thread_count = 2;
+    pool.attach(dec);
+  });
+  EXPECT_EQ(n, 150);
   EXPECT_LT(pool.buffers(), 40) << "buffers are recycled, not one per frame";
-  dec.reset();
 }

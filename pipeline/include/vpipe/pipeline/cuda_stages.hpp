@@ -15,6 +15,7 @@
 
 #include <deque>
 #include <utility>
+#include <vector>
 
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/pipeline/filter.hpp"
@@ -79,6 +80,21 @@ class DownloadStage final : public Stage<Frame, Frame> {
   cudaStream_t stream_;
   bool copy_out_;
   std::int64_t unstaged_ = 0;
+};
+
+// Non-blocking CUDA streams for a pipeline's stages, synchronized and
+// destroyed together. Declare it before the Pipeline: frames still queued
+// free their memory on these streams when the pipeline goes.
+class StreamSet {
+ public:
+  StreamSet() = default;
+  ~StreamSet();
+  StreamSet(const StreamSet&) = delete;
+  StreamSet& operator=(const StreamSet&) = delete;
+  cudaStream_t make();
+
+ private:
+  std::vector<cudaStream_t> streams_;
 };
 
 // Bytes of a frame's planes packed row after row (the upload slot size).
