@@ -100,6 +100,9 @@ std::unique_ptr<Cli> make_cli() {
   tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")->check(CLI::Range(2, 31))
       ->capture_default_str();
   tc->add_option("--frames", frames, "stop after N video frames")->check(CLI::PositiveNumber);
+  tc->add_option("--budget", c->tc_budget,
+                 "CUDA path: cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out "
+                 "of memory trims and retries twice, then fails with a report");
   tc->add_option("--loop", topts.loop, "read the input N times over, timestamps continuing")
       ->check(CLI::Range(1, 1000000))->capture_default_str();
   tc->add_option("--queue-depth", topts.queue_depth, "frames in flight between two stages")
@@ -232,6 +235,7 @@ std::unique_ptr<Cli> make_cli() {
 
 void finish(Cli& c) {
   if (c.frames > 0) c.topts.max_frames = c.frames;
+  if (!c.tc_budget.empty()) c.topts.budget = parse_bytes(c.tc_budget);
   if (!c.soak->parsed()) return;
   auto& o = c.sopts;
   o.strategies = c.soak_compare.empty() ? std::vector<std::string>{c.soak_mem} : split_list(c.soak_compare);

@@ -23,7 +23,7 @@ struct Cli {
   bool verbose = false;
   std::vector<std::string> plugins;
   vpipe::TranscodeOptions topts;
-  std::string report_path;
+  std::string report_path, tc_budget;
   std::int64_t frames = 0;
   vpipe::bench::MemBenchOptions mopts;
   bool kquick = false;

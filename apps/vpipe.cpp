@@ -93,7 +93,20 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
   std::signal(SIGXFSZ, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
 
-  const vpipe::TranscodeReport r = vpipe::transcode(opts);
+  auto write_report = [&](const vpipe::TranscodeReport& rep) {
+    if (report_path.empty()) return;
+    std::ofstream f(report_path);
+    f << rep.to_json().dump(2) << '\n';
+    if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", report_path));
+  };
+  vpipe::TranscodeReport r;
+  try {
+    r = vpipe::transcode(opts);
+  } catch (const vpipe::transcode_failed& e) {
+    if (tty) fmt::print(stderr, "\n");
+    write_report(e.report);  // what was done before it failed
+    throw;
+  }
   if (tty) fmt::print(stderr, "\n");
   for (const auto& note : r.notes) fmt::print(stderr, "vpipe: {}\n", note);
   if (!r.memory.is_null())
@@ -109,11 +122,7 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
              r.output_format.height, r.wall_s, r.fps, r.latency_ms_p50, r.latency_ms_p99,
              r.decode_errors ? fmt::format(", completed with {} errors", r.decode_errors) : "",
              r.interrupted ? " (interrupted: output finalized)" : "");
-  if (!report_path.empty()) {
-    std::ofstream f(report_path);
-    f << r.to_json().dump(2) << '\n';
-    if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", report_path));
-  }
+  write_report(r);
   if (r.interrupted) return 128 + g_signal.load();
   // The output is complete and playable, but frames were damaged or lost.
   if (r.decode_errors > 0) return 4;

@@ -6,6 +6,7 @@
 #include <istream>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include "vpipe/memory/errors.hpp"
 
@@ -63,6 +64,23 @@ ResourceUsage StatisticsAdaptor::usage() const {
 }
 
 // ---- budget -----------------------------------------------------------------
+
+void* RetryAdaptor::do_allocate(std::size_t bytes, cudaStream_t stream) {
+  std::shared_lock lock(gate_);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return upstream_.allocate(bytes, stream);
+    } catch (const out_of_memory&) {
+      if (attempt >= retries_allowed_) {
+        failures_++;
+        throw;
+      }
+      retries_++;
+      trim_target_.trim();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2 << attempt));
+    }
+  }
+}
 
 void* BudgetAdaptor::do_allocate(std::size_t bytes, cudaStream_t stream) {
   {

@@ -112,47 +112,6 @@ double rss_mb() {
   return static_cast<double>(pages_rss) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e6;
 }
 
-// Out of memory: trim the strategy (cached memory back), wait a moment for
-// frees still in flight, try again; twice. What still fails is a failure.
-// The largest-block probe takes `probe_mu` exclusively, so no allocation
-// here races with it.
-class RetryResource final : public DeviceMemoryResource {
- public:
-  RetryResource(DeviceMemoryResource& upstream, DeviceMemoryResource& trim_target, std::shared_mutex& probe_mu)
-      : upstream_(upstream), trim_target_(trim_target), probe_mu_(probe_mu) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
-  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
-  void trim() override { upstream_.trim(); }
-  [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
-    return upstream_.deallocate_synchronizes_device();
-  }
-  std::atomic<std::int64_t> retries{0}, failures{0};
-
- private:
-  void* do_allocate(std::size_t bytes, cudaStream_t stream) override {
-    std::shared_lock lock(probe_mu_);
-    for (int attempt = 0;; ++attempt) {
-      try {
-        return upstream_.allocate(bytes, stream);
-      } catch (const out_of_memory&) {
-        if (attempt == 2) {
-          failures++;
-          throw;
-        }
-        retries++;
-        trim_target_.trim();
-        std::this_thread::sleep_for(std::chrono::milliseconds(2 << attempt));
-      }
-    }
-  }
-  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override {
-    upstream_.deallocate(ptr, bytes, stream);
-  }
-  DeviceMemoryResource& upstream_;
-  DeviceMemoryResource& trim_target_;
-  std::shared_mutex& probe_mu_;
-};
-
 struct SourceState {
   std::atomic<int> width{0}, height{0};
 };
@@ -250,16 +209,15 @@ SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cud
                 const std::function<void(const SoakSample&)>& on_sample) {
   SoakRun run;
   run.strategy = strategy_name;
-  std::shared_mutex probe_mu;
   std::optional<MemoryStrategy> strategy;
-  std::unique_ptr<RetryResource> retry;
+  std::unique_ptr<RetryAdaptor> retry;
   std::unique_ptr<PinnedRing> ring;
   StreamSet streams;
   if (cuda) {
     StrategyOptions so;
     so.budget = o.budget;
     strategy.emplace(make_strategy(strategy_name, so));
-    retry = std::make_unique<RetryResource>(strategy->resource(), strategy->strategy(), probe_mu);
+    retry = std::make_unique<RetryAdaptor>(strategy->resource(), strategy->strategy());
   }
   SourceState state;
   MediaCounters counters;
@@ -325,12 +283,12 @@ SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cud
       s.used_mb = static_cast<double>(st.bytes.value) / 1e6;
       s.reserved_mb = usage.reserved ? mb(usage.reserved) : s.used_mb;
       s.fragmentation = usage.fragmentation();
-      s.failures = retry->failures.load();
-      s.retries = retry->retries.load();
+      s.failures = retry->failures();
+      s.retries = retry->retries();
       s.pinned_mb = static_cast<double>(ring->pinned_bytes()) / 1e6;
       if (o.probe_interval_s > 0 && now >= next_probe) {
         next_probe = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.probe_interval_s));
-        std::unique_lock lock(probe_mu);
+        std::unique_lock lock(retry->gate());  // no allocation races the probe
         s.largest_block_mb = static_cast<double>(probe_device_largest(probe_stream, o.budget)) / 1e6;
       }
     }

@@ -157,8 +157,9 @@ nlohmann::json TranscodeReport::to_json() const {
           {"latency_ms", {{"p50", latency_ms_p50}, {"p90", latency_ms_p90},
                           {"p99", latency_ms_p99}, {"max", latency_ms_max}}},
           {"interrupted", interrupted},
-          {"status", decode_errors ? fmt::format("completed with {} errors", decode_errors)
-                                   : std::string(interrupted ? "interrupted" : "ok")},
+          {"status", !failure.empty() ? "failed: " + failure
+                     : decode_errors ? fmt::format("completed with {} errors", decode_errors)
+                                     : std::string(interrupted ? "interrupted" : "ok")},
           {"stages", stages_j},
           {"memory", memory},
           {"queues", queues_j},
@@ -377,10 +378,16 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   std::unique_ptr<HostFramePool> host_pool;  // CPU decode straight into pinned memory
   UploadStage* upload_stage = nullptr;
   const auto host_kind = o.host == "pinned" ? HostMemory::kPinned : HostMemory::kPageable;
-  if (cuda_filters || use_nvdec) strategy.emplace(make_strategy(o.mem));
+  std::unique_ptr<RetryAdaptor> retry;  // out of memory: trim, retry, then fail
+  if (cuda_filters || use_nvdec) {
+    StrategyOptions so;
+    so.budget = o.budget;
+    strategy.emplace(make_strategy(o.mem, so));
+    retry = std::make_unique<RetryAdaptor>(strategy->resource(), strategy->strategy());
+  }
   if (use_nvdec) {
     try {
-      nvdec = std::make_unique<NvdecContext>(strategy->resource(), streams.make());
+      nvdec = std::make_unique<NvdecContext>(*retry, streams.make());
     } catch (const std::exception& e) {
       throw input_error(fmt::format("--decode {}: {}", o.decode, e.what()));
     }
@@ -431,7 +438,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
                    std::make_unique<PinnedRing>(o.queue_depth + 2, packed_bytes(c.in), host_kind));
       upload_ring = rings.front().get();
       auto up = pipeline.make_queue<Frame>("upload→", depth);
-      auto stage = std::make_unique<UploadStage>(strategy->resource(), *upload_ring, streams.make());
+      auto stage = std::make_unique<UploadStage>(*retry, *upload_ring, streams.make());
       upload_stage = stage.get();
       pipeline.add_stage<Frame, Frame>(std::move(stage), frames, up);
       frames = up;
@@ -441,7 +448,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     auto next = pipeline.make_queue<Frame>(fmt::format("{}→", c.label), depth);
     if (here_on_gpu)
       pipeline.add_stage<Frame, Frame>(
-          std::make_unique<CudaFilterStage>(std::move(c), strategy->resource(), streams.make()),
+          std::make_unique<CudaFilterStage>(std::move(c), *retry, streams.make()),
           frames, next);
     else
       pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(c)), frames, next);
@@ -484,11 +491,11 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       }
     }
   });
+  std::string failure;
   try {
     pipeline.run();
-  } catch (...) {
-    done = true;
-    throw;
+  } catch (const std::exception& e) {
+    failure = e.what();  // reported below, then thrown with the report
   }
   done = true;
   monitor.join();
@@ -523,6 +530,9 @@ TranscodeReport transcode(const TranscodeOptions& o) {
         {"bytes_peak", st.bytes.peak},
         {"bytes_total", st.bytes.total},
         {"failures", st.failures},
+        {"retries", retry->retries()},
+        {"failures_after_retry", retry->failures()},
+        {"budget_bytes", o.budget ? nlohmann::json(*o.budget) : nlohmann::json()},
         {"device_syncs", st.device_syncs},
         {"allocate_us", {{"p50", static_cast<double>(lat.percentile(0.5)) / 1e3},
                          {"p99", static_cast<double>(lat.percentile(0.99)) / 1e3},
@@ -549,6 +559,10 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       report.memory["nvdec_pool"] = {{"buffers", nvdec->pool_buffers()},
                                      {"bytes", nvdec->pool_bytes()},
                                      {"decode_surfaces", nvdec->decode_surfaces()}};
+  }
+  if (!failure.empty()) {
+    report.failure = failure;
+    throw transcode_failed(failure, std::move(report));  // the partial output goes (unless --keep-partial)
   }
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", o.input));

@@ -45,9 +45,9 @@ class TranscodeE2E : public ::testing::Test {
 
 // `vpipe transcode` of the sample into `out` (lossless, so it is large)
 // under a file-size limit of `kb` kilobytes.
-CommandResult run_vpipe_limited(const std::string& out, int kb) {
+CommandResult run_vpipe_limited(const std::string& out, int kb, const std::string& extra = "") {
   const std::string cmd = "sh -c 'ulimit -f " + std::to_string(kb) + "; exec " + kBin + " transcode " +
-                          kSample + " " + out + " --encoder ffv1' 2>&1";
+                          kSample + " " + out + " --encoder ffv1 " + extra + "' 2>&1";
   CommandResult r;
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -233,12 +233,18 @@ TEST_F(TranscodeE2E, SigtermAlsoFinalizesAPlayableFile) {
 
 TEST_F(TranscodeE2E, DiskFullEndsWithAClearErrorAndNoPartialFile) {
   // A 300 KB file-size limit stands in for a full disk: writes fail with EFBIG.
-  const auto out = path("full.mkv");
-  const auto r = run_vpipe_limited(out, 300);
+  const auto out = path("full.mkv"), report = path("full.json");
+  const auto r = run_vpipe_limited(out, 300, "--report " + report);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("vpipe: error: writing '" + out + "'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out)) << "the partial file is removed (unless --keep-partial)";
+  // The report says what was done before it failed.
+  std::ifstream rf(report);
+  ASSERT_TRUE(rf) << "a failed run still writes its report";
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["status"].get<std::string>().rfind("failed: writing", 0), 0u) << j["status"];
+  EXPECT_GT(j["frames"]["decoded"].get<int>(), 0);
 }
 
 TEST_F(TranscodeE2E, LoopReadsTheInputAgainWithContinuingTimestamps) {

@@ -142,6 +142,27 @@ TEST_F(CudaTranscode, ResolutionChangeReconfiguresOnTheGpu) {
     }
 }
 
+// Device memory runs out mid-run (a budget a few frames deep): the strategy
+// is trimmed and the allocation retried, then the run fails cleanly: one
+// error line, exit 1, no partial output, and a report with the retries.
+TEST_F(CudaTranscode, OutOfMemoryUnderABudgetFailsCleanlyWithAReport) {
+  for (const char* mem : {"pool", "vmm", "slab", "naive"}) {
+    const auto out = path(std::string("oom_") + mem + ".mkv"), report = path(std::string("oom_") + mem + ".json");
+    // 1080p NV12 frames from an upscale: ~3 MB each; 12 MB holds a few, not the pipeline's depth.
+    const auto r = run_vpipe("transcode " + kSample + " " + out + " --device cuda --decode cpu --mem " + mem +
+                             " --budget 12M --encoder ffv1 --vf \"resize=1920x1080,blur=2,invert\" --report " + report);
+    EXPECT_EQ(r.exit_code, 1) << mem << ": " << r.err;
+    EXPECT_NE(r.err.find("vpipe: error:"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << mem << ": no partial output";
+    std::ifstream rf(report);
+    ASSERT_TRUE(rf) << mem;
+    const auto j = nlohmann::json::parse(rf);
+    EXPECT_EQ(j["status"].get<std::string>().rfind("failed:", 0), 0u) << j["status"];
+    EXPECT_GE(j["memory"]["retries"].get<int>(), 2) << mem << ": trimmed and retried before failing";
+    EXPECT_GE(j["memory"]["failures_after_retry"].get<int>(), 1) << mem;
+  }
+}
+
 TEST_F(CudaTranscode, WholeSampleWithLibx264KeepsFramesAndAudio) {
   const auto out = path("full.mp4");
   const auto r = run_vpipe("transcode " + kSample + " " + out + " --device cuda --vf \"" + kChain + "\"");

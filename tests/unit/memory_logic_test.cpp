@@ -461,3 +461,52 @@ TEST(SlabResource, FullClassTableEvictsAnIdleClassAndPassthroughRetries) {
   slab.trim();
   EXPECT_EQ(host.live, 0);
 }
+
+// ---- RetryAdaptor ----------------------------------------------------------------
+
+namespace {
+// Refuses the first `refuse` allocations with out_of_memory; counts trims.
+class Refusing final : public DeviceMemoryResource {
+ public:
+  explicit Refusing(int refuse) : refuse_(refuse) {}
+  std::string_view name() const noexcept override { return "refusing"; }
+  void trim() override { ++trims; }
+  int trims = 0, calls = 0;
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t s) override {
+    ++calls;
+    if (refuse_-- > 0) throw out_of_memory("refusing: full");
+    return host_.allocate(bytes, s);
+  }
+  void do_deallocate(void* p, std::size_t b, cudaStream_t s) noexcept override { host_.deallocate(p, b, s); }
+  int refuse_;
+  HostResource host_;
+};
+}  // namespace
+
+TEST(RetryAdaptor, TrimsAndRetriesThenSucceeds) {
+  Refusing up(2);
+  RetryAdaptor retry(up, up, 2);
+  void* p = retry.allocate(1024, nullptr);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(up.calls, 3);
+  EXPECT_EQ(up.trims, 2) << "a trim before each retry";
+  EXPECT_EQ(retry.retries(), 2);
+  EXPECT_EQ(retry.failures(), 0);
+  retry.deallocate(p, 1024, nullptr);
+}
+
+TEST(RetryAdaptor, GivesUpAfterItsRetriesAndCountsAFailure) {
+  Refusing up(100);
+  RetryAdaptor retry(up, up, 2);
+  EXPECT_THROW((void)retry.allocate(1024, nullptr), out_of_memory);
+  EXPECT_EQ(up.calls, 3) << "one try and two retries";
+  EXPECT_EQ(retry.failures(), 1);
+  EXPECT_EQ(retry.retries(), 2);
+  Refusing none(100);
+  RetryAdaptor no_retry(none, none, 0);
+  EXPECT_THROW((void)no_retry.allocate(1, nullptr), out_of_memory);
+  EXPECT_EQ(none.calls, 1);
+  EXPECT_EQ(none.trims, 0);
+}

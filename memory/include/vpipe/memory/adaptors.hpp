@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <atomic>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -81,6 +83,38 @@ class BudgetAdaptor final : public DeviceMemoryResource {
   std::size_t limit_;
   mutable std::mutex mutex_;
   std::size_t in_use_ = 0;
+};
+
+// Out of memory (a budget, a full device): trim `trim_target` (the strategy:
+// its cached memory goes back), wait a moment for frees still in flight, and
+// try again, up to `retries` times (waits of 2, 4, 8… ms). What still fails is
+// rethrown and counted as a failure. Allocations hold gate() shared, so
+// something that must not race them (a largest-block probe) can hold it
+// exclusively.
+class RetryAdaptor final : public DeviceMemoryResource {
+ public:
+  RetryAdaptor(DeviceMemoryResource& upstream, DeviceMemoryResource& trim_target, int retries = 2)
+      : upstream_(upstream), trim_target_(trim_target), retries_allowed_(retries) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
+  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
+  void trim() override { upstream_.trim(); }
+  [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
+    return upstream_.deallocate_synchronizes_device();
+  }
+  [[nodiscard]] std::int64_t retries() const noexcept { return retries_.load(); }
+  [[nodiscard]] std::int64_t failures() const noexcept { return failures_.load(); }
+  [[nodiscard]] std::shared_mutex& gate() noexcept { return gate_; }
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override {
+    upstream_.deallocate(ptr, bytes, stream);
+  }
+  DeviceMemoryResource& upstream_;
+  DeviceMemoryResource& trim_target_;
+  int retries_allowed_;
+  std::atomic<std::int64_t> retries_{0}, failures_{0};
+  std::shared_mutex gate_;
 };
 
 // One line of an allocation log: "t_ns,op,id,bytes,stream".

@@ -13,7 +13,7 @@
 //             `burst_frames` extra frames and holds them for `burst_hold`
 //             frames (a spike of frames in flight).
 // The strategy sits under a retry layer: an allocation that runs out of
-// memory trims the strategy and tries once more (counted as a retry); if
+// memory trims the strategy and tries again, twice (counted as retries); if
 // that fails too it is a failure, and the run ends.
 #pragma once
 

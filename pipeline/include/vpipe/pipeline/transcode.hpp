@@ -47,6 +47,7 @@ struct TranscodeOptions {
   bool keep_partial = false;            // keep the output file when the run fails
   bool realtime = false;                // pace the input at its native rate
   int loop = 1;                         // read the input this many times over
+  std::optional<std::size_t> budget;    // CUDA path: device memory cap for the strategy
   bool download_copy = false;           // A/B: copy downloads out of the slot (older way)
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
@@ -76,8 +77,18 @@ struct TranscodeReport {
   std::vector<QueueStats> queues;
   std::vector<std::string> notes;  // e.g. "CPU path: no CUDA device"
   nlohmann::json memory;           // CUDA path: the strategy's statistics and staging
+  std::string failure;             // what ended the run, when it failed mid-way
 
   [[nodiscard]] nlohmann::json to_json() const;
+};
+
+// A run that failed after it started (out of memory after retries, a
+// writer error…): the report of what was done, with status "failed: …".
+class transcode_failed : public std::runtime_error {
+ public:
+  transcode_failed(const std::string& what, TranscodeReport r)
+      : std::runtime_error(what), report(std::move(r)) {}
+  TranscodeReport report;
 };
 
 // Opens a video encoder the way transcode() does (quality options from `o`,
