@@ -100,6 +100,10 @@ std::unique_ptr<Cli> make_cli() {
   tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")->check(CLI::Range(2, 31))
       ->capture_default_str();
   tc->add_option("--frames", frames, "stop after N video frames")->check(CLI::PositiveNumber);
+  tc->add_option("--drop", topts.drop,
+                 "when a stage falls behind: block (wait; nothing lost: files), drop-oldest or "
+                 "drop-newest (lose a frame, counted per queue; latency stays bounded: live)")
+      ->check(CLI::IsMember({"block", "drop-oldest", "drop-newest"}))->capture_default_str();
   tc->add_option("--budget", c->tc_budget,
                  "CUDA path: cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out "
                  "of memory trims and retries twice, then fails with a report");

@@ -4,6 +4,10 @@
 // converted by the chain builder first.
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cstring>
+#include <thread>
+
 #include <cmath>
 
 extern "C" {
@@ -255,6 +259,35 @@ class Invert final : public Filter {
   }
 };
 
+// ---- delay -----------------------------------------------------------------
+
+// A slow stage on purpose: rehearses what a live pipeline does when a filter
+// cannot keep up (see --drop).
+class Delay final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"delay",
+            "Passes frames through after sleeping ms milliseconds each (a deliberately slow "
+            "stage, to rehearse --drop and latency).",
+            {{"ms", ParamType::kInt, "10", 0, 10000, "milliseconds per frame", {}}},
+            [](const ParamValues& p) { return std::make_unique<Delay>(p.get_int("ms")); }};
+  }
+  explicit Delay(int ms) : ms_(ms) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("delay", in);
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    for_each_plane(in, out, [](int, const PlaneView& s, const PlaneView& d) {
+      for (int y = 0; y < s.height; ++y) std::memcpy(d.row(y), s.row(y), s.row_bytes());
+    });
+  }
+
+ private:
+  int ms_;
+};
+
 // ---- grayscale -------------------------------------------------------------
 
 class Grayscale final : public Filter {
@@ -350,6 +383,7 @@ void register_builtin_filters(FilterRegistry& registry) {
   registry.add(with_cuda(Flip::info()));
   registry.add(with_cuda(Invert::info()));
   registry.add(with_cuda(Grayscale::info()));
+  registry.add(Delay::info());
   FilterInfo format = Format::info();
   format.formats = "any FFmpeg software pixel format";
   registry.add(format);

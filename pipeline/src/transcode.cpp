@@ -133,7 +133,8 @@ nlohmann::json TranscodeReport::to_json() const {
   json queues_j = json::array();
   for (const auto& q : queues)
     queues_j.push_back({{"name", q.name}, {"capacity", q.capacity}, {"high_water", q.high_water},
-                        {"pushed", q.pushed}, {"producer_blocked_s", q.producer_blocked_s}});
+                        {"pushed", q.pushed}, {"producer_blocked_s", q.producer_blocked_s},
+                        {"dropped", q.dropped}});
   return {{"input", input},
           {"output", output},
           {"filters", filters},
@@ -150,7 +151,8 @@ nlohmann::json TranscodeReport::to_json() const {
                       {"other_packets_written", other_packets_written},
                       {"decode_errors", decode_errors},
                       {"fitted_to_encoder", frames_fitted},
-                      {"timestamp_discontinuities", ts_discontinuities}}},
+                      {"timestamp_discontinuities", ts_discontinuities},
+                      {"dropped", frames_dropped}}},
           {"copied_streams", copied_streams},
           {"wall_s", wall_s},
           {"fps", fps},
@@ -184,6 +186,11 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     throw input_error(fmt::format("--mem {}: expected one of naive, pool, pool-release0, vmm, slab",
                                   o.mem));
   if (o.loop < 1) throw input_error(fmt::format("--loop {}: expected 1 or more", o.loop));
+  if (o.drop != "block" && o.drop != "drop-oldest" && o.drop != "drop-newest")
+    throw input_error(fmt::format("--drop {}: expected block, drop-oldest or drop-newest", o.drop));
+  const DropPolicy drop = o.drop == "drop-oldest"   ? DropPolicy::kDropOldest
+                          : o.drop == "drop-newest" ? DropPolicy::kDropNewest
+                                                    : DropPolicy::kBlock;
   if (o.decode == "nvdec" && o.device == "cpu")
     throw input_error("--decode nvdec needs the CUDA path: drop --device cpu");
   const auto cuda_reason = o.device == "cpu" ? std::string() : cuda_unavailable_reason();
@@ -401,6 +408,13 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   MediaCounters counters;
   Pipeline pipeline;
   const auto depth = o.queue_depth;
+  // Frame queues take the --drop policy; packet queues always block (a
+  // dropped packet would break decoding).
+  auto frame_queue = [&](std::string name, std::size_t capacity) {
+    auto q = pipeline.make_queue<Frame>(std::move(name), capacity);
+    q->set_policy(drop);
+    return q;
+  };
   auto packets = pipeline.make_queue<Packet>("demux→decode", depth * 2);
   auto mux_in = pipeline.make_queue<Packet>("→mux", depth * 8);
   auto demux = std::make_unique<DemuxSource>(in.get(), o.input, vindex, output_index, mux_in,
@@ -413,7 +427,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     demux->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
   }
   pipeline.add_source<Packet>(std::move(demux), packets);
-  auto frames = pipeline.make_queue<Frame>("decode→", use_nvdec ? nvdec_queue_depth(o) : depth);
+  auto frames = frame_queue("decode→", use_nvdec ? nvdec_queue_depth(o) : depth);
   pipeline.add_stage<Packet, Frame>(
       std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames, counters,
                                     nvdec.get()),
@@ -424,7 +438,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     // the download, the encoder's hands and the download in progress.
     rings.push_back(std::make_unique<PinnedRing>(o.queue_depth + 3, staged_bytes(format), host_kind));
     download_ring = rings.back().get();
-    auto down = pipeline.make_queue<Frame>("download→", depth);
+    auto down = frame_queue("download→", depth);
     pipeline.add_stage<Frame, Frame>(
         std::make_unique<DownloadStage>(*download_ring, streams.make(), o.download_copy), frames, down);
     frames = down;
@@ -437,7 +451,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       rings.insert(rings.begin(),
                    std::make_unique<PinnedRing>(o.queue_depth + 2, packed_bytes(c.in), host_kind));
       upload_ring = rings.front().get();
-      auto up = pipeline.make_queue<Frame>("upload→", depth);
+      auto up = frame_queue("upload→", depth);
       auto stage = std::make_unique<UploadStage>(*retry, *upload_ring, streams.make());
       upload_stage = stage.get();
       pipeline.add_stage<Frame, Frame>(std::move(stage), frames, up);
@@ -445,7 +459,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       on_device = true;
     }
     if (!here_on_gpu && on_device) download(c.in);
-    auto next = pipeline.make_queue<Frame>(fmt::format("{}→", c.label), depth);
+    auto next = frame_queue(fmt::format("{}→", c.label), depth);
     if (here_on_gpu)
       pipeline.add_stage<Frame, Frame>(
           std::make_unique<CudaFilterStage>(std::move(c), *retry, streams.make()),
@@ -517,6 +531,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.latency_ms_max = static_cast<double>(counters.latency_ns.max()) * 1e-6;
   report.stages = pipeline.stage_stats();
   report.queues = pipeline.queue_stats();
+  for (const auto& q : report.queues) report.frames_dropped += static_cast<std::int64_t>(q.dropped);
   if (strategy) {
     const auto st = strategy->stats().stats();
     const auto& lat = strategy->stats().allocate_latency();

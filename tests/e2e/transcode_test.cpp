@@ -308,3 +308,23 @@ TEST_F(TranscodeE2E, ResolutionChangeMidStreamReconfiguresTheChain) {
   EXPECT_EQ(nlohmann::json::parse(f2)["frames"]["fitted_to_encoder"], 10);
   EXPECT_NE(r.err.find("scaling them to the encoder"), std::string::npos) << r.err;
 }
+
+TEST_F(TranscodeE2E, DropPolicyKeepsUpWithALiveRateAndCountsWhatItLost) {
+  // The sample paced at 30 fps into a filter that takes 60 ms a frame: with
+  // --drop drop-oldest the pipeline keeps the source's pace and loses frames,
+  // counted; nothing queues without bound.
+  const auto out = path("drop.mkv"), report = path("drop.json");
+  const auto r = run_vpipe("transcode " + kSample + " " + out + " --device cpu --realtime --queue-depth 2 "
+                           "--drop drop-oldest --encoder ffv1 --vf \"resize=320x180,delay=ms=60\" --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << "drops are the policy, not errors: " << r.err;
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  const int decoded = j["frames"]["decoded"], written = j["frames"]["video_packets_written"],
+            dropped = j["frames"]["dropped"];
+  EXPECT_EQ(decoded, 150);
+  EXPECT_GT(dropped, 20) << "a 60 ms stage cannot take 30 fps";
+  EXPECT_EQ(written + dropped, decoded) << "every frame is written or counted as dropped";
+  EXPECT_LT(j["wall_s"].get<double>(), 7.5) << "it kept the source's pace (5 s), not the filter's (9 s)";
+  for (const auto& q : j["queues"]) EXPECT_LE(q["high_water"], q["capacity"]) << q["name"];
+  EXPECT_EQ(for_each_frame(out, [](const Frame&) {}), written) << "the output is playable";
+}

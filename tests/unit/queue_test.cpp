@@ -91,3 +91,28 @@ TEST(BoundedQueue, StopReadingMakesPushFailAndDropsItems) {
   EXPECT_EQ(q.size(), 0u);
   EXPECT_FALSE(q.push(3));
 }
+
+TEST(BoundedQueue, DropOldestKeepsTheNewestAndNeverBlocks) {
+  BoundedQueue<int> q(3);
+  q.set_policy(vpipe::DropPolicy::kDropOldest);
+  q.add_producer();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(q.push(i)) << "a full queue does not block or fail";
+  q.close();
+  for (int i = 7; i < 10; ++i) EXPECT_EQ(q.pop(), i);
+  EXPECT_EQ(q.pop(), std::nullopt);
+  const auto s = q.stats();
+  EXPECT_EQ(s.dropped, 7u);
+  EXPECT_EQ(s.high_water, 3u) << "bounded";
+  EXPECT_EQ(s.producer_blocked_s, 0.0);
+}
+
+TEST(BoundedQueue, DropNewestKeepsWhatIsQueued) {
+  BoundedQueue<int> q(3);
+  q.set_policy(vpipe::DropPolicy::kDropNewest);
+  q.add_producer();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(q.push(i));
+  q.close();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(q.pop(), i);
+  EXPECT_EQ(q.pop(), std::nullopt);
+  EXPECT_EQ(q.stats().dropped, 7u);
+}

@@ -26,7 +26,13 @@ struct QueueStats {
   std::size_t high_water = 0;        // most items ever queued at once
   std::size_t pushed = 0;
   double producer_blocked_s = 0;     // time producers waited on a full queue
+  std::size_t dropped = 0;           // items a drop policy threw away
 };
+
+// What push() does when the queue is full: wait for room (files: nothing is
+// lost), or keep going and lose a frame (live: latency stays bounded):
+// the oldest queued item, or the one being pushed.
+enum class DropPolicy { kBlock, kDropOldest, kDropNewest };
 
 template <class T>
 class BoundedQueue {
@@ -34,15 +40,32 @@ class BoundedQueue {
   explicit BoundedQueue(std::size_t capacity, std::string name = {})
       : capacity_(capacity == 0 ? 1 : capacity), name_(std::move(name)) {}
 
+  void set_policy(DropPolicy p) {
+    std::lock_guard lock(mutex_);
+    policy_ = p;
+  }
+
   void add_producer() {
     std::lock_guard lock(mutex_);
     ++producers_;
   }
 
-  // Blocks while the queue is full. Returns false, dropping the item, when the
-  // consumer stopped reading or the queue was cancelled.
+  // Blocks while the queue is full (DropPolicy::kBlock; the other policies
+  // drop an item instead, counted, and return true). Returns false, dropping
+  // the item, when the consumer stopped reading or the queue was cancelled.
   bool push(T item) {
     std::unique_lock lock(mutex_);
+    if (items_.size() >= capacity_ && !closed_for_push() && policy_ != DropPolicy::kBlock) {
+      ++dropped_;
+      if (policy_ == DropPolicy::kDropNewest) return true;  // `item` goes, the queue stays
+      [[maybe_unused]] T oldest = std::move(items_.front());
+      items_.pop_front();
+      items_.push_back(std::move(item));
+      ++pushed_;
+      lock.unlock();  // `oldest` is destroyed outside the lock
+      not_empty_.notify_one();
+      return true;
+    }
     if (items_.size() >= capacity_ && !closed_for_push()) {
       const auto t0 = std::chrono::steady_clock::now();
       not_full_.wait(lock, [&] { return items_.size() < capacity_ || closed_for_push(); });
@@ -114,7 +137,7 @@ class BoundedQueue {
   [[nodiscard]] QueueStats stats() const {
     std::lock_guard lock(mutex_);
     return {name_, capacity_, high_water_, pushed_,
-            std::chrono::duration<double>(blocked_).count()};
+            std::chrono::duration<double>(blocked_).count(), dropped_};
   }
 
  private:
@@ -131,6 +154,8 @@ class BoundedQueue {
   bool reading_stopped_ = false;
   std::size_t high_water_ = 0;
   std::size_t pushed_ = 0;
+  std::size_t dropped_ = 0;
+  DropPolicy policy_ = DropPolicy::kBlock;
   std::chrono::steady_clock::duration blocked_{};
 };
 

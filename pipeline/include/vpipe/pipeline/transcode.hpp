@@ -47,6 +47,7 @@ struct TranscodeOptions {
   bool keep_partial = false;            // keep the output file when the run fails
   bool realtime = false;                // pace the input at its native rate
   int loop = 1;                         // read the input this many times over
+  std::string drop = "block";           // full frame queue: block | drop-oldest | drop-newest
   std::optional<std::size_t> budget;    // CUDA path: device memory cap for the strategy
   bool download_copy = false;           // A/B: copy downloads out of the slot (older way)
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
@@ -67,7 +68,8 @@ struct TranscodeReport {
   std::int64_t other_packets_written = 0;
   std::int64_t decode_errors = 0;
   std::int64_t frames_fitted = 0;
-  std::int64_t ts_discontinuities = 0;  // timestamp jumps closed up (MPEG-TS splices)  // scaled to the encoder's size after a mid-stream size change
+  std::int64_t ts_discontinuities = 0;
+  std::int64_t frames_dropped = 0;      // by the --drop policy, all queues  // timestamp jumps closed up (MPEG-TS splices)  // scaled to the encoder's size after a mid-stream size change
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;
