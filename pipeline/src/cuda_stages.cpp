@@ -154,7 +154,6 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
     }
     in.device->retire_on(stream_);
     VPIPE_CUDA_TRY(cudaStreamSynchronize(stream_));
-    unstaged_++;
     host.copy_props_from(in);
     return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
   }

@@ -304,7 +304,6 @@ void ConfiguredFilter::follow(const FrameFormat& input) {
   const FrameFormat before = in;
   out = filter->configure(input);
   in = input;
-  reconfigured++;
   spdlog::info("{}: input changed from {} to {}; reconfigured, output {}", label, to_string(before),
                to_string(in), to_string(out));
 }

@@ -72,14 +72,12 @@ class DownloadStage final : public Stage<Frame, Frame> {
       : ring_(ring), stream_(stream), copy_out_(copy_out) {}
   [[nodiscard]] std::string name() const override { return "download"; }
   Flow process(Frame in, Output<Frame>& out) override;
-  [[nodiscard]] std::int64_t unstaged() const noexcept { return unstaged_; }
 
  private:
   Flow copy_out(Frame in, Output<Frame>& out);
   PinnedRing& ring_;
   cudaStream_t stream_;
   bool copy_out_;
-  std::int64_t unstaged_ = 0;
 };
 
 // Non-blocking CUDA streams for a pipeline's stages, synchronized and

@@ -158,7 +158,6 @@ struct ConfiguredFilter {
   std::unique_ptr<Filter> filter;
   FrameFormat in;
   FrameFormat out;
-  int reconfigured = 0;  // times the input changed mid-stream
 
   // When a frame arrives in another format (a resolution change mid-stream),
   // configure the same filter again for it: no new filter, no new stage.
