@@ -15,18 +15,28 @@ FreeList::FreeList(std::size_t capacity) : capacity_(capacity), free_bytes_(capa
 std::optional<std::size_t> FreeList::allocate(std::size_t bytes, std::size_t alignment) {
   VPIPE_EXPECTS(bytes > 0 && alignment > 0 && (alignment & (alignment - 1)) == 0,
                 "FreeList::allocate: bytes > 0 and a power-of-two alignment");
-  for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
-    const auto [start, size] = *it;
+  for (const auto& [start, size] : blocks_) {
     const std::size_t aligned = (start + alignment - 1) & ~(alignment - 1);
     if (aligned - start + bytes > size) continue;
-    const std::size_t end = start + size;
-    blocks_.erase(it);
-    if (aligned > start) blocks_.emplace(start, aligned - start);
-    if (aligned + bytes < end) blocks_.emplace(aligned + bytes, end - aligned - bytes);
-    free_bytes_ -= bytes;
+    take(aligned, bytes);
     return aligned;
   }
   return std::nullopt;
+}
+
+void FreeList::take(std::size_t offset, std::size_t bytes) {
+  auto it = blocks_.upper_bound(offset);
+  VPIPE_EXPECTS(bytes > 0 && it != blocks_.begin(),
+                fmt::format("FreeList::take: [{}, +{}) is not free", offset, bytes));
+  --it;
+  const auto [start, size] = *it;
+  const std::size_t end = start + size;
+  VPIPE_EXPECTS(offset + bytes <= end,
+                fmt::format("FreeList::take: [{}, +{}) is not free", offset, bytes));
+  blocks_.erase(it);
+  if (offset > start) blocks_.emplace(start, offset - start);
+  if (offset + bytes < end) blocks_.emplace(offset + bytes, end - offset - bytes);
+  free_bytes_ -= bytes;
 }
 
 void FreeList::free(std::size_t offset, std::size_t bytes) {

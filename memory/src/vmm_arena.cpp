@@ -5,6 +5,7 @@
 
 #include <cassert>
 #include <map>
+#include <tuple>
 
 #include "vpipe/memory/errors.hpp"
 
@@ -134,6 +135,34 @@ std::size_t VmmArena::block_bytes(std::size_t bytes) const {
   return (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
 }
 
+std::size_t VmmArena::unmapped_in(std::size_t offset, std::size_t size) const {
+  std::size_t bytes = 0;
+  for (std::size_t c = offset / chunk_; c <= (offset + size - 1) / chunk_; ++c)
+    bytes += chunk_mapped_[c] ? 0 : chunk_;
+  return bytes;
+}
+
+std::optional<std::size_t> VmmArena::place(std::size_t size) const {
+  struct Best {
+    std::size_t to_map, block, offset;
+    auto key() const { return std::tie(to_map, block, offset); }
+  };
+  std::optional<Best> best;
+  for (const auto& [start, bytes] : free_.blocks()) {
+    const std::size_t first = (start + kAlignment - 1) / kAlignment * kAlignment;
+    const std::size_t end = start + bytes;
+    if (first + size > end) continue;
+    // Both ends of the block: its tail may sit in a mapped chunk when its head doesn't.
+    const std::size_t last = (end - size) / kAlignment * kAlignment;
+    for (const std::size_t at : {first, last}) {
+      const Best candidate{unmapped_in(at, size), bytes, at};
+      if (!best || candidate.key() < best->key()) best = candidate;
+    }
+  }
+  if (!best) return std::nullopt;
+  return best->offset;
+}
+
 void VmmArena::give_back(std::size_t offset, std::size_t bytes) {
   free_.free(offset, bytes);
   used_ -= bytes;
@@ -177,17 +206,17 @@ void* VmmArena::do_allocate(std::size_t bytes, cudaStream_t /*stream*/) {
   // Two tries: the second after waiting for pending frees, whose blocks may
   // fit in chunks that are already mapped.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    offset = free_.allocate(size, kAlignment);
+    offset = place(size);
     if (!offset && !pending_.empty()) {
       reclaim(true);
-      offset = free_.allocate(size, kAlignment);
+      offset = place(size);
     }
     if (!offset)
       throw out_of_memory(fmt::format("vmm: no {} bytes left in the reserved address range", size));
+    free_.take(*offset, size);
     first = *offset / chunk_;
     last = (*offset + size - 1) / chunk_;
-    to_map = 0;
-    for (std::size_t c = first; c <= last; ++c) to_map += chunk_mapped_[c] ? 0 : chunk_;
+    to_map = unmapped_in(*offset, size);
     if (!options_.max_physical || mapped_ + to_map <= *options_.max_physical) break;
     if (attempt == 0 && !pending_.empty()) {
       free_.free(*offset, size);

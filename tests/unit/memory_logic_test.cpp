@@ -216,6 +216,42 @@ TEST(VmmArena, UsageReportsFragmentationInsideMappedChunks) {
   for (int i = 1; i < 8; i += 2) arena.deallocate(blocks[static_cast<std::size_t>(i)], 1 * MiB, nullptr);
 }
 
+// A pipeline's steady state: three frame sizes (1080p NV12 in, 1080p RGB between
+// filters, 720p NV12 out), each with a bounded number in flight, freed in a
+// random order. Once every size has been in flight at its peak, the arena must
+// not map more: holes left by one size are reused rather than new chunks
+// mapped. (First fit failed this: it mapped another chunk at step 12 080.)
+TEST(VmmArena, SteadyMixedSizesStopMappingAfterWarmUp) {
+  auto fences = std::make_unique<ManualFences>();
+  auto* f = fences.get();
+  VmmArena arena({20 * MiB, 4096 * MiB, std::nullopt}, std::make_unique<FakeBacking>(4096 * MiB),
+                 std::move(fences));
+  const std::size_t sizes[] = {1920 * 1080 * 3 / 2, 1920 * 1080 * 3, 1280 * 720 * 3 / 2};
+  const std::size_t in_flight[] = {10, 6, 8};
+  std::mt19937 rng(11);
+  std::vector<std::vector<void*>> live(3);
+  std::size_t warm = 0;
+  for (int step = 0; step < 40000; ++step) {
+    const auto k = rng() % 3;
+    if (step % 3 == 0) f->complete_all();  // the GPU keeps up, a few frees behind
+    if (live[k].size() == in_flight[k]) {  // full: free a random one of this size
+      const auto i = rng() % live[k].size();
+      arena.deallocate(live[k][i], sizes[k], nullptr);
+      live[k].erase(live[k].begin() + static_cast<long>(i));
+    }
+    live[k].push_back(arena.allocate(sizes[k], nullptr));
+    if (step == 4000) {
+      for (auto n : {0, 1, 2}) ASSERT_EQ(live[static_cast<std::size_t>(n)].size(), in_flight[n]);
+      warm = arena.mapped_bytes();
+    }
+    if (step > 4000) {
+      ASSERT_EQ(arena.mapped_bytes(), warm) << "grew after warm-up at step " << step;
+    }
+  }
+  for (std::size_t k = 0; k < 3; ++k)
+    for (void* p : live[k]) arena.deallocate(p, sizes[k], nullptr);
+}
+
 // ---- SlabResource ---------------------------------------------------------------
 
 TEST(SlabResource, RecyclesSameSizeBlocksOnlyAfterTheirFence) {

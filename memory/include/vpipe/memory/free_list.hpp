@@ -1,4 +1,4 @@
-// FreeList: first-fit sub-allocation over an address range, with coalescing
+// FreeList: first-fit (or caller-placed) sub-allocation over an address range, with coalescing
 // of neighbours on free. Pure bookkeeping (offsets only): the vmm arena uses
 // it over its reserved virtual range; tests run it on the CPU.
 #pragma once
@@ -17,6 +17,9 @@ class FreeList {
   // The lowest-addressed free block that fits `bytes` at `alignment` (a power
   // of two); nullopt when none does.
   std::optional<std::size_t> allocate(std::size_t bytes, std::size_t alignment);
+  // Takes exactly [offset, offset + bytes), which must lie inside one free
+  // block (a caller that chose the place itself); throws logic_error otherwise.
+  void take(std::size_t offset, std::size_t bytes);
   // Returns [offset, offset + bytes) and merges it with free neighbours.
   // Throws logic_error if any of it is already free or outside the range.
   void free(std::size_t offset, std::size_t bytes);

@@ -3,8 +3,12 @@
 // It reserves one large virtual address range once (cuMemAddressReserve) and
 // backs it with physical chunks on demand (cuMemCreate + cuMemMap +
 // cuMemSetAccess), ~20 MiB each by default, a multiple of the allocation
-// granularity. Blocks are sub-allocated first-fit from a coalescing free list
-// over the range. Chunks that no block touches any more stay mapped as a cache
+// granularity. Blocks are sub-allocated from a coalescing free list over the
+// range, placed where they need the fewest newly mapped bytes, then in the
+// smallest free block that fits (best fit), then lowest address: first fit
+// alone let mixed frame sizes (NV12 in, RGB between filters, NV12 out) spill
+// into fresh chunks while holes of the wrong size sat in mapped ones — the
+// H200 soak saw the arena grow one chunk after warm-up on a constant workload. Chunks that no block touches any more stay mapped as a cache
 // and are unmapped (their physical memory released) by trim(), or at once when
 // mapping another chunk would exceed the physical budget. Because any physical
 // chunk can be mapped at any address, the arena never needs one contiguous
@@ -74,6 +78,9 @@ class VmmArena final : public DeviceMemoryResource {
   void give_back(std::size_t offset, std::size_t bytes);
   std::size_t unmap_idle_chunks(std::size_t at_least);  // returns bytes unmapped
   [[nodiscard]] std::size_t block_bytes(std::size_t bytes) const;
+  // Where a block of `size` goes (see the header comment); nullopt if nowhere.
+  [[nodiscard]] std::optional<std::size_t> place(std::size_t size) const;
+  [[nodiscard]] std::size_t unmapped_in(std::size_t offset, std::size_t size) const;
 
   VmmOptions options_;
   std::unique_ptr<VmmBacking> backing_;
