@@ -141,9 +141,12 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
     it = classes_.emplace(size, SizeClass{size, {}, 0}).first;
   }
   SizeClass& c = it->second;
-  // A ready block (the oldest freed is the likeliest to be done), else grow,
-  // else wait for the oldest pending one. Indices, not iterators: growing
-  // appends to the deque.
+  // A ready block (the oldest freed is the likeliest to be done), else wait
+  // for the oldest pending one, else (every block held by a live frame) grow.
+  // Waiting before growing keeps the set of buffers fixed once it covers the
+  // frames a pipeline holds: growing on pending blocks made the slab step up
+  // minutes into a constant-workload soak on the H200, whenever the GPU fell a
+  // few frames behind. Indices, not iterators: growing appends to the deque.
   std::optional<std::size_t> pick;
   for (std::size_t i = 0; i < c.free.size(); ++i) {
     if (!c.free[i].fence || fences_->ready(*c.free[i].fence)) {
@@ -151,10 +154,15 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
       break;
     }
   }
+  if (!pick && !c.free.empty()) {
+    fences_->wait(*c.free.front().fence);
+    ++fence_waits_;
+    pick = 0;
+  }
   if (!pick) {
     if (grow(c, stream)) {
       pick = c.free.size() - 1;  // a fresh block
-    } else if (c.free.empty()) {
+    } else {
       const auto msg = fmt::format(
           "slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap leaves no room "
           "to grow ({} bytes reserved over {} classes)",
@@ -165,9 +173,6 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
         next_report_ *= 10;
       }
       throw out_of_memory(msg);
-    } else {
-      fences_->wait(*c.free.front().fence);
-      pick = 0;
     }
   }
   const FreeBlock block = c.free[*pick];
@@ -233,6 +238,11 @@ std::size_t SlabResource::passthrough_allocations() const {
 }  // namespace vpipe
 
 namespace vpipe {
+std::size_t SlabResource::fence_waits() const {
+  std::lock_guard lock(mutex_);
+  return fence_waits_;
+}
+
 std::size_t SlabResource::exhaustions() const {
   std::lock_guard lock(mutex_);
   return exhaustions_;

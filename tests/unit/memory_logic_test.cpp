@@ -263,13 +263,21 @@ TEST(SlabResource, RecyclesSameSizeBlocksOnlyAfterTheirFence) {
   void* b = slab.allocate(1000, nullptr);
   EXPECT_EQ(slab.upstream_allocations(), 1u) << "one batch of two";
   slab.deallocate(a, 1000, nullptr);
-  void* c = slab.allocate(1000, nullptr);  // a is pending: grows instead
-  EXPECT_NE(c, a);
+  const FenceId fa = f->last();
+  f->complete(fa);
+  void* c = slab.allocate(1000, nullptr);  // a's fence is done: a comes back, no wait
+  EXPECT_EQ(c, a);
+  EXPECT_EQ(slab.fence_waits(), 0u);
+  slab.deallocate(b, 1000, nullptr);  // b pending, its fence not done
+  EXPECT_FALSE(f->ready(f->last()));
+  void* d = slab.allocate(1000, nullptr);  // waits for b's fence rather than growing
+  EXPECT_EQ(d, b);
+  EXPECT_EQ(slab.fence_waits(), 1u);
+  EXPECT_EQ(f->waits(), 1);
+  EXPECT_EQ(slab.upstream_allocations(), 1u) << "a pending block is waited for, not grown past";
+  void* e = slab.allocate(1000, nullptr);  // both blocks held by live frames: grows
   EXPECT_EQ(slab.upstream_allocations(), 2u);
-  f->complete_all();
-  void* d = slab.allocate(1000, nullptr);  // fresh block of batch 2 or a: both fine, no growth
-  EXPECT_EQ(slab.upstream_allocations(), 2u);
-  for (void* p : {b, c, d}) slab.deallocate(p, 1000, nullptr);
+  for (void* p : {c, d, e}) slab.deallocate(p, 1000, nullptr);
   EXPECT_EQ(*slab.usage().used, 0u);
 }
 

@@ -13,8 +13,9 @@
 // batches are returned and the call is retried once).
 //
 // Stream rule: as for vmm, a freed block is handed out again only once the
-// fence recorded on the freeing stream is ready; when every free block is
-// still pending and the class can't grow, the slab waits on the oldest fence.
+// fence recorded on the freeing stream is ready. When every free block of the
+// class is still pending, the slab waits on the oldest fence rather than
+// growing: it grows only when every block is held by a live frame.
 #pragma once
 
 #include <cstddef>
@@ -51,6 +52,8 @@ class SlabResource final : public DeviceMemoryResource {
   [[nodiscard]] std::size_t upstream_allocations() const;
   [[nodiscard]] std::size_t passthrough_allocations() const;
   [[nodiscard]] std::size_t exhaustions() const;
+  // Allocations that waited for a pending block's fence instead of growing.
+  [[nodiscard]] std::size_t fence_waits() const;
 
  private:
   struct Batch {
@@ -88,7 +91,7 @@ class SlabResource final : public DeviceMemoryResource {
   std::map<std::byte*, Batch> batches_;
   std::size_t reserved_ = 0, used_ = 0, upstream_allocs_ = 0, passthrough_ = 0;
   std::size_t passthrough_bytes_ = 0;  // live blocks that went upstream
-  std::size_t exhaustions_ = 0, next_report_ = 1;
+  std::size_t exhaustions_ = 0, next_report_ = 1, fence_waits_ = 0;
 };
 
 }  // namespace vpipe
