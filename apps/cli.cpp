@@ -54,6 +54,9 @@ std::unique_ptr<Cli> make_cli() {
       "  vpipe transcode in.mp4 out.mp4 --vf \"resize=1280x720,blur=sigma=1.5\" --mem pool --host pinned\n"
       "  vpipe transcode in.mkv out.mkv --encoder ffv1 --report report.json\n"
       "  vpipe transcode in.mp4 null --decode nvdec --vf resize=1280x720 --loop 10   (measure, write nothing)\n"
+      "  vpipe transcode udp://127.0.0.1:5000 live.mp4 --vf resize=1280x720   (live MPEG-TS in)\n"
+      "  vpipe transcode in.mp4 udp://127.0.0.1:5002 --realtime   (MPEG-TS over UDP out, paced)\n"
+      "  vpipe transcode in.mp4 null --realtime --streams 8 --mem slab   (8 paced feeds, one GPU)\n"
       "  vpipe bench pipeline in-1080p.mp4 --loop 8\n"
       "  vpipe filters\n"
       "  vpipe info");
@@ -70,10 +73,14 @@ std::unique_ptr<Cli> make_cli() {
   auto& report_path = c->report_path;
   auto& frames = c->frames;
   auto* tc = c->tc = app.add_subcommand("transcode", "decode IN, run the filter chain, encode OUT (audio copied)");
-  tc->add_option("input", topts.input, "input file or URL (anything FFmpeg reads)")->required();
+  tc->add_option("input", topts.input,
+                 "input file or URL (anything FFmpeg reads; udp://, rtp://, srt://, rtsp://, "
+                 "rtmp://, tcp:// are live: low-latency open, stall timeout, frames dropped when "
+                 "behind)")->required();
   tc->add_option("output", topts.output,
-                 "output file; the extension picks the container. null: write nothing (no "
-                 "encoder; measures decode and filters)")->required();
+                 "output file (the extension picks the container), udp://HOST:PORT, srt://… or "
+                 "rtp://… (MPEG-TS), or null: write nothing (no encoder; measures decode and "
+                 "filters)")->required();
   tc->add_option("--vf", topts.filters,
                  "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')");
   tc->add_option("--device", topts.device,
@@ -101,9 +108,26 @@ std::unique_ptr<Cli> make_cli() {
       ->capture_default_str();
   tc->add_option("--frames", frames, "stop after N video frames")->check(CLI::PositiveNumber);
   tc->add_option("--drop", topts.drop,
-                 "when a stage falls behind: block (wait; nothing lost: files), drop-oldest or "
-                 "drop-newest (lose a frame, counted per queue; latency stays bounded: live)")
-      ->check(CLI::IsMember({"block", "drop-oldest", "drop-newest"}))->capture_default_str();
+                 "when a stage falls behind: block (wait; nothing lost), drop-oldest or "
+                 "drop-newest (lose a frame, counted per queue; latency stays bounded); auto: "
+                 "block for files, drop-newest for live inputs")
+      ->check(CLI::IsMember({"auto", "block", "drop-oldest", "drop-newest"}))->capture_default_str();
+  tc->add_option("--stall-timeout", topts.stall_timeout_s,
+                 "live input (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): seconds without "
+                 "data before the input counts as stalled: the output is finalized, or the input "
+                 "reopened (see --reconnect)")
+      ->check(CLI::Range(0.05, 3600.0))->capture_default_str();
+  tc->add_option("--reconnect", topts.reconnect,
+                 "live input with a connection (rtsp, srt, rtmp, tcp): times to reopen it after a "
+                 "stall or a dropped connection (0: never)")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
+  tc->add_option("--input-option", topts.input_options,
+                 "key=value passed to FFmpeg when opening the input (repeatable), e.g. "
+                 "rtsp_transport=tcp, or localaddr=… for udp");
+  tc->add_option("--streams", c->streams,
+                 "run N copies of the pipeline at once in this process, sharing one device memory "
+                 "strategy (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")
+      ->check(CLI::Range(1, 256))->capture_default_str();
   tc->add_option("--budget", c->tc_budget,
                  "CUDA path: cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out "
                  "of memory trims and retries twice, then fails with a report");

@@ -25,6 +25,7 @@ struct Cli {
   vpipe::TranscodeOptions topts;
   std::string report_path, tc_budget;
   std::int64_t frames = 0;
+  int streams = 1;
   vpipe::bench::MemBenchOptions mopts;
   bool kquick = false;
   std::string kjson;

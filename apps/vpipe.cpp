@@ -71,7 +71,7 @@ std::string format_eta(double s) {
                    : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
-int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path) {
+int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams) {
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (tty) {
     opts.on_progress = [](const vpipe::TranscodeProgress& p) {
@@ -99,6 +99,34 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
     f << rep.to_json().dump(2) << '\n';
     if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", report_path));
   };
+  if (streams > 1) {
+    const auto multi = vpipe::transcode_streams(opts, streams);
+    if (tty) fmt::print(stderr, "\n");
+    const auto j = multi.to_json();
+    fmt::print(stderr, "vpipe: {} streams in {:.2f} s, {:.1f} fps in total\n", streams, multi.wall_s,
+               j["aggregate"]["fps_total"].get<double>());
+    int rc = 0;
+    for (std::size_t i = 0; i < multi.streams.size(); ++i) {
+      const auto& r = multi.streams[i];
+      if (!multi.failures[i].empty()) {
+        fmt::print(stderr, "vpipe: stream {}: failed: {}\n", i + 1, multi.failures[i]);
+        rc = 1;
+        continue;
+      }
+      fmt::print(stderr, "vpipe: stream {} → {}: {} frames, {:.1f} fps, latency p50 {:.1f} ms p99 {:.1f} ms, "
+                         "{} dropped{}\n", i + 1, r.output, r.video_packets_written, r.fps,
+                 r.latency_ms_p50, r.latency_ms_p99, r.frames_dropped,
+                 r.decode_errors ? fmt::format(", {} errors", r.decode_errors) : "");
+      if (r.interrupted && rc == 0) rc = 128 + g_signal.load();
+      if (r.decode_errors > 0 && rc == 0) rc = 4;
+    }
+    if (!report_path.empty()) {
+      std::ofstream f(report_path);
+      f << j.dump(2) << '\n';
+      if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", report_path));
+    }
+    return rc;
+  }
   vpipe::TranscodeReport r;
   try {
     r = vpipe::transcode(opts);
@@ -120,7 +148,9 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path)
   fmt::print(stderr, "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 {:.1f} ms{}{}\n",
              r.input, r.output, r.video_packets_written, r.output_format.width,
              r.output_format.height, r.wall_s, r.fps, r.latency_ms_p50, r.latency_ms_p99,
-             r.decode_errors ? fmt::format(", completed with {} errors", r.decode_errors) : "",
+             r.decode_errors ? fmt::format(", completed with {} errors", r.decode_errors)
+             : r.frames_dropped ? fmt::format(", {} frames dropped (--drop {})", r.frames_dropped, r.drop)
+                                : "",
              r.interrupted ? " (interrupted: output finalized)" : "");
   write_report(r);
   if (r.interrupted) return 128 + g_signal.load();
@@ -279,7 +309,7 @@ int main(int argc, char** argv) {
       return run_soak_cli(c.sopts, c.metrics_address, c.metrics_port);
     }
     if (c.breplay->parsed()) return vpipe::bench::run_replay(c.replay_log, c.replay_mem, c.replay_budget);
-    return run_transcode(c.topts, c.report_path);
+    return run_transcode(c.topts, c.report_path, c.streams);
   } catch (const std::exception& e) {
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
     fmt::print(stderr, "vpipe: error: {}\n", e.what());

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 namespace vpipe {
 
 std::string av_error_text(int averror) {
@@ -27,13 +29,94 @@ UniqueAVPacket make_av_packet() {
   return p;
 }
 
-UniqueDemuxContext open_input(const std::string& path) {
-  AVFormatContext* raw = nullptr;
-  av_check(avformat_open_input(&raw, path.c_str(), nullptr, nullptr),
-           fmt::format("cannot open input '{}'", path));
+namespace {
+std::string_view scheme_of(std::string_view url) {
+  const auto colon = url.find("://");
+  return colon == std::string_view::npos ? std::string_view() : url.substr(0, colon);
+}
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+bool is_live_input(std::string_view url) {
+  const auto s = scheme_of(url);
+  return s == "udp" || s == "rtp" || s == "srt" || s == "rtsp" || s == "rtsps" || s == "rtmp" ||
+         s == "tcp";
+}
+
+bool can_reconnect(std::string_view url) {
+  const auto s = scheme_of(url);
+  return s == "srt" || s == "rtsp" || s == "rtsps" || s == "rtmp" || s == "tcp" || s == "http" ||
+         s == "https";
+}
+
+std::string network_output_format(std::string_view url) {
+  const auto s = scheme_of(url);
+  if (s == "udp" || s == "srt" || s == "tcp") return "mpegts";
+  if (s == "rtp") return "rtp_mpegts";
+  return {};
+}
+
+void InputWatch::arm() {
+  deadline_ns_ = steady_ns() + static_cast<std::int64_t>(timeout_s_ * 1e9);
+}
+void InputWatch::disarm() { deadline_ns_ = 0; }
+
+bool InputWatch::stalled() const { return tripped_.load(); }
+void InputWatch::reset() { tripped_ = false; }
+
+int InputWatch::poll(void* opaque) {
+  auto* w = static_cast<InputWatch*>(opaque);
+  if (w->interrupt_ && w->interrupt_->load()) {
+    w->interrupted_ = true;
+    return 1;
+  }
+  const auto deadline = w->deadline_ns_.load();
+  // Sticky: FFmpeg's UDP reader polls from its own thread, and the read that
+  // fails may be a later one than the read that ran out of time.
+  if (deadline != 0 && steady_ns() > deadline) {
+    w->tripped_ = true;
+    return 1;
+  }
+  if (w->tripped_.load()) return 1;
+  return 0;
+}
+
+UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& options) {
+  AVFormatContext* raw = avformat_alloc_context();
+  if (!raw) throw ffmpeg_error(AVERROR(ENOMEM), "avformat_alloc_context: out of memory");
+  if (options.watch) raw->interrupt_callback = options.watch->callback();
+  AVDictionary* opts = nullptr;
+  if (options.low_latency) {  // (not fflags=nobuffer: it loses the packets read while probing)
+      av_dict_set(&opts, "probesize", "500000", 0);       // bytes: a few frames of a live feed
+    av_dict_set(&opts, "analyzeduration", "500000", 0);  // µs
+    if (scheme_of(path) == "udp") av_dict_set(&opts, "overrun_nonfatal", "1", 0);
+  }
+  for (const auto& [k, v] : options.extra) av_dict_set(&opts, k.c_str(), v.c_str(), 0);
+  if (options.watch) {
+    options.watch->reset();
+    options.watch->arm();
+  }
+  const int ret = avformat_open_input(&raw, path.c_str(), nullptr, &opts);  // frees raw on failure
+  av_dict_free(&opts);
+  const bool stalled = options.watch && options.watch->stalled();
+  if (ret < 0 && stalled)
+    throw ffmpeg_error(ret, fmt::format("cannot open input '{}': no data for {} s", path,
+                                        options.watch->timeout_s()));
+  av_check(ret, fmt::format("cannot open input '{}'", path));
   UniqueDemuxContext ctx(raw);
-  av_check(avformat_find_stream_info(ctx.get(), nullptr),
-           fmt::format("cannot read stream info of '{}'", path));
+  if (options.watch) options.watch->arm();
+  const int info = avformat_find_stream_info(ctx.get(), nullptr);
+  if (options.watch) {
+    options.watch->disarm();
+    if (info < 0 && options.watch->stalled())
+      throw ffmpeg_error(info, fmt::format("cannot read stream info of '{}': no data for {} s",
+                                           path, options.watch->timeout_s()));
+  }
+  av_check(info, fmt::format("cannot read stream info of '{}'", path));
   return ctx;
 }
 

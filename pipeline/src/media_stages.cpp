@@ -48,14 +48,66 @@ bool DemuxSource::rewind() {
   return true;
 }
 
+bool DemuxSource::reopen(const std::string& why) {
+  if (reconnects_left_ <= 0 || !reopen_) return false;
+  if (watch_ && watch_->interrupted()) return false;
+  for (int attempt = 0; reconnects_left_-- > 0; ++attempt) {
+    // A short pause before each attempt but the first: a server restarting
+    // needs a moment (interruptible by Ctrl-C).
+    for (int i = 0; i < 10 * std::min(attempt, 5) && !(watch_ && watch_->interrupted()); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    spdlog::warn("{}: {}; reconnecting ({} attempt(s) left after this one)", path_, why,
+                 reconnects_left_);
+    try {
+      auto next = reopen_();
+      const int v = av_find_best_stream(next.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+      const AVCodecParameters* was = input_->streams[video_stream_]->codecpar;
+      if (v < 0 || next->streams[v]->codecpar->codec_id != was->codec_id) {
+        spdlog::warn("{}: the reconnected input has another video stream; stopping", path_);
+        return false;
+      }
+      // Other streams keep their mapping only where the layout is the same.
+      if (next->nb_streams != input_->nb_streams || v != video_stream_)
+        std::fill(output_index_.begin(), output_index_.end(), -1);
+      video_stream_ = v;
+      output_index_.resize(next->nb_streams, -1);
+      input_ = next.get();
+      reopened_.push_back(std::move(next));
+      resync_ = true;
+      last_dts_s_.clear();
+      counters_.reconnects++;
+      return true;
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: reconnect failed: {}", path_, e.what());
+      if (watch_ && watch_->interrupted()) return false;
+    }
+  }
+  return false;
+}
+
 Flow DemuxSource::produce(Output<Packet>& out) {
   Packet p{make_av_packet(), {}};
-  int ret = av_read_frame(input_, p.pkt.get());
-  if (ret == AVERROR_EOF && rewind()) ret = av_read_frame(input_, p.pkt.get());
-  if (ret == AVERROR_EOF) return Flow::kStop;
-  if (ret < 0) {
+  int ret = 0;
+  for (;;) {
+    if (watch_) watch_->arm();
+    ret = av_read_frame(input_, p.pkt.get());
+    if (watch_) watch_->disarm();
+    if (ret == AVERROR_EOF && rewind()) continue;
+    if (ret >= 0) break;
+    if (watch_ && watch_->interrupted()) return Flow::kStop;  // Ctrl-C during a blocking read
+    const bool stalled = watch_ && watch_->stalled();
+    if (stalled) counters_.stalls++;
+    const std::string why = stalled ? fmt::format("no data for {} s", watch_->timeout_s())
+                            : ret == AVERROR_EOF ? std::string("the input ended")
+                                                 : av_error_text(ret);
+    if (watch_ && reopen(why)) continue;
+    if (stalled) {
+      spdlog::warn("{}: input stalled: {}; finishing the output", path_, why);
+      return Flow::kStop;
+    }
+    if (ret == AVERROR_EOF) return Flow::kStop;
     // Damage at the end of a file: keep what was read, say what happened.
-    spdlog::warn("{}: reading stopped early: {}", path_, av_error_text(ret));
+    spdlog::warn("{}: reading stopped early: {}", path_, why);
     counters_.decode_errors++;
     return Flow::kStop;
   }
@@ -66,8 +118,13 @@ Flow DemuxSource::produce(Output<Packet>& out) {
     if (t != AV_NOPTS_VALUE) {  // this pass's extent, in source time
       const double begin = static_cast<double>(t) * av_q2d(tb);
       const double end = static_cast<double>(t + std::max<std::int64_t>(p.pkt->duration, 0)) * av_q2d(tb);
+      if (resync_) {  // after a reconnect: carry on from the output's last time
+        offset_s_ = out_end_s_ - begin;
+        resync_ = false;
+      }
       if (!start_s_ || (offset_s_ == 0 && begin < *start_s_)) start_s_ = begin;
       pass_end_s_ = std::max(pass_end_s_, end);
+      out_end_s_ = std::max(out_end_s_, end + offset_s_);
     }
     // Streams that allow timestamp discontinuities (MPEG-TS: a spliced feed,
     // concatenated files): a jump back, or forward by over 10 s, is closed up

@@ -54,7 +54,11 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
   av_check(avcodec_parameters_to_context(dec.get(), stream->codecpar), "decoder parameters");
   dec->pkt_timebase = stream->time_base;
   dec->thread_count = o.decode_threads;
-  dec->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  // Frame threads hold a frame per thread before the first comes out: a live
+  // input decodes with slice threads only, and asks for low delay.
+  const bool live = is_live_input(o.input);
+  dec->thread_type = live ? FF_THREAD_SLICE : FF_THREAD_FRAME | FF_THREAD_SLICE;
+  if (live) dec->flags |= AV_CODEC_FLAG_LOW_DELAY;
   if (nvdec) nvdec->attach(dec.get(), static_cast<int>(nvdec_queue_depth(o)) + 3);
   if (host_pool) host_pool->attach(dec.get());
   if (const int ret = avcodec_open2(dec.get(), codec, nullptr); ret < 0)
@@ -102,6 +106,8 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   if (name == "libx264") {
     av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
     av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
+    // Live: no lookahead, no B-frames: a frame leaves the encoder as it enters.
+    if (is_live_input(o.input)) av_dict_set(&enc_opts, "tune", "zerolatency", 0);
   } else if (name == "h264_nvenc" || name == "hevc_nvenc") {
     av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
     av_dict_set(&enc_opts, "preset", "p4", 0);
@@ -153,6 +159,10 @@ nlohmann::json TranscodeReport::to_json() const {
                       {"fitted_to_encoder", frames_fitted},
                       {"timestamp_discontinuities", ts_discontinuities},
                       {"dropped", frames_dropped}}},
+          {"live", live},
+          {"drop_policy", drop},
+          {"stalls", stalls},
+          {"reconnects", reconnects},
           {"copied_streams", copied_streams},
           {"wall_s", wall_s},
           {"fps", fps},
@@ -186,11 +196,23 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     throw input_error(fmt::format("--mem {}: expected one of naive, pool, pool-release0, vmm, slab",
                                   o.mem));
   if (o.loop < 1) throw input_error(fmt::format("--loop {}: expected 1 or more", o.loop));
-  if (o.drop != "block" && o.drop != "drop-oldest" && o.drop != "drop-newest")
-    throw input_error(fmt::format("--drop {}: expected block, drop-oldest or drop-newest", o.drop));
-  const DropPolicy drop = o.drop == "drop-oldest"   ? DropPolicy::kDropOldest
-                          : o.drop == "drop-newest" ? DropPolicy::kDropNewest
-                                                    : DropPolicy::kBlock;
+  if (o.drop != "auto" && o.drop != "block" && o.drop != "drop-oldest" && o.drop != "drop-newest")
+    throw input_error(fmt::format("--drop {}: expected auto, block, drop-oldest or drop-newest", o.drop));
+  if (!(o.stall_timeout_s > 0))
+    throw input_error(fmt::format("--stall-timeout {}: expected seconds > 0", o.stall_timeout_s));
+  if (o.reconnect < 0) throw input_error(fmt::format("--reconnect {}: expected 0 or more", o.reconnect));
+  report.live = is_live_input(o.input);
+  report.drop = o.drop != "auto" ? o.drop : report.live ? "drop-newest" : "block";
+  const DropPolicy drop = report.drop == "drop-oldest"   ? DropPolicy::kDropOldest
+                          : report.drop == "drop-newest" ? DropPolicy::kDropNewest
+                                                         : DropPolicy::kBlock;
+  InputOpenOptions open_options;
+  for (const auto& kv : o.input_options) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw input_error(fmt::format("--input-option {}: expected key=value", kv));
+    open_options.extra.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
   if (o.decode == "nvdec" && o.device == "cpu")
     throw input_error("--decode nvdec needs the CUDA path: drop --device cpu");
   const auto cuda_reason = o.device == "cpu" ? std::string() : cuda_unavailable_reason();
@@ -217,10 +239,20 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
   }
 
-  // ---- input
+  // ---- input (a live one watched for stalls and Ctrl-C from the start)
+  InputWatch watch(o.stall_timeout_s, o.interrupt);
+  if (report.live) {
+    open_options.watch = &watch;
+    open_options.low_latency = true;
+    report.notes.push_back(fmt::format(
+        "live input: low-latency open, --drop {}, stall timeout {} s, {}", report.drop,
+        o.stall_timeout_s,
+        can_reconnect(o.input) ? fmt::format("up to {} reconnect(s)", o.reconnect)
+                               : std::string("no connection to reopen (it waits for data)")));
+  }
   UniqueDemuxContext in;
   try {
-    in = open_input(o.input);
+    in = open_input(o.input, open_options);
   } catch (const ffmpeg_error& e) {
     throw input_error(e.what());
   }
@@ -312,12 +344,24 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   if (!null_output) {
     {
       AVFormatContext* raw = nullptr;
-      if (avformat_alloc_output_context2(&raw, nullptr, nullptr, o.output.c_str()) < 0 || !raw)
+      const std::string net = network_output_format(o.output);
+      if (avformat_alloc_output_context2(&raw, nullptr, net.empty() ? nullptr : net.c_str(),
+                                         o.output.c_str()) < 0 || !raw)
         throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, "
-                                      ".mkv, .mov…, or null to write nothing)", o.output));
+                                      ".mkv, .mov, .ts…, udp://host:port for MPEG-TS over UDP, "
+                                      "or null to write nothing)", o.output));
       out.ctx.reset(raw);
     }
     oc = out.ctx.get();
+    // A live run has no natural end: an MP4/MOV being written is fragmented,
+    // so the file is playable at any moment, even if the process is killed.
+    // (Not empty_moov: the moov would be written before the ADTS→ASC filter
+    // has seen MPEG-TS's AAC, and the muxer refuses it.)
+    const std::string oname = oc->oformat->name;
+    if (report.live && (oname == "mp4" || oname == "mov")) {
+      av_opt_set(oc->priv_data, "movflags", "frag_keyframe+default_base_moof", 0);
+      report.notes.push_back("live input: the MP4 is written fragmented (playable while written)");
+    }
     enc = open_video_encoder(codec, out_fmt, vin->time_base, frame_rate,
                              (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, dec.get());
 
@@ -376,7 +420,8 @@ TranscodeReport transcode(const TranscodeOptions& o) {
       if (!chain[i].filter->has_cuda() && !chain[i].filter->is_identity())
         throw input_error(fmt::format("--vf: '{}' has no CUDA implementation and sits between CUDA "
                                       "filters; use --device cpu", chain[i].label));
-  std::optional<MemoryStrategy> strategy;
+  std::optional<MemoryStrategy> own_strategy;
+  MemoryStrategy* strategy = nullptr;
   std::vector<std::unique_ptr<PinnedRing>> rings;  // upload first, download last
   PinnedRing* upload_ring = nullptr;
   PinnedRing* download_ring = nullptr;
@@ -387,9 +432,14 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   const auto host_kind = o.host == "pinned" ? HostMemory::kPinned : HostMemory::kPageable;
   std::unique_ptr<RetryAdaptor> retry;  // out of memory: trim, retry, then fail
   if (cuda_filters || use_nvdec) {
-    StrategyOptions so;
-    so.budget = o.budget;
-    strategy.emplace(make_strategy(o.mem, so));
+    if (o.shared_memory) {
+      strategy = o.shared_memory;
+    } else {
+      StrategyOptions so;
+      so.budget = o.budget;
+      own_strategy.emplace(make_strategy(o.mem, so));
+      strategy = &*own_strategy;
+    }
     retry = std::make_unique<RetryAdaptor>(strategy->resource(), strategy->strategy());
   }
   if (use_nvdec) {
@@ -420,6 +470,11 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   auto demux = std::make_unique<DemuxSource>(in.get(), o.input, vindex, output_index, mux_in,
                                              counters, o.realtime);
   demux->loop(o.loop);
+  if (report.live) {
+    demux->watch(&watch);
+    if (can_reconnect(o.input) && o.reconnect > 0)
+      demux->reconnect(o.reconnect, [&o, &open_options] { return open_input(o.input, open_options); });
+  }
   if (o.max_frames && frame_rate.num > 0) {
     const double start = vin->start_time != AV_NOPTS_VALUE
                              ? static_cast<double>(vin->start_time) * av_q2d(vin->time_base)
@@ -524,6 +579,8 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.decode_errors = counters.decode_errors;
   report.frames_fitted = counters.frames_fitted;
   report.ts_discontinuities = counters.ts_discontinuities;
+  report.stalls = counters.stalls;
+  report.reconnects = counters.reconnects;
   report.fps = report.wall_s > 0 ? static_cast<double>(report.video_packets_written) / report.wall_s : 0;
   report.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
   report.latency_ms_p90 = static_cast<double>(counters.latency_ns.percentile(0.90)) * 1e-6;
@@ -579,10 +636,101 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     report.failure = failure;
     throw transcode_failed(failure, std::move(report));  // the partial output goes (unless --keep-partial)
   }
+  if (report.stalls > 0)
+    report.notes.push_back(fmt::format("the input stalled {} time(s) (no data for {} s){}",
+                                       report.stalls, o.stall_timeout_s,
+                                       report.reconnects ? fmt::format("; reconnected {} time(s)",
+                                                                       report.reconnects)
+                                                         : std::string()));
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", o.input));
   out.keep = true;
   return report;
+}
+
+std::string stream_output_name(const std::string& output, int k) {
+  if (output == "null") return output;
+  if (output.find("://") != std::string::npos)
+    throw input_error(fmt::format("--streams: {} is a URL; give a file name (each stream writes "
+                                  "its own, with -1, -2… added) or null", output));
+  const fs::path p(output);
+  return (p.parent_path() / fmt::format("{}-{}{}", p.stem().string(), k, p.extension().string()))
+      .string();
+}
+
+nlohmann::json MultiTranscodeReport::to_json() const {
+  nlohmann::json per = nlohmann::json::array();
+  std::int64_t frames = 0, dropped = 0;
+  double p99_max = 0;
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    auto j = streams[i].to_json();
+    if (!failures[i].empty()) j["status"] = "failed: " + failures[i];
+    per.push_back(std::move(j));
+    frames += streams[i].video_packets_written;
+    dropped += streams[i].frames_dropped;
+    p99_max = std::max(p99_max, streams[i].latency_ms_p99);
+  }
+  const auto failed = std::count_if(failures.begin(), failures.end(), [](const auto& f) { return !f.empty(); });
+  return {{"streams", per},
+          {"aggregate", {{"streams", streams.size()},
+                         {"failed", failed},
+                         {"frames_written", frames},
+                         {"frames_dropped", dropped},
+                         {"wall_s", wall_s},
+                         {"fps_total", wall_s > 0 ? static_cast<double>(frames) / wall_s : 0.0},
+                         {"latency_ms_p99_worst_stream", p99_max}}}};
+}
+
+MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
+  if (n < 1) throw input_error(fmt::format("--streams {}: expected 1 or more", n));
+  std::vector<std::string> outputs;
+  for (int k = 1; k <= n; ++k) outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));
+  // One strategy for every stream, when they will run on the device.
+  std::optional<MemoryStrategy> shared;
+  if (o.device != "cpu" && cuda_unavailable_reason().empty()) {
+    StrategyOptions so;
+    so.budget = o.budget;
+    shared.emplace(make_strategy(o.mem, so));
+  }
+  MultiTranscodeReport multi;
+  multi.streams.resize(static_cast<std::size_t>(n));
+  multi.failures.resize(static_cast<std::size_t>(n));
+  std::vector<std::atomic<std::int64_t>> done(static_cast<std::size_t>(n));
+  const auto t0 = Clock::now();
+  {
+    std::vector<std::jthread> threads;
+    for (int k = 0; k < n; ++k) {
+      threads.emplace_back([&, k] {
+        const auto i = static_cast<std::size_t>(k);
+        TranscodeOptions mine = o;
+        mine.output = outputs[i];
+        if (shared) mine.shared_memory = &*shared;
+        mine.on_progress = nullptr;
+        if (o.on_progress)  // the first stream reports the sum of all
+          mine.on_progress = [&, i](const TranscodeProgress& p) {
+            done[i] = p.frames_done;
+            if (i != 0) return;
+            TranscodeProgress sum = p;
+            sum.frames_done = 0;
+            for (const auto& d : done) sum.frames_done += d.load();
+            sum.frames_total = p.frames_total > 0 ? p.frames_total * n : 0;
+            o.on_progress(sum);
+          };
+        try {
+          multi.streams[i] = transcode(mine);
+        } catch (const transcode_failed& e) {
+          multi.streams[i] = e.report;
+          multi.failures[i] = e.what();
+        } catch (const std::exception& e) {
+          multi.streams[i].input = o.input;
+          multi.streams[i].output = mine.output;
+          multi.failures[i] = e.what();
+        }
+      });
+    }
+  }
+  multi.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return multi;
 }
 
 }  // namespace vpipe

@@ -10,10 +10,14 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace vpipe {
 
@@ -74,7 +78,50 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 [[nodiscard]] UniqueAVFrame make_av_frame();
 [[nodiscard]] UniqueAVPacket make_av_packet();
 
+// A live input: a network URL read as the data arrives (udp, rtp, srt, rtsp,
+// rtmp, tcp), as opposed to a file that can be read at any speed.
+[[nodiscard]] bool is_live_input(std::string_view url);
+// Whether a dropped connection can be opened again (rtsp, srt, rtmp, tcp, http):
+// udp and rtp have no connection; they just wait for data.
+[[nodiscard]] bool can_reconnect(std::string_view url);
+// The container a network output URL carries: "mpegts" for udp, srt and tcp,
+// "rtp_mpegts" for rtp; empty for anything else (the name decides).
+[[nodiscard]] std::string network_output_format(std::string_view url);
+
+// Watches blocking reads: FFmpeg polls it while it waits for data. A read
+// that waits longer than the stall timeout, or any read once `interrupt`
+// (Ctrl-C) is set, is abandoned (AVERROR_EXIT) and the watch says which.
+class InputWatch {
+ public:
+  explicit InputWatch(double stall_timeout_s, const std::atomic<int>* interrupt = nullptr)
+      : timeout_s_(stall_timeout_s), interrupt_(interrupt) {}
+  InputWatch(const InputWatch&) = delete;
+  InputWatch& operator=(const InputWatch&) = delete;
+  void arm();     // a read starts now: it may wait stall_timeout_s
+  void disarm();  // no time limit (Ctrl-C still interrupts)
+  // A read ran out of time; from then on every read fails at once, until
+  // reset() (open_input() resets: a reconnect starts afresh).
+  [[nodiscard]] bool stalled() const;
+  void reset();
+  [[nodiscard]] bool interrupted() const { return interrupted_.load(); }
+  [[nodiscard]] double timeout_s() const { return timeout_s_; }
+  [[nodiscard]] AVIOInterruptCB callback() { return {&InputWatch::poll, this}; }
+
+ private:
+  static int poll(void* self);
+  double timeout_s_;
+  const std::atomic<int>* interrupt_;
+  std::atomic<std::int64_t> deadline_ns_{0};  // steady clock; 0: none
+  std::atomic<bool> tripped_{false}, interrupted_{false};
+};
+
+struct InputOpenOptions {
+  InputWatch* watch = nullptr;  // must outlive the context
+  bool low_latency = false;     // live: small probe, no input buffering
+  std::vector<std::pair<std::string, std::string>> extra;  // --input-option k=v, passed to FFmpeg
+};
+
 // Opens `path` for reading and finds its stream info. Errors name the file.
-[[nodiscard]] UniqueDemuxContext open_input(const std::string& path);
+[[nodiscard]] UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& options = {});
 
 }  // namespace vpipe

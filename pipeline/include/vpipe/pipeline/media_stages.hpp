@@ -37,6 +37,8 @@ struct MediaCounters {
   std::atomic<std::int64_t> ts_discontinuities{0};  // timestamp jumps closed up (MPEG-TS)
   std::atomic<std::int64_t> video_packets_written{0};
   std::atomic<std::int64_t> other_packets_written{0};
+  std::atomic<std::int64_t> stalls{0};      // live input: reads that waited past the stall timeout
+  std::atomic<std::int64_t> reconnects{0};  // live input: connections opened again
   Histogram latency_ns;  // demux → mux, per video packet
 };
 
@@ -54,6 +56,15 @@ class DemuxSource final : public Source<Packet> {
   // Read the input `times` times over (seek back at the end), timestamps
   // continuing: a long run from a short clip (benchmarks, soaks).
   void loop(int times) { loops_left_ = times - 1; }
+  // Live input: every read is watched (stall timeout, Ctrl-C). A stalled or
+  // failed read ends the input, unless `reopen` is given: then the input is
+  // opened again up to `attempts` times, as long as it brings the same video
+  // stream, timestamps continuing from where the last connection stopped.
+  void watch(InputWatch* w) { watch_ = w; }
+  void reconnect(int attempts, std::function<UniqueDemuxContext()> reopen) {
+    reconnects_left_ = attempts;
+    reopen_ = std::move(reopen);
+  }
   [[nodiscard]] std::string name() const override { return "demux"; }
   Flow produce(Output<Packet>& out) override;
   void finish(Output<Packet>& out) override;
@@ -72,6 +83,13 @@ class DemuxSource final : public Source<Packet> {
   std::optional<double> first_ts_;  // seconds, of the first timed packet
   Clock::time_point start_{};
   bool rewind();
+  bool reopen(const std::string& why);
+  InputWatch* watch_ = nullptr;
+  int reconnects_left_ = 0;
+  std::function<UniqueDemuxContext()> reopen_;
+  std::vector<UniqueDemuxContext> reopened_;  // kept to the end: streams' pointers stay valid
+  bool resync_ = false;                       // next timed packet continues the output's time
+  double out_end_s_ = 0;                      // latest end time written, output seconds
   int loops_left_ = 0;
   double offset_s_ = 0;                  // added to every timestamp of this pass
   double pass_end_s_ = 0;                // latest end time seen, source seconds

@@ -17,6 +17,8 @@
 
 namespace vpipe {
 
+class MemoryStrategy;
+
 // Bad user input (file, option): the message names the file and the cause.
 class input_error : public std::runtime_error {
  public:
@@ -47,7 +49,19 @@ struct TranscodeOptions {
   bool keep_partial = false;            // keep the output file when the run fails
   bool realtime = false;                // pace the input at its native rate
   int loop = 1;                         // read the input this many times over
-  std::string drop = "block";           // full frame queue: block | drop-oldest | drop-newest
+  // Full frame queue: block | drop-oldest | drop-newest; auto: block for a
+  // file, drop-newest for a live input (latency must stay bounded).
+  std::string drop = "auto";
+  // Live inputs (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): opened
+  // with low-latency options; a read that waits past stall_timeout_s ends the
+  // input (the output is finalized), or reconnects up to `reconnect` times
+  // where the protocol has connections.
+  double stall_timeout_s = 5.0;
+  int reconnect = 3;
+  std::vector<std::string> input_options;  // "key=value", passed to FFmpeg when opening the input
+  // Several pipelines in one process (--streams): the memory strategy they
+  // share. Null: this run makes its own from `mem` and `budget`.
+  MemoryStrategy* shared_memory = nullptr;
   std::optional<std::size_t> budget;    // CUDA path: device memory cap for the strategy
   bool download_copy = false;           // A/B: copy downloads out of the slot (older way)
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
@@ -69,7 +83,10 @@ struct TranscodeReport {
   std::int64_t decode_errors = 0;
   std::int64_t frames_fitted = 0;
   std::int64_t ts_discontinuities = 0;
-  std::int64_t frames_dropped = 0;      // by the --drop policy, all queues  // timestamp jumps closed up (MPEG-TS splices)  // scaled to the encoder's size after a mid-stream size change
+  std::int64_t frames_dropped = 0;      // by the --drop policy, all queues
+  bool live = false;                    // a live input (network URL)
+  std::string drop;                     // the policy in effect
+  std::int64_t stalls = 0, reconnects = 0;
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;
@@ -99,6 +116,21 @@ class transcode_failed : public std::runtime_error {
                                                       AVRational time_base, AVRational frame_rate,
                                                       bool global_header, const TranscodeOptions& o,
                                                       const AVCodecContext* props);
+
+// Runs `streams` copies of the transcode at once, in one process, sharing one
+// memory strategy (made from o.mem and o.budget): the way many live feeds run
+// on one GPU. Output k (1-based) is OUT with "-k" before its extension; null
+// stays null. Each stream's report is its own; the memory figures in them are
+// the shared strategy's. A stream that fails does not stop the others; the
+// failure is in its report.
+struct MultiTranscodeReport {
+  std::vector<TranscodeReport> streams;
+  std::vector<std::string> failures;  // per stream, empty when it completed
+  double wall_s = 0;
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+[[nodiscard]] std::string stream_output_name(const std::string& output, int k);
+MultiTranscodeReport transcode_streams(const TranscodeOptions& options, int streams);
 
 // Runs the whole transcode. Output "null" writes nothing (no encoder, no
 // muxer): the run measures decode and filters. Throws input_error / chain_error for bad input,

@@ -1,0 +1,204 @@
+// Live inputs and outputs on the loopback interface: the ffmpeg command-line
+// tool (installed by the test command) sends MPEG-TS over UDP to 127.0.0.1,
+// vpipe ingests, filters and writes a file; the source stops and vpipe
+// times out cleanly. Every address is 127.0.0.1; every wait is bounded
+// (ffmpeg runs under `timeout`, vpipe's reads under its stall timeout).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "media_check.hpp"
+#include "vpipe/pipeline/transcode.hpp"
+
+using namespace vpipe;
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A UDP port free on 127.0.0.1 right now.
+int free_udp_port() {
+  const int s = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    return 0;
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+bool have_ffmpeg() { return std::system("ffmpeg -hide_banner -version >/dev/null 2>&1") == 0; }
+
+// ffmpeg sends `seconds` of a 640x360 30 fps test pattern (H.264, AAC) as
+// MPEG-TS to udp://127.0.0.1:port, paced at its rate (-re), then stops.
+int send_live(int port, double seconds) {
+  const std::string cmd =
+      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=640x360:rate=30 "
+      "-f lavfi -i sine=frequency=440:sample_rate=48000 -t " + std::to_string(seconds) +
+      " -c:v libx264 -preset ultrafast -tune zerolatency -g 15 -c:a aac -f mpegts "
+      "'udp://127.0.0.1:" + std::to_string(port) + "?pkt_size=1316'";
+  return std::system(cmd.c_str());
+}
+
+class LiveE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_ffmpeg()) FAIL() << "the ffmpeg command-line tool is missing (scripts/test installs it)";
+    dir_ = fs::temp_directory_path() /
+           ("vpipe_live_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    port_ = free_udp_port();
+    ASSERT_GT(port_, 0);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string url() const { return "udp://127.0.0.1:" + std::to_string(port_); }
+
+  // vpipe listens first (in a thread), then ffmpeg sends for `seconds`.
+  TranscodeReport ingest(TranscodeOptions o, double seconds) {
+    auto run = std::async(std::launch::async, [o] { return transcode(o); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    EXPECT_EQ(send_live(port_, seconds), 0) << "ffmpeg could not send";
+    return run.get();
+  }
+
+  fs::path dir_;
+  int port_ = 0;
+};
+
+TranscodeOptions live_options(const std::string& in, const std::string& out, const std::string& vf) {
+  TranscodeOptions o;
+  o.input = in;
+  o.output = out;
+  o.filters = vf;
+  o.device = "cpu";
+  o.stall_timeout_s = 1.5;
+  return o;
+}
+
+}  // namespace
+
+TEST_F(LiveE2E, UdpLoopbackIsIngestedFilteredWrittenAndEndsOnAStall) {
+  const auto out = path("live.mp4");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = ingest(live_options(url(), out, "resize=320x180,blur=sigma=1"), 3.0);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(r.live);
+  EXPECT_EQ(r.drop, "drop-newest") << "live inputs drop rather than queue";
+  // 3 s at 30 fps: 90 frames sent; the listener was up first, so all of
+  // them arrive, give or take the first GOP if a datagram was lost. The
+  // frames read while probing the stream come out in a burst, which a slow
+  // machine may drop some of (drop-newest): counted, never lost silently.
+  EXPECT_GE(r.frames_decoded, 75);
+  EXPECT_LE(r.frames_decoded, 90);
+  EXPECT_EQ(r.video_packets_written + r.frames_dropped, r.frames_decoded);
+  EXPECT_LE(r.frames_dropped, 20) << "at most the start-up burst";
+  EXPECT_EQ(r.stalls, 1) << "the source stopped: one stall ended the input";
+  EXPECT_LT(wall, 3.0 + 1.5 + 4.0) << "it finished soon after the stall timeout";
+  EXPECT_GT(r.latency_ms_p50, 0.0) << "latency is measured";
+  EXPECT_LT(r.latency_ms_p99, 1000.0) << "tune=zerolatency and slice threads: no deep buffering";
+  for (const auto& q : r.queues) EXPECT_LE(q.high_water, q.capacity) << q.name;
+  EXPECT_EQ(for_each_frame(out, [](const Frame& f) {
+              EXPECT_EQ(f.format.width, 320);
+            }),
+            r.video_packets_written)
+      << "the output is playable and holds every frame written";
+  EXPECT_GT(r.other_packets_written, 0) << "the audio was copied";
+}
+
+TEST_F(LiveE2E, ASlowStageDropsFramesCountedAndLatencyStaysBounded) {
+  // 60 ms a frame cannot take 30 fps: drop-newest (the live default) keeps
+  // the pace and counts what it lost; no queue grows past its capacity.
+  auto o = live_options(url(), path("slow.mkv"), "resize=320x180,delay=ms=60");
+  o.encoder = "ffv1";
+  o.queue_depth = 2;
+  const auto r = ingest(o, 3.0);
+  EXPECT_GT(r.frames_dropped, 15) << "about half of 90 frames cannot be served";
+  EXPECT_EQ(r.video_packets_written + r.frames_dropped, r.frames_decoded)
+      << "every decoded frame is written or counted as dropped";
+  for (const auto& q : r.queues) EXPECT_LE(q.high_water, q.capacity) << q.name;
+  EXPECT_LT(r.latency_ms_p99, 1000.0) << "dropping, not queueing: latency stays bounded";
+  EXPECT_EQ(for_each_frame(path("slow.mkv"), [](const Frame&) {}), r.video_packets_written);
+}
+
+TEST_F(LiveE2E, NoDataAtAllTimesOutWithAClearError) {
+  auto o = live_options(url(), path("never.mp4"), "");
+  o.stall_timeout_s = 0.5;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    (void)transcode(o);
+    FAIL() << "an input that never sends must not succeed";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no data for 0.5 s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(url()), std::string::npos) << "names the input: " << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  EXPECT_FALSE(fs::exists(path("never.mp4"))) << "no partial output";
+}
+
+TEST_F(LiveE2E, VpipeSendsMpegTsOverUdpAndVpipeReceivesIt) {
+  // Out: the sample, paced, to udp:// (MPEG-TS). In: another vpipe on the port.
+  auto rx = live_options(url(), path("rx.mkv"), "");
+  rx.encoder = "ffv1";
+  auto received = std::async(std::launch::async, [rx] { return transcode(rx); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  TranscodeOptions tx;
+  tx.input = kSample;
+  tx.output = url() + "?pkt_size=1316";
+  tx.device = "cpu";
+  tx.realtime = true;
+  tx.filters = "resize=320x180";
+  tx.max_frames = 60;
+  const auto sent = transcode(tx);
+  const auto r = received.get();
+  EXPECT_EQ(sent.video_packets_written, 60);
+  EXPECT_GE(r.frames_decoded, 55) << "over loopback, nearly every frame arrives";
+  EXPECT_LE(r.frames_decoded, 60);
+  // The frames read while the receiver probed come out in a burst; some may
+  // be dropped (drop-newest), and every one is counted.
+  EXPECT_EQ(r.video_packets_written + r.frames_dropped, r.frames_decoded);
+  EXPECT_EQ(r.input_format.width, 320);
+  EXPECT_EQ(r.stalls, 1);
+}
+
+TEST(Streams, SeveralPipelinesInOneProcessEachWithItsOwnReport) {
+  const auto dir = fs::temp_directory_path() / ("vpipe_streams_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  TranscodeOptions o;
+  o.input = kSample;
+  o.output = (dir / "out.mkv").string();
+  o.encoder = "ffv1";
+  o.device = "cpu";
+  o.filters = "resize=320x180";
+  o.max_frames = 30;
+  const auto m = transcode_streams(o, 3);
+  ASSERT_EQ(m.streams.size(), 3u);
+  for (int k = 1; k <= 3; ++k) {
+    const auto& r = m.streams[static_cast<std::size_t>(k - 1)];
+    EXPECT_TRUE(m.failures[static_cast<std::size_t>(k - 1)].empty()) << m.failures[static_cast<std::size_t>(k - 1)];
+    const auto file = (dir / ("out-" + std::to_string(k) + ".mkv")).string();
+    EXPECT_EQ(r.output, file);
+    EXPECT_EQ(r.video_packets_written, 30);
+    EXPECT_EQ(for_each_frame(file, [](const Frame&) {}), 30) << file;
+  }
+  const auto j = m.to_json();
+  EXPECT_EQ(j["aggregate"]["frames_written"], 90);
+  EXPECT_EQ(j["aggregate"]["failed"], 0);
+  EXPECT_THROW((void)stream_output_name("udp://127.0.0.1:5000", 2), input_error);
+  EXPECT_EQ(stream_output_name("null", 2), "null");
+  fs::remove_all(dir);
+}
