@@ -124,6 +124,9 @@ std::unique_ptr<Cli> make_cli() {
   tc->add_option("--input-option", topts.input_options,
                  "key=value passed to FFmpeg when opening the input (repeatable), e.g. "
                  "rtsp_transport=tcp, or localaddr=… for udp");
+  tc->add_flag("--read-stamps", topts.read_stamps,
+               "read the time a sender's 'stamp' filter wrote into each picture: glass-to-glass "
+               "latency (p50/p99/max) in the report");
   tc->add_option("--streams", c->streams,
                  "run N copies of the pipeline at once in this process, sharing one device memory "
                  "strategy (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")

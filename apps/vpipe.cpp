@@ -152,6 +152,10 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
              : r.frames_dropped ? fmt::format(", {} frames dropped (--drop {})", r.frames_dropped, r.drop)
                                 : "",
              r.interrupted ? " (interrupted: output finalized)" : "");
+  if (!r.glass.is_null() && r.glass["frames_with_stamp"].get<std::int64_t>() > 0)
+    fmt::print(stderr, "vpipe: glass to glass (stamp → encoder): p50 {:.1f} ms p99 {:.1f} ms max {:.1f} ms over {} frames\n",
+               r.glass["p50"].get<double>(), r.glass["p99"].get<double>(), r.glass["max"].get<double>(),
+               r.glass["frames_with_stamp"].get<std::int64_t>());
   write_report(r);
   if (r.interrupted) return 128 + g_signal.load();
   // The output is complete and playable, but frames were damaged or lost.

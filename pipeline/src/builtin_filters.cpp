@@ -17,6 +17,7 @@ extern "C" {
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/stamp.hpp"
 
 namespace vpipe {
 namespace {
@@ -288,6 +289,34 @@ class Delay final : public Filter {
   int ms_;
 };
 
+// ---- stamp -----------------------------------------------------------------
+
+// The sender's half of glass-to-glass latency (see stamp.hpp).
+class Stamp final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"stamp",
+            "Write the wall-clock time into the picture's top rows (64 black/white cells; YUV, "
+            "width >= 128): a receiving 'vpipe transcode --read-stamps' reports glass-to-glass "
+            "latency.",
+            {},
+            [](const ParamValues&) { return std::make_unique<Stamp>(); }};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("stamp", in);
+    if (descriptor(in.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB)
+      throw not_negotiated(fmt::format("stamp: cannot take {} (YUV only)", to_string(in)));
+    if (in.width < 128) throw chain_error(fmt::format("stamp: {} is narrower than 128", to_string(in)));
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [](int, const PlaneView& s, const PlaneView& d) {
+      for (int y = 0; y < s.height; ++y) std::memcpy(d.row(y), s.row(y), s.row_bytes());
+    });
+    write_stamp(out.planes[0], stamp_clock_us());
+  }
+};
+
 // ---- grayscale -------------------------------------------------------------
 
 class Grayscale final : public Filter {
@@ -384,6 +413,7 @@ void register_builtin_filters(FilterRegistry& registry) {
   registry.add(with_cuda(Invert::info()));
   registry.add(with_cuda(Grayscale::info()));
   registry.add(Delay::info());
+  registry.add(Stamp::info());
   FilterInfo format = Format::info();
   format.formats = "any FFmpeg software pixel format";
   registry.add(format);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <thread>
 
+#include "vpipe/pipeline/stamp.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe {
@@ -242,8 +243,25 @@ void DecodeStage::finish(Output<Frame>& out) {
 
 // ---- null --------------------------------------------------------------------
 
+void record_stamp(const Frame& frame, MediaCounters& counters) {
+  if (frame.memory != MemoryKind::kHost || frame.num_planes < 1) return;
+  if (const auto stamp = read_stamp(frame.planes[0])) {
+    const auto age = static_cast<std::uint64_t>(std::max<std::int64_t>(0, stamp_age_ns(*stamp, stamp_clock_us())));
+    counters.glass_ns.record(age);
+    const std::int64_t now = Clock::now().time_since_epoch().count();
+    std::int64_t first = 0;
+    counters.first_stamp_ns.compare_exchange_strong(first, now);
+    if (first != 0 && std::chrono::nanoseconds(now - first) >= std::chrono::seconds(2))
+      counters.glass_steady_ns.record(age);
+    counters.stamps_read++;
+  } else {
+    counters.stamps_missing++;
+  }
+}
+
 Flow NullSink::consume(Frame frame) {
   if (frame.ready) frame.ready->synchronize();  // done means computed
+  if (read_stamps_) record_stamp(frame, counters_);
   counters_.latency_ns.record(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - frame.origin).count()));
   counters_.video_packets_written++;
@@ -293,6 +311,7 @@ Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
     frame = std::move(fitted);
     counters_.frames_fitted++;
   }
+  if (read_stamps_) record_stamp(frame, counters_);
   AVFrame* av = frame.av.get();
   av->pts = frame.pts == AV_NOPTS_VALUE
                 ? AV_NOPTS_VALUE

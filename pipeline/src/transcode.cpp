@@ -106,8 +106,10 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   if (name == "libx264") {
     av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
     av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
-    // Live: no lookahead, no B-frames: a frame leaves the encoder as it enters.
-    if (is_live_input(o.input)) av_dict_set(&enc_opts, "tune", "zerolatency", 0);
+    // Live (a live input, a paced run, a network output): no lookahead, no
+    // B-frames: a frame leaves the encoder as it enters.
+    if (is_live_input(o.input) || o.realtime || !network_output_format(o.output).empty())
+      av_dict_set(&enc_opts, "tune", "zerolatency", 0);
   } else if (name == "h264_nvenc" || name == "hevc_nvenc") {
     av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
     av_dict_set(&enc_opts, "preset", "p4", 0);
@@ -168,6 +170,7 @@ nlohmann::json TranscodeReport::to_json() const {
           {"fps", fps},
           {"latency_ms", {{"p50", latency_ms_p50}, {"p90", latency_ms_p90},
                           {"p99", latency_ms_p99}, {"max", latency_ms_max}}},
+          {"glass_to_glass_ms", glass},
           {"interrupted", interrupted},
           {"status", !failure.empty() ? "failed: " + failure
                      : decode_errors ? fmt::format("completed with {} errors", decode_errors)
@@ -527,10 +530,13 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   // null run (no filter) leaves NVDEC's frames on the device.
   if (on_device && !(null_output && chain.empty())) download(out_fmt);
   if (null_output) {
-    pipeline.add_sink<Frame>(std::make_unique<NullSink>(counters, o.on_frame), frames);
+    auto sink = std::make_unique<NullSink>(counters, o.on_frame);
+    sink->read_stamps(o.read_stamps);
+    pipeline.add_sink<Frame>(std::move(sink), frames);
   } else {
-    pipeline.add_stage<Frame, Packet>(std::make_unique<EncodeStage>(enc.get(), vout->index, counters),
-                                      frames, mux_in);
+    auto encode = std::make_unique<EncodeStage>(enc.get(), vout->index, counters);
+    encode->read_stamps(o.read_stamps);
+    pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
     pipeline.add_sink<Packet>(
         std::make_unique<MuxSink>(oc, o.output, source_tb, vout->index, counters), mux_in);
   }
@@ -580,6 +586,20 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.frames_fitted = counters.frames_fitted;
   report.ts_discontinuities = counters.ts_discontinuities;
   report.stalls = counters.stalls;
+  if (o.read_stamps) {
+    report.glass = {{"frames_with_stamp", counters.stamps_read.load()},
+                    {"frames_without", counters.stamps_missing.load()},
+                    {"p50", static_cast<double>(counters.glass_ns.percentile(0.50)) * 1e-6},
+                    {"p99", static_cast<double>(counters.glass_ns.percentile(0.99)) * 1e-6},
+                    {"max", static_cast<double>(counters.glass_ns.max()) * 1e-6},
+                    {"steady", {{"note", "frames read 2 s or more after the first stamp"},
+                                {"frames", counters.glass_steady_ns.count()},
+                                {"p50", static_cast<double>(counters.glass_steady_ns.percentile(0.50)) * 1e-6},
+                                {"p99", static_cast<double>(counters.glass_steady_ns.percentile(0.99)) * 1e-6},
+                                {"max", static_cast<double>(counters.glass_steady_ns.max()) * 1e-6}}}};
+    if (counters.stamps_read == 0)
+      report.notes.push_back("--read-stamps: no frame carried a stamp (send with --vf stamp,…)");
+  }
   report.reconnects = counters.reconnects;
   report.fps = report.wall_s > 0 ? static_cast<double>(report.video_packets_written) / report.wall_s : 0;
   report.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;

@@ -154,6 +154,7 @@ TEST_F(LiveE2E, VpipeSendsMpegTsOverUdpAndVpipeReceivesIt) {
   // Out: the sample, paced, to udp:// (MPEG-TS). In: another vpipe on the port.
   auto rx = live_options(url(), path("rx.mkv"), "");
   rx.encoder = "ffv1";
+  rx.read_stamps = true;  // glass to glass: the sender stamps each picture
   auto received = std::async(std::launch::async, [rx] { return transcode(rx); });
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   TranscodeOptions tx;
@@ -161,7 +162,7 @@ TEST_F(LiveE2E, VpipeSendsMpegTsOverUdpAndVpipeReceivesIt) {
   tx.output = url() + "?pkt_size=1316";
   tx.device = "cpu";
   tx.realtime = true;
-  tx.filters = "resize=320x180";
+  tx.filters = "stamp,resize=320x180";
   tx.max_frames = 60;
   const auto sent = transcode(tx);
   const auto r = received.get();
@@ -173,6 +174,39 @@ TEST_F(LiveE2E, VpipeSendsMpegTsOverUdpAndVpipeReceivesIt) {
   EXPECT_EQ(r.video_packets_written + r.frames_dropped, r.frames_decoded);
   EXPECT_EQ(r.input_format.width, 320);
   EXPECT_EQ(r.stalls, 1);
+  // Every picture carried its send time through x264 and a 4× downscale.
+  ASSERT_FALSE(r.glass.is_null());
+  EXPECT_EQ(r.glass["frames_with_stamp"], r.video_packets_written);
+  EXPECT_EQ(r.glass["frames_without"], 0);
+  EXPECT_GT(r.glass["p50"].get<double>(), 0.0);
+  EXPECT_LT(r.glass["p50"].get<double>(), 1000.0) << "loopback: well under a second";
+}
+
+TEST_F(LiveE2E, ATcpSourceThatRestartsIsReconnectedAndTheOutputContinues) {
+  // ffmpeg serves 2 s over tcp:// (it listens, vpipe connects), ends, and a
+  // second ffmpeg serves 2 s more on the same port: vpipe reconnects and one
+  // output holds both, timestamps continuing.
+  const std::string serve =
+      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=320x240:rate=30 "
+      "-t 2 -c:v libx264 -preset ultrafast -tune zerolatency -g 15 -f mpegts "
+      "'tcp://127.0.0.1:" + std::to_string(port_) + "?listen=1'";
+  auto server = std::async(std::launch::async, [&] {
+    const int first = std::system(serve.c_str());
+    const int second = std::system(serve.c_str());
+    return first == 0 && second == 0;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the first server is listening
+  auto o = live_options("tcp://127.0.0.1:" + std::to_string(port_), path("tcp.mkv"), "");
+  o.encoder = "ffv1";
+  o.reconnect = 5;
+  o.drop = "block";  // count frames, not drops
+  const auto r = transcode(o);
+  EXPECT_TRUE(server.get()) << "ffmpeg could not serve";
+  EXPECT_GE(r.reconnects, 1);
+  EXPECT_GE(r.frames_decoded, 100) << "both sessions' frames (2 × 60)";
+  EXPECT_LE(r.frames_decoded, 120);
+  EXPECT_EQ(for_each_frame(path("tcp.mkv"), [](const Frame&) {}), r.video_packets_written)
+      << "one playable output across the reconnect";
 }
 
 TEST(Streams, SeveralPipelinesInOneProcessEachWithItsOwnReport) {

@@ -102,3 +102,36 @@ TEST(Reference, PsnrOfKnownError) {
   EXPECT_NEAR(ref::psnr(a.view, b.view), 10 * std::log10(255.0 * 255.0 / 100.0), 1e-9);
   EXPECT_TRUE(std::isinf(ref::psnr(a.view, a.view)));
 }
+
+// ---- stamps (glass-to-glass latency) ----------------------------------------
+
+#include "vpipe/pipeline/stamp.hpp"
+
+TEST(Stamp, WrittenAndReadBackAlsoAfterADownscaleAndNotFoundInNoise) {
+  std::vector<std::uint8_t> big(1280 * 720, 90), small(320 * 180, 0);
+  vpipe::PlaneView b{big.data(), 1280, 720, 1, 1280}, s{small.data(), 320, 180, 1, 320};
+  const std::uint64_t t = 0x0000123456789ABCull;
+  vpipe::write_stamp(b, t);
+  ASSERT_EQ(vpipe::read_stamp(b), t);
+  // A 4× box downscale (what resize does): cells are 5 px now.
+  for (int y = 0; y < 180; ++y)
+    for (int x = 0; x < 320; ++x) {
+      int sum = 0;
+      for (int dy = 0; dy < 4; ++dy)
+        for (int dx = 0; dx < 4; ++dx) sum += big[static_cast<std::size_t>((4 * y + dy) * 1280 + 4 * x + dx)];
+      small[static_cast<std::size_t>(y * 320 + x)] = static_cast<std::uint8_t>(sum / 16);
+    }
+  EXPECT_EQ(vpipe::read_stamp(s), t);
+  // A picture without a stamp: the 16-bit check rejects it.
+  std::mt19937 rng(3);
+  int found = 0;
+  for (int i = 0; i < 200; ++i) {
+    for (int y = 0; y < 40; ++y)  // the stamp's rows are all it reads
+      for (int x = 0; x < 1280; ++x) big[static_cast<std::size_t>(y * 1280 + x)] = static_cast<std::uint8_t>(rng());
+    found += vpipe::read_stamp(b).has_value();
+  }
+  EXPECT_EQ(found, 0);
+  EXPECT_EQ(vpipe::stamp_age_ns(1000, 3000), 2'000'000);
+  EXPECT_EQ(vpipe::stamp_age_ns(3000, 1000), -2'000'000) << "clock skew shows as negative";
+  EXPECT_EQ(vpipe::stamp_age_ns((1ull << 48) - 1, 1), 2'000) << "across the 2^48 wrap";
+}

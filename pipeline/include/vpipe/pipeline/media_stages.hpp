@@ -39,8 +39,15 @@ struct MediaCounters {
   std::atomic<std::int64_t> other_packets_written{0};
   std::atomic<std::int64_t> stalls{0};      // live input: reads that waited past the stall timeout
   std::atomic<std::int64_t> reconnects{0};  // live input: connections opened again
-  Histogram latency_ns;  // demux → mux, per video packet
+  Histogram latency_ns;
+  Histogram glass_ns;                       // --read-stamps: stamp in the picture → encoder input
+  Histogram glass_steady_ns;                // the same, from 2 s after the first stamp on
+  std::atomic<std::int64_t> stamps_read{0}, stamps_missing{0};
+  std::atomic<std::int64_t> first_stamp_ns{0};  // steady clock, when the first stamp was read  // demux → mux, per video packet
 };
+
+// --read-stamps: the glass-to-glass age of a host frame's stamp, counted.
+void record_stamp(const Frame& frame, MediaCounters& counters);
 
 // Reads packets: the video stream's go downstream, mapped streams' straight
 // to the muxer's queue (`copy_out`, which this stage closes when done).
@@ -138,9 +145,11 @@ class NullSink final : public Sink<Frame> {
       : counters_(counters), tap_(std::move(tap)) {}
   [[nodiscard]] std::string name() const override { return "null"; }
   Flow consume(Frame frame) override;
+  void read_stamps(bool on) { read_stamps_ = on; }
 
  private:
   MediaCounters& counters_;
+  bool read_stamps_ = false;
   std::function<void(const Frame&)> tap_;
 };
 
@@ -150,8 +159,10 @@ class EncodeStage final : public Stage<Frame, Packet> {
   [[nodiscard]] std::string name() const override { return "encode"; }
   Flow process(Frame frame, Output<Packet>& out) override;
   void finish(Output<Packet>& out) override;
+  void read_stamps(bool on) { read_stamps_ = on; }
 
  private:
+  bool read_stamps_ = false;
   void drain(Output<Packet>& out);
   AVCodecContext* encoder_;
   int out_stream_;

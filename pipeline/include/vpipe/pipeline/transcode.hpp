@@ -59,6 +59,9 @@ struct TranscodeOptions {
   double stall_timeout_s = 5.0;
   int reconnect = 3;
   std::vector<std::string> input_options;  // "key=value", passed to FFmpeg when opening the input
+  // Read each frame's stamp (written by a sender's `stamp` filter) before
+  // encoding: glass-to-glass latency in the report.
+  bool read_stamps = false;
   // Several pipelines in one process (--streams): the memory strategy they
   // share. Null: this run makes its own from `mem` and `budget`.
   MemoryStrategy* shared_memory = nullptr;
@@ -87,6 +90,7 @@ struct TranscodeReport {
   bool live = false;                    // a live input (network URL)
   std::string drop;                     // the policy in effect
   std::int64_t stalls = 0, reconnects = 0;
+  nlohmann::json glass;                 // --read-stamps: p50/p99/max ms, frames with a stamp
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;
