@@ -56,7 +56,13 @@ int send_live(int port, double seconds) {
 class LiveE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_ffmpeg()) FAIL() << "the ffmpeg command-line tool is missing (scripts/test installs it)";
+    // The test command installs the tool and sets VPIPE_REQUIRE_FFMPEG_TOOL:
+    // there, a missing tool fails. Elsewhere (the GPU machine has no ffmpeg
+    // tool) these tests skip, saying why.
+    if (!have_ffmpeg()) {
+      if (std::getenv("VPIPE_REQUIRE_FFMPEG_TOOL")) FAIL() << "the ffmpeg command-line tool is missing";
+      GTEST_SKIP() << "no ffmpeg command-line tool here to send a live stream (scripts/test installs it)";
+    }
     dir_ = fs::temp_directory_path() /
            ("vpipe_live_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
