@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Peer 2, FFmpeg's own CUDA path, with the ffmpeg tool: NVDEC decode into
+CUDA frames, scale_cuda on the GPU, then hwdownload and the blur on the CPU
+(this FFmpeg has no CUDA Gaussian blur; gblur at vpipe's sigma), libx264
+with vpipe's settings (veryfast, crf 23), audio copied.
+
+    ffmpeg_cuda.py IN OUT [--size 1280x720] [--sigma 1.5] [--cpu] [--json RESULT.json]
+
+--cpu drops the hwaccel and scales on the CPU (for a machine without a GPU).
+Prints one JSON line: tool, frames, wall_s, fps, the command.
+"""
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("input")
+    ap.add_argument("output")
+    ap.add_argument("--size", default="1280x720")
+    ap.add_argument("--sigma", type=float, default=1.5)
+    ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    w, h = a.size.split("x")
+    if a.cpu:
+        pre, vf = [], f"scale={w}:{h}:flags=area,gblur=sigma={a.sigma}"
+    else:
+        pre = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
+        vf = f"scale_cuda={w}:{h},hwdownload,format=nv12,gblur=sigma={a.sigma}"
+    cmd = (["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostats", "-progress", "pipe:1", "-y"]
+           + pre + ["-i", a.input, "-vf", vf, "-c:v", "libx264", "-preset", "veryfast", "-crf", "23",
+                    "-c:a", "copy", a.output])
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr)
+        raise SystemExit(f"ffmpeg_cuda: ffmpeg failed ({p.returncode})")
+    frames = 0
+    for line in p.stdout.splitlines():
+        if line.startswith("frame="):
+            frames = int(line.split("=", 1)[1])
+    result = {"tool": "ffmpeg-cpu" if a.cpu else "ffmpeg-cuda", "frames": frames, "wall_s": wall,
+              "fps": frames / wall if wall > 0 else 0.0, "command": " ".join(cmd)}
+    print(json.dumps(result))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main()

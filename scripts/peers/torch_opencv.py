@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Peer 1, PyTorch + OpenCV, written the way users write it: cv2.VideoCapture
+-> a torch tensor on CUDA -> resize (F.interpolate, area) and a separable
+Gaussian blur (conv2d) on the GPU -> back to the host -> cv2.VideoWriter.
+One frame at a time, as a straightforward script does.
+
+    torch_opencv.py IN OUT [--size 1280x720] [--sigma 1.5] [--json RESULT.json]
+
+Prints one JSON line: tool, frames, wall_s, fps, device, the writer's FourCC.
+"""
+import argparse
+import json
+import math
+import time
+
+import cv2
+import torch
+import torch.nn.functional as F
+
+
+def gaussian_taps(sigma, device):
+    radius = max(1, math.ceil(3 * sigma))
+    x = torch.arange(-radius, radius + 1, dtype=torch.float32, device=device)
+    k = torch.exp(-(x * x) / (2 * sigma * sigma))
+    return k / k.sum(), radius
+
+
+def open_writer(path, fps, size):
+    for fourcc in ("avc1", "mp4v"):
+        w = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*fourcc), fps, size)
+        if w.isOpened():
+            return w, fourcc
+    raise SystemExit(f"torch_opencv: cannot open a writer for {path}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("input")
+    ap.add_argument("output")
+    ap.add_argument("--size", default="1280x720")
+    ap.add_argument("--sigma", type=float, default=1.5)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    w, h = (int(v) for v in a.size.split("x"))
+    dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    taps, r = gaussian_taps(a.sigma, dev)
+    kx = taps.view(1, 1, 1, -1).repeat(3, 1, 1, 1)  # depthwise, one per channel
+    ky = taps.view(1, 1, -1, 1).repeat(3, 1, 1, 1)
+    cap = cv2.VideoCapture(a.input)
+    if not cap.isOpened():
+        raise SystemExit(f"torch_opencv: cannot open {a.input}")
+    fps = cap.get(cv2.CAP_PROP_FPS) or 30.0
+    writer, fourcc = open_writer(a.output, fps, (w, h))
+    frames = 0
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        while True:
+            ok, frame = cap.read()
+            if not ok:
+                break
+            x = torch.from_numpy(frame).to(dev).permute(2, 0, 1).unsqueeze(0).float()
+            x = F.interpolate(x, size=(h, w), mode="area")
+            x = F.conv2d(F.pad(x, (r, r, 0, 0), mode="reflect"), kx, groups=3)
+            x = F.conv2d(F.pad(x, (0, 0, r, r), mode="reflect"), ky, groups=3)
+            out = x.clamp(0, 255).round().to(torch.uint8).squeeze(0).permute(1, 2, 0).contiguous()
+            writer.write(out.cpu().numpy())
+            frames += 1
+    writer.release()
+    wall = time.perf_counter() - t0
+    result = {"tool": "torch+opencv", "frames": frames, "wall_s": wall,
+              "fps": frames / wall if wall > 0 else 0.0, "device": str(dev),
+              "writer_fourcc": fourcc, "torch": torch.__version__, "opencv": cv2.__version__}
+    print(json.dumps(result))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main()
