@@ -107,6 +107,11 @@ Flow DemuxSource::produce(Output<Packet>& out) {
       return Flow::kStop;
     }
     if (ret == AVERROR_EOF) return Flow::kStop;
+    if (watch_) {  // a live input whose sender went away (SRT, TCP: I/O error): its end, not damage
+      spdlog::warn("{}: the input ended: {}; finishing the output", path_, why);
+      counters_.disconnects++;
+      return Flow::kStop;
+    }
     // Damage at the end of a file: keep what was read, say what happened.
     spdlog::warn("{}: reading stopped early: {}", path_, why);
     counters_.decode_errors++;

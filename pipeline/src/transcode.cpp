@@ -656,6 +656,8 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     report.failure = failure;
     throw transcode_failed(failure, std::move(report));  // the partial output goes (unless --keep-partial)
   }
+  if (counters.disconnects > 0)
+    report.notes.push_back("the live input ended with a read error (the sender closed the connection)");
   if (report.stalls > 0)
     report.notes.push_back(fmt::format("the input stalled {} time(s) (no data for {} s){}",
                                        report.stalls, o.stall_timeout_s,

@@ -215,6 +215,55 @@ TEST_F(LiveE2E, ATcpSourceThatRestartsIsReconnectedAndTheOutputContinues) {
       << "one playable output across the reconnect";
 }
 
+// RTP (MPEG-TS payload), SRT (ffmpeg listens, vpipe calls) and RTSP (vpipe
+// listens, ffmpeg publishes): each ingested, filtered, written and ended.
+TEST_F(LiveE2E, RtpSrtAndRtspInputsAreIngested) {
+  const std::string port = std::to_string(port_);
+  const std::string src =
+      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=320x240:rate=30 "
+      "-t 2 -c:v libx264 -preset ultrafast -tune zerolatency -g 15 ";
+  struct Case {
+    std::string name, input, sender;
+    std::vector<std::string> input_options;
+    bool sender_first;  // the sender listens (SRT): start it before vpipe
+  };
+  const Case cases[] = {
+      {"rtp", "rtp://127.0.0.1:" + port, src + "-f rtp_mpegts rtp://127.0.0.1:" + port, {}, false},
+      {"srt", "srt://127.0.0.1:" + port,
+       src + "-f mpegts 'srt://127.0.0.1:" + port + "?mode=listener'", {}, true},
+      {"rtsp", "rtsp://127.0.0.1:" + port + "/live", src + "-f rtsp rtsp://127.0.0.1:" + port + "/live",
+       {"rtsp_flags=listen"}, false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto o = live_options(c.input, path(c.name + ".mkv"), "resize=160x120");
+    o.encoder = "ffv1";
+    o.reconnect = 0;
+    o.input_options = c.input_options;
+    std::future<int> sender;
+    TranscodeReport r;
+    if (c.sender_first) {
+      sender = std::async(std::launch::async, [&] { return std::system(c.sender.c_str()); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      r = transcode(o);
+    } else {
+      auto rx = std::async(std::launch::async, [o] { return transcode(o); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      sender = std::async(std::launch::async, [&] { return std::system(c.sender.c_str()); });
+      r = rx.get();
+    }
+    EXPECT_EQ(sender.get(), 0) << c.sender;
+    EXPECT_TRUE(r.live);
+    // 2 s at 30 fps: 60 sent; the first GOP may be lost while the receiver syncs.
+    EXPECT_GE(r.frames_decoded, 40);
+    EXPECT_LE(r.frames_decoded, 60);
+    EXPECT_EQ(r.video_packets_written + r.frames_dropped, r.frames_decoded);
+    EXPECT_EQ(r.decode_errors, 0) << "the sender leaving is the end, not damage";
+    EXPECT_EQ(for_each_frame(path(c.name + ".mkv"), [](const Frame& f) { EXPECT_EQ(f.format.width, 160); }),
+              r.video_packets_written);
+  }
+}
+
 TEST(Streams, SeveralPipelinesInOneProcessEachWithItsOwnReport) {
   const auto dir = fs::temp_directory_path() / ("vpipe_streams_" + std::to_string(::getpid()));
   fs::create_directories(dir);

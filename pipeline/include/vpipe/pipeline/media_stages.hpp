@@ -39,6 +39,7 @@ struct MediaCounters {
   std::atomic<std::int64_t> other_packets_written{0};
   std::atomic<std::int64_t> stalls{0};      // live input: reads that waited past the stall timeout
   std::atomic<std::int64_t> reconnects{0};  // live input: connections opened again
+  std::atomic<std::int64_t> disconnects{0}; // live input: ended by a read error (the sender left)
   Histogram latency_ns;
   Histogram glass_ns;                       // --read-stamps: stamp in the picture → encoder input
   Histogram glass_steady_ns;                // the same, from 2 s after the first stamp on
