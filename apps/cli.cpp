@@ -112,6 +112,11 @@ std::unique_ptr<Cli> make_cli() {
                  "drop-newest (lose a frame, counted per queue; latency stays bounded); auto: "
                  "block for files, drop-newest for live inputs")
       ->check(CLI::IsMember({"auto", "block", "drop-oldest", "drop-newest"}))->capture_default_str();
+  tc->add_option("--max-in-flight", topts.max_in_flight,
+                 "at most N frames between the decoder and the output (0: only the queues bound "
+                 "them); at the limit the decoder waits (--drop block) or drops the new frame, "
+                 "counted")
+      ->check(CLI::Range(0, 100000))->capture_default_str();
   tc->add_option("--stall-timeout", topts.stall_timeout_s,
                  "live input (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): seconds without "
                  "data before the input counts as stalled: the output is finalized, or the input "

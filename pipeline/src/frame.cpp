@@ -171,6 +171,7 @@ void Frame::copy_props_from(const Frame& other) {
   time_base = other.time_base;
   index = other.index;
   origin = other.origin;
+  ticket = other.ticket;
 }
 
 }  // namespace vpipe

@@ -187,6 +187,48 @@ void DemuxSource::close() noexcept {
   if (!copy_closed_) copy_out_->close();
 }
 
+// ---- in-flight limit ---------------------------------------------------------
+
+std::shared_ptr<void> FlightLimit::acquire(const std::function<bool()>& give_up) {
+  std::unique_lock lock(mutex_);
+  if (in_flight_ >= limit_) {
+    if (drop_) {
+      ++dropped_;
+      return nullptr;
+    }
+    const auto t0 = Clock::now();
+    while (in_flight_ >= limit_) {
+      freed_.wait_for(lock, std::chrono::milliseconds(20));
+      if (in_flight_ >= limit_ && give_up()) return nullptr;
+    }
+    waited_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  high_water_ = std::max(high_water_, ++in_flight_);
+  // The ticket holds no data: its deleter returns the slot.
+  return std::shared_ptr<void>(this, [](FlightLimit* self) { self->release(); });
+}
+
+void FlightLimit::release() {
+  {
+    std::lock_guard lock(mutex_);
+    --in_flight_;
+  }
+  freed_.notify_one();
+}
+
+std::size_t FlightLimit::high_water() const {
+  std::lock_guard lock(mutex_);
+  return high_water_;
+}
+std::int64_t FlightLimit::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+double FlightLimit::waited_s() const {
+  std::lock_guard lock(mutex_);
+  return waited_s_;
+}
+
 // ---- decode ----------------------------------------------------------------
 
 DecodeStage::DecodeStage(UniqueAVCodecContext decoder, AVRational time_base,
@@ -236,6 +278,13 @@ Flow DecodeStage::receive(Output<Frame>& out) {
     f.index = next_index_++;
     f.origin = recall(origin_by_pts_, f.pts);
     counters_.frames_decoded++;
+    if (flight_) {
+      f.ticket = flight_->acquire([&out] { return !out.accepting(); });
+      if (!f.ticket) {
+        if (!out.accepting()) return Flow::kStop;
+        continue;  // dropped at the limit (counted by the limit)
+      }
+    }
     if (!out.emit(std::move(f))) return Flow::kStop;
   }
 }

@@ -171,6 +171,7 @@ nlohmann::json TranscodeReport::to_json() const {
           {"latency_ms", {{"p50", latency_ms_p50}, {"p90", latency_ms_p90},
                           {"p99", latency_ms_p99}, {"max", latency_ms_max}}},
           {"glass_to_glass_ms", glass},
+          {"in_flight", in_flight},
           {"interrupted", interrupted},
           {"status", !failure.empty() ? "failed: " + failure
                      : decode_errors ? fmt::format("completed with {} errors", decode_errors)
@@ -459,6 +460,8 @@ TranscodeReport transcode(const TranscodeOptions& o) {
 
   // ---- the pipeline
   MediaCounters counters;
+  std::optional<FlightLimit> flight;  // outlives the pipeline: frames hold its tickets
+  if (o.max_in_flight > 0) flight.emplace(o.max_in_flight, drop != DropPolicy::kBlock);
   Pipeline pipeline;
   const auto depth = o.queue_depth;
   // Frame queues take the --drop policy; packet queues always block (a
@@ -486,10 +489,12 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   }
   pipeline.add_source<Packet>(std::move(demux), packets);
   auto frames = frame_queue("decode→", use_nvdec ? nvdec_queue_depth(o) : depth);
-  pipeline.add_stage<Packet, Frame>(
-      std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames, counters,
-                                    nvdec.get()),
-      packets, frames);
+  {
+    auto decode = std::make_unique<DecodeStage>(std::move(dec), vin->time_base, o.max_frames,
+                                                counters, nvdec.get());
+    if (flight) decode->limit_in_flight(&*flight);
+    pipeline.add_stage<Packet, Frame>(std::move(decode), packets, frames);
+  }
   bool on_device = use_nvdec;
   auto download = [&](const FrameFormat& format) {
     // The slots are the encoder's input frames: enough for the queue after
@@ -609,6 +614,11 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   report.stages = pipeline.stage_stats();
   report.queues = pipeline.queue_stats();
   for (const auto& q : report.queues) report.frames_dropped += static_cast<std::int64_t>(q.dropped);
+  if (flight) {
+    report.frames_dropped += flight->dropped();
+    report.in_flight = {{"limit", flight->limit()}, {"high_water", flight->high_water()},
+                        {"dropped_at_limit", flight->dropped()}, {"decoder_waited_s", flight->waited_s()}};
+  }
   if (strategy) {
     const auto st = strategy->stats().stats();
     const auto& lat = strategy->stats().allocate_latency();

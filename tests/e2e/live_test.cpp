@@ -291,3 +291,35 @@ TEST(Streams, SeveralPipelinesInOneProcessEachWithItsOwnReport) {
   EXPECT_EQ(stream_output_name("null", 2), "null");
   fs::remove_all(dir);
 }
+
+TEST(InFlight, TheLimitHoldsWaitingOrDroppingAndEveryFrameIsAccountedFor) {
+  const auto dir = fs::temp_directory_path() / ("vpipe_inflight_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  TranscodeOptions o;
+  o.input = kSample;
+  o.device = "cpu";
+  o.encoder = "ffv1";
+  o.max_frames = 60;
+  // Block: one frame at a time end to end, nothing lost, no deadlock.
+  o.output = (dir / "block.mkv").string();
+  o.filters = "resize=320x180";
+  o.max_in_flight = 1;
+  auto r = transcode(o);
+  EXPECT_EQ(r.video_packets_written, 60);
+  EXPECT_EQ(r.in_flight["high_water"], 1);
+  EXPECT_EQ(r.in_flight["dropped_at_limit"], 0);
+  EXPECT_GT(r.in_flight["decoder_waited_s"].get<double>(), 0.0) << "the decoder had to wait";
+  // Drop: paced at 30 fps into a 60 ms stage, at most 3 frames in flight.
+  o.output = (dir / "drop.mkv").string();
+  o.filters = "resize=320x180,delay=ms=60";
+  o.realtime = true;
+  o.drop = "drop-newest";
+  o.max_in_flight = 3;
+  r = transcode(o);
+  EXPECT_LE(r.in_flight["high_water"].get<int>(), 3);
+  EXPECT_GT(r.in_flight["dropped_at_limit"].get<int>(), 10) << "a 60 ms stage cannot take 30 fps";
+  EXPECT_EQ(r.video_packets_written + r.frames_dropped, r.frames_decoded)
+      << "every frame written or counted";
+  EXPECT_EQ(for_each_frame(o.output, [](const Frame&) {}), r.video_packets_written);
+  fs::remove_all(dir);
+}

@@ -105,6 +105,7 @@ struct Frame {
   AVRational time_base{0, 1};
   std::int64_t index = 0;          // decode order, from 0
   Clock::time_point origin{};      // when its packet left the demuxer (latency)
+  std::shared_ptr<void> ticket;    // --max-in-flight: returned when the last frame holding it goes
   MemoryKind memory = MemoryKind::kHost;
   std::shared_ptr<AVFrame> av;     // host frames: the AVFrame owning the planes
   std::shared_ptr<DeviceBuffer> device;   // device frames: the planes' memory

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -105,6 +107,33 @@ class DemuxSource final : public Source<Packet> {
   std::map<int, std::optional<double>> last_dts_s_;  // per stream, output seconds
 };
 
+// --max-in-flight: at most `limit` frames between the decoder and the end of
+// the pipeline. Each frame carries a ticket; the ticket returns when the last
+// frame holding it is destroyed (encoded, written, or dropped by a queue).
+// At the limit the decoder waits (block) or drops the new frame (drop-oldest,
+// drop-newest: the frames already in flight cannot be recalled), counted.
+class FlightLimit {
+ public:
+  FlightLimit(std::size_t limit, bool drop) : limit_(limit), drop_(drop) {}
+  // A ticket; null when dropping (the caller drops the frame) or when
+  // `give_up` says the pipeline is stopping while it waits.
+  std::shared_ptr<void> acquire(const std::function<bool()>& give_up);
+  [[nodiscard]] std::size_t limit() const { return limit_; }
+  [[nodiscard]] std::size_t high_water() const;
+  [[nodiscard]] std::int64_t dropped() const;
+  [[nodiscard]] double waited_s() const;
+
+ private:
+  void release();
+  const std::size_t limit_;
+  const bool drop_;
+  mutable std::mutex mutex_;
+  std::condition_variable freed_;
+  std::size_t in_flight_ = 0, high_water_ = 0;
+  std::int64_t dropped_ = 0;
+  double waited_s_ = 0;
+};
+
 // Decode: CPU (FFmpeg's threads; host frames) or, with `nvdec` attached to
 // the decoder, NVDEC (device frames). Damaged packets are counted and skipped.
 class DecodeStage final : public Stage<Packet, Frame> {
@@ -114,8 +143,10 @@ class DecodeStage final : public Stage<Packet, Frame> {
   [[nodiscard]] std::string name() const override { return "decode"; }
   Flow process(Packet packet, Output<Frame>& out) override;
   void finish(Output<Frame>& out) override;
+  void limit_in_flight(FlightLimit* limit) { flight_ = limit; }
 
  private:
+  FlightLimit* flight_ = nullptr;
   Flow receive(Output<Frame>& out);
   void check_nvdec() const;
   UniqueAVCodecContext decoder_;

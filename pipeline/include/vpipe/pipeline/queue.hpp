@@ -140,6 +140,12 @@ class BoundedQueue {
             std::chrono::duration<double>(blocked_).count(), dropped_};
   }
 
+  // False once nothing pushed will be read any more (cancelled, or the reader stopped).
+  [[nodiscard]] bool accepting() const {
+    std::lock_guard lock(mutex_);
+    return !closed_for_push();
+  }
+
  private:
   [[nodiscard]] bool closed_for_push() const { return cancelled_ || reading_stopped_; }
 

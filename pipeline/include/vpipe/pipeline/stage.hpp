@@ -52,6 +52,7 @@ class Output {
     return true;
   }
   [[nodiscard]] bool downstream_stopped() const noexcept { return stopped_; }
+  [[nodiscard]] bool accepting() const { return !stopped_ && queue_->accepting(); }
   [[nodiscard]] std::size_t emitted() const noexcept { return emitted_; }
 
  private:

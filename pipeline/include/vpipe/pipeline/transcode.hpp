@@ -52,6 +52,9 @@ struct TranscodeOptions {
   // Full frame queue: block | drop-oldest | drop-newest; auto: block for a
   // file, drop-newest for a live input (latency must stay bounded).
   std::string drop = "auto";
+  // At most this many frames between the decoder and the end (0: no limit
+  // but the queues'); at the limit the decoder waits (block) or drops.
+  std::size_t max_in_flight = 0;
   // Live inputs (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): opened
   // with low-latency options; a read that waits past stall_timeout_s ends the
   // input (the output is finalized), or reconnects up to `reconnect` times
@@ -91,6 +94,7 @@ struct TranscodeReport {
   std::string drop;                     // the policy in effect
   std::int64_t stalls = 0, reconnects = 0;
   nlohmann::json glass;                 // --read-stamps: p50/p99/max ms, frames with a stamp
+  nlohmann::json in_flight;             // --max-in-flight: limit, high water, dropped, waited
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;
