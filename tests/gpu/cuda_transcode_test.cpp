@@ -8,6 +8,7 @@
 
 #include "../e2e/media_check.hpp"
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/transcode.hpp"
 
 using namespace vpipe;
 using namespace vpipe::test;
@@ -185,4 +186,34 @@ TEST_F(CudaTranscode, CustomFilterPluginRunsOnTheGpu) {
   ASSERT_EQ(cpu.size(), 10u);
   ASSERT_EQ(gpu.size(), cpu.size());
   for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 40.0) << i;
+}
+
+// --streams: several pipelines in one process share one strategy on the
+// device; each writes all its frames and reports them on its own.
+TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
+  for (const char* mem : {"pool", "vmm", "slab"}) {
+    TranscodeOptions o;
+    o.input = kSample;
+    o.output = path(std::string("streams_") + mem + ".mkv");
+    o.device = "cuda";
+    o.mem = mem;
+    o.encoder = "ffv1";
+    o.filters = kChain;
+    o.max_frames = 30;
+    const auto single = transcode(TranscodeOptions(o)).memory["allocations"].get<std::int64_t>();
+    const auto m = transcode_streams(o, 3);
+    ASSERT_EQ(m.streams.size(), 3u);
+    for (int k = 1; k <= 3; ++k) {
+      const auto i = static_cast<std::size_t>(k - 1);
+      EXPECT_TRUE(m.failures[i].empty()) << mem << ": " << m.failures[i];
+      EXPECT_EQ(m.streams[i].video_packets_written, 30) << mem;
+      EXPECT_EQ(m.streams[i].device, "cuda");
+      EXPECT_EQ(for_each_frame(stream_output_name(o.output, k), [](const Frame&) {}), 30) << mem;
+    }
+    // One strategy: the report of the stream that ends last counts (nearly)
+    // all three streams' allocations, not only its own.
+    std::int64_t most = 0;
+    for (const auto& r : m.streams) most = std::max(most, r.memory["allocations"].get<std::int64_t>());
+    EXPECT_GE(most, single * 5 / 2) << mem << ": one stream alone made " << single;
+  }
 }
