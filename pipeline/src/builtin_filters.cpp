@@ -115,6 +115,53 @@ class Resize final : public Filter {
   FrameFormat in_, out_;
 };
 
+// ---- resize_rgb (the fused path) --------------------------------------------
+
+// NV12 → resized RGB24/RGBA in one pass: bilinear on Y and on UV, then the
+// colour conversion, each source byte read once and each output byte written
+// once (cuda::nv12_resize_to_rgb; its CPU reference is the CPU path). The
+// chain builder puts it in place of `resize` + `format=rgb24|rgba` on NV12
+// where the resize is bilinear (see build_chain).
+class ResizeRgb final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"resize_rgb",
+            "NV12 to resized RGB24/RGBA in one pass (bilinear; BT.601 or BT.709, limited or "
+            "full range). The chain uses it for resize + format=rgb24|rgba on NV12 input.",
+            {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
+             {"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
+             {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
+             {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
+            [](const ParamValues& p) {
+              return std::make_unique<ResizeRgb>(
+                  p.get_size("size"),
+                  p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
+                  ColorSpec{p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
+                            p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
+            }};
+  }
+  ResizeRgb(Size size, AVPixelFormat target, ColorSpec spec) : size_(size), target_(target), spec_(spec) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    if (in.pix_fmt != AV_PIX_FMT_NV12)
+      throw not_negotiated(fmt::format("resize_rgb: cannot take {} (NV12 only)", to_string(in)));
+    if (size_.width < 1 || size_.height < 1)
+      throw chain_error("resize_rgb: give the size as WIDTHxHEIGHT (no -1)");
+    return {target_, size_.width, size_.height};
+  }
+  void process(const Frame& in, Frame& out) override {
+    ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_);
+  }
+  [[nodiscard]] bool has_cuda() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    cuda::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_, ctx.stream);
+  }
+
+ private:
+  Size size_;
+  AVPixelFormat target_;
+  ColorSpec spec_;
+};
+
 // ---- blur ------------------------------------------------------------------
 
 class Blur final : public Filter {
@@ -412,6 +459,9 @@ void register_builtin_filters(FilterRegistry& registry) {
   registry.add(with_cuda(Flip::info()));
   registry.add(with_cuda(Invert::info()));
   registry.add(with_cuda(Grayscale::info()));
+  FilterInfo resize_rgb = with_cuda(ResizeRgb::info());
+  resize_rgb.formats = "nv12 in; rgb24 or rgba out";
+  registry.add(resize_rgb);
   registry.add(Delay::info());
   registry.add(Stamp::info());
   FilterInfo format = Format::info();

@@ -282,7 +282,38 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     current = cf.out;
     chain.push_back(std::move(cf));  // identity now, maybe not after a size change
   };
-  for (const auto& spec : specs) {
+  // The fused path: resize (bilinear) + format=rgb24|rgba on NV12 is one
+  // pass, resize_rgb, reading the frame once instead of twice.
+  auto fuse = [&](const FilterSpec& resize, const FilterSpec& format) -> bool {
+    if (current.pix_fmt != AV_PIX_FMT_NV12 || resize.name != "resize" || format.name != "format")
+      return false;
+    const FilterInfo& fi = registry.info("format");
+    const std::string target = parse_params(fi, format.args).get_string("pix_fmt");
+    if (target != "rgb24" && target != "rgba") return false;
+    const FilterInfo& ri = registry.info("resize");
+    const ParamValues rp = parse_params(ri, resize.args);
+    FrameFormat sized;
+    try {
+      sized = ri.create(rp)->configure(current);
+    } catch (const std::exception&) {
+      return false;  // the unfused chain reports the problem
+    }
+    const std::string interp = rp.get_string("interp");
+    const bool bilinear = interp == "bilinear" ||
+                          (interp == "auto" && sized.width >= current.width && sized.height >= current.height);
+    if (!bilinear) return false;  // area and nearest have no fused kernel
+    const FilterInfo& fused = registry.info("resize_rgb");
+    const auto params = parse_params(
+        fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)}, {"format", target}});
+    configure(resize.text + "," + format.text + " (fused: resize_rgb)", fused.create(params));
+    return true;
+  };
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& spec = specs[i];
+    if (i + 1 < specs.size() && fuse(spec, specs[i + 1])) {
+      ++i;
+      continue;
+    }
     const FilterInfo& info = registry.info(spec.name);
     const ParamValues params = parse_params(info, spec.args);
     auto filter = info.create(params);

@@ -217,3 +217,22 @@ TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
     EXPECT_GE(most, single * 5 / 2) << mem << ": one stream alone made " << single;
   }
 }
+
+// The fused path on the device: NVDEC's NV12 → resize_rgb (one pass) →
+// download, against the CPU path's resize + swscale conversion.
+TEST_F(CudaTranscode, FusedResizeToRgbOnNvdecFramesMatchesTheCpuPath) {
+  const std::string common = " --encoder ffv1 --frames 30 --vf \"resize=1920x1080,format=rgb24\"";
+  const auto cpu = run(path("fused_cpu.mkv"), "--device cpu" + common);
+  const auto report = path("fused_gpu.json");
+  const auto gpu = run(path("fused_gpu.mkv"), "--device cuda --decode nvdec --report " + report + common);
+  ASSERT_EQ(gpu.size(), 30u);
+  ASSERT_EQ(cpu.size(), 30u);
+  double worst = INFINITY;
+  for (std::size_t i = 0; i < gpu.size(); ++i) worst = std::min(worst, frame_psnr(gpu[i], cpu[i]));
+  EXPECT_GE(worst, 40.0) << "lowest per-frame PSNR against the CPU path";
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  ASSERT_FALSE(j["effective_chain"].empty());
+  EXPECT_NE(j["effective_chain"][0].get<std::string>().find("fused"), std::string::npos) << j["effective_chain"];
+  EXPECT_EQ(j["decode"], "nvdec");
+}

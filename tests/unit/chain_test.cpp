@@ -91,3 +91,60 @@ TEST(FilterRegistry, ListsBuiltinsAndRejectsDuplicates) {
   FilterInfo dup = reg.info("blur");
   EXPECT_THROW(reg.add(dup), logic_error);
 }
+
+// ---- the fused path ----------------------------------------------------------
+
+#include <random>
+
+TEST(ChainBuilder, UsesTheFusedPassForBilinearResizeToRgbOnNv12) {
+  const FrameFormat nv12{AV_PIX_FMT_NV12, 640, 360};
+  auto chain = build_chain(parse_chain("resize=1280x720,format=rgb24"), nv12);  // upscale: bilinear
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_NE(chain[0].label.find("fused"), std::string::npos) << chain[0].label;
+  EXPECT_EQ(chain[0].out, (FrameFormat{AV_PIX_FMT_RGB24, 1280, 720}));
+  EXPECT_TRUE(chain[0].filter->has_cuda());
+  chain = build_chain(parse_chain("resize=320x180:interp=bilinear,format=rgba,invert"), nv12);
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_EQ(chain[0].out, (FrameFormat{AV_PIX_FMT_RGBA, 320, 180}));
+  // Not fused: a downscale picks area (no fused kernel), the input is not NV12, or the target is not RGB.
+  EXPECT_EQ(build_chain(parse_chain("resize=320x180,format=rgb24"), nv12).size(), 2u);
+  EXPECT_EQ(build_chain(parse_chain("resize=1280x720,format=rgb24"), FrameFormat{AV_PIX_FMT_YUV420P, 640, 360}).size(), 2u);
+  EXPECT_EQ(build_chain(parse_chain("resize=1280x720,format=yuv420p"), nv12).size(), 2u);
+}
+
+TEST(ChainBuilder, TheFusedPassMatchesResizeThenConvert) {
+  // A smooth NV12 picture (a real frame's statistics, not noise, which the
+  // two paths' different chroma filters would take apart).
+  const FrameFormat nv12{AV_PIX_FMT_NV12, 320, 180};
+  Frame in = Frame::allocate_host(nv12);
+  for (int y = 0; y < 180; ++y)
+    for (int x = 0; x < 320; ++x) in.planes[0].row(y)[x] = static_cast<std::uint8_t>(16 + (x * 219) / 319);
+  for (int y = 0; y < 90; ++y)
+    for (int x = 0; x < 160; ++x) {
+      in.planes[1].row(y)[2 * x] = static_cast<std::uint8_t>(64 + y);
+      in.planes[1].row(y)[2 * x + 1] = static_cast<std::uint8_t>(192 - x / 2);
+    }
+  auto fused = build_chain(parse_chain("resize=640x360,format=rgb24"), nv12);
+  auto split = build_chain(parse_chain("resize=640x360:interp=bilinear,format=rgb24"), nv12);
+  ASSERT_EQ(fused.size(), 1u);
+  ASSERT_EQ(split.size(), 1u) << "an explicit bilinear resize fuses too";
+  // The unfused reference: resize, then the format filter (swscale) on its own.
+  auto resize_only = build_chain(parse_chain("resize=640x360:interp=bilinear"), nv12);
+  auto convert_only = build_chain(parse_chain("format=rgb24"), resize_only[0].out);
+  Frame mid = Frame::allocate_host(resize_only[0].out), a = Frame::allocate_host(fused[0].out),
+        b = Frame::allocate_host(convert_only[0].out);
+  fused[0].filter->process(in, a);
+  resize_only[0].filter->process(in, mid);
+  convert_only[0].filter->process(mid, b);
+  double sum = 0;
+  int worst = 0;
+  for (int y = 0; y < 360; ++y)
+    for (int x = 0; x < 640 * 3; ++x) {
+      const int d = std::abs(a.planes[0].row(y)[x] - b.planes[0].row(y)[x]);
+      sum += d;
+      worst = std::max(worst, d);
+    }
+  // Measured: mean 0.24 LSB, worst 1 (BT.709 coefficients by mistake: mean 4.0, worst 19).
+  EXPECT_LT(sum / (360.0 * 640 * 3), 0.5) << "mean difference (LSB)";
+  EXPECT_LE(worst, 2) << "rounding differs; swscale upsamples chroma bicubically, the fused pass bilinearly";
+}
