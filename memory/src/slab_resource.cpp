@@ -156,7 +156,6 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
   }
   if (!pick && !c.free.empty()) {
     fences_->wait(*c.free.front().fence);
-    ++fence_waits_;
     pick = 0;
   }
   if (!pick) {
@@ -238,11 +237,6 @@ std::size_t SlabResource::passthrough_allocations() const {
 }  // namespace vpipe
 
 namespace vpipe {
-std::size_t SlabResource::fence_waits() const {
-  std::lock_guard lock(mutex_);
-  return fence_waits_;
-}
-
 std::size_t SlabResource::exhaustions() const {
   std::lock_guard lock(mutex_);
   return exhaustions_;

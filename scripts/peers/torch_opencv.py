@@ -8,14 +8,14 @@ One frame at a time, as a straightforward script does.
 
 Prints one JSON line: tool, frames, wall_s, fps, device, the writer's FourCC.
 """
-import argparse
-import json
 import math
 import time
 
 import cv2
 import torch
 import torch.nn.functional as F
+
+from peer_common import open_capture, open_writer, parse_args, report
 
 
 def gaussian_taps(sigma, device):
@@ -25,32 +25,15 @@ def gaussian_taps(sigma, device):
     return k / k.sum(), radius
 
 
-def open_writer(path, fps, size):
-    for fourcc in ("avc1", "mp4v"):
-        w = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*fourcc), fps, size)
-        if w.isOpened():
-            return w, fourcc
-    raise SystemExit(f"torch_opencv: cannot open a writer for {path}")
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("input")
-    ap.add_argument("output")
-    ap.add_argument("--size", default="1280x720")
-    ap.add_argument("--sigma", type=float, default=1.5)
-    ap.add_argument("--json")
-    a = ap.parse_args()
-    w, h = (int(v) for v in a.size.split("x"))
+    a = parse_args(__doc__)
+    w, h = a.width, a.height
     dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     taps, r = gaussian_taps(a.sigma, dev)
     kx = taps.view(1, 1, 1, -1).repeat(3, 1, 1, 1)  # depthwise, one per channel
     ky = taps.view(1, 1, -1, 1).repeat(3, 1, 1, 1)
-    cap = cv2.VideoCapture(a.input)
-    if not cap.isOpened():
-        raise SystemExit(f"torch_opencv: cannot open {a.input}")
-    fps = cap.get(cv2.CAP_PROP_FPS) or 30.0
-    writer, fourcc = open_writer(a.output, fps, (w, h))
+    cap, fps = open_capture(a.input, "torch_opencv")
+    writer, fourcc = open_writer(a.output, fps, (w, h), "torch_opencv")
     frames = 0
     t0 = time.perf_counter()
     with torch.no_grad():
@@ -66,14 +49,9 @@ def main():
             writer.write(out.cpu().numpy())
             frames += 1
     writer.release()
-    wall = time.perf_counter() - t0
-    result = {"tool": "torch+opencv", "frames": frames, "wall_s": wall,
-              "fps": frames / wall if wall > 0 else 0.0, "device": str(dev),
-              "writer_fourcc": fourcc, "torch": torch.__version__, "opencv": cv2.__version__}
-    print(json.dumps(result))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(result, f)
+    report({"tool": "torch+opencv", "frames": frames, "wall_s": time.perf_counter() - t0,
+            "device": str(dev), "writer_fourcc": fourcc, "torch": torch.__version__,
+            "opencv": cv2.__version__}, a.json)
 
 
 if __name__ == "__main__":

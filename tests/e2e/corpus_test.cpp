@@ -59,10 +59,7 @@ const Case kCases[] = {
 class Corpus : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (std::system("command -v ffmpeg >/dev/null 2>&1") != 0) {
-      skip_reason_ = "the ffmpeg tool is not installed (scripts/test installs it)";
-      return;
-    }
+    if (!have_ffmpeg_tool()) return;  // SetUp says so
     dir_ = fs::temp_directory_path() / ("vpipe_corpus_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     const std::string script = env_or("VPIPE_SOURCE_DIR", VPIPE_SOURCE_DIR) + "/media/make-corpus.sh";
@@ -73,6 +70,7 @@ class Corpus : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
   void SetUp() override {
+    VPIPE_NEED_FFMPEG_TOOL();
     if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
   }
   static inline fs::path dir_;

@@ -40,8 +40,6 @@ int free_udp_port() {
   return ntohs(a.sin_port);
 }
 
-bool have_ffmpeg() { return std::system("ffmpeg -hide_banner -version >/dev/null 2>&1") == 0; }
-
 // ffmpeg sends `seconds` of a 640x360 30 fps test pattern (H.264, AAC) as
 // MPEG-TS to udp://127.0.0.1:port, paced at its rate (-re), then stops.
 int send_live(int port, double seconds) {
@@ -56,13 +54,7 @@ int send_live(int port, double seconds) {
 class LiveE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    // The test command installs the tool and sets VPIPE_REQUIRE_FFMPEG_TOOL:
-    // there, a missing tool fails. Elsewhere (the GPU machine has no ffmpeg
-    // tool) these tests skip, saying why.
-    if (!have_ffmpeg()) {
-      if (std::getenv("VPIPE_REQUIRE_FFMPEG_TOOL")) FAIL() << "the ffmpeg command-line tool is missing";
-      GTEST_SKIP() << "no ffmpeg command-line tool here to send a live stream (scripts/test installs it)";
-    }
+    VPIPE_NEED_FFMPEG_TOOL();  // it sends the live streams
     dir_ = fs::temp_directory_path() /
            ("vpipe_live_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());

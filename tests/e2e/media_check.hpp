@@ -29,6 +29,19 @@ inline std::string env_or(const char* name, const char* fallback) {
 inline const std::string kBin = env_or("VPIPE_BIN", VPIPE_BIN);
 inline const std::string kSample = env_or("VPIPE_MEDIA_DIR", VPIPE_MEDIA_DIR) + "/sample-720p.mp4";
 
+// The ffmpeg command-line tool, which some tests use to make inputs or send
+// live streams. Where it is missing they skip, saying why, except under the
+// test command: scripts/test installs it and sets VPIPE_REQUIRE_FFMPEG_TOOL,
+// and there a missing tool fails (a skip would hide a broken install step).
+inline bool have_ffmpeg_tool() { return std::system("command -v ffmpeg >/dev/null 2>&1") == 0; }
+#define VPIPE_NEED_FFMPEG_TOOL()                                                             \
+  do {                                                                                       \
+    if (!::vpipe::test::have_ffmpeg_tool()) {                                                \
+      if (std::getenv("VPIPE_REQUIRE_FFMPEG_TOOL")) FAIL() << "the ffmpeg tool is missing"; \
+      GTEST_SKIP() << "no ffmpeg command-line tool here (scripts/test installs it)";         \
+    }                                                                                        \
+  } while (0)
+
 struct CommandResult {
   int exit_code = -1;
   std::string out, err;

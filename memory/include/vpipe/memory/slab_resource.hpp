@@ -52,8 +52,6 @@ class SlabResource final : public DeviceMemoryResource {
   [[nodiscard]] std::size_t upstream_allocations() const;
   [[nodiscard]] std::size_t passthrough_allocations() const;
   [[nodiscard]] std::size_t exhaustions() const;
-  // Allocations that waited for a pending block's fence instead of growing.
-  [[nodiscard]] std::size_t fence_waits() const;
 
  private:
   struct Batch {
@@ -91,7 +89,7 @@ class SlabResource final : public DeviceMemoryResource {
   std::map<std::byte*, Batch> batches_;
   std::size_t reserved_ = 0, used_ = 0, upstream_allocs_ = 0, passthrough_ = 0;
   std::size_t passthrough_bytes_ = 0;  // live blocks that went upstream
-  std::size_t exhaustions_ = 0, next_report_ = 1, fence_waits_ = 0;
+  std::size_t exhaustions_ = 0, next_report_ = 1;
 };
 
 }  // namespace vpipe

@@ -117,7 +117,7 @@ class InputWatch {
 
 struct InputOpenOptions {
   InputWatch* watch = nullptr;  // must outlive the context
-  bool low_latency = false;     // live: small probe, no input buffering
+  bool low_latency = false;     // live: a small probe (0.5 s / 500 kB)
   std::vector<std::pair<std::string, std::string>> extra;  // --input-option k=v, passed to FFmpeg
 };
 
