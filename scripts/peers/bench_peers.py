@@ -10,6 +10,14 @@ wall time from the first start to the last end. Prints a markdown table
 (fps and each tool's ratio to vpipe's best), writes every figure as JSON.
 
     bench_peers.py --vpipe PATH --inputs DIR --out DIR [--streams 1,4,8] [--tools …]
+                   [--loop K] [--run-timeout S] [--budget S] [--table FILE]
+
+--loop K first writes each input K times over into one file (the ffmpeg tool,
+stream copy), so that every tool reads the same longer input and start-up
+(CUDA context, NVDEC, encoder set-up) weighs less. A run past --run-timeout
+is killed and reported as such; after --budget seconds no new run starts (the
+rest are reported "not run"). The table is rewritten to --table after every
+row, so a run cut short still leaves what it measured.
 """
 import argparse
 import json
@@ -23,22 +31,59 @@ SIZE, SIGMA = "1280x720", 1.5
 CHAIN = f"resize={SIZE},blur=sigma={SIGMA}"
 
 
+RUN_TIMEOUT = 120.0
+
+
+def keep_stderr(out_dir, res):
+    """Each command's stderr beside its report (what a failed run said, in the archive)."""
+    for k, (_, _, err) in enumerate(res):
+        with open(os.path.join(out_dir, f"stderr-{k}.log"), "w") as f:
+            f.write(err)
+
+
 def run_parallel(cmds, env=None):
+    """Runs the commands at once; (wall, [(rc, stdout, stderr)]); rc None = killed at RUN_TIMEOUT."""
     t0 = time.perf_counter()
     procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for c in cmds]
-    outs = [p.communicate() for p in procs]
+    outs = []
+    for p in procs:
+        left = max(1.0, RUN_TIMEOUT - (time.perf_counter() - t0))
+        try:
+            outs.append(p.communicate(timeout=left) + (p.returncode,))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            o, e = p.communicate()
+            outs.append((o, e + f"\nkilled after {RUN_TIMEOUT:.0f} s", None))
     wall = time.perf_counter() - t0
-    return wall, [(p.returncode, o, e) for p, (o, e) in zip(procs, outs)]
+    return wall, [(rc, o, e) for o, e, rc in outs]
+
+
+def last_line(err, rc):
+    lines = err.strip().splitlines()
+    return lines[-1] if lines else f"exit {rc}"
+
+
+def looped(inp, k, out_dir):
+    """The input k times over in one file (stream copy), made once; k <= 1: the input itself."""
+    if k <= 1:
+        return inp
+    dst = os.path.join(out_dir, f"{os.path.basename(inp)[:-4]}-x{k}.mp4")
+    if not os.path.exists(dst):
+        subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-stream_loop", str(k - 1),
+                        "-i", inp, "-c", "copy", dst], check=True)
+    return dst
 
 
 def vpipe_run(vpipe, mem, inp, out_dir, n):
     report = os.path.join(out_dir, "report.json")
     cmd = [vpipe, "transcode", inp, os.path.join(out_dir, "out.mp4"), "--vf", CHAIN, "--mem", mem,
            "--streams", str(n), "--report", report]
-    wall, [(rc, _, err)] = run_parallel([cmd])
+    wall, res = run_parallel([cmd])
+    keep_stderr(out_dir, res)
+    [(rc, _, err)] = res
     if rc != 0:
-        return {"error": err.strip().splitlines()[-1] if err.strip() else f"exit {rc}"}
+        return {"error": last_line(err, rc)}
     j = json.load(open(report))
     if n == 1:
         frames = j["frames"]["video_packets_written"]
@@ -58,10 +103,11 @@ def peer_run(script, inp, out_dir, n, extra=()):
     cmds = [[sys.executable, os.path.join(HERE, script), inp, os.path.join(out_dir, f"out-{k}.mp4"),
              "--size", SIZE, "--sigma", str(SIGMA), *extra] for k in range(n)]
     wall, res = run_parallel(cmds, env=py_env)
+    keep_stderr(out_dir, res)
     frames, errors = 0, []
     for rc, out, err in res:
         if rc != 0:
-            errors.append(err.strip().splitlines()[-1] if err.strip() else f"exit {rc}")
+            errors.append(last_line(err, rc))
             continue
         frames += json.loads(out.strip().splitlines()[-1])["frames"]
     if errors:
@@ -69,26 +115,53 @@ def peer_run(script, inp, out_dir, n, extra=()):
     return {"frames": frames, "wall_s": wall, "fps": frames / wall}
 
 
+def table(tools, results):
+    base = tools[0]
+    lines = [f"| input | streams | " + " | ".join(f"{t} fps" for t in tools) + " | " +
+             " | ".join(f"{t} ÷ {base}" for t in tools[1:]) + " |",
+             "|---|---|" + "---|" * (2 * len(tools) - 1)]
+    for row in results:
+        fps = [row[t].get("fps") for t in tools]
+        cells = [f"{v:.0f}" if v else f"failed: {row[t].get('error', '?')}" for t, v in zip(tools, fps)]
+        ratios = [f"{v / fps[0]:.2f}" if v and fps[0] else "-" for v in fps[1:]]
+        lines.append(f"| {row['input'][3:-4]} | {row['streams']} | " + " | ".join(cells) + " | " +
+                     " | ".join(ratios) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
+    global RUN_TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vpipe", required=True)
     ap.add_argument("--inputs", required=True,
                     help="folders (comma-separated) holding in-1080p-h264.mp4 … in-2160p-hevc.mp4")
     ap.add_argument("--out", required=True)
     ap.add_argument("--streams", default="1,4,8")
-    ap.add_argument("--tools", default="vpipe-pool,vpipe-naive,ffmpeg-cuda,torch-opencv,opencv-cpu")
+    ap.add_argument("--tools", default="vpipe-pool,vpipe-slab,vpipe-naive,ffmpeg-cuda,torch-opencv,opencv-cpu")
+    ap.add_argument("--loop", type=int, default=1)
+    ap.add_argument("--run-timeout", type=float, default=RUN_TIMEOUT)
+    ap.add_argument("--budget", type=float, default=0, help="seconds; 0 = no limit")
+    ap.add_argument("--table", help="markdown table, rewritten after every row")
     a = ap.parse_args()
+    RUN_TIMEOUT = a.run_timeout
     tools = a.tools.split(",")
-    inputs = sorted((f, d) for d in a.inputs.split(",") if os.path.isdir(d) for f in os.listdir(d)
-                    if f.startswith("in-") and f.endswith(".mp4"))
+    # 1080p before 4K, H.264 before HEVC: the headline rows first if the budget runs out.
+    inputs = sorted(((f, d) for d in a.inputs.split(",") if os.path.isdir(d) for f in os.listdir(d)
+                     if f.startswith("in-") and f.endswith(".mp4")),
+                    key=lambda fd: (int(fd[0].split("-")[1].rstrip("p")), fd[0]))
+    os.makedirs(a.out, exist_ok=True)
+    t_start = time.perf_counter()
     results = []
     for inp, folder in inputs:
+        path = looped(os.path.join(folder, inp), a.loop, a.out)
         for n in (int(s) for s in a.streams.split(",")):
-            row = {"input": inp, "streams": n}
+            row = {"input": inp, "streams": n, "loop": a.loop}
             for tool in tools:
+                if a.budget and time.perf_counter() - t_start > a.budget:
+                    row[tool] = {"error": "not run (time budget spent)"}
+                    continue
                 d = os.path.join(a.out, f"{inp[:-4]}-{n}-{tool}")
                 os.makedirs(d, exist_ok=True)
-                path = os.path.join(folder, inp)
                 if tool.startswith("vpipe-"):
                     r = vpipe_run(a.vpipe, tool.split("-", 1)[1], path, d, n)
                 elif tool == "ffmpeg-cuda":
@@ -105,17 +178,12 @@ def main():
                     if f.endswith(".mp4"):
                         os.remove(os.path.join(d, f))
             results.append(row)
-    with open(os.path.join(a.out, "peers.json"), "w") as f:
-        json.dump(results, f, indent=2)
-    base = tools[0]
-    print(f"| input | streams | " + " | ".join(f"{t} fps" for t in tools) + " | " +
-          " | ".join(f"{t} ÷ {base}" for t in tools[1:]) + " |")
-    print("|---|---|" + "---|" * (2 * len(tools) - 1))
-    for row in results:
-        fps = [row[t].get("fps") for t in tools]
-        cells = [f"{v:.0f}" if v else f"failed: {row[t].get('error', '?')}" for t, v in zip(tools, fps)]
-        ratios = [f"{v / fps[0]:.2f}" if v and fps[0] else "-" for v in fps[1:]]
-        print(f"| {row['input'][3:-4]} | {row['streams']} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+            with open(os.path.join(a.out, "peers.json"), "w") as f:
+                json.dump(results, f, indent=2)
+            if a.table:
+                with open(a.table, "w") as f:
+                    f.write(table(tools, results))
+    sys.stdout.write(table(tools, results))
 
 
 if __name__ == "__main__":

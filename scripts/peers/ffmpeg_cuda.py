@@ -39,7 +39,8 @@ def main():
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         sys.stderr.write(p.stderr)
-        raise SystemExit(f"ffmpeg_cuda: ffmpeg failed ({p.returncode})")
+        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        raise SystemExit(f"ffmpeg_cuda: ffmpeg failed ({p.returncode}): {last}")
     frames = 0
     for line in p.stdout.splitlines():
         if line.startswith("frame="):
