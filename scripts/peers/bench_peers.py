@@ -32,13 +32,15 @@ CHAIN = f"resize={SIZE},blur=sigma={SIGMA}"
 
 
 RUN_TIMEOUT = 120.0
+PEERS = {"ffmpeg-cuda": "ffmpeg_cuda.py", "torch-opencv": "torch_opencv.py", "opencv-cpu": "opencv_cpu.py"}
 
 
-def keep_stderr(out_dir, res):
-    """Each command's stderr beside its report (what a failed run said, in the archive)."""
-    for k, (_, _, err) in enumerate(res):
-        with open(os.path.join(out_dir, f"stderr-{k}.log"), "w") as f:
-            f.write(err)
+def keep_output(out_dir, res):
+    """Each command's stdout and stderr beside its report (what a run said, in the archive)."""
+    for k, (_, out, err) in enumerate(res):
+        for name, text in (("stdout", out), ("stderr", err)):
+            with open(os.path.join(out_dir, f"{name}-{k}.log"), "w") as f:
+                f.write(text)
 
 
 def run_parallel(cmds, env=None):
@@ -77,10 +79,12 @@ def looped(inp, k, out_dir):
 
 def vpipe_run(vpipe, mem, inp, out_dir, n):
     report = os.path.join(out_dir, "report.json")
+    # libx264 with the peers' settings, named (auto would probe for NVENC first: the H200 has none)
     cmd = [vpipe, "transcode", inp, os.path.join(out_dir, "out.mp4"), "--vf", CHAIN, "--mem", mem,
+           "--encoder", "libx264", "--preset", "veryfast", "--crf", "23",
            "--streams", str(n), "--report", report]
     wall, res = run_parallel([cmd])
-    keep_stderr(out_dir, res)
+    keep_output(out_dir, res)
     [(rc, _, err)] = res
     if rc != 0:
         return {"error": last_line(err, rc)}
@@ -103,7 +107,7 @@ def peer_run(script, inp, out_dir, n, extra=()):
     cmds = [[sys.executable, os.path.join(HERE, script), inp, os.path.join(out_dir, f"out-{k}.mp4"),
              "--size", SIZE, "--sigma", str(SIGMA), *extra] for k in range(n)]
     wall, res = run_parallel(cmds, env=py_env)
-    keep_stderr(out_dir, res)
+    keep_output(out_dir, res)
     frames, errors = 0, []
     for rc, out, err in res:
         if rc != 0:
@@ -137,11 +141,13 @@ def main():
                     help="folders (comma-separated) holding in-1080p-h264.mp4 … in-2160p-hevc.mp4")
     ap.add_argument("--out", required=True)
     ap.add_argument("--streams", default="1,4,8")
-    ap.add_argument("--tools", default="vpipe-pool,vpipe-slab,vpipe-naive,ffmpeg-cuda,torch-opencv,opencv-cpu")
+    ap.add_argument("--tools", default="vpipe-slab,vpipe-pool,vpipe-naive,ffmpeg-cuda,torch-opencv,opencv-cpu")
     ap.add_argument("--loop", type=int, default=1)
     ap.add_argument("--run-timeout", type=float, default=RUN_TIMEOUT)
     ap.add_argument("--budget", type=float, default=0, help="seconds; 0 = no limit")
     ap.add_argument("--table", help="markdown table, rewritten after every row")
+    ap.add_argument("--only", default="", help="comma-separated input names to run (default: all)")
+    ap.add_argument("--no-warm-up", action="store_true")
     a = ap.parse_args()
     RUN_TIMEOUT = a.run_timeout
     tools = a.tools.split(",")
@@ -149,7 +155,29 @@ def main():
     inputs = sorted(((f, d) for d in a.inputs.split(",") if os.path.isdir(d) for f in os.listdir(d)
                      if f.startswith("in-") and f.endswith(".mp4")),
                     key=lambda fd: (int(fd[0].split("-")[1].rstrip("p")), fd[0]))
+    if a.only:
+        inputs = [(f, d) for f, d in inputs if f in a.only.split(",")]
     os.makedirs(a.out, exist_ok=True)
+
+    def run_tool(tool, path, d, n):
+        os.makedirs(d, exist_ok=True)
+        if tool.startswith("vpipe-"):
+            r = vpipe_run(a.vpipe, tool.split("-", 1)[1], path, d, n)
+        elif tool in PEERS:
+            r = peer_run(PEERS[tool], path, d, n)
+        else:
+            raise SystemExit(f"unknown tool {tool}")
+        for f in os.listdir(d):  # keep the reports, not the videos
+            if f.endswith(".mp4"):
+                os.remove(os.path.join(d, f))
+        return r
+
+    # One unmeasured run per tool first: the first CUDA process on a machine pays
+    # for JIT compilation (FFmpeg's CUDA filters ship PTX) and cold caches.
+    if not a.no_warm_up and inputs:
+        for tool in tools:
+            r = run_tool(tool, os.path.join(inputs[0][1], inputs[0][0]), os.path.join(a.out, f"warm-up-{tool}"), 1)
+            print(f"warm-up {tool}: {r}", file=sys.stderr, flush=True)
     t_start = time.perf_counter()
     results = []
     for inp, folder in inputs:
@@ -160,23 +188,8 @@ def main():
                 if a.budget and time.perf_counter() - t_start > a.budget:
                     row[tool] = {"error": "not run (time budget spent)"}
                     continue
-                d = os.path.join(a.out, f"{inp[:-4]}-{n}-{tool}")
-                os.makedirs(d, exist_ok=True)
-                if tool.startswith("vpipe-"):
-                    r = vpipe_run(a.vpipe, tool.split("-", 1)[1], path, d, n)
-                elif tool == "ffmpeg-cuda":
-                    r = peer_run("ffmpeg_cuda.py", path, d, n)
-                elif tool == "torch-opencv":
-                    r = peer_run("torch_opencv.py", path, d, n)
-                elif tool == "opencv-cpu":
-                    r = peer_run("opencv_cpu.py", path, d, n)
-                else:
-                    raise SystemExit(f"unknown tool {tool}")
-                row[tool] = r
-                print(f"{inp} x{n} {tool}: {r}", file=sys.stderr, flush=True)
-                for f in os.listdir(d):  # keep the reports, not the videos
-                    if f.endswith(".mp4"):
-                        os.remove(os.path.join(d, f))
+                row[tool] = run_tool(tool, path, os.path.join(a.out, f"{inp[:-4]}-{n}-{tool}"), n)
+                print(f"{inp} x{n} {tool}: {row[tool]}", file=sys.stderr, flush=True)
             results.append(row)
             with open(os.path.join(a.out, "peers.json"), "w") as f:
                 json.dump(results, f, indent=2)

@@ -32,7 +32,10 @@ def main():
         pre = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
         vf = f"scale_cuda={w}:{h},hwdownload,format=nv12,gblur=sigma={a.sigma}"
     cmd = (["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostats", "-progress", "pipe:1", "-y"]
-           + pre + ["-i", a.input, "-vf", vf, "-c:v", "libx264", "-preset", "veryfast", "-crf", "23",
+           + pre + ["-i", a.input, "-vf", vf,
+                    # each decoded frame encoded once, as vpipe and the OpenCV peers do (the
+                    # constant-rate default duplicates frames when the input's timing jitters)
+                    "-fps_mode", "passthrough", "-c:v", "libx264", "-preset", "veryfast", "-crf", "23",
                     "-c:a", "copy", a.output])
     t0 = time.perf_counter()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
