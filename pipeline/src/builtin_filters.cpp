@@ -162,6 +162,55 @@ class ResizeRgb final : public Filter {
   ColorSpec spec_;
 };
 
+// ---- rgb_to_yuv (the way back) ----------------------------------------------
+
+// RGB24/RGBA → NV12 or YUV420P in one pass: Y per pixel, chroma from the mean
+// of each 2×2 block (cuda::rgb_to_nv12 / rgb_to_yuv420p; their CPU references
+// are the CPU path). The chain builder puts it in place of `format=nv12|
+// yuv420p` on RGB frames, so that a chain that works in RGB returns to 4:2:0
+// on the GPU (and downloads half the bytes) instead of in swscale after the
+// download (see build_chain).
+class RgbToYuv final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"rgb_to_yuv",
+            "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601 or BT.709, limited or full range; "
+            "chroma = mean of each 2x2 block). The chain uses it for format=nv12|yuv420p on RGB input.",
+            {{"format", ParamType::kChoice, "nv12", 0, 0, "nv12 or yuv420p", {"nv12", "yuv420p"}},
+             {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
+             {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
+            [](const ParamValues& p) {
+              return std::make_unique<RgbToYuv>(
+                  p.get_string("format") == "yuv420p" ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12,
+                  ColorSpec{p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
+                            p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
+            }};
+  }
+  RgbToYuv(AVPixelFormat target, ColorSpec spec) : target_(target), spec_(spec) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    if (in.pix_fmt != AV_PIX_FMT_RGB24 && in.pix_fmt != AV_PIX_FMT_RGBA)
+      throw not_negotiated(fmt::format("rgb_to_yuv: cannot take {} (rgb24 or rgba only)", to_string(in)));
+    return {target_, in.width, in.height};
+  }
+  void process(const Frame& in, Frame& out) override {
+    if (target_ == AV_PIX_FMT_NV12)
+      ref::rgb_to_nv12(in.planes[0], out.planes[0], out.planes[1], spec_);
+    else
+      ref::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_);
+  }
+  [[nodiscard]] bool has_cuda() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    if (target_ == AV_PIX_FMT_NV12)
+      cuda::rgb_to_nv12(in.planes[0], out.planes[0], out.planes[1], spec_, ctx.stream);
+    else
+      cuda::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_, ctx.stream);
+  }
+
+ private:
+  AVPixelFormat target_;
+  ColorSpec spec_;
+};
+
 // ---- blur ------------------------------------------------------------------
 
 class Blur final : public Filter {
@@ -462,6 +511,9 @@ void register_builtin_filters(FilterRegistry& registry) {
   FilterInfo resize_rgb = with_cuda(ResizeRgb::info());
   resize_rgb.formats = "nv12 in; rgb24 or rgba out";
   registry.add(resize_rgb);
+  FilterInfo rgb_to_yuv = with_cuda(RgbToYuv::info());
+  rgb_to_yuv.formats = "rgb24 or rgba in; nv12 or yuv420p out";
+  registry.add(rgb_to_yuv);
   registry.add(Delay::info());
   registry.add(Stamp::info());
   FilterInfo format = Format::info();

@@ -308,6 +308,17 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     configure(resize.text + "," + format.text + " (fused: resize_rgb)", fused.create(params));
     return true;
   };
+  // The way back: RGB → NV12/YUV420P is one pass with a CUDA kernel
+  // (rgb_to_yuv), where swscale would run on the CPU after a download of
+  // twice the bytes. `label` names what the user wrote (or the builder
+  // inserted). False where it does not apply (not RGB in, another target).
+  auto to_yuv = [&](const std::string& target, const std::string& label) -> bool {
+    const bool rgb_in = current.pix_fmt == AV_PIX_FMT_RGB24 || current.pix_fmt == AV_PIX_FMT_RGBA;
+    if (!rgb_in || (target != "nv12" && target != "yuv420p")) return false;
+    const FilterInfo& info = registry.info("rgb_to_yuv");
+    configure(label + " (rgb_to_yuv)", info.create(parse_params(info, {{"format", target}})));
+    return true;
+  };
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& spec = specs[i];
     if (i + 1 < specs.size() && fuse(spec, specs[i + 1])) {
@@ -316,14 +327,17 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     }
     const FilterInfo& info = registry.info(spec.name);
     const ParamValues params = parse_params(info, spec.args);
+    if (spec.name == "format" && to_yuv(params.get_string("pix_fmt"), spec.text)) continue;
     auto filter = info.create(params);
     try {
       configure(spec.text, std::move(filter));
     } catch (const not_negotiated&) {
       if (current.pix_fmt == AV_PIX_FMT_YUV420P) throw;
       // Convert to the format every built-in filter takes, then retry.
-      const FilterInfo& fmt_info = registry.info("format");
-      configure("format=yuv420p", fmt_info.create(parse_params(fmt_info, {{"", "yuv420p"}})));
+      if (!to_yuv("yuv420p", "format=yuv420p")) {
+        const FilterInfo& fmt_info = registry.info("format");
+        configure("format=yuv420p", fmt_info.create(parse_params(fmt_info, {{"", "yuv420p"}})));
+      }
       configure(spec.text, info.create(params));
     }
   }

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "../e2e/media_check.hpp"
@@ -234,5 +236,32 @@ TEST_F(CudaTranscode, FusedResizeToRgbOnNvdecFramesMatchesTheCpuPath) {
   const auto j = nlohmann::json::parse(rf);
   ASSERT_FALSE(j["effective_chain"].empty());
   EXPECT_NE(j["effective_chain"][0].get<std::string>().find("fused"), std::string::npos) << j["effective_chain"];
+  EXPECT_EQ(j["decode"], "nvdec");
+}
+
+// The round trip on the GPU: NVDEC's NV12 → fused resize to RGB → an RGB
+// filter → back to NV12 (rgb_to_yuv) before the download, every step a CUDA
+// stage; the frames match the CPU path (the same references).
+TEST_F(CudaTranscode, RgbRoundTripReturnsToNv12OnTheGpu) {
+  const std::string common =
+      " --encoder ffv1 --frames 30 --vf \"resize=1920x1080,format=rgb24,invert,format=nv12\"";
+  const auto cpu = run(path("back_cpu.mkv"), "--device cpu" + common);
+  const auto report = path("back_gpu.json");
+  const auto gpu = run(path("back_gpu.mkv"), "--device cuda --decode nvdec --report " + report + common);
+  ASSERT_EQ(gpu.size(), 30u);
+  ASSERT_EQ(cpu.size(), 30u);
+  double worst = INFINITY;
+  for (std::size_t i = 0; i < gpu.size(); ++i) worst = std::min(worst, frame_psnr(gpu[i], cpu[i]));
+  EXPECT_GE(worst, 40.0) << "lowest per-frame PSNR against the CPU path";
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  std::vector<std::string> stages;
+  for (const auto& st : j["stages"]) stages.push_back(st["name"].get<std::string>());
+  const auto at = [&](const std::string& name) {
+    return std::find(stages.begin(), stages.end(), name) - stages.begin();
+  };
+  const auto back = at("cuda:format=nv12 (rgb_to_yuv)"), download = at("download");
+  ASSERT_LT(back, static_cast<long>(stages.size())) << j["stages"];
+  EXPECT_EQ(download, back + 1) << "the download follows the way back: nothing converts on the CPU";
   EXPECT_EQ(j["decode"], "nvdec");
 }

@@ -148,3 +148,63 @@ TEST(ChainBuilder, TheFusedPassMatchesResizeThenConvert) {
   EXPECT_LT(sum / (360.0 * 640 * 3), 0.5) << "mean difference (LSB)";
   EXPECT_LE(worst, 2) << "rounding differs; swscale upsamples chroma bicubically, the fused pass bilinearly";
 }
+
+// ---- the way back: RGB → NV12 / YUV420P ------------------------------------------
+
+TEST(ChainBuilder, ReturnsFromRgbToYuvInOnePass) {
+  const FrameFormat nv12{AV_PIX_FMT_NV12, 640, 360};
+  // NV12 → fused resize to RGB → an RGB filter → back to NV12: three steps, all with CUDA kernels.
+  auto chain = build_chain(parse_chain("resize=1280x720,format=rgb24,invert,format=nv12"), nv12);
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_NE(chain[2].label.find("rgb_to_yuv"), std::string::npos) << chain[2].label;
+  EXPECT_EQ(chain[2].out, (FrameFormat{AV_PIX_FMT_NV12, 1280, 720}));
+  for (const auto& c : chain) EXPECT_TRUE(c.filter->has_cuda()) << c.label;
+  // yuv420p too, from RGBA; other targets and non-RGB inputs keep swscale.
+  chain = build_chain(parse_chain("format=yuv420p"), FrameFormat{AV_PIX_FMT_RGBA, 64, 32});
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0].out, (FrameFormat{AV_PIX_FMT_YUV420P, 64, 32}));
+  EXPECT_TRUE(chain[0].filter->has_cuda());
+  EXPECT_FALSE(build_chain(parse_chain("format=yuv444p"), FrameFormat{AV_PIX_FMT_RGB24, 64, 32})[0].filter->has_cuda());
+  EXPECT_FALSE(build_chain(parse_chain("format=nv12"), FrameFormat{AV_PIX_FMT_YUV420P, 64, 32})[0].filter->has_cuda());
+}
+
+TEST(ChainBuilder, TheWayBackMatchesSwscale) {
+  // A smooth RGB picture; rgb_to_yuv (2x2 chroma mean) against format=… through swscale.
+  const FrameFormat rgb{AV_PIX_FMT_RGB24, 320, 180};
+  Frame in = Frame::allocate_host(rgb);
+  for (int y = 0; y < 180; ++y)
+    for (int x = 0; x < 320; ++x) {
+      std::uint8_t* px = in.planes[0].row(y) + 3 * x;
+      px[0] = static_cast<std::uint8_t>(20 + (x * 200) / 319);
+      px[1] = static_cast<std::uint8_t>(40 + y);
+      px[2] = static_cast<std::uint8_t>(230 - (x + y) / 3);
+    }
+  for (const char* target : {"nv12", "yuv420p"}) {
+    auto ours = build_chain(parse_chain(std::string("format=") + target), rgb);
+    ASSERT_NE(ours[0].label.find("rgb_to_yuv"), std::string::npos);
+    const FilterInfo& fi = FilterRegistry::instance().info("format");
+    auto sws = fi.create(parse_params(fi, {{"", target}}));
+    const FrameFormat out_fmt = sws->configure(rgb);
+    ASSERT_EQ(out_fmt, ours[0].out);
+    Frame a = Frame::allocate_host(out_fmt), b = Frame::allocate_host(out_fmt);
+    ours[0].filter->process(in, a);
+    sws->process(in, b);
+    for (int p = 0; p < a.num_planes; ++p) {
+      const auto& pa = a.planes[static_cast<std::size_t>(p)];
+      const auto& pb = b.planes[static_cast<std::size_t>(p)];
+      double sum = 0;
+      int worst = 0;
+      const int row_bytes = pa.width * pa.channels;
+      for (int y = 0; y < pa.height; ++y)
+        for (int x = 0; x < row_bytes; ++x) {
+          const int d = std::abs(pa.row(y)[x] - pb.row(y)[x]);
+          sum += d;
+          worst = std::max(worst, d);
+        }
+      const double mean = sum / (static_cast<double>(row_bytes) * pa.height);
+      // Measured: mean 0.004–0.024 LSB, worst 1 (BT.709 coefficients by mistake: mean 2.5–6.0, worst 17).
+      EXPECT_LT(mean, 0.5) << target << " plane " << p;
+      EXPECT_LE(worst, 2) << target << " plane " << p;
+    }
+  }
+}
