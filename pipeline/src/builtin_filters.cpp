@@ -199,6 +199,7 @@ class RgbToYuv final : public Filter {
       ref::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_);
   }
   [[nodiscard]] bool has_cuda() const override { return true; }
+  [[nodiscard]] bool is_format_conversion() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     if (target_ == AV_PIX_FMT_NV12)
       cuda::rgb_to_nv12(in.planes[0], out.planes[0], out.planes[1], spec_, ctx.stream);

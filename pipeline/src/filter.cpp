@@ -344,6 +344,18 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
   return chain;
 }
 
+std::vector<bool> cuda_steps(const std::vector<ConfiguredFilter>& chain) {
+  std::vector<bool> cuda(chain.size(), false);
+  bool previous_on_cuda = false;  // the last non-identity step's side
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const Filter& f = *chain[i].filter;
+    if (f.is_identity()) continue;
+    cuda[i] = f.has_cuda() && (!f.is_format_conversion() || previous_on_cuda);
+    previous_on_cuda = cuda[i];
+  }
+  return cuda;
+}
+
 void ConfiguredFilter::follow(const FrameFormat& input) {
   if (input == in) return;
   const FrameFormat before = in;

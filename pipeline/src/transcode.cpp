@@ -285,8 +285,9 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     // a CPU filter (a format conversion inserted for NV12 would be one).
     // (Filters that pass frames through for this input do not count.)
     std::vector<bool> gpu;
-    for (const auto& c : chain)
-      if (!c.filter->is_identity()) gpu.push_back(c.filter->has_cuda());
+    const auto on_cuda = cuda_steps(chain);
+    for (std::size_t i = 0; i < chain.size(); ++i)
+      if (!chain[i].filter->is_identity()) gpu.push_back(on_cuda[i]);
     bool starts_on_gpu = gpu.empty() ? null_output && chain.empty() : gpu.front();
     for (std::size_t i = 1; i < gpu.size(); ++i)
       if (gpu[i] && !gpu[i - 1]) starts_on_gpu = false;
@@ -410,8 +411,9 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   // ---- the CUDA path's parts: the chain splits into CPU filters before the
   // upload (format conversion), CUDA filters, and CPU filters after the download.
   std::size_t first_cuda = chain.size(), last_cuda = 0;
+  const auto on_cuda = cuda_steps(chain);
   for (std::size_t i = 0; i < chain.size(); ++i)
-    if (chain[i].filter->has_cuda() && !chain[i].filter->is_identity()) {
+    if (on_cuda[i]) {
       first_cuda = std::min(first_cuda, i);
       last_cuda = i;
     }
@@ -421,7 +423,7 @@ TranscodeReport transcode(const TranscodeOptions& o) {
     report.notes.push_back("no CUDA filter in this chain: it runs on the CPU");
   if (cuda_filters)
     for (std::size_t i = first_cuda; i <= last_cuda; ++i)
-      if (!chain[i].filter->has_cuda() && !chain[i].filter->is_identity())
+      if (!on_cuda[i] && !chain[i].filter->is_identity())
         throw input_error(fmt::format("--vf: '{}' has no CUDA implementation and sits between CUDA "
                                       "filters; use --device cpu", chain[i].label));
   std::optional<MemoryStrategy> own_strategy;

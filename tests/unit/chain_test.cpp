@@ -208,3 +208,21 @@ TEST(ChainBuilder, TheWayBackMatchesSwscale) {
     }
   }
 }
+
+TEST(ChainBuilder, TheWayBackRunsWhereItsInputIs) {
+  const FrameFormat nv12{AV_PIX_FMT_NV12, 640, 360};
+  // After CUDA steps it is one of them; after a CPU step (delay has no CUDA
+  // kernel) it stays on the CPU instead of splitting the chain.
+  auto chain = build_chain(parse_chain("resize=1280x720,format=rgb24,invert,format=nv12"), nv12);
+  EXPECT_EQ(cuda_steps(chain), (std::vector<bool>{true, true, true}));
+  chain = build_chain(parse_chain("resize=1280x720,format=rgb24,delay=ms=0,format=nv12"), nv12);
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_TRUE(chain[2].filter->has_cuda());
+  EXPECT_EQ(cuda_steps(chain), (std::vector<bool>{true, false, false}));
+  // First in the chain: nothing on the GPU to join.
+  chain = build_chain(parse_chain("format=nv12,blur=2"), FrameFormat{AV_PIX_FMT_RGB24, 64, 32});
+  EXPECT_EQ(cuda_steps(chain), (std::vector<bool>{false, true}));
+  // Identities are on neither side.
+  chain = build_chain(parse_chain("blur=sigma=0,invert"), nv12);
+  EXPECT_EQ(cuda_steps(chain), (std::vector<bool>{false, true}));
+}

@@ -104,6 +104,10 @@ class Filter {
   virtual void process(const Frame& in, Frame& out) = 0;
   // The CUDA path: true where process_cuda is implemented.
   [[nodiscard]] virtual bool has_cuda() const { return false; }
+  // A pure pixel-format conversion that the chain builder put in (rgb_to_yuv):
+  // on the CUDA path it joins the CUDA filters it follows, but after a CPU
+  // filter it runs on the CPU instead of sending frames back to the GPU.
+  [[nodiscard]] virtual bool is_format_conversion() const { return false; }
   // Enqueues the filter on ctx.stream for device frames; `in` is ready on
   // that stream, `out` is a device frame of the configured output format.
   virtual void process_cuda(const Frame& /*in*/, Frame& /*out*/, const CudaContext& /*ctx*/) {
@@ -172,6 +176,12 @@ struct ConfiguredFilter {
 // the size changes mid-stream). Throws chain_error / not_negotiated.
 [[nodiscard]] std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
                                                         const FrameFormat& input);
+
+// Which steps of `chain` run as CUDA filters on the CUDA path: those with a
+// CUDA implementation that are not identities for their input; a format
+// conversion (is_format_conversion) only right after such a step, otherwise
+// it runs on the CPU where its input already is.
+[[nodiscard]] std::vector<bool> cuda_steps(const std::vector<ConfiguredFilter>& chain);
 
 // Registers the built-in filters (called once by FilterRegistry::instance()).
 void register_builtin_filters(FilterRegistry& registry);
