@@ -7,7 +7,8 @@ Gaussian blur (sigma 1.5) into H.264 (libx264 veryfast crf 23 where the
 tool lets us choose); N streams = N copies at once (vpipe: --streams N in
 one process; the peers: N processes). fps = frames written by all copies /
 wall time from the first start to the last end. Prints a markdown table
-(fps and each tool's ratio to vpipe's best), writes every figure as JSON.
+(fps and each tool's ratio to the first tool), writes every figure as JSON;
+summarize.py turns one or more runs' JSON into the RESULTS table.
 
     bench_peers.py --vpipe PATH --inputs DIR --out DIR [--streams 1,4,8] [--tools …]
                    [--loop K] [--run-timeout S] [--budget S] [--table FILE]
