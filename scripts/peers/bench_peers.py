@@ -36,6 +36,12 @@ RUN_TIMEOUT = 120.0
 PEERS = {"ffmpeg-cuda": "ffmpeg_cuda.py", "torch-opencv": "torch_opencv.py", "opencv-cpu": "opencv_cpu.py"}
 
 
+def input_order(name):
+    """in-1080p-h264.mp4 before in-2160p-…, H.264 before HEVC: the headline rows
+    first if the time budget runs out, and the table's row order."""
+    return int(name.split("-")[1].rstrip("p")), name
+
+
 def keep_output(out_dir, res):
     """Each command's stdout and stderr beside its report (what a run said, in the archive)."""
     for k, (_, out, err) in enumerate(res):
@@ -152,10 +158,9 @@ def main():
     a = ap.parse_args()
     RUN_TIMEOUT = a.run_timeout
     tools = a.tools.split(",")
-    # 1080p before 4K, H.264 before HEVC: the headline rows first if the budget runs out.
     inputs = sorted(((f, d) for d in a.inputs.split(",") if os.path.isdir(d) for f in os.listdir(d)
                      if f.startswith("in-") and f.endswith(".mp4")),
-                    key=lambda fd: (int(fd[0].split("-")[1].rstrip("p")), fd[0]))
+                    key=lambda fd: input_order(fd[0]))
     if a.only:
         inputs = [(f, d) for f, d in inputs if f in a.only.split(",")]
     os.makedirs(a.out, exist_ok=True)

@@ -12,7 +12,8 @@ CTest: the figures in RESULTS are the ones the committed runs produce.
 import json
 import sys
 
-ORDER = ["in-1080p-h264.mp4", "in-1080p-hevc.mp4", "in-2160p-h264.mp4", "in-2160p-hevc.mp4"]
+from bench_peers import input_order
+
 PEERS = [("ffmpeg-cuda", "FFmpeg"), ("torch-opencv", "PyTorch"), ("opencv-cpu", "OpenCV CPU")]
 
 
@@ -46,7 +47,7 @@ def table(args):
     out = ["| input | streams | run | vpipe best | vpipe naive | FFmpeg CUDA path | PyTorch + OpenCV | "
            "OpenCV CPU | best ÷ FFmpeg | best ÷ PyTorch | best ÷ OpenCV CPU | naive ÷ best |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for key in sorted(rows, key=lambda k: (ORDER.index(k[0]) if k[0] in ORDER else 99, k[1])):
+    for key in sorted(rows, key=lambda k: (input_order(k[0]), k[1])):
         r, label = rows[key]
         best = max(("vpipe-slab", "vpipe-pool"), key=lambda t: fps(r, t) or 0)
         b = fps(r, best)
