@@ -341,6 +341,12 @@ TranscodeReport transcode(const TranscodeOptions& o) {
   out.path = o.output;
   out.keep = o.keep_partial;
   AVFormatContext* oc = nullptr;
+  // Declared before the encoder so that they outlive it: a frame the download
+  // stage emits is a ring slot, and the encoder can still hold one when the
+  // run stops early (its packet not taken because the pipeline failed); the
+  // slot goes back when avcodec_free_context drops it. Seen on the H200: an
+  // out-of-memory run aborted in that release, the ring already destroyed.
+  std::vector<std::unique_ptr<PinnedRing>> rings;  // upload first, download last
   UniqueAVCodecContext enc;
   std::vector<int> output_index(in->nb_streams, -1);
   std::vector<AVRational> source_tb;
@@ -428,7 +434,6 @@ TranscodeReport transcode(const TranscodeOptions& o) {
                                       "filters; use --device cpu", chain[i].label));
   std::optional<MemoryStrategy> own_strategy;
   MemoryStrategy* strategy = nullptr;
-  std::vector<std::unique_ptr<PinnedRing>> rings;  // upload first, download last
   PinnedRing* upload_ring = nullptr;
   PinnedRing* download_ring = nullptr;
   StreamSet streams;
