@@ -29,7 +29,11 @@ struct TestPlane {
   PlaneView host{}, device{};
   std::vector<std::uint8_t> bytes;
   TestPlane(int w, int h, int ch, int pad, std::uint32_t seed) {
-    const std::size_t pitch = static_cast<std::size_t>(w * ch + pad);
+    // pad < 0: the pitch is the row rounded up to -pad bytes, as cudaMallocPitch
+    // and FFmpeg lay frames out (rows aligned, width not a multiple of 8).
+    const std::size_t row = static_cast<std::size_t>(w * ch);
+    const std::size_t pitch = pad >= 0 ? row + static_cast<std::size_t>(pad)
+                                       : (row + static_cast<std::size_t>(-pad) - 1) / -pad * -pad;
     bytes.assign(pitch * static_cast<std::size_t>(h), kPoison);
     host = {bytes.data(), w, h, ch, pitch};
     if (seed) {
@@ -69,17 +73,19 @@ void dump_pgm(const std::string& name, const PlaneView& p) {
   const PlaneView g{const_cast<std::uint8_t*>(bytes.data()), got.host.width, got.host.height,
                     got.host.channels, got.host.pitch};
   int worst = 0, wx = 0, wy = 0;
-  bool any_real = false;
+  bool any_real = false, want_real = false;
   for (int y = 0; y < g.height; ++y) {
     for (std::size_t i = 0; i < g.row_bytes(); ++i) {
       const int d = std::abs(int(g.row(y)[i]) - int(want.row(y)[i]));
       if (d > worst) worst = d, wx = static_cast<int>(i), wy = y;
       any_real |= g.row(y)[i] != kPoison && g.row(y)[i] != 0;
+      want_real |= want.row(y)[i] != kPoison && want.row(y)[i] != 0;
     }
     for (std::size_t i = g.row_bytes(); i < g.pitch; ++i)
       if (g.row(y)[i] != kPoison) return ::testing::AssertionFailure() << what << ": wrote into the pitch padding";
   }
-  if (g.row_bytes() * static_cast<std::size_t>(g.height) >= 16 && !any_real)
+  // (Unless the reference is all zero too: Sobel of a 2×2 plane is flat.)
+  if (g.row_bytes() * static_cast<std::size_t>(g.height) >= 16 && !any_real && want_real)
     return ::testing::AssertionFailure() << what << ": output is all poison or zero";
   if (worst > tol) {
     dump_pgm("vpipe_fail_got", g);
@@ -109,7 +115,10 @@ class Kernels : public ::testing::Test {
 struct Shape {
   int w, h;
 };
-const Shape kAllShapes[] = {{1, 1}, {2, 2}, {7, 5}, {33, 17}, {64, 64}, {1921, 1081}};
+// 640×360 and 1921×1081 span many thread blocks; the vector paths (8–16
+// bytes per access) need aligned rows: 64×64 and 640×360 tight, every
+// shape with 64-byte-aligned rows (pad -64), odd widths with ragged ends.
+const Shape kAllShapes[] = {{1, 1}, {2, 2}, {7, 5}, {33, 17}, {64, 64}, {640, 360}, {1921, 1081}};
 // VPIPE_KERNEL_SHAPES=small leaves out 1921×1081 from the shape sweeps: for
 // compute-sanitizer racecheck, which is too slow for the full-size sweep (it
 // timed out at 7 minutes on the H200). Small shapes still span several thread
@@ -125,7 +134,7 @@ const std::vector<Shape>& shapes() {
   }();
   return list;
 }
-const int kPads[] = {0, 37};
+const int kPads[] = {0, 37, -64};
 const ColorSpec kSpecs[] = {{ColorMatrix::kBT601, ColorRange::kLimited},
                             {ColorMatrix::kBT601, ColorRange::kFull},
                             {ColorMatrix::kBT709, ColorRange::kLimited},
@@ -133,7 +142,7 @@ const ColorSpec kSpecs[] = {{ColorMatrix::kBT601, ColorRange::kLimited},
 
 std::string label(const char* op, Shape s, int pad, int ch = 1) {
   return std::string(op) + " " + std::to_string(s.w) + "x" + std::to_string(s.h) + "x" +
-         std::to_string(ch) + " pad " + std::to_string(pad);
+         std::to_string(ch) + (pad < 0 ? " rows aligned to " + std::to_string(-pad) : " pad " + std::to_string(pad));
 }
 
 }  // namespace
@@ -182,7 +191,9 @@ TEST_F(Kernels, ResizeMatchesOpenCv) {
   const std::pair<Shape, Shape> cases[] = {{{1921, 1081}, {640, 360}}, {{1280, 720}, {1921, 1081}},
                                            {{7, 5}, {3, 2}},           {{2, 2}, {1, 1}},
                                            {{1, 1}, {5, 3}},           {{64, 64}, {33, 17}},
-                                           {{1920, 1080}, {960, 540}}};
+                                           {{1920, 1080}, {960, 540}},
+                                           {{66, 34}, {33, 17}},  // exact halves, ragged rows
+                                           {{99, 64}, {33, 16}}};  // whole-number area ratios 3 × 4
   for (auto [from, to] : cases)
     for (int ch : {1, 2, 4})
       for (int pad : kPads)
@@ -205,13 +216,19 @@ TEST_F(Kernels, GaussianBlurMatchesOpenCv) {
   auto scratch = make_strategy("pool");
   for (Shape s : shapes())
     for (int pad : kPads)
-      for (int ch : {1, 2})
-        for (double sigma : {0.5, 1.5, 4.0}) {
+      for (int ch : {1, 2, 3, 4})
+        // radius 2, 5, 8 (the largest of the one-pass kernel), 12 (two passes)
+        for (double sigma : {0.5, 1.5, 2.5, 4.0}) {
           TestPlane src(s.w, s.h, ch, pad, 41), out(s.w, s.h, ch, pad, 0), want(s.w, s.h, ch, pad, 0);
           cuda::gaussian_blur_plane(src.device, out.device, sigma, scratch.resource(), stream_);
           sync();
           ref::gaussian_blur_plane(src.host, want.host, sigma);
           ASSERT_TRUE(matches(out, want.host, 1, label("blur", s, pad, ch) + " sigma " + std::to_string(sigma)));
+          if (sigma == 1.5) {  // in place: the two-pass path
+            cuda::gaussian_blur_plane(src.device, src.device, sigma, scratch.resource(), stream_);
+            sync();
+            ASSERT_TRUE(matches(src, want.host, 1, label("blur in place", s, pad, ch)));
+          }
         }
 }
 
@@ -220,7 +237,7 @@ TEST_F(Kernels, PointwiseFlipCropFillAreExact) {
   ref::make_eq_lut(0.1, 1.3, 0.8, lut);
   for (Shape s : shapes())
     for (int pad : kPads)
-      for (int ch : {1, 2, 3}) {
+      for (int ch : {1, 2, 3, 4}) {
         TestPlane src(s.w, s.h, ch, pad, 51), out(s.w, s.h, ch, pad, 0), want(s.w, s.h, ch, pad, 0);
         cuda::invert_plane(src.device, out.device, stream_);
         sync();
@@ -251,17 +268,22 @@ TEST_F(Kernels, PointwiseFlipCropFillAreExact) {
 }
 
 TEST_F(Kernels, FusedNv12ResizeToRgbMatchesReference) {
+  // Exact halves take the vector kernel where rows are aligned (pad -64),
+  // with a ragged row end at 33 pixels; the rest the general one.
   const std::pair<Shape, Shape> cases[] = {{{1920, 1080}, {1280, 720}}, {{1921, 1081}, {640, 361}},
-                                           {{64, 64}, {64, 64}},        {{2, 2}, {7, 5}}};
+                                           {{64, 64}, {64, 64}},        {{2, 2}, {7, 5}},
+                                           {{1920, 1080}, {960, 540}},  {{66, 34}, {33, 17}}};
   for (auto [from, to] : cases)
-    for (int ch : {3, 4}) {
-      TestPlane y(from.w, from.h, 1, 37, 61), uv((from.w + 1) / 2, (from.h + 1) / 2, 2, 0, 62),
-          out(to.w, to.h, ch, 0, 0), want(to.w, to.h, ch, 0, 0);
-      cuda::nv12_resize_to_rgb(y.device, uv.device, out.device, {}, stream_);
-      sync();
-      ref::nv12_resize_to_rgb(y.host, uv.host, want.host, {});
-      ASSERT_TRUE(matches(out, want.host, 1, label("nv12_resize_to_rgb", from, 37, ch)));
-    }
+    for (int pad : {37, -64})
+      for (int ch : {3, 4}) {
+        TestPlane y(from.w, from.h, 1, pad, 61), uv((from.w + 1) / 2, (from.h + 1) / 2, 2, pad < 0 ? pad : 0, 62),
+            out(to.w, to.h, ch, pad < 0 ? pad : 0, 0), want(to.w, to.h, ch, pad < 0 ? pad : 0, 0);
+        cuda::nv12_resize_to_rgb(y.device, uv.device, out.device, {}, stream_);
+        sync();
+        ref::nv12_resize_to_rgb(y.host, uv.host, want.host, {});
+        ASSERT_TRUE(matches(out, want.host, 1, label("nv12_resize_to_rgb", from, pad, ch) + " → " +
+                                                   std::to_string(to.w) + "x" + std::to_string(to.h)));
+      }
 }
 
 TEST_F(Kernels, RealFrameFromTheSample) {
@@ -300,7 +322,7 @@ TEST_F(Kernels, BoxBlurUnsharpAndSobelMatchOpenCv) {
   auto scratch = make_strategy("pool");
   for (Shape s : shapes())
     for (int pad : kPads)
-      for (int ch : {1, 2}) {
+      for (int ch : {1, 2, 4}) {
         TestPlane src(s.w, s.h, ch, pad, 71), out(s.w, s.h, ch, pad, 0), want(s.w, s.h, ch, pad, 0);
         for (int r : {1, 3, 10}) {
           out.upload();
@@ -327,12 +349,18 @@ TEST_F(Kernels, BoxBlurUnsharpAndSobelMatchOpenCv) {
 TEST_F(Kernels, PadOverlayAndP010MatchReference) {
   for (Shape s : shapes())
     for (int pad : kPads) {
-      // pad: the source into a canvas 6 wider and 4 taller, at (3, 2).
+      // pad: the source into a canvas 6 wider and 4 taller, at (3, 2); and a
+      // letterbox (8 rows above and below, at x = 0: whole 16-byte copies).
       TestPlane src(s.w, s.h, 2, pad, 81), canvas(s.w + 6, s.h + 4, 2, pad, 0), want(s.w + 6, s.h + 4, 2, pad, 0);
       cuda::pad_plane(src.device, canvas.device, 3, 2, 16, stream_);
       sync();
       ref::pad_plane(src.host, want.host, 3, 2, 16);
       ASSERT_TRUE(matches(canvas, want.host, 0, label("pad", s, pad, 2)));
+      TestPlane box(s.w, s.h + 16, 2, pad, 0), wantbox(s.w, s.h + 16, 2, pad, 0);
+      cuda::pad_plane(src.device, box.device, 0, 8, 16, stream_);
+      sync();
+      ref::pad_plane(src.host, wantbox.host, 0, 8, 16);
+      ASSERT_TRUE(matches(box, wantbox.host, 0, label("letterbox", s, pad, 2)));
       // overlay: an RGBA mark over an RGB(A) frame, partly outside it.
       for (int ch : {3, 4}) {
         TestPlane base(s.w, s.h, ch, pad, 82), mark(std::max(1, s.w / 2 + 1), std::max(1, s.h / 2 + 1), 4, pad, 83),

@@ -44,8 +44,11 @@ void flip_plane(const PlaneView& src, const PlaneView& dst, bool horizontal, boo
 void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y, cudaStream_t stream);
 
 // ---- filters ---------------------------------------------------------------
-// Separable Gaussian, kernel 2*ceil(3σ)+1 (σ ≤ 64), reflect-101 borders. The
-// float intermediate comes from `scratch`, stream-ordered on `stream`.
+// Separable Gaussian, kernel 2*ceil(3σ)+1 (σ ≤ 64), reflect-101 borders.
+// Radii up to 8 (σ ≤ 2.67; box radius ≤ 8) with 1–4 channels run both passes
+// in one kernel through shared memory and allocate nothing; larger radii,
+// and src == dst, take two passes through a float intermediate from
+// `scratch`, stream-ordered on `stream`.
 void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigma,
                          DeviceMemoryResource& scratch, cudaStream_t stream);
 // Box blur: mean of the (2r+1)² neighbourhood, reflect-101 borders (r ≤ 192).
