@@ -146,20 +146,27 @@ int run_kernel_bench(bool quick, const std::string& json_path) {
         {"pad: letterbox a 4:3-high Y plane", letter.bytes() + y.bytes(), 0.7, [&] { cuda::pad_plane(letter.v, y2.v, 0, h / 8, 16, s); }},
         {"overlay 256×256 RGBA mark on RGBA", 2 * rgba.bytes() + mark.bytes(), 0.7, [&] { cuda::overlay_rgba(rgba.v, mark.v, rgba2.v, 64, 64, 0.8f, s); }},
         {"p010_to_rgb (RGBA out)", y16.bytes() + uv16.bytes() + rgba.bytes(), 0.7, [&] { cuda::p010_to_rgb(y16.v, uv16.v, rgba.v, spec, s); }},
-        {"fused: NV12 → half-size RGBA, one pass", nv12 + small_rgba.bytes(), 0.5, [&] { cuda::nv12_resize_to_rgb(y.v, uv.v, small_rgba.v, spec, s); }},
+        {"fused: NV12 → half-size RGBA, one pass", nv12 + small_rgba.bytes(), 0.5, [&] { cuda::nv12_resize_to_rgb(y.v, uv.v, small_rgba.v, spec, ref::Interp::kBilinear, s); }},
         {"chain: resize Y, resize UV, then NV12 → RGBA", nv12 + small_rgba.bytes(), 0.5, [&] {
            cuda::resize_plane(y.v, small_y.v, ref::Interp::kBilinear, s);
            cuda::resize_plane(uv.v, small_uv.v, ref::Interp::kBilinear, s);
            cuda::nv12_to_rgb(small_y.v, small_uv.v, small_rgba.v, spec, s);
          }},
-        {"fused: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), 0.5, [&] { cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, s); }},
+        {"fused: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), 0.5, [&] { cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kBilinear, s); }},
         {"chain: the same at 2/3 size", nv12 + third_rgba.bytes(), 0.5, [&] {
            cuda::resize_plane(y.v, third_y.v, ref::Interp::kBilinear, s);
            cuda::resize_plane(uv.v, third_uv.v, ref::Interp::kBilinear, s);
            cuda::nv12_to_rgb(third_y.v, third_uv.v, third_rgba.v, spec, s);
          }},
+        // area (the default when shrinking): luma averaged over 1.5 × 1.5 footprints
+        {"fused area: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), 0.5, [&] { cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kArea, s); }},
+        {"chain area: the same at 2/3 size", nv12 + third_rgba.bytes(), 0.5, [&] {
+           cuda::resize_plane(y.v, third_y.v, ref::Interp::kArea, s);
+           cuda::resize_plane(uv.v, third_uv.v, ref::Interp::kArea, s);
+           cuda::nv12_to_rgb(third_y.v, third_uv.v, third_rgba.v, spec, s);
+         }},
     };
-    std::vector<double> fused_us, chain_us;  // in pairs: half size, two thirds
+    std::vector<double> fused_us, chain_us;  // in pairs: half size, two thirds, two thirds area
     for (auto& c : cases) {
       const double ms = median_ms(c.run, s, n);
       const double gbps = static_cast<double>(c.bytes) / (ms * 1e-3) / 1e9;
@@ -175,7 +182,7 @@ int run_kernel_bench(bool quick, const std::string& json_path) {
                       {"pct_of_peak_copy", pct}, {"goal", c.goal}, {"met", met}, {"peak_copy_gbps", copy_gbps},
                       {"frame_copy_gbps", frame_copy_gbps}});
     }
-    const char* sizes[] = {"half size", "two thirds"};
+    const char* sizes[] = {"half size", "two thirds", "two thirds, area"};
     for (std::size_t i = 0; i < fused_us.size() && i < chain_us.size(); ++i)
       fmt::print("{}Fused vs chain at {}, {}: {:.1f} µs vs {:.1f} µs (chain time ÷ fused time = {:.2f}).\n",
                  i ? "" : "\n", res, sizes[i], fused_us[i], chain_us[i], chain_us[i] / fused_us[i]);

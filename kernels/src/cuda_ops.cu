@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "contracts.hpp"
@@ -972,14 +973,58 @@ void launch_pointwise(const PlaneView& src, const PlaneView& dst, Op op, cudaStr
 
 // ---- fused ---------------------------------------------------------------------
 
-__global__ void nv12_resize_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c, float sx,
-                                       float sy, float csx, float csy) {
+// Sampling of one plane in the fused pass: bilinear, nearest (resize_plane's
+// floor(x * scale)), or area (the footprint's pixels weighted by overlap, as
+// resize_area_kernel; only where the plane shrinks in both directions).
+enum class Sample { kBilinear, kNearest, kArea };
+
+struct Scale {
+  float fx, fy;     // bilinear
+  double dx, dy;    // nearest and area
+};
+
+__device__ __forceinline__ float area_sample(const Plane& p, int x, int y, double sx, double sy, int ch) {
+  const double x0 = x * sx, x1 = min((x + 1) * sx, static_cast<double>(p.width));
+  const double y0 = y * sy, y1 = min((y + 1) * sy, static_cast<double>(p.height));
+  float acc = 0;
+  for (int ys = static_cast<int>(floor(y0)); ys < static_cast<int>(ceil(y1)); ++ys) {
+    const float wy = static_cast<float>(min(ys + 1.0, y1) - max(static_cast<double>(ys), y0));
+    const std::uint8_t* row = p.row(ys);
+    for (int xs = static_cast<int>(floor(x0)); xs < static_cast<int>(ceil(x1)); ++xs) {
+      const float w = wy * static_cast<float>(min(xs + 1.0, x1) - max(static_cast<double>(xs), x0));
+      acc += w * exact_f(row[xs * p.channels + ch]);
+    }
+  }
+  return acc * static_cast<float>(1.0 / ((x1 - x0) * (y1 - y0)));
+}
+
+// Channels 0..n-1 of plane p at output pixel (x, y).
+template <Sample kMode, int kN>
+__device__ __forceinline__ void sample_plane(const Plane& p, int x, int y, Scale s, float (&out)[kN]) {
+  if constexpr (kMode == Sample::kBilinear) {
+    const Bilinear b(p, (x + 0.5f) * s.fx - 0.5f, (y + 0.5f) * s.fy - 0.5f);  // shared by the channels
+#pragma unroll
+    for (int k = 0; k < kN; ++k) out[k] = b(p.channels, k);
+  } else if constexpr (kMode == Sample::kNearest) {
+    const int xs = min(static_cast<int>(floor(x * s.dx)), p.width - 1);
+    const int ys = min(static_cast<int>(floor(y * s.dy)), p.height - 1);
+#pragma unroll
+    for (int k = 0; k < kN; ++k) out[k] = exact_f(p.row(ys)[xs * p.channels + k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kN; ++k) out[k] = area_sample(p, x, y, s.dx, s.dy, k);
+  }
+}
+
+template <Sample kY, Sample kC>
+__global__ void nv12_resize_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c, Scale ys, Scale cs) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, yy = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= rgb.width || yy >= rgb.height) return;
-  const Bilinear by(y, (x + 0.5f) * sx - 0.5f, (yy + 0.5f) * sy - 0.5f);
-  const Bilinear bc(uv, (x + 0.5f) * csx - 0.5f, (yy + 0.5f) * csy - 0.5f);  // U and V share it
+  float fy[1], fc[2];
+  sample_plane<kY>(y, x, yy, ys, fy);
+  sample_plane<kC>(uv, x, yy, cs, fc);
   float r, g, b;
-  yuv_to_rgb(c, by(1, 0), bc(2, 0), bc(2, 1), r, g, b);
+  yuv_to_rgb(c, fy[0], fc[0], fc[1], r, g, b);
   store_rgb(rgb, x, yy, r, g, b);
 }
 
@@ -1282,13 +1327,15 @@ void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream) {
 }
 
 void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
-                        ColorSpec spec, cudaStream_t stream) {
+                        ColorSpec spec, ref::Interp interp, cudaStream_t stream) {
   detail::expect_nv12_to_any_rgb(y, uv, rgb);
   if (rgb.width == 0 || rgb.height == 0) return;
   LaunchScope scope("vpipe::nv12_resize_to_rgb", stream);
   const dim3 block(32, 8);
-  if (y.width == 2 * rgb.width && y.height == 2 * rgb.height && aligned(y, 8) && aligned(uv, 8) &&
-      aligned(rgb, rgb.channels == 4 ? 16 : 4)) {
+  // Exact halves, bilinear or area: the luma sample is a 2×2 mean either way
+  // and the chroma plane is the output's size.
+  if (interp != ref::Interp::kNearest && y.width == 2 * rgb.width && y.height == 2 * rgb.height &&
+      aligned(y, 8) && aligned(uv, 8) && aligned(rgb, rgb.channels == 4 ? 16 : 4)) {
     const dim3 grid = grid2d((rgb.width + 3) / 4, rgb.height, block);
     if (rgb.channels == 4)
       nv12_half_rgb_kernel<4><<<grid, block, 0, stream>>>(dev(y), dev(uv), dev(rgb), color_coefs(spec));
@@ -1296,10 +1343,28 @@ void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView
       nv12_half_rgb_kernel<3><<<grid, block, 0, stream>>>(dev(y), dev(uv), dev(rgb), color_coefs(spec));
     return;
   }
-  nv12_resize_rgb_kernel<<<grid2d(rgb.width, rgb.height, block), block, 0, stream>>>(
-      dev(y), dev(uv), dev(rgb), color_coefs(spec), static_cast<float>(y.width) / rgb.width,
-      static_cast<float>(y.height) / rgb.height, static_cast<float>(uv.width) / rgb.width,
-      static_cast<float>(uv.height) / rgb.height);
+  auto scale = [&](const PlaneView& p) {
+    return Scale{static_cast<float>(p.width) / rgb.width, static_cast<float>(p.height) / rgb.height,
+                 static_cast<double>(p.width) / rgb.width, static_cast<double>(p.height) / rgb.height};
+  };
+  const Scale ys = scale(y), cs = scale(uv);
+  const dim3 grid = grid2d(rgb.width, rgb.height, block);
+  const auto args = std::make_tuple(dev(y), dev(uv), dev(rgb), color_coefs(spec), ys, cs);
+  auto launch = [&](auto kernel) {
+    std::apply([&](auto... a) { kernel<<<grid, block, 0, stream>>>(a...); }, args);
+  };
+  const bool y_area = interp == ref::Interp::kArea && ys.dx >= 1 && ys.dy >= 1;
+  const bool c_area = interp == ref::Interp::kArea && cs.dx >= 1 && cs.dy >= 1;
+  if (interp == ref::Interp::kNearest)
+    launch(nv12_resize_rgb_kernel<Sample::kNearest, Sample::kNearest>);
+  else if (y_area && c_area)
+    launch(nv12_resize_rgb_kernel<Sample::kArea, Sample::kArea>);
+  else if (y_area)
+    launch(nv12_resize_rgb_kernel<Sample::kArea, Sample::kBilinear>);
+  else if (c_area)
+    launch(nv12_resize_rgb_kernel<Sample::kBilinear, Sample::kArea>);
+  else
+    launch(nv12_resize_rgb_kernel<Sample::kBilinear, Sample::kBilinear>);
 }
 
 }  // namespace vpipe::cuda

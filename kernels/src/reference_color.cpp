@@ -34,6 +34,28 @@ float sample_bilinear(const PlaneView& p, float fx, float fy, int ch) {
          ay * ((1 - ax) * at(x0, y0 + 1) + ax * at(x0 + 1, y0 + 1));
 }
 
+// Nearest sample: floor(x * scale), as resize_plane's kNearest.
+float sample_nearest(const PlaneView& p, int x, int yy, double sx, double sy, int ch) {
+  const int xs = std::min(static_cast<int>(std::floor(x * sx)), p.width - 1);
+  const int ys = std::min(static_cast<int>(std::floor(yy * sy)), p.height - 1);
+  return p.row(ys)[xs * p.channels + ch];
+}
+
+// Area sample: the source pixels the output pixel's footprint covers,
+// weighted by overlap (sx, sy ≥ 1), as resize_plane's kArea kernel.
+float sample_area(const PlaneView& p, int x, int yy, double sx, double sy, int ch) {
+  const double x0 = x * sx, x1 = std::min((x + 1) * sx, static_cast<double>(p.width));
+  const double y0 = yy * sy, y1 = std::min((yy + 1) * sy, static_cast<double>(p.height));
+  float acc = 0;
+  for (int ys = static_cast<int>(std::floor(y0)); ys < static_cast<int>(std::ceil(y1)); ++ys) {
+    const auto wy = static_cast<float>(std::min(ys + 1.0, y1) - std::max(static_cast<double>(ys), y0));
+    for (int xs = static_cast<int>(std::floor(x0)); xs < static_cast<int>(std::ceil(x1)); ++xs)
+      acc += wy * static_cast<float>(std::min(xs + 1.0, x1) - std::max(static_cast<double>(xs), x0)) *
+             p.row(ys)[xs * p.channels + ch];
+  }
+  return acc * static_cast<float>(1.0 / ((x1 - x0) * (y1 - y0)));
+}
+
 }  // namespace
 
 void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec) {
@@ -103,16 +125,29 @@ void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u
 }
 
 void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
-                        ColorSpec spec) {
+                        ColorSpec spec, Interp interp) {
   detail::expect_nv12_to_any_rgb(y, uv, rgb);
   const ColorCoefs c = color_coefs(spec);
   const float sx = static_cast<float>(y.width) / rgb.width, sy = static_cast<float>(y.height) / rgb.height;
   const float csx = static_cast<float>(uv.width) / rgb.width, csy = static_cast<float>(uv.height) / rgb.height;
+  const double dsx = static_cast<double>(y.width) / rgb.width, dsy = static_cast<double>(y.height) / rgb.height;
+  const double dcsx = static_cast<double>(uv.width) / rgb.width, dcsy = static_cast<double>(uv.height) / rgb.height;
+  const bool y_area = interp == Interp::kArea && dsx >= 1 && dsy >= 1;
+  const bool c_area = interp == Interp::kArea && dcsx >= 1 && dcsy >= 1;
   for (int yy = 0; yy < rgb.height; ++yy)
     for (int x = 0; x < rgb.width; ++x) {
-      const float fy = sample_bilinear(y, (x + 0.5f) * sx - 0.5f, (yy + 0.5f) * sy - 0.5f, 0);
-      const float cxf = (x + 0.5f) * csx - 0.5f, cyf = (yy + 0.5f) * csy - 0.5f;
-      const float fu = sample_bilinear(uv, cxf, cyf, 0), fv = sample_bilinear(uv, cxf, cyf, 1);
+      float fy, fu, fv;
+      if (interp == Interp::kNearest) {
+        fy = sample_nearest(y, x, yy, dsx, dsy, 0);
+        fu = sample_nearest(uv, x, yy, dcsx, dcsy, 0);
+        fv = sample_nearest(uv, x, yy, dcsx, dcsy, 1);
+      } else {
+        fy = y_area ? sample_area(y, x, yy, dsx, dsy, 0)
+                    : sample_bilinear(y, (x + 0.5f) * sx - 0.5f, (yy + 0.5f) * sy - 0.5f, 0);
+        const float cxf = (x + 0.5f) * csx - 0.5f, cyf = (yy + 0.5f) * csy - 0.5f;
+        fu = c_area ? sample_area(uv, x, yy, dcsx, dcsy, 0) : sample_bilinear(uv, cxf, cyf, 0);
+        fv = c_area ? sample_area(uv, x, yy, dcsx, dcsy, 1) : sample_bilinear(uv, cxf, cyf, 1);
+      }
       float r, g, b;
       yuv_to_rgb(c, fy, fu, fv, r, g, b);
       put_rgb(rgb, x, yy, r, g, b);

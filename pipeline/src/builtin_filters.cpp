@@ -117,30 +117,39 @@ class Resize final : public Filter {
 
 // ---- resize_rgb (the fused path) --------------------------------------------
 
-// NV12 → resized RGB24/RGBA in one pass: bilinear on Y and on UV, then the
+// NV12 → resized RGB24/RGBA in one pass: each plane sampled at the output's
+// pixels (bilinear, area or nearest, as the resize it replaces), then the
 // colour conversion, each source byte read once and each output byte written
 // once (cuda::nv12_resize_to_rgb; its CPU reference is the CPU path). The
 // chain builder puts it in place of `resize` + `format=rgb24|rgba` on NV12
-// where the resize is bilinear (see build_chain).
+// (see build_chain).
 class ResizeRgb final : public Filter {
  public:
   static FilterInfo info() {
     return {"resize_rgb",
-            "NV12 to resized RGB24/RGBA in one pass (bilinear; BT.601 or BT.709, limited or "
-            "full range). The chain uses it for resize + format=rgb24|rgba on NV12 input.",
+            "NV12 to resized RGB24/RGBA in one pass (bilinear, area or nearest; BT.601 or BT.709, "
+            "limited or full range). The chain uses it for resize + format=rgb24|rgba on NV12 input.",
             {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
+             {"interp", ParamType::kChoice, "bilinear", 0, 0,
+              "bilinear, area (where a plane shrinks; bilinear where it grows), nearest",
+              {"bilinear", "area", "nearest"}},
              {"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
              {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
              {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
             [](const ParamValues& p) {
+              const std::string interp = p.get_string("interp");
               return std::make_unique<ResizeRgb>(
                   p.get_size("size"),
+                  interp == "area"      ? ref::Interp::kArea
+                  : interp == "nearest" ? ref::Interp::kNearest
+                                        : ref::Interp::kBilinear,
                   p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
                   ColorSpec{p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
                             p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
             }};
   }
-  ResizeRgb(Size size, AVPixelFormat target, ColorSpec spec) : size_(size), target_(target), spec_(spec) {}
+  ResizeRgb(Size size, ref::Interp interp, AVPixelFormat target, ColorSpec spec)
+      : size_(size), interp_(interp), target_(target), spec_(spec) {}
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_NV12)
       throw not_negotiated(fmt::format("resize_rgb: cannot take {} (NV12 only)", to_string(in)));
@@ -149,15 +158,16 @@ class ResizeRgb final : public Filter {
     return {target_, size_.width, size_.height};
   }
   void process(const Frame& in, Frame& out) override {
-    ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_);
+    ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_, interp_);
   }
   [[nodiscard]] bool has_cuda() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
-    cuda::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_, ctx.stream);
+    cuda::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_, interp_, ctx.stream);
   }
 
  private:
   Size size_;
+  ref::Interp interp_;
   AVPixelFormat target_;
   ColorSpec spec_;
 };

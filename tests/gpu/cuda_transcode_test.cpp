@@ -242,9 +242,15 @@ TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
 // The fused path on the device: NVDEC's NV12 → resize_rgb (one pass) →
 // download, against the CPU path's resize + swscale conversion.
 TEST_F(CudaTranscode, FusedResizeToRgbOnNvdecFramesMatchesTheCpuPath) {
-  const auto j = nvdec_against_cpu("fused", "resize=1920x1080,format=rgb24");
-  ASSERT_FALSE(j["effective_chain"].empty());
-  EXPECT_NE(j["effective_chain"][0].get<std::string>().find("fused"), std::string::npos) << j["effective_chain"];
+  // Up (bilinear), down by 2/3 (area, the default when shrinking), exactly
+  // half (the half-size kernel), and nearest.
+  for (const char* vf : {"resize=1920x1080,format=rgb24", "resize=852x480,format=rgb24",
+                         "resize=640x360,format=rgba", "resize=960x540:interp=nearest,format=rgb24"}) {
+    SCOPED_TRACE(vf);
+    const auto j = nvdec_against_cpu("fused", vf);
+    ASSERT_FALSE(j["effective_chain"].empty());
+    EXPECT_NE(j["effective_chain"][0].get<std::string>().find("fused"), std::string::npos) << j["effective_chain"];
+  }
 }
 
 // The round trip on the GPU: NVDEC's NV12 → fused resize to RGB → an RGB

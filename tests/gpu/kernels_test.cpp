@@ -268,22 +268,27 @@ TEST_F(Kernels, PointwiseFlipCropFillAreExact) {
 }
 
 TEST_F(Kernels, FusedNv12ResizeToRgbMatchesReference) {
-  // Exact halves take the vector kernel where rows are aligned (pad -64),
-  // with a ragged row end at 33 pixels; the rest the general one.
+  // Exact halves (bilinear and area) take the vector kernel where rows are
+  // aligned (pad -64), with a ragged row end at 33 pixels; the rest the
+  // general one, per interpolation (area: luma shrinks, chroma may grow).
   const std::pair<Shape, Shape> cases[] = {{{1920, 1080}, {1280, 720}}, {{1921, 1081}, {640, 361}},
                                            {{64, 64}, {64, 64}},        {{2, 2}, {7, 5}},
-                                           {{1920, 1080}, {960, 540}},  {{66, 34}, {33, 17}}};
+                                           {{1920, 1080}, {960, 540}},  {{66, 34}, {33, 17}},
+                                           {{1920, 1080}, {480, 270}}};
   for (auto [from, to] : cases)
-    for (int pad : {37, -64})
-      for (int ch : {3, 4}) {
-        TestPlane y(from.w, from.h, 1, pad, 61), uv((from.w + 1) / 2, (from.h + 1) / 2, 2, pad < 0 ? pad : 0, 62),
-            out(to.w, to.h, ch, pad < 0 ? pad : 0, 0), want(to.w, to.h, ch, pad < 0 ? pad : 0, 0);
-        cuda::nv12_resize_to_rgb(y.device, uv.device, out.device, {}, stream_);
-        sync();
-        ref::nv12_resize_to_rgb(y.host, uv.host, want.host, {});
-        ASSERT_TRUE(matches(out, want.host, 1, label("nv12_resize_to_rgb", from, pad, ch) + " → " +
-                                                   std::to_string(to.w) + "x" + std::to_string(to.h)));
-      }
+    for (auto interp : {ref::Interp::kBilinear, ref::Interp::kArea, ref::Interp::kNearest})
+      for (int pad : {37, -64})
+        for (int ch : {3, 4}) {
+          const int opad = pad < 0 ? pad : 0;
+          TestPlane y(from.w, from.h, 1, pad, 61), uv((from.w + 1) / 2, (from.h + 1) / 2, 2, opad, 62),
+              out(to.w, to.h, ch, opad, 0), want(to.w, to.h, ch, opad, 0);
+          cuda::nv12_resize_to_rgb(y.device, uv.device, out.device, {}, interp, stream_);
+          sync();
+          ref::nv12_resize_to_rgb(y.host, uv.host, want.host, {}, interp);
+          const char* how = interp == ref::Interp::kArea ? " area" : interp == ref::Interp::kNearest ? " nearest" : "";
+          ASSERT_TRUE(matches(out, want.host, 1, label("nv12_resize_to_rgb", from, pad, ch) + " → " +
+                                                     std::to_string(to.w) + "x" + std::to_string(to.h) + how));
+        }
 }
 
 TEST_F(Kernels, RealFrameFromTheSample) {

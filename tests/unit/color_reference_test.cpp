@@ -88,6 +88,32 @@ TEST(ColorReference, FusedResizeAtSameSizeIsNearTheSeparateSteps) {
   for (std::size_t i = 0; i < a.b.size(); ++i) ASSERT_EQ(a.b[i], b.b[i]) << "flat chroma: identical";
 }
 
+// The fused pass samples luma as resize_plane does, per interpolation: on a
+// noise luma plane with neutral chroma, fused ≈ resize_plane (OpenCV) then
+// nv12_to_rgb, within the resized samples' rounding (0.5 × 1.164 before the
+// final rounding). Sampling with the wrong method differs by tens of LSB on
+// noise.
+TEST(ColorReference, FusedResizeSamplesLumaAsResizePlane) {
+  const int w = 96, h = 54;
+  Img y(w, h, 1), uv(w / 2, h / 2, 2, 128);
+  std::mt19937 rng(9);
+  for (auto& b : y.b) b = static_cast<std::uint8_t>(16 + rng() % 220);
+  const std::pair<ref::Interp, std::pair<int, int>> cases[] = {
+      {ref::Interp::kArea, {60, 34}},     {ref::Interp::kArea, {48, 27}},   {ref::Interp::kArea, {32, 18}},
+      {ref::Interp::kBilinear, {60, 34}}, {ref::Interp::kBilinear, {150, 80}}, {ref::Interp::kNearest, {60, 34}}};
+  for (const auto& [interp, size] : cases) {
+    const auto [ow, oh] = size;
+    Img fused(ow, oh, 3), split(ow, oh, 3), ys(ow, oh, 1), uvs((ow + 1) / 2, (oh + 1) / 2, 2, 128);
+    ref::nv12_resize_to_rgb(y.v, uv.v, fused.v, {}, interp);
+    ref::resize_plane(y.v, ys.v, interp);
+    ref::nv12_to_rgb(ys.v, uvs.v, split.v, {});
+    int worst = 0;
+    for (std::size_t i = 0; i < fused.b.size(); ++i) worst = std::max(worst, std::abs(fused.b[i] - split.b[i]));
+    EXPECT_LE(worst, interp == ref::Interp::kNearest ? 0 : 1)
+        << ow << "x" << oh << " interp " << static_cast<int>(interp);
+  }
+}
+
 TEST(FilterReference, SobelBoxPadOverlayAgainstPlainLoops) {
   const int w = 9, h = 7;
   Img src(w, h, 1);

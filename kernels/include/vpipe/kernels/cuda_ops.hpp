@@ -80,9 +80,10 @@ void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&
 void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream);
 
 // ---- fused -----------------------------------------------------------------
-// NV12 → resized RGB(A) in one pass (bilinear on Y and on UV, then colour):
-// each source byte is read once, each output byte written once.
+// NV12 → resized RGB(A) in one pass (each plane sampled at the output's
+// pixels — bilinear, nearest, or area where the plane shrinks — then
+// colour): each source byte is read once, each output byte written once.
 void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
-                        ColorSpec spec, cudaStream_t stream);
+                        ColorSpec spec, ref::Interp interp, cudaStream_t stream);
 
 }  // namespace vpipe::cuda

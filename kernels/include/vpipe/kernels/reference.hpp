@@ -44,9 +44,13 @@ void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
 void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, ColorSpec spec);
 void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u,
                     const PlaneView& v, ColorSpec spec);
-// NV12 → resized RGB(A), bilinear on both planes, unrounded into the colour step.
+// NV12 → resized RGB(A) in one pass, each plane sampled at the output's
+// pixels and the samples unrounded into the colour step. kBilinear and
+// kNearest as resize_plane; kArea averages the footprint where the plane
+// shrinks in both directions and is bilinear where it does not (the chroma
+// plane, half the luma's size, often grows), as resize_plane does per plane.
 void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb,
-                        ColorSpec spec);
+                        ColorSpec spec, Interp interp = Interp::kBilinear);
 
 // The table for brightness (-1..1, added), contrast (0.. , around mid-grey)
 // and gamma (> 0): out = 255 * clamp(((v/255 - .5) * contrast + .5 + brightness))^(1/gamma).
