@@ -627,8 +627,16 @@ __global__ void __launch_bounds__(blur_tile::kThreads)
   constexpr int kHalo = R * CH, kHL = (kHalo + 3) & ~3, kWT = kHL + kTW + kHL, kRows = kTH + 2 * R;
   constexpr int kOff = kHL - kHalo, kWin = kOff + kK + 2 * kHalo, kNV = (kWin + 3) / 4;
   static_assert(kThreads == (kTW / 4) * (kTH / kS), "one vertical strip per thread");
+  static_assert(kTW / kK == 16 && kRows % 2 == 0, "a warp's horizontal tasks: two rows of 16");
+  // Row pitches (floats) of the staged tile and of the horizontal results, both
+  // ≡ 4 mod 32: a row starts 16 bytes further round the banks than the one
+  // above, so the 8 lanes of a 16-byte access phase (4 tasks from each of two
+  // rows, 32 bytes apart) hit 8 different 16-byte bank groups. With pitches
+  // ≡ 0 they met two by two (profiled: shared memory bounded the kernel).
+  constexpr int kWP = kWT + ((36 - kWT % 32) % 32), kHP = kTW + 4;
+  static_assert(kWP % 32 == 4 && kHP % 32 == 4 && kHP <= kWP, "conflict-free pitches");
   // +4: the last row's final float4 window load may run 3 floats past the tile (unused).
-  __shared__ __align__(16) float tile[kRows * kWT + 4];
+  __shared__ __align__(16) float tile[kRows * kWP + 4];
   const int tid = static_cast<int>(threadIdx.x);
   const int row_elems = s.width * CH;
   const int x0 = static_cast<int>(blockIdx.x) * kTW, y0 = static_cast<int>(blockIdx.y) * kTH;
@@ -651,7 +659,7 @@ __global__ void __launch_bounds__(blur_tile::kThreads)
     for (int n = 0; n < kLoads; ++n) {
       const int i = tid + n * kThreads;
       if (i < kWords)
-        *reinterpret_cast<float4*>(&tile[4 * i]) =
+        *reinterpret_cast<float4*>(&tile[i / kWordsPerRow * kWP + 4 * (i % kWordsPerRow)]) =
             make_float4(byte_f(v[n], 0), byte_f(v[n], 1), byte_f(v[n], 2), byte_f(v[n], 3));
     }
   } else {  // blocks at the left and right edges: reflected element by element
@@ -664,23 +672,32 @@ __global__ void __launch_bounds__(blur_tile::kThreads)
         const int e = x0 - kHL + 4 * w + b + 64 * CH;  // shifted ≥ 0 (kHL ≤ 32)
         t[b] = row[reflect101(e / CH - 64, s.width) * CH + e % CH];
       }
-      *reinterpret_cast<float4*>(&tile[4 * i]) = make_float4(t[0], t[1], t[2], t[3]);
+      *reinterpret_cast<float4*>(&tile[r * kWP + 4 * w]) = make_float4(t[0], t[1], t[2], t[3]);
     }
   }
   __syncthreads();
 
   // 2. Horizontal taps: kK consecutive outputs per task from a register window.
+  // Task t: warp group m = t / 32 takes rows 2m and 2m+1; in each 8-lane
+  // phase, lanes 0-3 take 4 neighbouring tasks of the first row and lanes
+  // 4-7 the same of the second (see kWP).
   constexpr int kTasks = kRows * (kTW / kK), kPer = (kTasks + kThreads - 1) / kThreads;
+  auto task = [](int t, int& r, int& e0) {
+    const int l = t % 32;
+    r = 2 * (t / 32) + (l % 8) / 4;
+    e0 = kK * (4 * (l / 8) + l % 4);
+  };
   float h[kPer][kK];
 #pragma unroll
   for (int n = 0; n < kPer; ++n) {
     const int t = tid + n * kThreads;
     if (t >= kTasks) break;
-    const int r = t / (kTW / kK), e0 = (t % (kTW / kK)) * kK;
+    int r, e0;
+    task(t, r, e0);
     float win[4 * kNV];
 #pragma unroll
     for (int q = 0; q < kNV; ++q) {
-      const float4 v = *reinterpret_cast<const float4*>(&tile[r * kWT + e0 + 4 * q]);
+      const float4 v = *reinterpret_cast<const float4*>(&tile[r * kWP + e0 + 4 * q]);
       win[4 * q] = v.x, win[4 * q + 1] = v.y, win[4 * q + 2] = v.z, win[4 * q + 3] = v.w;
     }
 #pragma unroll
@@ -693,13 +710,14 @@ __global__ void __launch_bounds__(blur_tile::kThreads)
   }
   __syncthreads();
 #pragma unroll
-  for (int n = 0; n < kPer; ++n) {  // rows of kTW floats, over the staged tile
+  for (int n = 0; n < kPer; ++n) {  // rows of kHP floats, over the staged tile
     const int t = tid + n * kThreads;
     if (t >= kTasks) break;
-    const int r = t / (kTW / kK), e0 = (t % (kTW / kK)) * kK;
+    int r, e0;
+    task(t, r, e0);
 #pragma unroll
     for (int q = 0; q < kK / 4; ++q)
-      *reinterpret_cast<float4*>(&tile[r * kTW + e0 + 4 * q]) =
+      *reinterpret_cast<float4*>(&tile[r * kHP + e0 + 4 * q]) =
           make_float4(h[n][4 * q], h[n][4 * q + 1], h[n][4 * q + 2], h[n][4 * q + 3]);
   }
   __syncthreads();
@@ -709,7 +727,7 @@ __global__ void __launch_bounds__(blur_tile::kThreads)
   float acc[kS][4] = {};
 #pragma unroll
   for (int t = 0; t < kS + 2 * R; ++t) {
-    const float4 v = *reinterpret_cast<const float4*>(&tile[(s0 + t) * kTW + 4 * cg]);
+    const float4 v = *reinterpret_cast<const float4*>(&tile[(s0 + t) * kHP + 4 * cg]);
 #pragma unroll
     for (int j = 0; j < kS; ++j) {
       if (t - j < 0 || t - j > 2 * R) continue;
