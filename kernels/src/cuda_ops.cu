@@ -109,27 +109,30 @@ bool aligned(const PlaneView& p, std::size_t n) {
   return reinterpret_cast<std::uintptr_t>(p.data) % n == 0 && p.pitch % n == 0;
 }
 
-// 8 RGB(A) pixels of one row from/to registers: RGBA as two 16-byte accesses,
-// RGB as three 8-byte ones (24 bytes).
-template <int kCh>
-__device__ __forceinline__ void store_rgb8(std::uint8_t* p, const float (&r)[8], const float (&g)[8],
-                                           const float (&b)[8]) {
+// kN (4 or 8) consecutive RGB(A) pixels from registers, packed into words:
+// RGBA as 16-byte stores; RGB (3·kN bytes) as 8-byte stores for 8 pixels,
+// 4-byte ones for 4.
+template <int kCh, int kN>
+__device__ __forceinline__ void store_rgb_px(std::uint8_t* p, const float (&r)[kN], const float (&g)[kN],
+                                             const float (&b)[kN]) {
+  constexpr int kWords = kN * kCh / 4;
+  std::uint32_t w[kWords] = {};
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const std::uint32_t c[4] = {to_u8(r[i]), to_u8(g[i]), to_u8(b[i]), 255};
+#pragma unroll
+    for (int k = 0; k < kCh; ++k) w[(kCh * i + k) / 4] |= c[k] << (8 * ((kCh * i + k) % 4));
+  }
   if constexpr (kCh == 4) {
-    std::uint32_t w[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) w[i] = pack4(to_u8(r[i]), to_u8(g[i]), to_u8(b[i]), 255);
-    reinterpret_cast<uint4*>(p)[0] = make_uint4(w[0], w[1], w[2], w[3]);
-    reinterpret_cast<uint4*>(p)[1] = make_uint4(w[4], w[5], w[6], w[7]);
+    for (int q = 0; q < kWords / 4; ++q)
+      reinterpret_cast<uint4*>(p)[q] = make_uint4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
+  } else if constexpr (kN == 8) {
+#pragma unroll
+    for (int q = 0; q < kWords / 2; ++q) reinterpret_cast<uint2*>(p)[q] = make_uint2(w[2 * q], w[2 * q + 1]);
   } else {
-    std::uint32_t w[6] = {};
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const std::uint32_t c[3] = {to_u8(r[i]), to_u8(g[i]), to_u8(b[i])};
-#pragma unroll
-      for (int k = 0; k < 3; ++k) w[(3 * i + k) / 4] |= c[k] << (8 * ((3 * i + k) % 4));
-    }
-#pragma unroll
-    for (int q = 0; q < 3; ++q) reinterpret_cast<uint2*>(p)[q] = make_uint2(w[2 * q], w[2 * q + 1]);
+    for (int q = 0; q < kWords; ++q) reinterpret_cast<std::uint32_t*>(p)[q] = w[q];
   }
 }
 template <int kCh>
@@ -203,7 +206,7 @@ struct Yuv420ToRgb {
 #pragma unroll
       for (int i = 0; i < 8; ++i)
         yuv_to_rgb(c, byte_f(i < 4 ? wy.x : wy.y, i % 4), cu[i / 2], cv[i / 2], r[i], g[i], b[i]);
-      store_rgb8<kCh>(rgb.row(2 * cy + dy) + kCh * x, r, g, b);
+      store_rgb_px<kCh, 8>(rgb.row(2 * cy + dy) + kCh * x, r, g, b);
     }
   }
 };
@@ -297,7 +300,7 @@ struct P010ToRgb {
       for (int i = 0; i < 8; ++i)
         yuv_to_rgb(c, i % 2 ? hi10(yws[i / 2]) : lo10(yws[i / 2]), lo10(cws[i / 2]), hi10(cws[i / 2]),
                    r[i], g[i], b[i]);
-      store_rgb8<kCh>(rgb.row(2 * cy + dy) + kCh * x, r, g, b);
+      store_rgb_px<kCh, 8>(rgb.row(2 * cy + dy) + kCh * x, r, g, b);
     }
   }
 };
@@ -1071,7 +1074,7 @@ __global__ void nv12_half_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c)
   const uint2 a = *reinterpret_cast<const uint2*>(r0 + 2 * x0);
   const uint2 b = *reinterpret_cast<const uint2*>(r1 + 2 * x0);
   const uint2 w = *reinterpret_cast<const uint2*>(cr + 2 * x0);
-  float rr[8], gg[8], bb[8];
+  float rr[4], gg[4], bb[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const std::uint32_t la = k < 2 ? a.x : a.y, lb = k < 2 ? b.x : b.y, cw = k < 2 ? w.x : w.y;
@@ -1079,23 +1082,7 @@ __global__ void nv12_half_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c)
     const float fy = (byte_f(la, i) + byte_f(la, i + 1) + byte_f(lb, i) + byte_f(lb, i + 1)) * 0.25f;
     yuv_to_rgb(c, fy, byte_f(cw, i), byte_f(cw, i + 1), rr[k], gg[k], bb[k]);
   }
-  std::uint8_t* out = rgb.row(yy) + kCh * x0;
-  if constexpr (kCh == 4) {
-    std::uint32_t px[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) px[k] = pack4(to_u8(rr[k]), to_u8(gg[k]), to_u8(bb[k]), 255);
-    *reinterpret_cast<uint4*>(out) = make_uint4(px[0], px[1], px[2], px[3]);
-  } else {
-    std::uint32_t wd[3] = {};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const std::uint32_t v[3] = {to_u8(rr[k]), to_u8(gg[k]), to_u8(bb[k])};
-#pragma unroll
-      for (int q = 0; q < 3; ++q) wd[(3 * k + q) / 4] |= v[q] << (8 * ((3 * k + q) % 4));
-    }
-#pragma unroll
-    for (int q = 0; q < 3; ++q) reinterpret_cast<std::uint32_t*>(out)[q] = wd[q];
-  }
+  store_rgb_px<kCh, 4>(rgb.row(yy) + kCh * x0, rr, gg, bb);
 }
 
 }  // namespace
