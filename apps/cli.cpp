@@ -166,7 +166,8 @@ std::unique_ptr<Cli> make_cli() {
       ->check(CLI::IsMember({"latency", "frames", "threshold", "staging", "fragmentation"}));
   auto& kquick = c->kquick;
   auto& kjson = c->kjson;
-  auto* bkern = c->bkern = bench->add_subcommand("kernels", "CUDA filter kernels: µs and GB/s vs a device copy, 1080p and 4K");
+  auto* bkern = c->bkern = bench->add_subcommand("kernels", "CUDA filter kernels: µs and GB/s vs a device copy, 1080p and 4K "
+                                                        "(exit 1 when a kernel misses its bandwidth goal)");
   bkern->add_flag("--quick", kquick, "fewer runs");
   bkern->add_option("--json", kjson, "write every figure as JSON");
   auto& replay_log = c->replay_log;
