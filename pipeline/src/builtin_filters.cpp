@@ -54,15 +54,25 @@ void for_each_plane(const Frame& in, Frame& out, Op&& op) {
 
 // ---- resize ----------------------------------------------------------------
 
+// The `interp` parameter of resize and resize_rgb: "auto" is area when the
+// picture shrinks in either direction, else bilinear.
+ref::Interp pick_interp(const std::string& name, const FrameFormat& in, int out_width, int out_height) {
+  const bool shrinking = out_width < in.width || out_height < in.height;
+  return name == "nearest"    ? ref::Interp::kNearest
+         : name == "area"     ? ref::Interp::kArea
+         : name == "bilinear" ? ref::Interp::kBilinear
+         : shrinking          ? ref::Interp::kArea
+                              : ref::Interp::kBilinear;
+}
+const char* const kInterpHelp = "auto (area when shrinking, else bilinear), bilinear, area, nearest";
+
 class Resize final : public Filter {
  public:
   static FilterInfo info() {
     return {"resize",
             "Scale the picture (bilinear up, pixel-area averaging down by default).",
             {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT; -1 keeps aspect", {}},
-             {"interp", ParamType::kChoice, "auto", 0, 0,
-              "auto (area when shrinking, else bilinear), bilinear, area, nearest",
-              {"auto", "bilinear", "area", "nearest"}}},
+             {"interp", ParamType::kChoice, "auto", 0, 0, kInterpHelp, {"auto", "bilinear", "area", "nearest"}}},
             [](const ParamValues& p) {
               return std::make_unique<Resize>(p.get_size("size"), p.get_string("interp"));
             }};
@@ -70,12 +80,7 @@ class Resize final : public Filter {
   Resize(Size size, std::string interp) : size_(size), interp_(std::move(interp)) {}
 
   ref::Interp pick(const Frame& in, const Frame& out) const {
-    const bool shrinking = out.format.width < in.format.width || out.format.height < in.format.height;
-    return interp_ == "nearest"    ? ref::Interp::kNearest
-           : interp_ == "area"     ? ref::Interp::kArea
-           : interp_ == "bilinear" ? ref::Interp::kBilinear
-           : shrinking             ? ref::Interp::kArea
-                                   : ref::Interp::kBilinear;
+    return pick_interp(interp_, in.format, out.format.width, out.format.height);
   }
 
   FrameFormat configure(const FrameFormat& in) override {
@@ -118,7 +123,8 @@ class Resize final : public Filter {
 // ---- resize_rgb (the fused path) --------------------------------------------
 
 // NV12 → resized RGB24/RGBA in one pass: each plane sampled at the output's
-// pixels (bilinear, area or nearest, as the resize it replaces), then the
+// pixels (with the interpolation resize would pick; area samples a plane
+// by footprint where it shrinks, bilinearly where it grows), then the
 // colour conversion, each source byte read once and each output byte written
 // once (cuda::nv12_resize_to_rgb; its CPU reference is the CPU path). The
 // chain builder puts it in place of `resize` + `format=rgb24|rgba` on NV12
@@ -130,31 +136,26 @@ class ResizeRgb final : public Filter {
             "NV12 to resized RGB24/RGBA in one pass (bilinear, area or nearest; BT.601 or BT.709, "
             "limited or full range). The chain uses it for resize + format=rgb24|rgba on NV12 input.",
             {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
-             {"interp", ParamType::kChoice, "bilinear", 0, 0,
-              "bilinear, area (where a plane shrinks; bilinear where it grows), nearest",
-              {"bilinear", "area", "nearest"}},
+             {"interp", ParamType::kChoice, "auto", 0, 0, kInterpHelp, {"auto", "bilinear", "area", "nearest"}},
              {"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
              {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
              {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
             [](const ParamValues& p) {
-              const std::string interp = p.get_string("interp");
               return std::make_unique<ResizeRgb>(
-                  p.get_size("size"),
-                  interp == "area"      ? ref::Interp::kArea
-                  : interp == "nearest" ? ref::Interp::kNearest
-                                        : ref::Interp::kBilinear,
+                  p.get_size("size"), p.get_string("interp"),
                   p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
                   ColorSpec{p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
                             p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
             }};
   }
-  ResizeRgb(Size size, ref::Interp interp, AVPixelFormat target, ColorSpec spec)
-      : size_(size), interp_(interp), target_(target), spec_(spec) {}
+  ResizeRgb(Size size, std::string interp_name, AVPixelFormat target, ColorSpec spec)
+      : size_(size), interp_name_(std::move(interp_name)), target_(target), spec_(spec) {}
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_NV12)
       throw not_negotiated(fmt::format("resize_rgb: cannot take {} (NV12 only)", to_string(in)));
     if (size_.width < 1 || size_.height < 1)
       throw chain_error("resize_rgb: give the size as WIDTHxHEIGHT (no -1)");
+    interp_ = pick_interp(interp_name_, in, size_.width, size_.height);
     return {target_, size_.width, size_.height};
   }
   void process(const Frame& in, Frame& out) override {
@@ -167,7 +168,8 @@ class ResizeRgb final : public Filter {
 
  private:
   Size size_;
-  ref::Interp interp_;
+  std::string interp_name_;
+  ref::Interp interp_ = ref::Interp::kBilinear;  // resolved by configure
   AVPixelFormat target_;
   ColorSpec spec_;
 };

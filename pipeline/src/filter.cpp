@@ -283,8 +283,8 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     chain.push_back(std::move(cf));  // identity now, maybe not after a size change
   };
   // The fused path: resize + format=rgb24|rgba on NV12 is one pass,
-  // resize_rgb, with the resize's interpolation (auto: area when shrinking,
-  // as Resize picks it), reading the frame once instead of twice.
+  // resize_rgb, with the resize's interpolation parameter (resize_rgb
+  // resolves "auto" as resize does), reading the frame once instead of twice.
   auto fuse = [&](const FilterSpec& resize, const FilterSpec& format) -> bool {
     if (current.pix_fmt != AV_PIX_FMT_NV12 || resize.name != "resize" || format.name != "format")
       return false;
@@ -299,12 +299,10 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     } catch (const std::exception&) {
       return false;  // the unfused chain reports the problem
     }
-    std::string interp = rp.get_string("interp");
-    if (interp == "auto")
-      interp = sized.width < current.width || sized.height < current.height ? "area" : "bilinear";
     const FilterInfo& fused = registry.info("resize_rgb");
-    const auto params = parse_params(
-        fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)}, {"format", target}, {"interp", interp}});
+    const auto params = parse_params(fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)},
+                                             {"format", target},
+                                             {"interp", rp.get_string("interp")}});
     configure(resize.text + "," + format.text + " (fused: resize_rgb)", fused.create(params));
     return true;
   };

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "vpipe/kernels/reference.hpp"
 #include "vpipe/pipeline/filter.hpp"
 
 using namespace vpipe;
@@ -115,6 +116,41 @@ TEST(ChainBuilder, UsesTheFusedPassForResizeToRgbOnNv12) {
   // Not fused: the input is not NV12, or the target is not RGB.
   EXPECT_EQ(build_chain(parse_chain("resize=1280x720,format=rgb24"), FrameFormat{AV_PIX_FMT_YUV420P, 640, 360}).size(), 2u);
   EXPECT_EQ(build_chain(parse_chain("resize=1280x720,format=yuv420p"), nv12).size(), 2u);
+}
+
+// "auto" resolves in resize_rgb as in resize: area when shrinking, bilinear
+// when growing. On noise the methods differ, so the fused output must be the
+// reference's for exactly that method.
+TEST(ChainBuilder, TheFusedPassInterpolatesAsResizeWould) {
+  const FrameFormat nv12{AV_PIX_FMT_NV12, 96, 54};
+  Frame in = Frame::allocate_host(nv12);
+  std::mt19937 rng(3);
+  for (int p = 0; p < 2; ++p)
+    for (int y = 0; y < in.planes[p].height; ++y)
+      for (std::size_t i = 0; i < in.planes[p].row_bytes(); ++i) in.planes[p].row(y)[i] = static_cast<std::uint8_t>(rng());
+  const std::pair<const char*, ref::Interp> cases[] = {{"resize=60x34,format=rgb24", ref::Interp::kArea},
+                                                       {"resize=150x80,format=rgb24", ref::Interp::kBilinear},
+                                                       {"resize=60x34:interp=bilinear,format=rgb24", ref::Interp::kBilinear},
+                                                       {"resize=60x34:interp=nearest,format=rgb24", ref::Interp::kNearest}};
+  for (const auto& [vf, interp] : cases) {
+    auto chain = build_chain(parse_chain(vf), nv12);
+    ASSERT_EQ(chain.size(), 1u) << vf;
+    Frame got = Frame::allocate_host(chain[0].out), want = Frame::allocate_host(chain[0].out),
+          other = Frame::allocate_host(chain[0].out);
+    chain[0].filter->process(in, got);
+    const ColorSpec bt601{ColorMatrix::kBT601, ColorRange::kLimited};  // resize_rgb's default
+    ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], want.planes[0], bt601, interp);
+    ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], other.planes[0], bt601,
+                            interp == ref::Interp::kBilinear ? ref::Interp::kNearest : ref::Interp::kBilinear);
+    bool same = true, differs = false;
+    for (int y = 0; y < got.format.height; ++y)
+      for (std::size_t i = 0; i < got.planes[0].row_bytes(); ++i) {
+        same &= got.planes[0].row(y)[i] == want.planes[0].row(y)[i];
+        differs |= got.planes[0].row(y)[i] != other.planes[0].row(y)[i];
+      }
+    EXPECT_TRUE(same) << vf;
+    EXPECT_TRUE(differs) << vf << ": the test cannot tell the methods apart";
+  }
 }
 
 namespace {
