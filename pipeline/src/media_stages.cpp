@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "vpipe/pipeline/stamp.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/memory/errors.hpp"
 
 namespace vpipe {
 

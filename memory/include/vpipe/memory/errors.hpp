@@ -1,4 +1,4 @@
-// Typed errors shared by every vpipe layer, and the checking macros.
+// Every vpipe error type, in one place, and the checking macros.
 //
 // cuda_error carries the cudaError_t; out_of_memory is thrown for
 // cudaErrorMemoryAllocation only (callers may trim and retry on it, never on
@@ -33,6 +33,39 @@ class out_of_memory : public cuda_error {
   explicit out_of_memory(const std::string& what)
       : cuda_error(cudaErrorMemoryAllocation, what) {}
 };
+
+// An FFmpeg call failed; averror() is its AVERROR code.
+class ffmpeg_error : public std::runtime_error {
+ public:
+  ffmpeg_error(int averror, const std::string& what) : std::runtime_error(what), averror_(averror) {}
+  [[nodiscard]] int averror() const noexcept { return averror_; }
+
+ private:
+  int averror_;
+};
+
+// Bad user input (a file, an option value): the message names the file or
+// the value and the cause, and is meant for the user as is.
+class input_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad --vf text or parameters: the message is meant for the user as is.
+class chain_error : public logic_error {
+ public:
+  using logic_error::logic_error;
+};
+
+// A filter's configure() can't accept the input format. The chain builder
+// may insert a format conversion and try again.
+class not_negotiated : public logic_error {
+ public:
+  using logic_error::logic_error;
+};
+
+// (transcode_failed, which carries the report of the failed run, is declared
+// beside TranscodeReport in vpipe/pipeline/transcode.hpp.)
 
 namespace detail {
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);

@@ -19,16 +19,9 @@ extern "C" {
 #include <utility>
 #include <vector>
 
+#include "vpipe/memory/errors.hpp"
+
 namespace vpipe {
-
-class ffmpeg_error : public std::runtime_error {
- public:
-  ffmpeg_error(int averror, const std::string& what) : std::runtime_error(what), averror_(averror) {}
-  [[nodiscard]] int averror() const noexcept { return averror_; }
-
- private:
-  int averror_;
-};
 
 // "Invalid data found when processing input" for AVERROR_INVALIDDATA.
 [[nodiscard]] std::string av_error_text(int averror);

@@ -25,19 +25,6 @@
 
 namespace vpipe {
 
-// Bad --vf text or parameters: the message is meant for the user as is.
-class chain_error : public logic_error {
- public:
-  using logic_error::logic_error;
-};
-
-// configure() can't accept the input format. The chain builder may insert a
-// format conversion and try again.
-class not_negotiated : public logic_error {
- public:
-  using logic_error::logic_error;
-};
-
 enum class ParamType { kInt, kFloat, kBool, kSize, kChoice, kString };
 
 struct ParamSpec {

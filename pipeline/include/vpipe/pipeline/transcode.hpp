@@ -19,12 +19,6 @@ namespace vpipe {
 
 class MemoryStrategy;
 
-// Bad user input (file, option): the message names the file and the cause.
-class input_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct TranscodeProgress {
   std::int64_t frames_done = 0;
   std::int64_t frames_total = 0;  // estimate; 0 = unknown
