@@ -62,7 +62,7 @@ class Corpus : public ::testing::Test {
     if (!have_ffmpeg_tool()) return;  // SetUp says so
     dir_ = fs::temp_directory_path() / ("vpipe_corpus_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
-    const std::string script = env_or("VPIPE_SOURCE_DIR", VPIPE_SOURCE_DIR) + "/media/make-corpus.sh";
+    const std::string script = env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir) + "/media/make-corpus.sh";
     if (std::system((script + " " + dir_.string() + " >" + (dir_ / "index.tsv").string()).c_str()) != 0)
       skip_reason_ = "make-corpus.sh failed";
   }

@@ -20,14 +20,18 @@
 
 namespace vpipe::test {
 
-// Built-in paths, overridable where the tests run from a copied tree (the GPU
-// machine): VPIPE_BIN and VPIPE_MEDIA_DIR in the environment.
+// Built-in paths (tests/paths.cpp), overridable where the tests run from a
+// copied tree (the GPU machine): VPIPE_BIN, VPIPE_MEDIA_DIR and
+// VPIPE_SOURCE_DIR in the environment.
+extern const char* const kBuiltinBin;
+extern const char* const kBuiltinMediaDir;
+extern const char* const kBuiltinSourceDir;
 inline std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
-inline const std::string kBin = env_or("VPIPE_BIN", VPIPE_BIN);
-inline const std::string kSample = env_or("VPIPE_MEDIA_DIR", VPIPE_MEDIA_DIR) + "/sample-720p.mp4";
+inline const std::string kBin = env_or("VPIPE_BIN", kBuiltinBin);
+inline const std::string kSample = env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + "/sample-720p.mp4";
 
 // The ffmpeg command-line tool, which some tests use to make inputs or send
 // live streams. Where it is missing they skip, saying why, except under the

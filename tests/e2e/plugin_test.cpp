@@ -83,7 +83,7 @@ TEST(Plugin, BadPluginsFailCleanly) {
 }
 
 TEST(Plugin, ReadmeHowToShowsTheExampleVerbatim) {
-  const fs::path src = env_or("VPIPE_SOURCE_DIR", VPIPE_SOURCE_DIR);
+  const fs::path src = env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir);
   const auto readme = slurp(src / "README.md");
   for (const char* file : {"vignette.cpp", "vignette_kernel.hpp", "vignette_kernel.cu", "CMakeLists.txt"}) {
     const auto body = slurp(src / "examples" / "vignette" / file);
