@@ -35,7 +35,7 @@ TranscodeOptions base(const PipelineBenchOptions& b) {
   TranscodeOptions o;
   o.input = b.input;
   o.filters = b.filters;
-  o.device = b.device;
+  o.device = from_name<Device>(b.device, "device");
   o.encoder = "libx264";
   o.preset = b.preset;
   o.loop = b.loop;
@@ -46,7 +46,7 @@ TranscodeOptions base(const PipelineBenchOptions& b) {
 double encode_only_fps(const PipelineBenchOptions& b, std::int64_t* frames_out) {
   TranscodeOptions o = base(b);
   o.output = "null";
-  o.decode = "cpu";
+  o.decode = Decode::kCpu;
   o.mem = "pool";
   std::vector<Frame> frames;
   o.on_frame = [&](const Frame& f) {  // the frame is a staging slot: keep a copy
@@ -115,10 +115,10 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
       for (const auto& download : b.downloads) {
         TranscodeOptions o = base(b);
         o.download_copy = download == "copy";
-        o.decode = decoder;
+        o.decode = from_name<Decode>(decoder, "decode");
         if (b.device != "cpu") {
           o.mem = mem;
-          o.host = host;
+          o.host = from_name<HostMemory>(host, "host");
         }
         auto run = [&](const std::string& out, const std::string& filters) {
           TranscodeOptions x = o;

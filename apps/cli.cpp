@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "vpipe/memory/strategy.hpp"
+
 namespace vpipe::cli {
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -44,6 +46,21 @@ std::size_t parse_bytes(const std::string& s) {
     throw vpipe::input_error(fmt::format("--budget {}: expected bytes or 800M, 1.5G", s));
   return static_cast<std::size_t>(v * mult);
 }
+
+namespace {
+
+// An option whose value is an enum: the user types one of its names (one
+// table, vpipe::EnumNames), the program sees the value.
+template <class E>
+CLI::Option* add_enum(CLI::App* app, const std::string& flag, E& value, const std::string& help) {
+  std::string names;
+  for (const auto& [name, v] : vpipe::names_of<E>()) names += (names.empty() ? "" : "|") + name;
+  CLI::CheckedTransformer to_value(vpipe::names_of<E>());
+  to_value.description("{" + names + "}");
+  return app->add_option(flag, value, help)->transform(to_value)->default_str(std::string(vpipe::name_of(value)));
+}
+
+}  // namespace
 
 std::unique_ptr<Cli> make_cli() {
   auto c = std::make_unique<Cli>();
@@ -83,20 +100,17 @@ std::unique_ptr<Cli> make_cli() {
                  "filters)")->required();
   tc->add_option("--vf", topts.filters,
                  "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')");
-  tc->add_option("--device", topts.device,
-                 "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
-  tc->add_option("--decode", topts.decode,
-                 "cpu (libavcodec threads), nvdec (FFmpeg's cuda hwaccel; frames stay on the "
-                 "device) or auto (nvdec when the chain starts with a CUDA filter)")
-      ->check(CLI::IsMember({"cpu", "nvdec", "auto"}))->capture_default_str();
+  add_enum(tc, "--device", topts.device,
+           "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)");
+  add_enum(tc, "--decode", topts.decode,
+           "cpu (libavcodec threads), nvdec (FFmpeg's cuda hwaccel; frames stay on the "
+           "device) or auto (nvdec when the chain starts with a CUDA filter)");
   tc->add_option("--mem", topts.mem,
                  "CUDA path: device memory per frame: naive (cudaMalloc/cudaFree), pool "
                  "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
                  "(recycled fixed blocks); see README 'Which memory strategy when'")
-      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->capture_default_str();
-  tc->add_option("--host", topts.host, "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable")
-      ->check(CLI::IsMember({"pinned", "pageable"}))->capture_default_str();
+      ->check(CLI::IsMember(vpipe::strategy_names()))->capture_default_str();
+  add_enum(tc, "--host", topts.host, "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable");
   tc->add_option("--encoder", topts.encoder,
                  "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says "
                  "which and why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
@@ -107,11 +121,10 @@ std::unique_ptr<Cli> make_cli() {
   tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")->check(CLI::Range(2, 31))
       ->capture_default_str();
   tc->add_option("--frames", frames, "stop after N video frames")->check(CLI::PositiveNumber);
-  tc->add_option("--drop", topts.drop,
-                 "when a stage falls behind: block (wait; nothing lost), drop-oldest or "
-                 "drop-newest (lose a frame, counted per queue; latency stays bounded); auto: "
-                 "block for files, drop-newest for live inputs")
-      ->check(CLI::IsMember({"auto", "block", "drop-oldest", "drop-newest"}))->capture_default_str();
+  add_enum(tc, "--drop", topts.drop,
+           "when a stage falls behind: block (wait; nothing lost), drop-oldest or "
+           "drop-newest (lose a frame, counted per queue; latency stays bounded); auto: "
+           "block for files, drop-newest for live inputs");
   tc->add_option("--max-in-flight", topts.max_in_flight,
                  "at most N frames between the decoder and the output (0: only the queues bound "
                  "them); at the limit the decoder waits (--drop block) or drops the new frame, "
@@ -188,7 +201,7 @@ std::unique_ptr<Cli> make_cli() {
   bpipe->add_option("--decode", popts.decoders, "decoders to compare")
       ->check(CLI::IsMember({"cpu", "nvdec"}))->delimiter(',');
   bpipe->add_option("--mem", popts.mems, "memory strategies to compare")
-      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->delimiter(',');
+      ->check(CLI::IsMember(vpipe::strategy_names()))->delimiter(',');
   bpipe->add_option("--host", popts.hosts, "host staging modes to compare")
       ->check(CLI::IsMember({"pinned", "pageable"}))->delimiter(',');
   bpipe->add_option("--download", popts.downloads,
@@ -217,7 +230,7 @@ std::unique_ptr<Cli> make_cli() {
               "memory, fragmentation, failures; CSV/JSON/PNG/HTML out; non-zero exit (3) when "
               "memory grows, latency drifts or an allocation fails");
   soak->add_option("--mem", soak_mem, "the strategy to soak")
-      ->check(CLI::IsMember({"naive", "pool", "pool-release0", "vmm", "slab"}))->capture_default_str();
+      ->check(CLI::IsMember(vpipe::strategy_names()))->capture_default_str();
   soak->add_option("--compare", soak_compare,
                    "several strategies, one after the other, same workload and seed: e.g. "
                    "naive,pool,vmm,slab");

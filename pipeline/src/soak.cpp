@@ -24,6 +24,7 @@
 #include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/pipeline.hpp"
 #include "vpipe/pipeline/plot.hpp"
+#include "vpipe/pipeline/frame_graph.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe {
@@ -209,9 +210,10 @@ SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cud
                 const std::function<void(const SoakSample&)>& on_sample) {
   SoakRun run;
   run.strategy = strategy_name;
+  // Declared in the order they must die, last first: the pipeline's stages
+  // point at the graph's rings, the streams and the memory.
   std::optional<MemoryStrategy> strategy;
   std::unique_ptr<RetryAdaptor> retry;
-  std::unique_ptr<PinnedRing> ring;
   StreamSet streams;
   if (cuda) {
     StrategyOptions so;
@@ -219,35 +221,27 @@ SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cud
     strategy.emplace(make_strategy(strategy_name, so));
     retry = std::make_unique<RetryAdaptor>(strategy->resource(), strategy->strategy());
   }
+  FrameGraph graph({retry.get(), &streams, from_name<HostMemory>(o.host, "host"), false}, DropPolicy::kBlock,
+                   plan_queues(o.queue_depth, false));
   SourceState state;
   MediaCounters counters;
   std::mutex window_mu;
   Histogram window;
   Pipeline pipeline;
-  auto q = pipeline.make_queue<Frame>("source→", o.queue_depth);
+  auto q = graph.frame_queue(pipeline, "source→", o.queue_depth);
   const cudaStream_t source_stream = cuda ? streams.make() : nullptr;
   pipeline.add_source<Frame>(std::make_unique<SoakSource>(o, retry.get(), source_stream, state), q);
   auto chain = build_chain(parse_chain(o.filters), {AV_PIX_FMT_NV12, o.width, o.height});
-  FrameFormat out_format{AV_PIX_FMT_NV12, o.width, o.height};
-  for (auto& c : chain) {
-    out_format = c.out;
-    auto next = pipeline.make_queue<Frame>(c.label + "→", o.queue_depth);
-    if (cuda) {
+  const FrameFormat out_format = chain.empty() ? FrameFormat{AV_PIX_FMT_NV12, o.width, o.height} : chain.back().out;
+  std::optional<CudaSegment> on_gpu;
+  if (cuda && !chain.empty()) {
+    for (const auto& c : chain)
       if (!c.filter->has_cuda())
         throw input_error(fmt::format("soak on the GPU: '{}' has no CUDA implementation", c.label));
-      pipeline.add_stage<Frame, Frame>(std::make_unique<CudaFilterStage>(std::move(c), *retry, streams.make()), q, next);
-    } else {
-      pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(c)), q, next);
-    }
-    q = next;
+    on_gpu = CudaSegment{0, chain.size() - 1};
   }
-  if (cuda) {
-    ring = std::make_unique<PinnedRing>(o.queue_depth + 3, staged_bytes(out_format),
-                                        o.host == "pinned" ? HostMemory::kPinned : HostMemory::kPageable);
-    auto down = pipeline.make_queue<Frame>("download→", o.queue_depth);
-    pipeline.add_stage<Frame, Frame>(std::make_unique<DownloadStage>(*ring, streams.make()), q, down);
-    q = down;
-  }
+  q = graph.add_chain(pipeline, q, std::move(chain), on_gpu, cuda);
+  q = graph.to_host(pipeline, q, out_format);
   pipeline.add_sink<Frame>(std::make_unique<NullSink>(counters, [&](const Frame& f) {
                              const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - f.origin).count();
                              std::lock_guard lock(window_mu);
@@ -285,7 +279,7 @@ SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cud
       s.fragmentation = usage.fragmentation();
       s.failures = retry->failures();
       s.retries = retry->retries();
-      s.pinned_mb = static_cast<double>(ring->pinned_bytes()) / 1e6;
+      s.pinned_mb = static_cast<double>(graph.pinned_bytes()) / 1e6;
       if (o.probe_interval_s > 0 && now >= next_probe) {
         next_probe = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.probe_interval_s));
         std::unique_lock lock(retry->gate());  // no allocation races the probe

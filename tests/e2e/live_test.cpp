@@ -83,7 +83,7 @@ TranscodeOptions live_options(const std::string& in, const std::string& out, con
   o.input = in;
   o.output = out;
   o.filters = vf;
-  o.device = "cpu";
+  o.device = Device::kCpu;
   o.stall_timeout_s = 1.5;
   return o;
 }
@@ -158,7 +158,7 @@ TEST_F(LiveE2E, VpipeSendsMpegTsOverUdpAndVpipeReceivesIt) {
   TranscodeOptions tx;
   tx.input = kSample;
   tx.output = url() + "?pkt_size=1316";
-  tx.device = "cpu";
+  tx.device = Device::kCpu;
   tx.realtime = true;
   tx.filters = "stamp,resize=320x180";
   tx.max_frames = 60;
@@ -197,7 +197,7 @@ TEST_F(LiveE2E, ATcpSourceThatRestartsIsReconnectedAndTheOutputContinues) {
   auto o = live_options("tcp://127.0.0.1:" + std::to_string(port_), path("tcp.mkv"), "");
   o.encoder = "ffv1";
   o.reconnect = 5;
-  o.drop = "block";  // count frames, not drops
+  o.drop = Drop::kBlock;  // count frames, not drops
   const auto r = transcode(o);
   EXPECT_TRUE(server.get()) << "ffmpeg could not serve";
   EXPECT_GE(r.reconnects, 1);
@@ -263,7 +263,7 @@ TEST(Streams, SeveralPipelinesInOneProcessEachWithItsOwnReport) {
   o.input = kSample;
   o.output = (dir / "out.mkv").string();
   o.encoder = "ffv1";
-  o.device = "cpu";
+  o.device = Device::kCpu;
   o.filters = "resize=320x180";
   o.max_frames = 30;
   const auto m = transcode_streams(o, 3);
@@ -289,7 +289,7 @@ TEST(InFlight, TheLimitHoldsWaitingOrDroppingAndEveryFrameIsAccountedFor) {
   fs::create_directories(dir);
   TranscodeOptions o;
   o.input = kSample;
-  o.device = "cpu";
+  o.device = Device::kCpu;
   o.encoder = "ffv1";
   o.max_frames = 60;
   // Block: one frame at a time end to end, nothing lost, no deadlock.
@@ -305,7 +305,7 @@ TEST(InFlight, TheLimitHoldsWaitingOrDroppingAndEveryFrameIsAccountedFor) {
   o.output = (dir / "drop.mkv").string();
   o.filters = "resize=320x180,delay=ms=60";
   o.realtime = true;
-  o.drop = "drop-newest";
+  o.drop = Drop::kDropNewest;
   o.max_in_flight = 3;
   r = transcode(o);
   EXPECT_LE(r.in_flight["high_water"].get<int>(), 3);

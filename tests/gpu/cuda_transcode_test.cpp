@@ -216,7 +216,7 @@ TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
     TranscodeOptions o;
     o.input = kSample;
     o.output = path(std::string("streams_") + mem + ".mkv");
-    o.device = "cuda";
+    o.device = Device::kCuda;
     o.mem = mem;
     o.encoder = "ffv1";
     o.filters = kChain;

@@ -1,10 +1,16 @@
-// transcode(): the sample transcoder as a function, used by `vpipe transcode`
-// and by the end-to-end tests.
+// The transcode: a TranscodeSession made from options (transcode_options.hpp)
+// and a plan (transcode_plan.hpp), run once, gives a TranscodeReport.
+// transcode() is that in one call; `vpipe transcode`, `--streams`, `bench
+// pipeline` and the tests use it.
+//
+//   TranscodeSession session(options);   // checks, opens, plans, wires
+//   TranscodeReport report = session.run();
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,62 +20,10 @@
 #include "vpipe/pipeline/frame.hpp"
 #include "vpipe/pipeline/pipeline.hpp"
 #include "vpipe/pipeline/queue.hpp"
+#include "vpipe/pipeline/transcode_options.hpp"
+#include "vpipe/pipeline/transcode_plan.hpp"
 
 namespace vpipe {
-
-class MemoryStrategy;
-
-struct TranscodeProgress {
-  std::int64_t frames_done = 0;
-  std::int64_t frames_total = 0;  // estimate; 0 = unknown
-  double elapsed_s = 0;
-};
-
-struct TranscodeOptions {
-  std::string input;
-  std::string output;
-  std::string filters;                  // --vf
-  std::string device = "auto";          // cpu | cuda | auto (cuda where a device is usable)
-  std::string decode = "auto";          // cpu | nvdec | auto (nvdec when frames go to a CUDA filter)
-  std::string mem = "pool";             // device memory strategy: naive | pool | vmm | slab
-  std::string host = "pinned";          // host staging: pinned | pageable
-  std::string encoder = "auto";         // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
-  int crf = 23;                         // libx264
-  std::string preset = "veryfast";      // libx264
-  int qscale = 3;                       // mpeg4: 2 (best) .. 31
-  std::optional<std::int64_t> max_frames;
-  std::size_t queue_depth = 8;          // frames in flight between two stages
-  int decode_threads = 0;               // 0: FFmpeg chooses
-  bool keep_partial = false;            // keep the output file when the run fails
-  bool realtime = false;                // pace the input at its native rate
-  int loop = 1;                         // read the input this many times over
-  // Full frame queue: block | drop-oldest | drop-newest; auto: block for a
-  // file, drop-newest for a live input (latency must stay bounded).
-  std::string drop = "auto";
-  // At most this many frames between the decoder and the end (0: no limit
-  // but the queues'); at the limit the decoder waits (block) or drops.
-  std::size_t max_in_flight = 0;
-  // Live inputs (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): opened
-  // with low-latency options; a read that waits past stall_timeout_s ends the
-  // input (the output is finalized), or reconnects up to `reconnect` times
-  // where the protocol has connections.
-  double stall_timeout_s = 5.0;
-  int reconnect = 3;
-  std::vector<std::string> input_options;  // "key=value", passed to FFmpeg when opening the input
-  // Read each frame's stamp (written by a sender's `stamp` filter) before
-  // encoding: glass-to-glass latency in the report.
-  bool read_stamps = false;
-  // Several pipelines in one process (--streams): the memory strategy they
-  // share. Null: this run makes its own from `mem` and `budget`.
-  MemoryStrategy* shared_memory = nullptr;
-  std::optional<std::size_t> budget;    // CUDA path: device memory cap for the strategy
-  bool download_copy = false;           // A/B: copy downloads out of the slot (older way)
-  const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
-  std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
-  // Output "null": each frame at the end, valid during the call only (its
-  // memory may be a staging slot that goes back to its ring): copy to keep.
-  std::function<void(const Frame&)> on_frame;
-};
 
 struct TranscodeReport {
   std::string input, output, filters, device, decode, encoder;
@@ -134,9 +88,29 @@ struct MultiTranscodeReport {
 [[nodiscard]] std::string stream_output_name(const std::string& output, int k);
 MultiTranscodeReport transcode_streams(const TranscodeOptions& options, int streams);
 
-// Runs the whole transcode. Output "null" writes nothing (no encoder, no
-// muxer): the run measures decode and filters. Throws input_error / chain_error for bad input,
-// and removes a partial output on failure (unless keep_partial).
+// One transcode: the constructor checks the options, opens the input, plans
+// (plan()), opens the output and the CUDA path's parts, and wires the stages;
+// run() runs them once. It owns every resource of the run as a member, in the
+// order they must die (see transcode.cpp). Output "null" writes nothing (no
+// encoder, no muxer): the run measures decode and filters. Throws input_error
+// / chain_error for bad input; a failure mid-run throws transcode_failed with
+// the report. A partial output is removed on failure (unless keep_partial).
+class TranscodeSession {
+ public:
+  explicit TranscodeSession(TranscodeOptions options);
+  ~TranscodeSession();
+  TranscodeSession(const TranscodeSession&) = delete;
+  TranscodeSession& operator=(const TranscodeSession&) = delete;
+
+  [[nodiscard]] const TranscodePlan& plan() const;
+  TranscodeReport run();
+
+ private:
+  struct Parts;  // the members, in order (transcode.cpp)
+  std::unique_ptr<Parts> parts_;
+};
+
+// TranscodeSession(options).run().
 TranscodeReport transcode(const TranscodeOptions& options);
 
 }  // namespace vpipe

@@ -1,0 +1,132 @@
+// What a transcode is asked to do: the options, typed. Strings stop at the
+// command line: each enum has one table of names (names_of), which the CLI
+// maps with CLI11's CheckedTransformer and the report prints.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/pinned_ring.hpp"
+#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/queue.hpp"
+
+namespace vpipe {
+
+class MemoryStrategy;
+
+enum class Device { kAuto, kCpu, kCuda };
+enum class Decode { kAuto, kCpu, kNvdec };
+enum class Drop { kAuto, kBlock, kDropOldest, kDropNewest };
+
+// One table per enum: the name a user types, the value.
+template <class E>
+struct EnumNames;
+template <>
+struct EnumNames<Device> {
+  static constexpr std::array<std::pair<std::string_view, Device>, 3> table{
+      {{"auto", Device::kAuto}, {"cpu", Device::kCpu}, {"cuda", Device::kCuda}}};
+};
+template <>
+struct EnumNames<Decode> {
+  static constexpr std::array<std::pair<std::string_view, Decode>, 3> table{
+      {{"auto", Decode::kAuto}, {"cpu", Decode::kCpu}, {"nvdec", Decode::kNvdec}}};
+};
+template <>
+struct EnumNames<Drop> {
+  static constexpr std::array<std::pair<std::string_view, Drop>, 4> table{
+      {{"auto", Drop::kAuto},
+       {"block", Drop::kBlock},
+       {"drop-oldest", Drop::kDropOldest},
+       {"drop-newest", Drop::kDropNewest}}};
+};
+template <>
+struct EnumNames<HostMemory> {  // --host: the staging kinds a user picks
+  static constexpr std::array<std::pair<std::string_view, HostMemory>, 2> table{
+      {{"pinned", HostMemory::kPinned}, {"pageable", HostMemory::kPageable}}};
+};
+
+template <class E>
+[[nodiscard]] constexpr std::string_view name_of(E value) {
+  for (const auto& [name, v] : EnumNames<E>::table)
+    if (v == value) return name;
+  return "?";
+}
+// The value named `name`; throws input_error naming `what` and the choices.
+template <class E>
+[[nodiscard]] E from_name(std::string_view name, std::string_view what) {
+  std::string choices;
+  for (const auto& [n, v] : EnumNames<E>::table) {
+    if (n == name) return v;
+    choices += (choices.empty() ? "" : ", ") + std::string(n);
+  }
+  throw input_error(std::string(what) + " " + std::string(name) + ": expected one of " + choices);
+}
+// name → value, as CLI11's CheckedTransformer takes it.
+template <class E>
+[[nodiscard]] std::vector<std::pair<std::string, E>> names_of() {
+  std::vector<std::pair<std::string, E>> out;
+  for (const auto& [name, v] : EnumNames<E>::table) out.emplace_back(std::string(name), v);
+  return out;
+}
+
+struct TranscodeProgress {
+  std::int64_t frames_done = 0;
+  std::int64_t frames_total = 0;  // estimate; 0 = unknown
+  double elapsed_s = 0;
+};
+
+struct TranscodeOptions {
+  std::string input;
+  std::string output;
+  std::string filters;                  // the filter chain ("resize=1280x720,blur=sigma=1.5")
+  Device device = Device::kAuto;        // auto: the CUDA path where a device is usable
+  Decode decode = Decode::kAuto;        // auto: NVDEC when frames go to a CUDA filter
+  std::string mem = "pool";             // device memory strategy: one of strategy_names()
+  HostMemory host = HostMemory::kPinned;  // host staging
+  std::string encoder = "auto";         // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
+  int crf = 23;                         // libx264
+  std::string preset = "veryfast";      // libx264
+  int qscale = 3;                       // mpeg4: 2 (best) .. 31
+  std::optional<std::int64_t> max_frames;
+  std::size_t queue_depth = 8;          // frames in flight between two stages
+  int decode_threads = 0;               // 0: FFmpeg chooses
+  bool keep_partial = false;            // keep the output file when the run fails
+  bool realtime = false;                // pace the input at its native rate
+  int loop = 1;                         // read the input this many times over
+  // Full frame queue: block, drop-oldest or drop-newest; auto: block for a
+  // file, drop-newest for a live input (latency must stay bounded).
+  Drop drop = Drop::kAuto;
+  // At most this many frames between the decoder and the end (0: no limit
+  // but the queues'); at the limit the decoder waits (block) or drops.
+  std::size_t max_in_flight = 0;
+  // Live inputs (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): opened
+  // with low-latency options; a read that waits past stall_timeout_s ends the
+  // input (the output is finalized), or reconnects up to `reconnect` times
+  // where the protocol has connections.
+  double stall_timeout_s = 5.0;
+  int reconnect = 3;
+  std::vector<std::string> input_options;  // "key=value", passed to FFmpeg when opening the input
+  // Read each frame's stamp (written by a sender's `stamp` filter) before
+  // encoding: glass-to-glass latency in the report.
+  bool read_stamps = false;
+  // Several pipelines in one process (--streams): the memory strategy they
+  // share. Null: this run makes its own from `mem` and `budget`.
+  MemoryStrategy* shared_memory = nullptr;
+  std::optional<std::size_t> budget;    // CUDA path: device memory cap for the strategy
+  bool download_copy = false;           // A/B: copy downloads out of the slot (older way)
+  const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
+  std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
+  // Output "null": each frame at the end, valid during the call only (its
+  // memory may be a staging slot that goes back to its ring): copy to keep.
+  std::function<void(const Frame&)> on_frame;
+};
+
+}  // namespace vpipe

@@ -1,0 +1,192 @@
+#include "vpipe/pipeline/transcode_plan.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/av.hpp"
+
+namespace vpipe {
+
+namespace {
+
+// NVDEC frames hold decode surfaces (32 at most, the DPB's among them): the
+// queue after an NVDEC decoder is kept short enough that they never run out.
+constexpr std::size_t kNvdecQueueMax = 8;
+
+std::optional<CudaSegment> segment_of(const std::vector<ConfiguredFilter>& chain) {
+  const auto on_cuda = cuda_steps(chain);
+  const auto first = std::find(on_cuda.begin(), on_cuda.end(), true);
+  if (first == on_cuda.end()) return std::nullopt;
+  const auto last = std::find(on_cuda.rbegin(), on_cuda.rend(), true);
+  return CudaSegment{static_cast<std::size_t>(first - on_cuda.begin()),
+                     static_cast<std::size_t>(on_cuda.rend() - last - 1)};
+}
+
+// NVDEC's frames suit a chain whose CUDA filters come first, unbroken by a CPU
+// filter (a format conversion inserted for NV12 would be one). Filters that
+// pass frames through for this input do not count.
+bool starts_on_gpu(const std::vector<ConfiguredFilter>& chain, bool null_output) {
+  std::vector<bool> gpu;
+  const auto on_cuda = cuda_steps(chain);
+  for (std::size_t i = 0; i < chain.size(); ++i)
+    if (!chain[i].filter->is_identity()) gpu.push_back(on_cuda[i]);
+  if (gpu.empty()) return null_output && chain.empty();
+  for (std::size_t i = 1; i < gpu.size(); ++i)
+    if (gpu[i] && !gpu[i - 1]) return false;
+  return gpu.front();
+}
+
+void resolve_device(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
+  if (o.decode == Decode::kNvdec && o.device == Device::kCpu)
+    throw input_error("decode nvdec needs the CUDA path, and the device asked for is the CPU");
+  const std::string reason = o.device == Device::kCpu ? std::string() : m.cuda_unavailable;
+  if (o.device == Device::kCuda && !reason.empty())
+    throw input_error(fmt::format("device cuda: {}", reason));
+  if (o.decode == Decode::kNvdec && !reason.empty())
+    throw input_error(fmt::format("decode nvdec: {}", reason));
+  p.device = o.device != Device::kCpu && reason.empty() ? Device::kCuda : Device::kCpu;
+  if (o.device == Device::kAuto)
+    p.notes.push_back(p.device == Device::kCuda ? std::string("device auto: CUDA path")
+                                                : fmt::format("device auto: CPU path ({})", reason));
+}
+
+// The decoder, and the chain negotiated for its frames.
+void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodePlan& p) {
+  if (o.decode != Decode::kCpu && p.device == Device::kCuda) {
+    const std::string& why = in.nvdec_unsupported;
+    if (o.decode == Decode::kNvdec && !why.empty())
+      throw input_error(fmt::format("decode nvdec: {}: {}", o.input, why));
+    p.nvdec = why.empty();
+    if (!why.empty()) p.notes.push_back(fmt::format("decode auto: CPU ({})", why));
+  }
+  const FrameFormat nvdec_format{AV_PIX_FMT_NV12, in.format.width, in.format.height};
+  p.chain = build_chain(p.specs, p.nvdec ? nvdec_format : in.format);
+  if (p.nvdec && o.decode == Decode::kAuto && !starts_on_gpu(p.chain, p.null_output)) {
+    p.nvdec = false;
+    p.notes.push_back(p.chain.empty()
+                          ? "decode auto: CPU (no CUDA filter to take NVDEC's frames)"
+                          : "decode auto: CPU (the chain does not start with its CUDA filters in NV12)");
+    p.chain = build_chain(p.specs, in.format);
+  }
+  p.decoded = p.nvdec ? nvdec_format : in.format;
+}
+
+const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
+  std::string name = o.encoder;
+  if (name == "auto") {
+    name = "libx264";
+    if (p.device == Device::kCuda && m.nvenc) {
+      const auto [usable, detail] = m.nvenc();
+      if (usable) name = "h264_nvenc";
+      p.notes.push_back(usable ? std::string("encoder auto: h264_nvenc (NVENC present)")
+                               : fmt::format("encoder auto: libx264, this device has no usable "
+                                             "NVENC ({})", detail));
+    }
+  }
+  const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
+  if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
+    throw input_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
+  return codec;
+}
+
+// The CUDA segment, and the checks and notes that go with it.
+void place_cuda_segment(const TranscodeOptions& o, TranscodePlan& p) {
+  if (p.device != Device::kCuda) return;
+  p.cuda = segment_of(p.chain);
+  if (!p.cuda) {
+    if (std::any_of(p.chain.begin(), p.chain.end(), [](const auto& c) { return !c.filter->is_identity(); }))
+      p.notes.push_back("no CUDA filter in this chain: it runs on the CPU");
+  } else {
+    const auto on_cuda = cuda_steps(p.chain);
+    for (std::size_t i = p.cuda->first; i <= p.cuda->last; ++i)
+      if (!on_cuda[i] && !p.chain[i].filter->is_identity())
+        throw input_error(fmt::format("'{}' has no CUDA implementation and sits between CUDA "
+                                      "filters; run the chain on the CPU device",
+                                      p.chain[i].label));
+  }
+  p.device_memory = p.cuda.has_value() || p.nvdec;
+  p.decode_into_pinned = !p.nvdec && p.cuda && p.cuda->first == 0 && o.host == HostMemory::kPinned;
+}
+
+}  // namespace
+
+QueuePlan plan_queues(std::size_t depth, bool nvdec) {
+  QueuePlan q;
+  q.packets = depth * 2;
+  q.mux = depth * 8;
+  q.decoded = nvdec ? std::min(depth, kNvdecQueueMax) : depth;
+  q.frames = depth;
+  q.upload_slots = depth + 2;
+  // The slots are the encoder's input frames: enough for the queue after the
+  // download, the encoder's hands and the download in progress.
+  q.download_slots = depth + 3;
+  q.nvdec_extra_surfaces = static_cast<int>(q.decoded) + 3;
+  return q;
+}
+
+AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
+  if (!codec->pix_fmts) return want;
+  for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
+    if (*f == want) return want;
+  for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
+    if (*f == AV_PIX_FMT_YUV420P) return *f;
+  return codec->pix_fmts[0];
+}
+
+std::vector<std::string> TranscodePlan::labels() const {
+  std::vector<std::string> out;
+  for (const auto& c : chain) out.push_back(c.label);
+  return out;
+}
+
+void check_options(const TranscodeOptions& o) {
+  const auto& names = strategy_names();
+  if (std::find(names.begin(), names.end(), o.mem) == names.end())
+    throw input_error(fmt::format("memory strategy '{}': expected one of {}", o.mem, fmt::join(names, ", ")));
+  if (o.loop < 1) throw input_error(fmt::format("loop {}: expected 1 or more", o.loop));
+  if (!(o.stall_timeout_s > 0))
+    throw input_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));
+  if (o.reconnect < 0) throw input_error(fmt::format("reconnect {}: expected 0 or more", o.reconnect));
+  if (o.queue_depth < 1) throw input_error("queue depth 0: expected 1 or more");
+  for (const auto& kv : o.input_options)
+    if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
+      throw input_error(fmt::format("input option {}: expected key=value", kv));
+  if (o.input.empty() || o.output.empty()) throw input_error("need an input and an output path");
+}
+
+TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const MachineProbe& machine) {
+  check_options(o);
+  TranscodePlan p;
+  p.null_output = o.output == "null";
+  p.live = is_live_input(o.input);
+  p.drop = o.drop == Drop::kDropOldest                       ? DropPolicy::kDropOldest
+           : o.drop == Drop::kDropNewest                     ? DropPolicy::kDropNewest
+           : o.drop == Drop::kAuto && p.live                 ? DropPolicy::kDropNewest
+                                                             : DropPolicy::kBlock;
+  p.specs = parse_chain(o.filters);
+  for (const auto& s : p.specs) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
+  resolve_device(o, machine, p);
+  choose_decoder(o, in, p);
+  p.output = p.chain.empty() ? p.decoded : p.chain.back().out;
+  if (!p.null_output) {
+    p.encoder = choose_encoder(o, machine, p);
+    if (const auto want = encoder_format(p.encoder, p.output.pix_fmt); want != p.output.pix_fmt) {
+      auto conv = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), p.output);
+      for (auto& c : conv) p.chain.push_back(std::move(c));
+      p.output = p.chain.back().out;
+    }
+  }
+  place_cuda_segment(o, p);
+  p.queues = plan_queues(o.queue_depth, p.nvdec);
+  return p;
+}
+
+}  // namespace vpipe

@@ -1,0 +1,231 @@
+// plan(): every decision a transcode makes before frames flow, tested with a
+// probed input and a machine described by hand: no FFmpeg I/O, no GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "vpipe/pipeline/transcode_plan.hpp"
+
+using namespace vpipe;
+
+namespace {
+
+const FrameFormat k720p{AV_PIX_FMT_YUV420P, 1280, 720};
+
+TranscodeOptions options(std::string filters, std::string output = "out.mp4") {
+  TranscodeOptions o;
+  o.input = "in.mp4";
+  o.output = std::move(output);
+  o.filters = std::move(filters);
+  o.encoder = "libx264";
+  return o;
+}
+
+// A machine with a usable GPU (no NVENC) that counts the NVENC probes.
+struct Gpu {
+  int nvenc_probes = 0;
+  MachineProbe probe() {
+    MachineProbe m;
+    m.nvenc = [this] {
+      ++nvenc_probes;
+      return std::pair<bool, std::string>{false, "no NVENC here"};
+    };
+    return m;
+  }
+};
+
+MachineProbe no_gpu() {
+  MachineProbe m;
+  m.cuda_unavailable = "no usable CUDA device (test)";
+  return m;
+}
+
+bool has_note(const TranscodePlan& p, std::string_view text) {
+  return std::any_of(p.notes.begin(), p.notes.end(),
+                     [&](const auto& n) { return n.find(text) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST(Plan, CpuPathRunsEveryFilterOnTheCpu) {
+  auto o = options("resize=640x360,blur=sigma=1.5");
+  o.device = Device::kCpu;
+  Gpu gpu;
+  const auto p = plan(o, {k720p, ""}, gpu.probe());
+  EXPECT_EQ(p.device, Device::kCpu);
+  EXPECT_FALSE(p.nvdec);
+  EXPECT_FALSE(p.cuda.has_value());
+  EXPECT_FALSE(p.device_memory);
+  EXPECT_EQ(p.decoded, k720p);
+  EXPECT_EQ(p.output, (FrameFormat{AV_PIX_FMT_YUV420P, 640, 360}));
+  ASSERT_NE(p.encoder, nullptr);
+  EXPECT_STREQ(p.encoder->name, "libx264");
+  EXPECT_EQ(p.labels(), (std::vector<std::string>{"resize=640x360", "blur=sigma=1.5"}));
+  EXPECT_EQ(gpu.nvenc_probes, 0);
+}
+
+TEST(Plan, AutoOnAGpuDecodesWithNvdecIntoTheCudaSegment) {
+  auto o = options("resize=640x360,blur=sigma=1.5");
+  Gpu gpu;
+  const auto p = plan(o, {k720p, ""}, gpu.probe());
+  EXPECT_EQ(p.device, Device::kCuda);
+  EXPECT_TRUE(p.nvdec);
+  EXPECT_EQ(p.decoded, (FrameFormat{AV_PIX_FMT_NV12, 1280, 720}));
+  ASSERT_TRUE(p.cuda.has_value());
+  EXPECT_EQ(p.cuda->first, 0u);
+  EXPECT_GE(p.cuda->last, 1u);
+  EXPECT_TRUE(p.device_memory);
+  EXPECT_FALSE(p.decode_into_pinned) << "NVDEC's frames are on the device already";
+  EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_NV12) << "libx264 takes NV12 as it is: no conversion";
+  EXPECT_EQ(p.chain.size(), 2u);
+  EXPECT_TRUE(has_note(p, "device auto: CUDA path"));
+}
+
+TEST(Plan, NvdecRefusedForTheInputFallsBackOnAutoAndFailsWhenAskedFor) {
+  auto o = options("resize=640x360");
+  Gpu gpu;
+  const ProbedInput ten_bit{{AV_PIX_FMT_YUV420P10LE, 1280, 720}, "10-bit is not taken"};
+  const auto p = plan(o, ten_bit, gpu.probe());
+  EXPECT_FALSE(p.nvdec);
+  EXPECT_TRUE(has_note(p, "decode auto: CPU (10-bit is not taken)"));
+  o.decode = Decode::kNvdec;
+  try {
+    (void)plan(o, ten_bit, gpu.probe());
+    FAIL() << "decode nvdec on an input NVDEC refuses must fail";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("decode nvdec: in.mp4: 10-bit is not taken"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Plan, AChainThatStartsOnTheCpuDecodesOnTheCpu) {
+  Gpu gpu;
+  const auto p = plan(options("delay=ms=1,resize=640x360"), {k720p, ""}, gpu.probe());
+  EXPECT_FALSE(p.nvdec);
+  EXPECT_TRUE(has_note(p, "the chain does not start with its CUDA filters"));
+  ASSERT_TRUE(p.cuda.has_value());
+  EXPECT_EQ(p.cuda->first, 1u) << "the resize after the CPU delay still runs on the GPU";
+  EXPECT_FALSE(p.decode_into_pinned) << "the first step is on the CPU";
+}
+
+TEST(Plan, CpuDecodeIntoPinnedFramesOnlyWhenTheFirstStepIsOnTheGpuAndStagingIsPinned) {
+  auto o = options("resize=640x360");
+  o.decode = Decode::kCpu;
+  Gpu gpu;
+  EXPECT_TRUE(plan(o, {k720p, ""}, gpu.probe()).decode_into_pinned);
+  o.host = HostMemory::kPageable;
+  EXPECT_FALSE(plan(o, {k720p, ""}, gpu.probe()).decode_into_pinned);
+}
+
+TEST(Plan, ACpuFilterBetweenCudaFiltersIsRefusedNamingIt) {
+  Gpu gpu;
+  try {
+    (void)plan(options("resize=640x360,delay=ms=1,blur=sigma=1"), {k720p, ""}, gpu.probe());
+    FAIL() << "a CPU step inside the CUDA segment must be refused";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'delay=ms=1' has no CUDA implementation"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Plan, DeviceAndDecodeRequestsAMachineCannotMeetFailClearly) {
+  auto o = options("resize=640x360");
+  o.device = Device::kCuda;
+  EXPECT_THROW((void)plan(o, {k720p, ""}, no_gpu()), input_error);
+  o.device = Device::kCpu;
+  o.decode = Decode::kNvdec;
+  EXPECT_THROW((void)plan(o, {k720p, ""}, no_gpu()), input_error);
+  o.device = Device::kAuto;
+  o.decode = Decode::kAuto;
+  const auto p = plan(o, {k720p, ""}, no_gpu());
+  EXPECT_EQ(p.device, Device::kCpu);
+  EXPECT_TRUE(has_note(p, "device auto: CPU path (no usable CUDA device (test))"));
+}
+
+TEST(Plan, EncoderAutoAsksForNvencOnlyOnTheCudaPath) {
+  auto o = options("resize=640x360");
+  o.encoder = "auto";
+  Gpu gpu;
+  auto p = plan(o, {k720p, ""}, gpu.probe());
+  EXPECT_EQ(gpu.nvenc_probes, 1);
+  EXPECT_STREQ(p.encoder->name, "libx264");
+  EXPECT_TRUE(has_note(p, "encoder auto: libx264, this device has no usable NVENC (no NVENC here)"));
+  o.device = Device::kCpu;
+  p = plan(o, {k720p, ""}, gpu.probe());
+  EXPECT_EQ(gpu.nvenc_probes, 1) << "no probe (and no 0.5 s) on the CPU path";
+  o.output = "null";
+  o.device = Device::kAuto;
+  p = plan(o, {k720p, ""}, gpu.probe());
+  EXPECT_EQ(p.encoder, nullptr);
+  EXPECT_EQ(gpu.nvenc_probes, 1) << "a null output has no encoder to choose";
+}
+
+TEST(Plan, ADecodeOnlyNullRunKeepsNvdecFramesOnTheDevice) {
+  Gpu gpu;
+  const auto p = plan(options("", "null"), {k720p, ""}, gpu.probe());
+  EXPECT_TRUE(p.null_output);
+  EXPECT_TRUE(p.nvdec);
+  EXPECT_TRUE(p.chain.empty());
+  EXPECT_FALSE(p.cuda.has_value());
+  EXPECT_TRUE(p.device_memory) << "NVDEC's frames come from the strategy";
+}
+
+TEST(Plan, TheEncodersFormatIsAppendedAsAConversion) {
+  auto o = options("resize=640x360");
+  o.device = Device::kCpu;
+  o.encoder = "ffv1";
+  const auto rgb = plan(o, {{AV_PIX_FMT_RGB24, 1280, 720}, ""}, no_gpu());
+  EXPECT_EQ(rgb.output.pix_fmt, encoder_format(rgb.encoder, AV_PIX_FMT_RGB24));
+  o.encoder = "libx264";
+  const auto p = plan(o, {{AV_PIX_FMT_RGB24, 1280, 720}, ""}, no_gpu());
+  EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P);
+  EXPECT_GT(p.chain.size(), 1u) << "a conversion to yuv420p follows the resize";
+}
+
+TEST(Plan, DropPolicyAndQueueSizesFollowOneRule) {
+  auto o = options("");
+  o.device = Device::kCpu;
+  o.queue_depth = 5;
+  auto p = plan(o, {k720p, ""}, no_gpu());
+  EXPECT_EQ(p.drop, DropPolicy::kBlock) << "a file loses nothing by default";
+  EXPECT_EQ(p.queues.packets, 10u);
+  EXPECT_EQ(p.queues.mux, 40u);
+  EXPECT_EQ(p.queues.decoded, 5u);
+  EXPECT_EQ(p.queues.upload_slots, 7u);
+  EXPECT_EQ(p.queues.download_slots, 8u);
+  o.input = "udp://127.0.0.1:5000";
+  p = plan(o, {k720p, ""}, no_gpu());
+  EXPECT_TRUE(p.live);
+  EXPECT_EQ(p.drop, DropPolicy::kDropNewest) << "live input: latency stays bounded";
+  o.drop = Drop::kBlock;
+  EXPECT_EQ(plan(o, {k720p, ""}, no_gpu()).drop, DropPolicy::kBlock);
+  EXPECT_EQ(plan_queues(20, true).decoded, 8u) << "NVDEC's surfaces bound the queue after it";
+  EXPECT_EQ(plan_queues(20, true).nvdec_extra_surfaces, 11);
+}
+
+TEST(Plan, BadOptionsFailBeforeAnythingIsOpened) {
+  auto o = options("resize=640x360");
+  o.mem = "bogus";
+  try {
+    check_options(o);
+    FAIL() << "an unknown strategy must fail";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("naive, pool, pool-release0, vmm, slab"), std::string::npos);
+  }
+  o.mem = "pool";
+  o.loop = 0;
+  EXPECT_THROW(check_options(o), input_error);
+  o.loop = 1;
+  o.input_options = {"=x"};
+  EXPECT_THROW(check_options(o), input_error);
+  o.input_options.clear();
+  EXPECT_NO_THROW(check_options(o));
+  EXPECT_THROW((void)plan(options("resize=wide"), {k720p, ""}, no_gpu()), chain_error);
+}
+
+TEST(Plan, EnumNamesRoundTripAndUnknownNamesFail) {
+  EXPECT_EQ(from_name<Device>("cuda", "device"), Device::kCuda);
+  EXPECT_EQ(name_of(Drop::kDropOldest), "drop-oldest");
+  EXPECT_EQ(from_name<HostMemory>("pageable", "host"), HostMemory::kPageable);
+  EXPECT_THROW((void)from_name<Decode>("gpu", "decode"), input_error);
+}
