@@ -10,7 +10,7 @@
 
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
-#include "vpipe/pipeline/soak.hpp"
+#include "soak/soak.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe::cli {

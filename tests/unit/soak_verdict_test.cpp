@@ -2,7 +2,7 @@
 // it must fail them, and pass a flat run.
 #include <gtest/gtest.h>
 
-#include "vpipe/pipeline/soak.hpp"
+#include "soak/soak.hpp"
 
 using namespace vpipe;
 

@@ -1,4 +1,4 @@
-#include "vpipe/pipeline/soak.hpp"
+#include "soak/soak.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -23,7 +23,7 @@
 #include "vpipe/pipeline/cuda_stages.hpp"
 #include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/pipeline.hpp"
-#include "vpipe/pipeline/plot.hpp"
+#include "soak/plot.hpp"
 #include "vpipe/pipeline/frame_graph.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 

@@ -1,4 +1,4 @@
-#include "vpipe/pipeline/metrics_server.hpp"
+#include "soak/metrics_server.hpp"
 
 #include <fmt/format.h>
 #include <httplib.h>

@@ -1,4 +1,4 @@
-#include "vpipe/pipeline/plot.hpp"
+#include "soak/plot.hpp"
 
 #include <fmt/format.h>
 #include <png.h>
