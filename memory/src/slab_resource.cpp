@@ -155,8 +155,17 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
     }
   }
   if (!pick && !c.free.empty()) {
-    fences_->wait(*c.free.front().fence);
-    pick = 0;
+    // The oldest pending block is taken (out of the free list, its batch
+    // marked in use) before the lock is released for the wait: one stream's
+    // backlog never stalls another thread's deallocate.
+    const FreeBlock block = c.free.front();
+    c.free.pop_front();
+    --std::prev(batches_.upper_bound(block.ptr))->second.free_blocks;
+    used_ += size;
+    lock.unlock();
+    fences_->wait(*block.fence);
+    fences_->release(*block.fence);
+    return block.ptr;
   }
   if (!pick) {
     if (grow(c, stream)) {

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "vpipe/memory/errors.hpp"
 
@@ -124,7 +125,8 @@ VmmArena::VmmArena(VmmOptions options, std::unique_ptr<VmmBacking> backing,
 
 VmmArena::~VmmArena() {
   try {
-    reclaim(/*wait=*/true);
+    std::unique_lock lock(mutex_);
+    reclaim_all(lock);
   } catch (...) {
   }
   for (std::size_t c = 0; c < chunk_mapped_.size(); ++c)
@@ -169,11 +171,10 @@ void VmmArena::give_back(std::size_t offset, std::size_t bytes) {
   for (std::size_t c = offset / chunk_; c <= (offset + bytes - 1) / chunk_; ++c) --chunk_users_[c];
 }
 
-void VmmArena::reclaim(bool wait) {
+void VmmArena::reclaim_ready() {
   std::size_t kept = 0;
   for (auto& p : pending_) {
-    if (wait) fences_->wait(p.fence);
-    if (wait || fences_->ready(p.fence)) {
+    if (fences_->ready(p.fence)) {
       fences_->release(p.fence);
       give_back(p.offset, p.bytes);
     } else {
@@ -181,6 +182,17 @@ void VmmArena::reclaim(bool wait) {
     }
   }
   pending_.resize(kept);
+}
+
+void VmmArena::reclaim_all(std::unique_lock<std::mutex>& lock) {
+  const auto waiting = std::exchange(pending_, {});
+  lock.unlock();
+  for (const auto& p : waiting) fences_->wait(p.fence);
+  lock.lock();
+  for (const auto& p : waiting) {
+    fences_->release(p.fence);
+    give_back(p.offset, p.bytes);
+  }
 }
 
 std::size_t VmmArena::unmap_idle_chunks(std::size_t at_least) {
@@ -198,9 +210,9 @@ std::size_t VmmArena::unmap_idle_chunks(std::size_t at_least) {
 }
 
 void* VmmArena::do_allocate(std::size_t bytes, cudaStream_t /*stream*/) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   const std::size_t size = block_bytes(bytes);
-  reclaim(false);
+  reclaim_ready();
   std::optional<std::size_t> offset;
   std::size_t first = 0, last = 0, to_map = 0;
   // Two tries: the second after waiting for pending frees, whose blocks may
@@ -208,7 +220,7 @@ void* VmmArena::do_allocate(std::size_t bytes, cudaStream_t /*stream*/) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     offset = place(size);
     if (!offset && !pending_.empty()) {
-      reclaim(true);
+      reclaim_all(lock);
       offset = place(size);
     }
     if (!offset)
@@ -220,7 +232,7 @@ void* VmmArena::do_allocate(std::size_t bytes, cudaStream_t /*stream*/) {
     if (!options_.max_physical || mapped_ + to_map <= *options_.max_physical) break;
     if (attempt == 0 && !pending_.empty()) {
       free_.free(*offset, size);
-      reclaim(true);
+      reclaim_all(lock);
       continue;
     }
     unmap_idle_chunks(mapped_ + to_map - *options_.max_physical);
@@ -269,8 +281,8 @@ void VmmArena::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) 
 }
 
 void VmmArena::trim() {
-  std::lock_guard lock(mutex_);
-  reclaim(true);
+  std::unique_lock lock(mutex_);
+  reclaim_all(lock);
   unmap_idle_chunks(SIZE_MAX);
 }
 

@@ -6,7 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
 #include <random>
 #include <set>
 #include <sstream>
@@ -552,4 +557,98 @@ TEST(RetryAdaptor, GivesUpAfterItsRetriesAndCountsAFailure) {
   EXPECT_THROW((void)no_retry.allocate(1, nullptr), out_of_memory);
   EXPECT_EQ(none.calls, 1);
   EXPECT_EQ(none.trims, 0);
+}
+
+// ---- no host-side GPU wait under an allocator's lock --------------------------
+
+namespace {
+
+// Fences that complete only when the test opens the gate: wait() blocks the
+// calling thread until then (a stream far behind). Thread-safe.
+class GatedFences final : public FenceSource {
+ public:
+  FenceId record(cudaStream_t) override {
+    std::lock_guard lock(mutex_);
+    return next_++;
+  }
+  bool ready(FenceId) override {
+    std::lock_guard lock(mutex_);
+    return open_;
+  }
+  void wait(FenceId) override {
+    std::unique_lock lock(mutex_);
+    ++waiting_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+    --waiting_;
+  }
+  void release(FenceId) noexcept override {}
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  // Blocks until a thread waits on a fence (false after 5 s).
+  bool someone_waits() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(5), [&] { return waiting_ > 0; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  FenceId next_ = 0;
+  int waiting_ = 0;
+  bool open_ = false;
+};
+
+// While `stalled` waits on a slow stream's fence inside allocate, `other`
+// (another thread's deallocate) must finish: the allocator's lock is free.
+void expect_deallocate_not_stalled(GatedFences& fences, const std::function<void()>& stalled,
+                                   const std::function<void()>& other) {
+  std::thread waiter(stalled);
+  ASSERT_TRUE(fences.someone_waits()) << "the allocation did not wait for the pending free";
+  auto done = std::async(std::launch::async, other);
+  const bool finished = done.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  fences.open();
+  waiter.join();
+  done.wait();
+  EXPECT_TRUE(finished) << "a deallocate on another thread waited for the slow stream";
+}
+
+}  // namespace
+
+TEST(VmmArena, ASlowStreamDoesNotStallADeallocateOnAnotherThread) {
+  auto gated = std::make_unique<GatedFences>();
+  auto* fences = gated.get();
+  VmmOptions o;
+  o.chunk_bytes = 2 * MiB;
+  o.max_physical = 4 * MiB;
+  VmmArena arena(o, std::make_unique<FakeBacking>(64 * MiB), std::move(gated));
+  void* a = arena.allocate(2 * MiB, nullptr);
+  void* b = arena.allocate(1 * MiB, nullptr);
+  arena.deallocate(a, 2 * MiB, nullptr);  // pending on a slow stream
+  void* c = nullptr;
+  expect_deallocate_not_stalled(
+      *fences, [&] { c = arena.allocate(2 * MiB, nullptr); },  // needs a's chunk: waits
+      [&] { arena.deallocate(b, 1 * MiB, nullptr); });
+  EXPECT_EQ(c, a) << "after the wait, the freed block serves the allocation";
+  arena.deallocate(c, 2 * MiB, nullptr);
+}
+
+TEST(SlabResource, ASlowStreamDoesNotStallADeallocateOnAnotherThread) {
+  HostResource up;
+  auto gated = std::make_unique<GatedFences>();
+  auto* fences = gated.get();
+  SlabResource slab(up, {2, 2 * 1024, 8, 1}, std::move(gated));  // room for two 1 KiB blocks
+  void* a = slab.allocate(1024, nullptr);
+  void* b = slab.allocate(1024, nullptr);
+  slab.deallocate(a, 1024, nullptr);  // pending on a slow stream
+  void* c = nullptr;
+  expect_deallocate_not_stalled(
+      *fences, [&] { c = slab.allocate(1024, nullptr); },  // only a is free: waits for it
+      [&] { slab.deallocate(b, 1024, nullptr); });
+  EXPECT_EQ(c, a);
+  slab.deallocate(c, 1024, nullptr);
+  EXPECT_EQ(*slab.usage().used, 0u);
 }

@@ -74,7 +74,11 @@ class VmmArena final : public DeviceMemoryResource {
   };
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
-  void reclaim(bool wait);                       // pending → free list
+  void reclaim_ready();                          // pending whose fence is done → free list
+  // Every pending free → free list, waiting for their fences with the lock
+  // released (taken out of pending_ first, so no other thread touches them):
+  // one stream's backlog never stalls another thread's deallocate.
+  void reclaim_all(std::unique_lock<std::mutex>& lock);
   void give_back(std::size_t offset, std::size_t bytes);
   std::size_t unmap_idle_chunks(std::size_t at_least);  // returns bytes unmapped
   [[nodiscard]] std::size_t block_bytes(std::size_t bytes) const;
