@@ -457,9 +457,7 @@ class Grayscale final : public Filter {
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
       if (p == 0 || p >= 3)
-        VPIPE_CUDA_TRY(cudaMemcpy2DAsync(d.data, d.pitch, s.data, s.pitch, s.row_bytes(),
-                                         static_cast<std::size_t>(s.height),
-                                         cudaMemcpyDeviceToDevice, ctx.stream));
+        cuda::copy_plane(s, d.data, d.pitch, cudaMemcpyDeviceToDevice, ctx.stream);
       else
         cuda::fill_plane(d, 128, ctx.stream);
     });

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/host_frames.hpp"
 
@@ -77,9 +78,7 @@ Flow UploadStage::process(Frame in, Output<Frame>& out) {
     for (int p = 0; p < in.num_planes; ++p) {
       const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
       const PlaneView& dst = dev.planes[static_cast<std::size_t>(p)];
-      VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.data, dst.pitch, src.data, src.pitch, src.row_bytes(),
-                                       static_cast<std::size_t>(src.height),
-                                       cudaMemcpyHostToDevice, stream_));
+      cuda::copy_plane(src, dst.data, dst.pitch, cudaMemcpyHostToDevice, stream_);
     }
     dev.copy_props_from(in);
     dev.ready = std::make_shared<ReadyEvent>(stream_);
@@ -100,9 +99,8 @@ Flow UploadStage::process(Frame in, Output<Frame>& out) {
     const std::size_t row = src.row_bytes();
     std::byte* staged = slot.data + offset;
     for (int y = 0; y < src.height; ++y) std::memcpy(staged + static_cast<std::size_t>(y) * row, src.row(y), row);
-    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.data, dst.pitch, staged, row, row,
-                                     static_cast<std::size_t>(src.height), cudaMemcpyHostToDevice,
-                                     stream_));
+    cuda::copy_plane(PlaneView{reinterpret_cast<std::uint8_t*>(staged), src.width, src.height, src.channels, row},
+                     dst.data, dst.pitch, cudaMemcpyHostToDevice, stream_);
     offset += row * static_cast<std::size_t>(src.height);
   }
   ring_.release(slot, stream_);  // reusable once this copy is done
@@ -148,9 +146,7 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
     for (int p = 0; p < in.num_planes; ++p) {
       const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
       const PlaneView& dst = host.planes[static_cast<std::size_t>(p)];
-      VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.data, dst.pitch, src.data, src.pitch, src.row_bytes(),
-                                       static_cast<std::size_t>(src.height),
-                                       cudaMemcpyDeviceToHost, stream_));
+      cuda::copy_plane(src, dst.data, dst.pitch, cudaMemcpyDeviceToHost, stream_);
     }
     in.device->retire_on(stream_);
     VPIPE_CUDA_TRY(cudaStreamSynchronize(stream_));
@@ -178,9 +174,7 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
     const std::size_t pitch = (src.row_bytes() + 63) / 64 * 64;
     av->data[p] = reinterpret_cast<std::uint8_t*>(slot.data) + offset;
     av->linesize[p] = static_cast<int>(pitch);
-    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(av->data[p], pitch, src.data, src.pitch, src.row_bytes(),
-                                     static_cast<std::size_t>(src.height), cudaMemcpyDeviceToHost,
-                                     stream_));
+    cuda::copy_plane(src, av->data[p], pitch, cudaMemcpyDeviceToHost, stream_);
     offset += pitch * static_cast<std::size_t>(src.height);
   }
   in.device->retire_on(stream_);
@@ -196,9 +190,7 @@ Flow DownloadStage::copy_out(Frame in, Output<Frame>& out) {
   for (int p = 0; p < in.num_planes; ++p) {
     const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
     const std::size_t row = src.row_bytes();
-    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(slot.data + offset, row, src.data, src.pitch, row,
-                                     static_cast<std::size_t>(src.height), cudaMemcpyDeviceToHost,
-                                     stream_));
+    cuda::copy_plane(src, slot.data + offset, row, cudaMemcpyDeviceToHost, stream_);
     offset += row * static_cast<std::size_t>(src.height);
   }
   in.device->retire_on(stream_);

@@ -78,6 +78,11 @@ void invert_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t strea
 void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256],
                cudaStream_t stream);
 void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream);
+// Copies `src`'s pixels (row_bytes() × height) to `dst`, whose rows are
+// `dst_pitch` apart, on `stream`: the one plane copy every stage uses (upload,
+// download, staging slots, device-to-device passthroughs).
+void copy_plane(const PlaneView& src, void* dst, std::size_t dst_pitch, cudaMemcpyKind kind,
+                cudaStream_t stream);
 
 // ---- fused -----------------------------------------------------------------
 // NV12 → resized RGB(A) in one pass (each plane sampled at the output's

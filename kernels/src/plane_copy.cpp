@@ -1,0 +1,12 @@
+#include "vpipe/kernels/cuda_ops.hpp"
+#include "vpipe/memory/errors.hpp"
+
+namespace vpipe::cuda {
+
+void copy_plane(const PlaneView& src, void* dst, std::size_t dst_pitch, cudaMemcpyKind kind,
+                cudaStream_t stream) {
+  VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst, dst_pitch, src.data, src.pitch, src.row_bytes(),
+                                   static_cast<std::size_t>(src.height), kind, stream));
+}
+
+}  // namespace vpipe::cuda
