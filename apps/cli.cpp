@@ -60,6 +60,10 @@ CLI::Option* add_enum(CLI::App* app, const std::string& flag, E& value, const st
   return app->add_option(flag, value, help)->transform(to_value)->default_str(std::string(vpipe::name_of(value)));
 }
 
+void add_transcode(Cli& c);  // one function per subcommand's options
+void add_bench(Cli& c);
+void add_soak(Cli& c);
+
 }  // namespace
 
 std::unique_ptr<Cli> make_cli() {
@@ -86,6 +90,19 @@ std::unique_ptr<Cli> make_cli() {
                  "Plugins in $VPIPE_PLUGIN_DIR, else in <vpipe's dir>/plugins and "
                  "<vpipe's dir>/../lib/vpipe/plugins, load by themselves");
 
+  add_transcode(*c);
+  app.add_subcommand("info", "show CUDA devices, NVDEC/NVENC availability and library versions");
+  add_bench(*c);
+  add_soak(*c);
+  app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
+  return c;
+}
+
+namespace {
+
+void add_transcode(Cli& cli) {
+  auto* c = &cli;
+  auto& app = c->app;
   auto& topts = c->topts;
   auto& report_path = c->report_path;
   auto& frames = c->frames;
@@ -163,7 +180,11 @@ std::unique_ptr<Cli> make_cli() {
   tc->add_flag("--realtime", topts.realtime,
                "read the input no faster than its timestamps (rehearse a live feed with a file)");
 
-  app.add_subcommand("info", "show CUDA devices, NVDEC/NVENC availability and library versions");
+}
+
+void add_bench(Cli& cli) {
+  auto* c = &cli;
+  auto& app = c->app;
   auto* bench = c->bench = app.add_subcommand("bench", "measure vpipe on this machine (needs a CUDA device)");
   bench->require_subcommand(1);
   auto& mopts = c->mopts;
@@ -214,6 +235,11 @@ std::unique_ptr<Cli> make_cli() {
   bpipe->add_option("--json", popts.json_path, "write every run's report as JSON");
   bpipe->add_option("--device", popts.device, "cuda, or cpu for one CPU-path row")
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+}
+
+void add_soak(Cli& cli) {
+  auto* c = &cli;
+  auto& app = c->app;
   auto& sopts = c->sopts;
   auto& soak_mem = c->soak_mem;
   auto& soak_compare = c->soak_compare;
@@ -278,10 +304,9 @@ std::unique_ptr<Cli> make_cli() {
       ->capture_default_str();
   soak->add_option("--warmup", warmup_pct, "verdict: % of the samples ignored at the start")
       ->check(CLI::Range(0.0, 90.0))->capture_default_str();
-  app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
-
-  return c;
 }
+
+}  // namespace
 
 void finish(Cli& c) {
   if (c.frames > 0) c.topts.max_frames = c.frames;
