@@ -113,7 +113,7 @@ std::size_t BudgetAdaptor::in_use() const {
 // ---- logging ----------------------------------------------------------------
 
 LoggingAdaptor::LoggingAdaptor(DeviceMemoryResource& upstream, std::ostream& out)
-    : upstream_(upstream), out_(out), t0_ns_(now_ns()) {
+    : ResourceAdaptor(upstream), out_(out), t0_ns_(now_ns()) {
   out_ << "t_ns,op,id,bytes,stream\n";
 }
 

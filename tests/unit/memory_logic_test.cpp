@@ -652,3 +652,30 @@ TEST(SlabResource, ASlowStreamDoesNotStallADeallocateOnAnotherThread) {
   slab.deallocate(c, 1024, nullptr);
   EXPECT_EQ(*slab.usage().used, 0u);
 }
+
+// Every adaptor answers the upstream's queries (one base forwards them): the
+// logging adaptor once said "no device syncs" over naive's cudaFree.
+TEST(Adaptors, EveryAdaptorForwardsTheUpstreamsQueries) {
+  class Syncing final : public DeviceMemoryResource {
+   public:
+    std::string_view name() const noexcept override { return "syncing"; }
+    bool deallocate_synchronizes_device() const noexcept override { return true; }
+    void trim() override { ++trims; }
+    int trims = 0;
+
+   private:
+    void* do_allocate(std::size_t, cudaStream_t) override { return this; }
+    void do_deallocate(void*, std::size_t, cudaStream_t) noexcept override {}
+  } up;
+  std::ostringstream log;
+  StatisticsAdaptor stats(up);
+  BudgetAdaptor budget(up, 1024);
+  RetryAdaptor retry(up, up);
+  LoggingAdaptor logging(up, log);
+  for (DeviceMemoryResource* a : std::initializer_list<DeviceMemoryResource*>{&stats, &budget, &retry, &logging}) {
+    EXPECT_TRUE(a->deallocate_synchronizes_device());
+    EXPECT_EQ(a->name(), "syncing");
+    a->trim();
+  }
+  EXPECT_EQ(up.trims, 4);
+}

@@ -36,15 +36,34 @@ struct AllocationStats {
   std::int64_t device_syncs = 0;   // device-wide synchronizations the strategy caused
 };
 
-class StatisticsAdaptor final : public DeviceMemoryResource {
+// The base of every adaptor: everything forwards to the upstream, so an
+// adaptor overrides only what its one concern changes (and cannot forget a
+// query, as a hand-written forwarder once forgot deallocate_synchronizes_device).
+class ResourceAdaptor : public DeviceMemoryResource {
  public:
-  explicit StatisticsAdaptor(DeviceMemoryResource& upstream) : upstream_(upstream) {}
+  explicit ResourceAdaptor(DeviceMemoryResource& upstream) : upstream_(upstream) {}
   [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
-  [[nodiscard]] ResourceUsage usage() const override;
+  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
   void trim() override { upstream_.trim(); }
   [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
     return upstream_.deallocate_synchronizes_device();
   }
+  [[nodiscard]] DeviceMemoryResource& upstream() const noexcept { return upstream_; }
+
+ protected:
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override {
+    return upstream_.allocate(bytes, stream);
+  }
+  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override {
+    upstream_.deallocate(ptr, bytes, stream);
+  }
+  DeviceMemoryResource& upstream_;
+};
+
+class StatisticsAdaptor final : public ResourceAdaptor {
+ public:
+  explicit StatisticsAdaptor(DeviceMemoryResource& upstream) : ResourceAdaptor(upstream) {}
+  [[nodiscard]] ResourceUsage usage() const override;
 
   [[nodiscard]] AllocationStats stats() const;
   // Host time of allocate / deallocate calls, in ns.
@@ -54,7 +73,6 @@ class StatisticsAdaptor final : public DeviceMemoryResource {
  private:
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
-  DeviceMemoryResource& upstream_;
   mutable std::mutex mutex_;
   AllocationStats stats_;
   Histogram alloc_ns_, free_ns_;
@@ -63,23 +81,16 @@ class StatisticsAdaptor final : public DeviceMemoryResource {
 // Fails allocations that would take the bytes in use past `limit` (emulates
 // a GPU shared with others). Strategies with a native cap (pool max size,
 // vmm and slab budgets) also honour the same budget themselves.
-class BudgetAdaptor final : public DeviceMemoryResource {
+class BudgetAdaptor final : public ResourceAdaptor {
  public:
   BudgetAdaptor(DeviceMemoryResource& upstream, std::size_t limit)
-      : upstream_(upstream), limit_(limit) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
-  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
-  void trim() override { upstream_.trim(); }
-  [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
-    return upstream_.deallocate_synchronizes_device();
-  }
+      : ResourceAdaptor(upstream), limit_(limit) {}
   [[nodiscard]] std::size_t in_use() const;
   [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
 
  private:
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
-  DeviceMemoryResource& upstream_;
   std::size_t limit_;
   mutable std::mutex mutex_;
   std::size_t in_use_ = 0;
@@ -91,26 +102,16 @@ class BudgetAdaptor final : public DeviceMemoryResource {
 // rethrown and counted as a failure. Allocations hold gate() shared, so
 // something that must not race them (a largest-block probe) can hold it
 // exclusively.
-class RetryAdaptor final : public DeviceMemoryResource {
+class RetryAdaptor final : public ResourceAdaptor {
  public:
   RetryAdaptor(DeviceMemoryResource& upstream, DeviceMemoryResource& trim_target, int retries = 2)
-      : upstream_(upstream), trim_target_(trim_target), retries_allowed_(retries) {}
-  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
-  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
-  void trim() override { upstream_.trim(); }
-  [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
-    return upstream_.deallocate_synchronizes_device();
-  }
+      : ResourceAdaptor(upstream), trim_target_(trim_target), retries_allowed_(retries) {}
   [[nodiscard]] std::int64_t retries() const noexcept { return retries_.load(); }
   [[nodiscard]] std::int64_t failures() const noexcept { return failures_.load(); }
   [[nodiscard]] std::shared_mutex& gate() noexcept { return gate_; }
 
  private:
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
-  void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override {
-    upstream_.deallocate(ptr, bytes, stream);
-  }
-  DeviceMemoryResource& upstream_;
   DeviceMemoryResource& trim_target_;
   int retries_allowed_;
   std::atomic<std::int64_t> retries_{0}, failures_{0};
@@ -127,18 +128,14 @@ struct LogEntry {
 };
 
 // Writes a CSV allocation log that replay() can run against any strategy.
-class LoggingAdaptor final : public DeviceMemoryResource {
+class LoggingAdaptor final : public ResourceAdaptor {
  public:
   LoggingAdaptor(DeviceMemoryResource& upstream, std::ostream& out);
-  [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
-  [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
-  void trim() override { upstream_.trim(); }
 
  private:
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
   int stream_index(cudaStream_t s);
-  DeviceMemoryResource& upstream_;
   std::ostream& out_;
   std::mutex mutex_;
   std::unordered_map<void*, std::int64_t> ids_;
