@@ -265,8 +265,8 @@ int run_filters() {
   auto& reg = vpipe::FilterRegistry::instance();
   for (const auto& name : reg.names()) {
     const auto& info = reg.info(name);
-    fmt::print("{}\n    {}\n    formats: {}; CUDA: {}{}\n", name, info.summary, info.formats,
-               info.cuda ? "yes" : "no (CPU only)", info.in_place ? "; works in place" : "");
+    fmt::print("{}\n    {}\n    formats: {}; CUDA: {}\n", name, info.summary, info.formats,
+               info.cuda ? "yes" : "no (CPU only)");
     for (const auto& p : info.params) {
       fmt::print("    {:<8} {}{}\n", p.name, p.help,
                  p.default_value.empty() ? " (required)" : fmt::format(" (default {})", p.default_value));

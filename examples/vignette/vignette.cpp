@@ -20,7 +20,7 @@ class Vignette final : public vpipe::Filter {
                           return std::make_unique<Vignette>(static_cast<float>(p.get_float("strength")));
                         }};
     i.formats = "yuv420p, nv12";
-    i.cuda = true;
+    i.cuda = true;  // process_cuda below: said once, here
     return i;
   }
   explicit Vignette(float strength) : strength_(strength) {}
@@ -45,8 +45,8 @@ class Vignette final : public vpipe::Filter {
         std::memcpy(out.planes[p].row(y), in.planes[p].row(y), in.planes[p].row_bytes());
   }
 
-  // CUDA: the same on ctx.stream (device frames), never synchronizing.
-  [[nodiscard]] bool has_cuda() const override { return true; }
+  // CUDA (info's `cuda = true` says it exists): the same on ctx.stream
+  // (device frames), never synchronizing.
   void process_cuda(const vpipe::Frame& in, vpipe::Frame& out, const vpipe::CudaContext& ctx) override {
     const vpipe::PlaneView& s = in.planes[0];
     const vpipe::PlaneView& d = out.planes[0];

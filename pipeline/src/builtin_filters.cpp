@@ -106,7 +106,6 @@ class Resize final : public Filter {
       ref::resize_plane(s, d, interp);
     });
   }
-  [[nodiscard]] bool has_cuda() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     const ref::Interp interp = pick(in, out);
     for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
@@ -161,7 +160,6 @@ class ResizeRgb final : public Filter {
   void process(const Frame& in, Frame& out) override {
     ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_, interp_);
   }
-  [[nodiscard]] bool has_cuda() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     cuda::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_, interp_, ctx.stream);
   }
@@ -210,7 +208,6 @@ class RgbToYuv final : public Filter {
     else
       ref::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_);
   }
-  [[nodiscard]] bool has_cuda() const override { return true; }
   [[nodiscard]] bool is_format_conversion() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     if (target_ == AV_PIX_FMT_NV12)
@@ -245,7 +242,6 @@ class Blur final : public Filter {
       ref::gaussian_blur_plane(s, d, sigma_ * plane_scale(in, p));
     });
   }
-  [[nodiscard]] bool has_cuda() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
       cuda::gaussian_blur_plane(s, d, sigma_ * plane_scale(in, p), ctx.memory, ctx.stream);
@@ -295,7 +291,6 @@ class Crop final : public Filter {
       ref::crop_plane(s, d, offset_x(in, p), offset_y(in, p));
     });
   }
-  [[nodiscard]] bool has_cuda() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
       cuda::crop_plane(s, d, offset_x(in, p), offset_y(in, p), ctx.stream);
@@ -334,7 +329,6 @@ class Flip final : public Filter {
       ref::flip_plane(s, d, h_, v_);
     });
   }
-  [[nodiscard]] bool has_cuda() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
       cuda::flip_plane(s, d, h_, v_, ctx.stream);
@@ -361,7 +355,6 @@ class Invert final : public Filter {
     for_each_plane(in, out,
                    [](int, const PlaneView& s, const PlaneView& d) { ref::invert_plane(s, d); });
   }
-  [[nodiscard]] bool has_cuda() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
       cuda::invert_plane(s, d, ctx.stream);
@@ -453,7 +446,6 @@ class Grayscale final : public Filter {
         ref::copy_plane(s, d);  // alpha
     });
   }
-  [[nodiscard]] bool has_cuda() const override { return true; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
       if (p == 0 || p >= 3)

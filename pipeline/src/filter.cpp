@@ -141,6 +141,13 @@ bool FilterRegistry::add(FilterInfo info) {
   VPIPE_EXPECTS(!info.name.empty() && info.create, "a filter needs a name and a factory");
   if (filters_.count(info.name))
     throw logic_error(fmt::format("filter '{}' is registered twice", info.name));
+  // FilterInfo::cuda is the one source of "has a CUDA implementation": every
+  // filter made through the registry carries it (Filter::has_cuda()).
+  info.create = [create = std::move(info.create), cuda = info.cuda](const ParamValues& params) {
+    auto filter = create(params);
+    if (filter) filter->cuda_ = cuda;
+    return filter;
+  };
   auto name = info.name;
   filters_.emplace(std::move(name), std::move(info));
   return true;

@@ -74,8 +74,7 @@ struct FilterInfo {
   std::vector<ParamSpec> params;  // the first ones also take positional values, in order
   std::function<std::unique_ptr<Filter>(const ParamValues&)> create;
   std::string formats = "8-bit planar YUV and RGB";  // what configure() accepts, for users
-  bool cuda = false;      // implements process_cuda
-  bool in_place = false;  // may write its output over its input
+  bool cuda = false;  // implements process_cuda: the one place this is said
 };
 
 class Filter {
@@ -89,8 +88,9 @@ class Filter {
   // Writes the filtered `in` into `out`, a frame of the configured output
   // format, on the CPU (host frames).
   virtual void process(const Frame& in, Frame& out) = 0;
-  // The CUDA path: true where process_cuda is implemented.
-  [[nodiscard]] virtual bool has_cuda() const { return false; }
+  // The CUDA path: process_cuda is implemented. Set from FilterInfo::cuda by
+  // the registry that made the filter (a filter says it once, in its info).
+  [[nodiscard]] bool has_cuda() const noexcept { return cuda_; }
   // A pure pixel-format conversion that the chain builder put in (rgb_to_yuv):
   // on the CUDA path it joins the CUDA filters it follows, but after a CPU
   // filter it runs on the CPU instead of sending frames back to the GPU.
@@ -100,6 +100,10 @@ class Filter {
   virtual void process_cuda(const Frame& /*in*/, Frame& /*out*/, const CudaContext& /*ctx*/) {
     throw logic_error("this filter has no CUDA implementation");
   }
+
+ private:
+  friend class FilterRegistry;
+  bool cuda_ = false;
 };
 
 class FilterRegistry {
