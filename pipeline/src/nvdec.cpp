@@ -161,6 +161,16 @@ std::string nvdec_unsupported_reason(const AVCodecParameters* par) {
   if (pix != AV_PIX_FMT_YUV420P && pix != AV_PIX_FMT_YUVJ420P)
     return fmt::format("the video is {}; NVDEC frames for vpipe's CUDA filters must be 8-bit 4:2:0",
                        pix == AV_PIX_FMT_NONE ? "of unknown format" : av_get_pix_fmt_name(pix));
+  // FFmpeg's NVDEC copy (nvdec_retrieve_data) starts the chroma plane at row
+  // `height` of the decoded surface, where NVDEC put it at the next even row:
+  // on an odd height every chroma row comes out one row late, the first is
+  // junk. Seen on the H200 with MPEG-2 at 720x405 and 720x407: chroma 30-31
+  // dB against libavcodec with only `invert`, against 56-59 dB at 404 and 406
+  // (docs/results/nvdec-odd-height-h200-2026-12-01). H.264 and HEVC 4:2:0
+  // cannot have odd heights; MPEG-2, MPEG-4 Part 2 and VP9 can.
+  if (par->height % 2 != 0)
+    return fmt::format("odd picture height ({} rows): FFmpeg's NVDEC copy misplaces the chroma "
+                       "plane by one row", par->height);
   return {};
 }
 

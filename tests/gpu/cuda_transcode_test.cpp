@@ -267,3 +267,29 @@ TEST_F(CudaTranscode, RgbRoundTripReturnsToNv12OnTheGpu) {
   ASSERT_LT(back, static_cast<long>(stages.size())) << j["stages"];
   EXPECT_EQ(download, back + 1) << "the download follows the way back: nothing converts on the CPU";
 }
+
+// FFmpeg's NVDEC copy puts the chroma plane one row late on odd heights
+// (MPEG-2 at 720x405: chroma at 30 dB against libavcodec, seen on the H200):
+// decode auto takes the CPU decoder for them, saying why, --decode nvdec
+// refuses, and the CUDA path's frames match the CPU path's.
+TEST_F(CudaTranscode, OddHeightsDecodeOnTheCpuAndMatchTheCpuPath) {
+  const auto odd = env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + "/odd-720x405.mpg";  // MPEG-2, 20 frames
+  const std::string chain = " --encoder ffv1 --vf \"resize=642x362,format=rgb24,invert,format=yuv420p\"";
+  auto r = run_vpipe("transcode " + odd + " " + path("odd_nvdec.mkv") + " --decode nvdec" + chain);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("odd picture height (405 rows)"), std::string::npos) << r.err;
+  const auto report = path("odd_gpu.json");
+  r = run_vpipe("transcode " + odd + " " + path("odd_gpu.mkv") + " --device cuda --report " + report + chain);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["decode"], "cpu");
+  EXPECT_NE(j["notes"].dump().find("odd picture height"), std::string::npos) << j["notes"];
+  ASSERT_EQ(run_vpipe("transcode " + odd + " " + path("odd_cpu.mkv") + " --device cpu" + chain).exit_code, 0);
+  std::vector<Frame> gpu, cpu;
+  for_each_frame(path("odd_gpu.mkv"), [&](const Frame& f) { gpu.push_back(f); });
+  for_each_frame(path("odd_cpu.mkv"), [&](const Frame& f) { cpu.push_back(f); });
+  ASSERT_EQ(gpu.size(), 20u);
+  ASSERT_EQ(cpu.size(), gpu.size());
+  for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << "frame " << i;
+}

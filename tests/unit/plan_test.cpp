@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "vpipe/pipeline/av.hpp"
+#include "vpipe/pipeline/nvdec.hpp"
 #include "vpipe/pipeline/transcode_plan.hpp"
 
 using namespace vpipe;
@@ -228,4 +230,19 @@ TEST(Plan, EnumNamesRoundTripAndUnknownNamesFail) {
   EXPECT_EQ(name_of(Drop::kDropOldest), "drop-oldest");
   EXPECT_EQ(from_name<HostMemory>("pageable", "host"), HostMemory::kPageable);
   EXPECT_THROW((void)from_name<Decode>("gpu", "decode"), input_error);
+}
+
+TEST(Plan, NvdecIsRefusedForOddHeights) {
+  UniqueAVCodecParameters par(avcodec_parameters_alloc());
+  par->codec_type = AVMEDIA_TYPE_VIDEO;
+  par->codec_id = AV_CODEC_ID_MPEG2VIDEO;
+  par->format = AV_PIX_FMT_YUV420P;
+  par->width = 720;
+  par->height = 404;
+  const std::string even = nvdec_unsupported_reason(par.get());
+  if (even.find("no NVDEC hwaccel") != std::string::npos) GTEST_SKIP() << even;
+  EXPECT_EQ(even, "");
+  par->height = 405;
+  EXPECT_EQ(nvdec_unsupported_reason(par.get()),
+            "odd picture height (405 rows): FFmpeg's NVDEC copy misplaces the chroma plane by one row");
 }
