@@ -71,8 +71,17 @@ std::string format_eta(double s) {
                    : fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
-int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams) {
-  const bool tty = isatty(STDERR_FILENO) != 0;
+void write_json(const std::string& path, const nlohmann::json& j) {
+  if (path.empty()) return;
+  std::ofstream f(path);
+  f << j.dump(2) << '\n';
+  if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", path));
+}
+
+// Progress on a terminal, and the signals: Ctrl-C / SIGTERM stop gracefully;
+// a full disk or a closed pipe fails the write with an error we report,
+// rather than the signal killing us mid-file.
+void prepare_run(vpipe::TranscodeOptions& opts, bool tty) {
   if (tty) {
     opts.on_progress = [](const vpipe::TranscodeProgress& p) {
       const double fps = p.elapsed_s > 0 ? static_cast<double>(p.frames_done) / p.elapsed_s : 0;
@@ -88,54 +97,38 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
   opts.interrupt = &g_signal;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  // A full disk or a file-size limit, a closed pipe: let the write fail with
-  // an error we report, rather than the signal killing us mid-file.
   std::signal(SIGXFSZ, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
+}
 
-  auto write_report = [&](const vpipe::TranscodeReport& rep) {
-    if (report_path.empty()) return;
-    std::ofstream f(report_path);
-    f << rep.to_json().dump(2) << '\n';
-    if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", report_path));
-  };
-  if (streams > 1) {
-    const auto multi = vpipe::transcode_streams(opts, streams);
-    if (tty) fmt::print(stderr, "\n");
-    const auto j = multi.to_json();
-    fmt::print(stderr, "vpipe: {} streams in {:.2f} s, {:.1f} fps in total\n", streams, multi.wall_s,
-               j["aggregate"]["fps_total"].get<double>());
-    int rc = 0;
-    for (std::size_t i = 0; i < multi.streams.size(); ++i) {
-      const auto& r = multi.streams[i];
-      if (!multi.failures[i].empty()) {
-        fmt::print(stderr, "vpipe: stream {}: failed: {}\n", i + 1, multi.failures[i]);
-        rc = 1;
-        continue;
-      }
-      fmt::print(stderr, "vpipe: stream {} → {}: {} frames, {:.1f} fps, latency p50 {:.1f} ms p99 {:.1f} ms, "
-                         "{} dropped{}\n", i + 1, r.output, r.video_packets_written, r.fps,
-                 r.latency_ms_p50, r.latency_ms_p99, r.frames_dropped,
-                 r.decode_errors ? fmt::format(", {} errors", r.decode_errors) : "");
-      if (r.interrupted && rc == 0) rc = 128 + g_signal.load();
-      if (r.decode_errors > 0 && rc == 0) rc = 4;
-    }
-    if (!report_path.empty()) {
-      std::ofstream f(report_path);
-      f << j.dump(2) << '\n';
-      if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", report_path));
-    }
-    return rc;
-  }
-  vpipe::TranscodeReport r;
-  try {
-    r = vpipe::transcode(opts);
-  } catch (const vpipe::transcode_failed& e) {
-    if (tty) fmt::print(stderr, "\n");
-    write_report(e.report);  // what was done before it failed
-    throw;
-  }
+// --streams N: one line per stream, the exit status of the worst.
+int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_path, int streams,
+                bool tty) {
+  const auto multi = vpipe::transcode_streams(opts, streams);
   if (tty) fmt::print(stderr, "\n");
+  const auto j = multi.to_json();
+  fmt::print(stderr, "vpipe: {} streams in {:.2f} s, {:.1f} fps in total\n", streams, multi.wall_s,
+             j["aggregate"]["fps_total"].get<double>());
+  int rc = 0;
+  for (std::size_t i = 0; i < multi.streams.size(); ++i) {
+    const auto& r = multi.streams[i];
+    if (!multi.failures[i].empty()) {
+      fmt::print(stderr, "vpipe: stream {}: failed: {}\n", i + 1, multi.failures[i]);
+      rc = 1;
+      continue;
+    }
+    fmt::print(stderr, "vpipe: stream {} → {}: {} frames, {:.1f} fps, latency p50 {:.1f} ms p99 {:.1f} ms, "
+                       "{} dropped{}\n", i + 1, r.output, r.video_packets_written, r.fps,
+               r.latency_ms_p50, r.latency_ms_p99, r.frames_dropped,
+               r.decode_errors ? fmt::format(", {} errors", r.decode_errors) : "");
+    if (r.interrupted && rc == 0) rc = 128 + g_signal.load();
+    if (r.decode_errors > 0 && rc == 0) rc = 4;
+  }
+  write_json(report_path, j);
+  return rc;
+}
+
+void print_summary(const vpipe::TranscodeReport& r) {
   for (const auto& note : r.notes) fmt::print(stderr, "vpipe: {}\n", note);
   if (!r.memory.is_null())
     fmt::print(stderr, "vpipe: CUDA path ({} decode), --mem {} --host {}: {} allocations, peak {:.1f} MB, "
@@ -156,7 +149,23 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
     fmt::print(stderr, "vpipe: glass to glass (stamp → encoder): p50 {:.1f} ms p99 {:.1f} ms max {:.1f} ms over {} frames\n",
                r.glass["p50"].get<double>(), r.glass["p99"].get<double>(), r.glass["max"].get<double>(),
                r.glass["frames_with_stamp"].get<std::int64_t>());
-  write_report(r);
+}
+
+int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams) {
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  prepare_run(opts, tty);
+  if (streams > 1) return run_streams(opts, report_path, streams, tty);
+  vpipe::TranscodeReport r;
+  try {
+    r = vpipe::transcode(opts);
+  } catch (const vpipe::transcode_failed& e) {
+    if (tty) fmt::print(stderr, "\n");
+    write_json(report_path, e.report.to_json());  // what was done before it failed
+    throw;
+  }
+  if (tty) fmt::print(stderr, "\n");
+  print_summary(r);
+  write_json(report_path, r.to_json());
   if (r.interrupted) return 128 + g_signal.load();
   // The output is complete and playable, but frames were damaged or lost.
   if (r.decode_errors > 0) return 4;

@@ -464,27 +464,24 @@ SoakResult read_soak_json(const std::string& path) {
   return r;
 }
 
-void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
-  if (o.out_dir.empty()) return;
-  fs::create_directories(o.out_dir);
-  const fs::path dir(o.out_dir);
-  {
-    std::ofstream csv(dir / "samples.csv");
-    csv << "strategy,t_s,frames,fps,p50_ms,p99_ms,max_ms,reserved_mb,used_mb,fragmentation,"
-           "largest_block_mb,failures,retries,rss_mb,pinned_mb,width,height\n";
-    for (const auto& run : r.runs)
-      for (const auto& s : run.samples)
-        csv << fmt::format("{},{:.3f},{},{:.2f},{:.4f},{:.4f},{:.4f},{},{},{},{},{},{},{:.2f},{:.2f},{},{}\n",
-                           s.strategy, s.t_s, s.frames, s.fps, s.p50_ms, s.p99_ms, s.max_ms,
-                           csv_opt(s.reserved_mb), csv_opt(s.used_mb), csv_opt(s.fragmentation),
-                           csv_opt(s.largest_block_mb), s.failures, s.retries, s.rss_mb, s.pinned_mb,
-                           s.width, s.height);
-    if (!csv) throw std::runtime_error(fmt::format("cannot write '{}'", (dir / "samples.csv").string()));
-  }
-  {
-    std::ofstream j(dir / "soak.json");
-    j << r.to_json(o).dump(2) << '\n';
-  }
+namespace {
+
+void write_samples_csv(const SoakResult& r, const fs::path& dir) {
+  std::ofstream csv(dir / "samples.csv");
+  csv << "strategy,t_s,frames,fps,p50_ms,p99_ms,max_ms,reserved_mb,used_mb,fragmentation,"
+         "largest_block_mb,failures,retries,rss_mb,pinned_mb,width,height\n";
+  for (const auto& run : r.runs)
+    for (const auto& s : run.samples)
+      csv << fmt::format("{},{:.3f},{},{:.2f},{:.4f},{:.4f},{:.4f},{},{},{},{},{},{},{:.2f},{:.2f},{},{}\n",
+                         s.strategy, s.t_s, s.frames, s.fps, s.p50_ms, s.p99_ms, s.max_ms,
+                         csv_opt(s.reserved_mb), csv_opt(s.used_mb), csv_opt(s.fragmentation),
+                         csv_opt(s.largest_block_mb), s.failures, s.retries, s.rss_mb, s.pinned_mb,
+                         s.width, s.height);
+  if (!csv) throw std::runtime_error(fmt::format("cannot write '{}'", (dir / "samples.csv").string()));
+}
+
+// One PNG per measure, every strategy a line; returns the files written.
+std::vector<std::string> write_charts(const SoakResult& r, const fs::path& dir) {
   struct Chart {
     const char* file;
     const char* title;
@@ -518,6 +515,11 @@ void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
     write_line_chart_png((dir / c.file).string(), c.title, "time (s)", c.unit, series);
     written.push_back(c.file);
   }
+  return written;
+}
+
+void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path& dir,
+                       const std::vector<std::string>& charts) {
   std::ofstream html(dir / "report.html");
   html << "<!doctype html><meta charset=utf-8><title>vpipe soak</title>\n"
           "<style>body{font-family:sans-serif;max-width:1700px;margin:1em auto}"
@@ -554,8 +556,22 @@ void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
                         pct(run.verdict.p99_drift), retries, run.verdict.failures, why);
   }
   html << "</table>\n";
-  for (const auto& f : written) html << fmt::format("<img src=\"{}\" alt=\"{}\">\n", f, f);
+  for (const auto& f : charts) html << fmt::format("<img src=\"{}\" alt=\"{}\">\n", f, f);
   html << "<p>Data: <a href=samples.csv>samples.csv</a>, <a href=soak.json>soak.json</a>.</p>\n";
+}
+
+}  // namespace
+
+void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
+  if (o.out_dir.empty()) return;
+  fs::create_directories(o.out_dir);
+  const fs::path dir(o.out_dir);
+  write_samples_csv(r, dir);
+  {
+    std::ofstream j(dir / "soak.json");
+    j << r.to_json(o).dump(2) << '\n';
+  }
+  write_html_report(r, o, dir, write_charts(r, dir));
 }
 
 std::string prometheus_text(const std::vector<SoakSample>& latest) {
