@@ -100,7 +100,7 @@ class LiveE2E : public ::testing::Test {
   // vpipe listens first (in a thread), then ffmpeg sends for `seconds`.
   TranscodeReport ingest(TranscodeOptions o, double seconds) {
     auto run = std::async(std::launch::async, [o] { return transcode(o); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    EXPECT_TRUE(wait_for_socket(port_, false)) << "vpipe never bound its port";
     EXPECT_EQ(send_live(port_, seconds), 0) << "ffmpeg could not send";
     return run.get();
   }
@@ -191,7 +191,7 @@ TEST_F(LiveE2E, VpipeSendsMpegTsOverUdpAndVpipeReceivesIt) {
   rx.encoder = "ffv1";
   rx.read_stamps = true;  // glass to glass: the sender stamps each picture
   auto received = std::async(std::launch::async, [rx] { return transcode(rx); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_TRUE(wait_for_socket(port_, false)) << "the receiving vpipe never bound its port";
   TranscodeOptions tx;
   tx.input = kSample;
   tx.output = url() + "?pkt_size=1316";
@@ -277,7 +277,8 @@ TEST_F(LiveE2E, RtpSrtAndRtspInputsAreIngested) {
       r = transcode(o);
     } else {
       auto rx = std::async(std::launch::async, [o] { return transcode(o); });
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      // vpipe listens (RTSP on TCP, RTP on UDP) before the sender starts.
+      ASSERT_TRUE(wait_for_socket(port_, c.name == "rtsp")) << "vpipe never opened its port";
       sender = std::async(std::launch::async, [&] { return std::system(c.sender.c_str()); });
       r = rx.get();
     }
