@@ -86,15 +86,16 @@ bool DemuxSource::reopen(const std::string& why) {
   return false;
 }
 
-Flow DemuxSource::produce(Output<Packet>& out) {
-  Packet p{make_av_packet(), {}};
+// The next packet into `pkt` (rewinding for a loop, reopening a live input
+// that went away); nullopt when one was read, else how the input ends.
+std::optional<Flow> DemuxSource::read(AVPacket* pkt) {
   int ret = 0;
   for (;;) {
     if (watch_) watch_->arm();
-    ret = av_read_frame(input_, p.pkt.get());
+    ret = av_read_frame(input_, pkt);
     if (watch_) watch_->disarm();
     if (ret == AVERROR_EOF && rewind()) continue;
-    if (ret >= 0) break;
+    if (ret >= 0) return std::nullopt;
     if (watch_ && watch_->interrupted()) return Flow::kStop;  // Ctrl-C during a blocking read
     const bool stalled = watch_ && watch_->stalled();
     if (stalled) counters_.stalls++;
@@ -117,54 +118,67 @@ Flow DemuxSource::produce(Output<Packet>& out) {
     counters_.decode_errors++;
     return Flow::kStop;
   }
+}
+
+// This pass's extent, and the shift that keeps the output's timestamps
+// increasing (loops, reconnects, MPEG-TS discontinuities).
+void DemuxSource::retime(AVPacket* pkt) {
+  const int index = pkt->stream_index;
+  const AVRational tb = input_->streams[index]->time_base;
+  const std::int64_t t = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+  if (t != AV_NOPTS_VALUE) {  // this pass's extent, in source time
+    const double begin = static_cast<double>(t) * av_q2d(tb);
+    const double end = static_cast<double>(t + std::max<std::int64_t>(pkt->duration, 0)) * av_q2d(tb);
+    if (resync_) {  // after a reconnect: carry on from the output's last time
+      offset_s_ = out_end_s_ - begin;
+      resync_ = false;
+    }
+    if (!start_s_ || (offset_s_ == 0 && begin < *start_s_)) start_s_ = begin;
+    pass_end_s_ = std::max(pass_end_s_, end);
+    out_end_s_ = std::max(out_end_s_, end + offset_s_);
+  }
+  // Streams that allow timestamp discontinuities (MPEG-TS: a spliced feed,
+  // concatenated files): a jump back, or forward by over 10 s, is closed up
+  // so the output's timestamps keep increasing. Every stream shifts alike.
+  const std::int64_t d = pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts;
+  if ((input_->iformat->flags & AVFMT_TS_DISCONT) && d != AV_NOPTS_VALUE) {
+    const double out_t = static_cast<double>(d) * av_q2d(tb) + offset_s_;
+    auto& last = last_dts_s_[index];
+    const double step = pkt->duration > 0 ? static_cast<double>(pkt->duration) * av_q2d(tb) : 1.0 / 30;
+    if (last && (out_t < *last || out_t > *last + 10.0)) {
+      offset_s_ += *last + step - out_t;
+      counters_.ts_discontinuities++;
+      spdlog::warn("{}: timestamps jump by {:+.3f} s at {:.3f} s (stream #{}); closed up", path_,
+                   out_t - *last, *last, index);
+    }
+    last = static_cast<double>(d) * av_q2d(tb) + offset_s_;
+  }
+  if (offset_s_ != 0) {
+    const auto shift = static_cast<std::int64_t>(std::llround(offset_s_ / av_q2d(tb)));
+    if (pkt->pts != AV_NOPTS_VALUE) pkt->pts += shift;
+    if (pkt->dts != AV_NOPTS_VALUE) pkt->dts += shift;
+  }
+}
+
+// --realtime: release the packet no sooner than its timestamp says.
+void DemuxSource::pace(std::int64_t ts, int index) {
+  const double t = static_cast<double>(ts) * av_q2d(input_->streams[index]->time_base);
+  if (!first_ts_) {
+    first_ts_ = t;
+    start_ = Clock::now();
+  }
+  std::this_thread::sleep_until(
+      start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t - *first_ts_)));
+}
+
+Flow DemuxSource::produce(Output<Packet>& out) {
+  Packet p{make_av_packet(), {}};
+  if (const auto end = read(p.pkt.get())) return *end;
   const int index = p.pkt->stream_index;
-  if (index >= 0 && index < static_cast<int>(input_->nb_streams)) {
-    const AVRational tb = input_->streams[index]->time_base;
-    const std::int64_t t = p.pkt->pts != AV_NOPTS_VALUE ? p.pkt->pts : p.pkt->dts;
-    if (t != AV_NOPTS_VALUE) {  // this pass's extent, in source time
-      const double begin = static_cast<double>(t) * av_q2d(tb);
-      const double end = static_cast<double>(t + std::max<std::int64_t>(p.pkt->duration, 0)) * av_q2d(tb);
-      if (resync_) {  // after a reconnect: carry on from the output's last time
-        offset_s_ = out_end_s_ - begin;
-        resync_ = false;
-      }
-      if (!start_s_ || (offset_s_ == 0 && begin < *start_s_)) start_s_ = begin;
-      pass_end_s_ = std::max(pass_end_s_, end);
-      out_end_s_ = std::max(out_end_s_, end + offset_s_);
-    }
-    // Streams that allow timestamp discontinuities (MPEG-TS: a spliced feed,
-    // concatenated files): a jump back, or forward by over 10 s, is closed up
-    // so the output's timestamps keep increasing. Every stream shifts alike.
-    const std::int64_t d = p.pkt->dts != AV_NOPTS_VALUE ? p.pkt->dts : p.pkt->pts;
-    if ((input_->iformat->flags & AVFMT_TS_DISCONT) && d != AV_NOPTS_VALUE) {
-      const double out_t = static_cast<double>(d) * av_q2d(tb) + offset_s_;
-      auto& last = last_dts_s_[index];
-      const double step = p.pkt->duration > 0 ? static_cast<double>(p.pkt->duration) * av_q2d(tb) : 1.0 / 30;
-      if (last && (out_t < *last || out_t > *last + 10.0)) {
-        offset_s_ += *last + step - out_t;
-        counters_.ts_discontinuities++;
-        spdlog::warn("{}: timestamps jump by {:+.3f} s at {:.3f} s (stream #{}); closed up", path_,
-                     out_t - *last, *last, index);
-      }
-      last = static_cast<double>(d) * av_q2d(tb) + offset_s_;
-    }
-    if (offset_s_ != 0) {
-      const auto shift = static_cast<std::int64_t>(std::llround(offset_s_ / av_q2d(tb)));
-      if (p.pkt->pts != AV_NOPTS_VALUE) p.pkt->pts += shift;
-      if (p.pkt->dts != AV_NOPTS_VALUE) p.pkt->dts += shift;
-    }
-  }
+  const bool known = index >= 0 && index < static_cast<int>(input_->nb_streams);
+  if (known) retime(p.pkt.get());
   const std::int64_t ts = p.pkt->dts != AV_NOPTS_VALUE ? p.pkt->dts : p.pkt->pts;
-  if (realtime_ && ts != AV_NOPTS_VALUE && index >= 0 &&
-      index < static_cast<int>(input_->nb_streams)) {
-    const double t = static_cast<double>(ts) * av_q2d(input_->streams[index]->time_base);
-    if (!first_ts_) {
-      first_ts_ = t;
-      start_ = Clock::now();
-    }
-    std::this_thread::sleep_until(
-        start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t - *first_ts_)));
-  }
+  if (realtime_ && ts != AV_NOPTS_VALUE && known) pace(ts, index);
   p.origin = Clock::now();
   counters_.packets_read++;
   if (index == video_stream_) return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;

@@ -94,6 +94,9 @@ class DemuxSource final : public Source<Packet> {
   Clock::time_point start_{};
   bool rewind();
   bool reopen(const std::string& why);
+  std::optional<Flow> read(AVPacket* pkt);
+  void retime(AVPacket* pkt);
+  void pace(std::int64_t ts, int index);
   InputWatch* watch_ = nullptr;
   int reconnects_left_ = 0;
   std::function<UniqueDemuxContext()> reopen_;
