@@ -68,7 +68,7 @@ double median_ms(const std::function<void()>& run, cudaStream_t s, int n, int ba
 int run_kernel_bench(bool quick, const std::string& json_path) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) {
     fmt::print(stderr, "vpipe bench kernels: {}: nothing to measure\n", reason);
-    return 2;
+    return 1;  // the machine lacks what it needs: not a usage error
   }
   const auto sys = query_cuda_system();
   const int n = quick ? 10 : 50;

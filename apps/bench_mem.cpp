@@ -570,7 +570,7 @@ int run_replay(const std::string& log_path, const std::string& strategy, double 
 int run_mem_bench(const MemBenchOptions& o) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) {
     fmt::print(stderr, "vpipe bench mem: {}: nothing to measure\n", reason);
-    return 2;
+    return 1;  // the machine lacks what it needs: not a usage error
   }
   const auto sys = query_cuda_system();
   fmt::print("# vpipe bench mem\n\nDevice: {} (compute {}.{}, {:.1f} GiB), driver {}, runtime {}{}\n",

@@ -96,7 +96,7 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
     b.downloads = {"-"};
   } else if (auto why = cuda_unavailable_reason(); !why.empty()) {
     fmt::print(stderr, "vpipe bench pipeline: {} (--device cpu runs the CPU path)\n", why);
-    return 2;
+    return 1;  // the machine lacks what it needs: not a usage error
   }
   const auto tmp = std::filesystem::temp_directory_path() /
                    fmt::format("vpipe_bench_{}.mp4", ::getpid());

@@ -31,7 +31,7 @@ double parse_duration(const std::string& s) {
   const std::string unit = end ? end : "";
   const double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
   if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e9))
-    throw vpipe::input_error(fmt::format("--duration {}: expected seconds or 90s, 20m, 2h", s));
+    throw vpipe::usage_error(fmt::format("--duration {}: expected seconds or 90s, 20m, 2h", s));
   return v * mult;
 }
 
@@ -43,11 +43,21 @@ std::size_t parse_bytes(const std::string& s) {
   const double mult = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1024.0 * 1024
                       : unit == "G" ? 1024.0 * 1024 * 1024 : -1;
   if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e15))
-    throw vpipe::input_error(fmt::format("--budget {}: expected bytes or 800M, 1.5G", s));
+    throw vpipe::usage_error(fmt::format("--budget {}: expected bytes or 800M, 1.5G", s));
   return static_cast<std::size_t>(v * mult);
 }
 
 namespace {
+
+// A count of 1 or more, said in words (CLI::PositiveNumber's message prints a
+// 300-digit upper bound).
+const CLI::Validator kPositiveCount(
+    [](std::string& v) {
+      char* end = nullptr;
+      const long long n = std::strtoll(v.c_str(), &end, 10);
+      return end != v.c_str() && *end == 0 && n >= 1 ? std::string() : v + ": expected a whole number, 1 or more";
+    },
+    "N>=1");
 
 // An option whose value is an enum: the user types one of its names (one
 // table, vpipe::EnumNames), the program sees the value.
@@ -137,7 +147,10 @@ void add_transcode(Cli& cli) {
   tc->add_option("--preset", topts.preset, "libx264 preset: ultrafast … veryslow")->capture_default_str();
   tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")->check(CLI::Range(2, 31))
       ->capture_default_str();
-  tc->add_option("--frames", frames, "stop after N video frames")->check(CLI::PositiveNumber);
+  tc->add_option("--frames", frames, "stop after N video frames")->check(kPositiveCount);
+  add_enum(tc, "--fit", topts.fit,
+           "a picture size the encoder cannot take (odd, for 4:2:0): pad (repeat the last "
+           "column/row), crop (drop it) or error");
   add_enum(tc, "--drop", topts.drop,
            "when a stage falls behind: block (wait; nothing lost), drop-oldest or "
            "drop-newest (lose a frame, counted per queue; latency stays bounded); auto: "
@@ -268,7 +281,7 @@ void add_soak(Cli& cli) {
                    "frames) | roi (random regions) | burst (extra frames held in spikes)")
       ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))->capture_default_str();
   soak->add_option("--duration", soak_duration, "per strategy: seconds, or with a unit: 90s, 20m, 2h");
-  soak->add_option("--frames", soak_frames, "per strategy: stop after N frames")->check(CLI::PositiveNumber);
+  soak->add_option("--frames", soak_frames, "per strategy: stop after N frames")->check(kPositiveCount);
   soak->add_option("--interval", sopts.interval_s, "seconds between samples")
       ->check(CLI::Range(0.05, 3600.0))->capture_default_str();
   soak->add_option("--probe-interval", sopts.probe_interval_s,
@@ -283,7 +296,7 @@ void add_soak(Cli& cli) {
   soak->add_option("--host", sopts.host, "download staging: pinned or pageable")
       ->check(CLI::IsMember({"pinned", "pageable"}))->capture_default_str();
   soak->add_option("--ladder-every", sopts.ladder_every, "ladder: frames per rung")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kPositiveCount)->capture_default_str();
   soak->add_option("--fps", sopts.fps, "pace the source (0: full speed)")->capture_default_str();
   soak->add_option("--seed", sopts.seed, "random seed (roi workload)")->capture_default_str();
   auto& rejudge = c->rejudge;
@@ -320,7 +333,7 @@ void finish(Cli& c) {
   char tail = 0;
   if (std::sscanf(c.soak_size.c_str(), "%dx%d%c", &o.width, &o.height, &tail) != 2 || o.width < 2 ||
       o.height < 2 || o.width > 16384 || o.height > 16384)
-    throw vpipe::input_error(fmt::format("--size {}: expected WxH from 2x2 to 16384x16384, e.g. 1920x1080",
+    throw vpipe::usage_error(fmt::format("--size {}: expected WxH from 2x2 to 16384x16384, e.g. 1920x1080",
                                          c.soak_size));
   o.thresholds = {c.warmup_pct / 100, c.max_growth_pct / 100, c.max_drift_pct / 100};
 }

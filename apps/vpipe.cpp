@@ -54,6 +54,7 @@ extern "C" {
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/hw_probe.hpp"
+#include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace {
@@ -152,6 +153,7 @@ void print_summary(const vpipe::TranscodeReport& r) {
 }
 
 int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams) {
+  vpipe::check_side_file(report_path, "--report", opts.input, opts.output);  // before the work, not after
   const bool tty = isatty(STDERR_FILENO) != 0;
   prepare_run(opts, tty);
   if (streams > 1) return run_streams(opts, report_path, streams, tty);
@@ -187,6 +189,7 @@ void print_soak_table(const vpipe::SoakResult& result) {
 }
 
 int run_soak_cli(vpipe::SoakOptions& o, const std::string& metrics_address, int metrics_port) {
+  if (!o.out_dir.empty()) vpipe::check_writable_dir(o.out_dir, "--out");  // not after a 2-hour run
   o.interrupt = &g_signal;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -285,11 +288,35 @@ int run_filters() {
   return 0;
 }
 
+// The first word that is not an option must be a command: name the one typed
+// when it is not ("A subcommand is required" does not say which word was wrong).
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--plugin") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("-", 0) == 0) continue;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->check_name(a)) return {};
+    std::string names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    return fmt::format("unknown command '{}' (commands: {}; see vpipe --help)", a, names);
+  }
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const auto cli = vpipe::cli::make_cli();
   auto& c = *cli;
+  if (const auto why = unknown_command(c.app, argc, argv); !why.empty()) {
+    fmt::print(stderr, "vpipe: error: {}\n", why);
+    return 2;
+  }
   try {
     c.app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -323,6 +350,12 @@ int main(int argc, char** argv) {
     }
     if (c.breplay->parsed()) return vpipe::bench::run_replay(c.replay_log, c.replay_mem, c.replay_budget);
     return run_transcode(c.topts, c.report_path, c.streams);
+  } catch (const vpipe::usage_error& e) {  // a bad option value: like CLI11's own checks
+    fmt::print(stderr, "vpipe: error: {}\n", e.what());
+    return 2;
+  } catch (const vpipe::chain_error& e) {  // bad --vf text
+    fmt::print(stderr, "vpipe: error: {}\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
     fmt::print(stderr, "vpipe: error: {}\n", e.what());

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
+
+#include "vpipe/memory/errors.hpp"
 #include <thread>
 
 namespace vpipe {
@@ -21,10 +25,15 @@ MetricsServer::MetricsServer(const std::string& address, int port, std::function
   impl_->server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("vpipe soak: metrics at /metrics\n", "text/plain");
   });
-  port_ = port == 0 ? impl_->server.bind_to_any_port(address) 
+  errno = 0;
+  port_ = port == 0 ? impl_->server.bind_to_any_port(address)
                     : (impl_->server.bind_to_port(address, port) ? port : -1);
-  if (port_ <= 0)
-    throw std::runtime_error(fmt::format("--metrics-port: cannot listen on {}:{}", address, port));
+  if (port_ <= 0) {  // bind(2)'s errno survives httplib's close: say why ("address in use")
+    const int err = errno;
+    throw input_error(fmt::format("--metrics-port: cannot listen on {}:{}: {}", address, port,
+                                  err == EADDRINUSE ? std::string("address in use (another program has the port)")
+                                  : err ? std::string(std::strerror(err)) : std::string("bind failed")));
+  }
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
 }
 

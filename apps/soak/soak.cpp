@@ -1,6 +1,7 @@
 #include "soak/soak.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -345,6 +346,9 @@ SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSam
       if (std::find(strategy_names().begin(), strategy_names().end(), s) == strategy_names().end())
         throw input_error(fmt::format("--mem/--compare: unknown strategy '{}'", s));
   const auto strategies = r.device == "cuda" ? o.strategies : std::vector<std::string>{"cpu"};
+  if (r.device == "cpu" && o.strategies.size() > 1)
+    spdlog::warn("soak: {}: the CPU path has no device memory strategy; --compare {} becomes one "
+                 "CPU run", why, fmt::join(o.strategies, ","));
   if (o.parallel && strategies.size() > 1) {
     r.runs.resize(strategies.size());
     std::vector<std::thread> threads;

@@ -111,6 +111,14 @@ void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y) {
   as_mat(src)(cv::Rect(x, y, dst.width, dst.height)).copyTo(as_mat(dst));
 }
 
+void pad_plane(const PlaneView& src, const PlaneView& dst) {
+  VPIPE_EXPECTS(dst.width >= src.width && dst.height >= src.height && dst.channels == src.channels,
+                "pad_plane: the destination is smaller than the source");
+  cv::Mat out = as_mat(dst);
+  cv::copyMakeBorder(as_mat(src), out, 0, dst.height - src.height, 0, dst.width - src.width,
+                     cv::BORDER_REPLICATE);
+}
+
 double psnr(const PlaneView& a, const PlaneView& b) {
   VPIPE_EXPECTS(a.width == b.width && a.height == b.height && a.channels == b.channels,
                 "psnr: planes differ in size");

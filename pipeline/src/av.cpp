@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <map>
+#include <set>
 
 namespace vpipe {
 
@@ -58,6 +60,42 @@ std::string network_output_format(std::string_view url) {
   if (s == "udp" || s == "srt" || s == "tcp") return "mpegts";
   if (s == "rtp") return "rtp_mpegts";
   return {};
+}
+
+const AVOutputFormat* output_container(const std::string& output) {
+  const std::string net = network_output_format(output);
+  return av_guess_format(net.empty() ? nullptr : net.c_str(), output.c_str(), nullptr);
+}
+
+std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec) {
+  if (!container) return std::nullopt;
+  const int answer = avformat_query_codec(container, codec, FF_COMPLIANCE_NORMAL);
+  if (answer >= 0) return answer == 1;
+  // What these muxers write (libavformat's mpegtsenc.c, mpegenc.c, oggenc.c,
+  // gif.c, yuv4mpegenc.c): they refuse, or mangle, everything else.
+  static const std::map<std::string_view, std::set<AVCodecID>> kHolds = {
+      {"mpegts", {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264,
+                  AV_CODEC_ID_HEVC, AV_CODEC_ID_VVC, AV_CODEC_ID_CAVS, AV_CODEC_ID_DIRAC, AV_CODEC_ID_VC1,
+                  AV_CODEC_ID_AV1, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3, AV_CODEC_ID_AAC, AV_CODEC_ID_AAC_LATM,
+                  AV_CODEC_ID_AC3, AV_CODEC_ID_EAC3, AV_CODEC_ID_DTS, AV_CODEC_ID_TRUEHD, AV_CODEC_ID_OPUS,
+                  AV_CODEC_ID_S302M, AV_CODEC_ID_DVB_SUBTITLE, AV_CODEC_ID_DVB_TELETEXT}},
+      {"mpeg", {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3,
+                AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD}},
+      {"vob", {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_H264, AV_CODEC_ID_MP2,
+               AV_CODEC_ID_MP3, AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD,
+               AV_CODEC_ID_DVD_SUBTITLE}},
+      {"ogg", {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS,
+               AV_CODEC_ID_FLAC, AV_CODEC_ID_SPEEX}},
+      {"ogv", {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS,
+               AV_CODEC_ID_FLAC, AV_CODEC_ID_SPEEX}},
+      {"gif", {AV_CODEC_ID_GIF}},
+      {"yuv4mpegpipe", {AV_CODEC_ID_WRAPPED_AVFRAME, AV_CODEC_ID_RAWVIDEO}},
+  };
+  std::string_view name = container->name;
+  if (name.substr(0, 4) == "rtp_") name = name.substr(4);  // rtp_mpegts: MPEG-TS
+  const auto it = kHolds.find(name);
+  if (it == kHolds.end()) return std::nullopt;
+  return it->second.count(codec) > 0;
 }
 
 void InputWatch::arm() {

@@ -307,6 +307,40 @@ class Crop final : public Filter {
   bool identity_ = false;
 };
 
+// ---- pad -------------------------------------------------------------------
+
+// What an encoder that needs even sizes gets from an odd-sized picture (the
+// default of --fit): the last column and row repeated, no black border.
+class Pad final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"pad",
+            "Extend the picture to w x h (the picture at the top left; its right and bottom "
+            "edges repeated).",
+            {{"w", ParamType::kInt, "", 1, 65536, "width, at least the picture's", {}},
+             {"h", ParamType::kInt, "", 1, 65536, "height, at least the picture's", {}}},
+            [](const ParamValues& p) { return std::make_unique<Pad>(p.get_int("w"), p.get_int("h")); }};
+  }
+  Pad(long long w, long long h) : w_(static_cast<int>(w)), h_(static_cast<int>(h)) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("pad", in);
+    if (w_ < in.width || h_ < in.height)
+      throw chain_error(fmt::format("pad: {}x{} is smaller than the picture's {}x{} (use crop)", w_, h_,
+                                    in.width, in.height));
+    expect_chroma_aligned("pad", w_, h_, in.pix_fmt);
+    identity_ = w_ == in.width && h_ == in.height;
+    return {in.pix_fmt, w_, h_};
+  }
+  [[nodiscard]] bool is_identity() const override { return identity_; }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [](int, const PlaneView& s, const PlaneView& d) { ref::pad_plane(s, d); });
+  }
+
+ private:
+  int w_, h_;
+  bool identity_ = false;
+};
+
 // ---- flip ------------------------------------------------------------------
 
 class Flip final : public Filter {
@@ -517,6 +551,7 @@ void register_builtin_filters(FilterRegistry& registry) {
   FilterInfo rgb_to_yuv = with_cuda(RgbToYuv::info());
   rgb_to_yuv.formats = "rgb24 or rgba in; nv12 or yuv420p out";
   registry.add(rgb_to_yuv);
+  registry.add(Pad::info());
   registry.add(Delay::info());
   registry.add(Stamp::info());
   FilterInfo format = Format::info();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "vpipe/pipeline/filter.hpp"
 
@@ -12,6 +13,9 @@ namespace vpipe {
 void load_filter_plugin(const std::string& path) {
   auto& registry = FilterRegistry::instance();  // built-ins first, so duplicates are caught
   (void)registry.take_errors();
+  if (path.empty()) throw usage_error("--plugin \"\": expected the path of a plugin (.so)");
+  static std::set<void*> plugins;  // handles of the plugins loaded so far
+  const std::size_t before = registry.names().size();
   // RTLD_GLOBAL is not needed: plugins resolve vpipe's symbols from the program.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -19,8 +23,14 @@ void load_filter_plugin(const std::string& path) {
     throw logic_error(fmt::format("cannot load plugin '{}': {}", path, err ? err : "unknown error"));
   }
   // The handle is kept for the process's life: its filters stay registered.
+  if (!plugins.insert(handle).second) return;  // loaded before (a plugin directory and --plugin)
   if (auto errors = registry.take_errors(); !errors.empty())
     throw logic_error(fmt::format("plugin '{}': {}", path, fmt::join(errors, "; ")));
+  // A library that loads but registers nothing is not a plugin (a typo'd
+  // path to libz would otherwise pass in silence).
+  if (registry.names().size() == before)
+    throw input_error(fmt::format("plugin '{}' registered no filter (is it built with "
+                                  "vpipe_add_filter_plugin and VPIPE_REGISTER_FILTER?)", path));
 }
 
 std::vector<std::string> load_filter_plugins_from(const std::string& dir) {

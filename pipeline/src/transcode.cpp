@@ -20,6 +20,7 @@ extern "C" {
 #include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/host_frames.hpp"
 #include "vpipe/pipeline/nvdec.hpp"
+#include "vpipe/pipeline/paths.hpp"
 
 namespace vpipe {
 
@@ -34,7 +35,9 @@ struct OutputFile {
   bool keep = false;
   ~OutputFile() {
     ctx.reset();  // closes the file
-    if (created && !keep) {
+    // A symlink is the user's: the failed output is left behind it, never unlinked.
+    std::error_code link_ec;
+    if (created && !keep && !fs::is_symlink(path, link_ec)) {
       std::error_code ec;
       fs::remove(path, ec);
     }
@@ -102,15 +105,19 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   } else if (name == "h264_nvenc" || name == "hevc_nvenc") {
     av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
     av_dict_set(&enc_opts, "preset", "p4", 0);
+  } else if (name == "libx265") {
+    // x265 logs its banner at info level on its own: warnings only, unless -v.
+    if (av_log_get_level() < AV_LOG_WARNING) av_dict_set(&enc_opts, "x265-params", "log-level=warning", 0);
   } else if (codec->id == AV_CODEC_ID_MPEG4) {
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = FF_QP2LAMBDA * o.qscale;
   }
   const int ret = avcodec_open2(enc.get(), codec, &enc_opts);
   av_dict_free(&enc_opts);
-  if (ret < 0)
-    throw input_error(fmt::format("cannot open encoder {} for {}: {}", codec->name,
-                                  to_string(format), av_error_text(ret)));
+  if (ret < 0)  // the encoder's own log (-v) has the detail FFmpeg's code lacks
+    throw input_error(fmt::format("{}: cannot open encoder {} for {}: {}{}", o.output, codec->name,
+                                  to_string(format), av_error_text(ret),
+                                  ret == AVERROR_EXTERNAL ? " (the encoder refused these settings; -v shows why)" : ""));
   return enc;
 }
 
@@ -176,11 +183,11 @@ namespace {
 // What can be checked before any file is opened: a typo must not cost a decode.
 void check_paths(const TranscodeOptions& o) {
   std::error_code ec;
-  if (o.output != "null" && fs::exists(o.output, ec) && fs::exists(o.input, ec) &&
-      fs::equivalent(o.input, o.output, ec))
-    throw input_error(fmt::format("{}: the output would overwrite the input", o.output));
+  if (o.output != "null" && same_file(o.input, o.output))
+    throw usage_error(fmt::format("{}: the output would overwrite the input", o.output));
   if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) && fs::file_size(o.input, ec) == 0)
     throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
+  if (o.output != "null" && o.output.find("://") == std::string::npos) check_writable(o.output, "output");
 }
 
 std::string drop_name(DropPolicy d) {
@@ -361,7 +368,7 @@ void TranscodeSession::Parts::copy_other_streams() {
     const auto type = s->codecpar->codec_type;
     if (static_cast<int>(i) == video_index || (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE))
       continue;
-    if (avformat_query_codec(oc->oformat, s->codecpar->codec_id, FF_COMPLIANCE_NORMAL) != 1) {
+    if (container_holds(oc->oformat, s->codecpar->codec_id) == false) {
       report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
                                          avcodec_get_name(s->codecpar->codec_id), oc->oformat->name));
       continue;

@@ -79,7 +79,22 @@ void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodeP
   p.decoded = p.nvdec ? nvdec_format : in.format;
 }
 
+// The container the output's name picks, checked before any file is touched.
+const AVOutputFormat* check_container(const std::string& output) {
+  const AVOutputFormat* container = output_container(output);
+  if (!container)
+    throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
+                                  ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
+                                  "write nothing)", output));
+  const std::string_view name = container->name;
+  if (name == "image2" || name == "image2pipe" || name == "apng")
+    throw input_error(fmt::format("{}: an image file; vpipe writes video files (.mp4, .mkv, .mov, "
+                                  ".ts…), not one image per frame", output));
+  return container;
+}
+
 const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
+  const AVOutputFormat* container = check_container(o.output);
   std::string name = o.encoder;
   if (name == "auto") {
     name = "libx264";
@@ -94,7 +109,42 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
   const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
   if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
     throw input_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
-  return codec;
+  if (container_holds(container, codec->id) != false) return codec;
+  // --encoder auto and a container without H.264 (.webm, .ogv, .gif): its own codec.
+  const AVCodec* native = avcodec_find_encoder(container->video_codec);
+  if (o.encoder == "auto" && native && container_holds(container, native->id) != false) {
+    p.notes.push_back(fmt::format("encoder auto: {} ({} cannot hold {})", native->name, container->name,
+                                  avcodec_get_name(codec->id)));
+    return native;
+  }
+  throw input_error(fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
+                                "--encoder{} or another container (.mkv holds most)", o.output,
+                                container->name, avcodec_get_name(codec->id), codec->name,
+                                native ? fmt::format(" ({} fits it)", native->name) : std::string()));
+}
+
+// An encoder of 4:2:0 (or 4:2:2) video takes only sizes that are multiples of
+// its chroma subsampling: an odd-sized picture is padded (or cropped) to fit,
+// with a note, unless --fit error.
+void fit_to_encoder(const TranscodeOptions& o, TranscodePlan& p) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(p.output.pix_fmt);
+  if (!d) return;
+  const int mw = 1 << d->log2_chroma_w, mh = 1 << d->log2_chroma_h;
+  const int w = p.output.width, h = p.output.height;
+  if (w % mw == 0 && h % mh == 0) return;
+  if (o.fit == Fit::kError)
+    throw input_error(fmt::format("{}: {} takes {} pictures in multiples of {}x{}, and these are {}x{} "
+                                  "(--fit pad or --fit crop, or a resize in --vf)", o.output,
+                                  p.encoder->name, d->name, mw, mh, w, h));
+  const bool pad = o.fit == Fit::kPad || w < mw || h < mh;  // nothing is left to crop to
+  const int fw = pad ? (w + mw - 1) / mw * mw : w / mw * mw;
+  const int fh = pad ? (h + mh - 1) / mh * mh : h / mh * mh;
+  const std::string spec = pad ? fmt::format("pad=w={}:h={}", fw, fh) : fmt::format("crop=w={}:h={}:x=0:y=0", fw, fh);
+  for (auto& c : build_chain(parse_chain(spec), p.output)) p.chain.push_back(std::move(c));
+  p.output = p.chain.back().out;
+  p.notes.push_back(fmt::format("--fit {}: {}x{} {} to {}x{} ({} takes {} in multiples of {}x{})",
+                                pad ? "pad" : "crop", w, h, pad ? "padded" : "cropped", fw, fh,
+                                p.encoder->name, d->name, mw, mh));
 }
 
 // The CUDA segment, and the checks and notes that go with it.
@@ -150,16 +200,16 @@ std::vector<std::string> TranscodePlan::labels() const {
 void check_options(const TranscodeOptions& o) {
   const auto& names = strategy_names();
   if (std::find(names.begin(), names.end(), o.mem) == names.end())
-    throw input_error(fmt::format("memory strategy '{}': expected one of {}", o.mem, fmt::join(names, ", ")));
-  if (o.loop < 1) throw input_error(fmt::format("loop {}: expected 1 or more", o.loop));
+    throw usage_error(fmt::format("memory strategy '{}': expected one of {}", o.mem, fmt::join(names, ", ")));
+  if (o.loop < 1) throw usage_error(fmt::format("loop {}: expected 1 or more", o.loop));
   if (!(o.stall_timeout_s > 0))
-    throw input_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));
-  if (o.reconnect < 0) throw input_error(fmt::format("reconnect {}: expected 0 or more", o.reconnect));
-  if (o.queue_depth < 1) throw input_error("queue depth 0: expected 1 or more");
+    throw usage_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));
+  if (o.reconnect < 0) throw usage_error(fmt::format("reconnect {}: expected 0 or more", o.reconnect));
+  if (o.queue_depth < 1) throw usage_error("queue depth 0: expected 1 or more");
   for (const auto& kv : o.input_options)
     if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
-      throw input_error(fmt::format("input option {}: expected key=value", kv));
-  if (o.input.empty() || o.output.empty()) throw input_error("need an input and an output path");
+      throw usage_error(fmt::format("--input-option {}: expected key=value", kv));
+  if (o.input.empty() || o.output.empty()) throw usage_error("need an input and an output path");
 }
 
 TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const MachineProbe& machine) {
@@ -183,6 +233,7 @@ TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const Machi
       for (auto& c : conv) p.chain.push_back(std::move(c));
       p.output = p.chain.back().out;
     }
+    fit_to_encoder(o, p);
   }
   place_cuda_segment(o, p);
   p.queues = plan_queues(o.queue_depth, p.nvdec);

@@ -24,9 +24,9 @@ class BadInput : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Runs a transcode expected to fail; checks the shared rules, returns stderr.
-  std::string expect_clean_failure(const std::string& args, const std::string& must_name) {
+  std::string expect_clean_failure(const std::string& args, const std::string& must_name, int rc = 1) {
     const auto r = run_vpipe(args);
-    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(r.exit_code, rc) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
     EXPECT_EQ(r.err.rfind("vpipe: error: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(must_name), std::string::npos) << "names '" << must_name << "': " << r.err;
@@ -78,13 +78,13 @@ TEST_F(BadInput, UnwritableOutputPath) {
 }
 
 TEST_F(BadInput, UnknownFilter) {
-  const auto err = expect_clean_failure("transcode " + kSample + " " + out_ + " --vf sharpen=2", "sharpen");
+  const auto err = expect_clean_failure("transcode " + kSample + " " + out_ + " --vf sharpen=2", "sharpen", 2);
   EXPECT_NE(err.find("unknown filter"), std::string::npos) << err;
 }
 
 TEST_F(BadInput, BadFilterParameter) {
   const auto err =
-      expect_clean_failure("transcode " + kSample + " " + out_ + " --vf blur=sigma=-3", "sigma");
+      expect_clean_failure("transcode " + kSample + " " + out_ + " --vf blur=sigma=-3", "sigma", 2);
   EXPECT_NE(err.find("blur: bad value '-3'"), std::string::npos) << err;
 }
 

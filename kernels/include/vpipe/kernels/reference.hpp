@@ -35,6 +35,9 @@ void invert_plane(const PlaneView& src, const PlaneView& dst);
 
 // dst = the rectangle (x, y, dst.width, dst.height) of src.
 void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y);
+// dst (no smaller than src) holds src at its top-left corner, the rest filled
+// by repeating src's last column and row (cv::copyMakeBorder, replicate).
+void pad_plane(const PlaneView& src, const PlaneView& dst);
 
 // Colour conversion (plain C++ on color.hpp's formulas; OpenCV has only
 // BT.601 limited range for NV12). Same conventions as the CUDA kernels.

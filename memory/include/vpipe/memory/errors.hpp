@@ -51,6 +51,13 @@ class input_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A bad option value (a malformed size, a budget of 0, a key=value without
+// the '='): the user's command line is wrong. The program exits 2 ("usage").
+class usage_error : public input_error {
+ public:
+  using input_error::input_error;
+};
+
 // Bad --vf text or parameters: the message is meant for the user as is.
 class chain_error : public logic_error {
  public:

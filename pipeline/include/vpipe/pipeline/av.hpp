@@ -13,6 +13,7 @@ extern "C" {
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -80,6 +81,14 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 // The container a network output URL carries: "mpegts" for udp, srt and tcp,
 // "rtp_mpegts" for rtp; empty for anything else (the name decides).
 [[nodiscard]] std::string network_output_format(std::string_view url);
+
+// The container `output` is written in: the name's extension, or MPEG-TS for
+// a network output. Null when the name says nothing FFmpeg knows.
+[[nodiscard]] const AVOutputFormat* output_container(const std::string& output);
+// Whether `container` can hold `codec`: FFmpeg's own answer where it has one
+// (avformat_query_codec), else a table for the muxers that give none (MPEG-TS,
+// MPEG-PS, Ogg, GIF, Y4M); nullopt when nobody knows (the muxer will say).
+[[nodiscard]] std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec);
 
 // Watches blocking reads: FFmpeg polls it while it waits for data. A read
 // that waits longer than the stall timeout, or any read once `interrupt`

@@ -25,6 +25,8 @@ class MemoryStrategy;
 enum class Device { kAuto, kCpu, kCuda };
 enum class Decode { kAuto, kCpu, kNvdec };
 enum class Drop { kAuto, kBlock, kDropOldest, kDropNewest };
+// A picture size the encoder cannot take (odd, for 4:2:0): pad it, crop it, or stop.
+enum class Fit { kPad, kCrop, kError };
 
 // One table per enum: the name a user types, the value.
 template <class E>
@@ -46,6 +48,11 @@ struct EnumNames<Drop> {
        {"block", Drop::kBlock},
        {"drop-oldest", Drop::kDropOldest},
        {"drop-newest", Drop::kDropNewest}}};
+};
+template <>
+struct EnumNames<Fit> {
+  static constexpr std::array<std::pair<std::string_view, Fit>, 3> table{
+      {{"pad", Fit::kPad}, {"crop", Fit::kCrop}, {"error", Fit::kError}}};
 };
 template <>
 struct EnumNames<HostMemory> {  // --host: the staging kinds a user picks
@@ -95,6 +102,7 @@ struct TranscodeOptions {
   int crf = 23;                         // libx264
   std::string preset = "veryfast";      // libx264
   int qscale = 3;                       // mpeg4: 2 (best) .. 31
+  Fit fit = Fit::kPad;                  // a size the encoder cannot take: pad, crop or error
   std::optional<std::int64_t> max_frames;
   std::size_t queue_depth = 8;          // frames in flight between two stages
   int decode_threads = 0;               // 0: FFmpeg chooses

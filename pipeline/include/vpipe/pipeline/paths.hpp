@@ -1,0 +1,28 @@
+// Rules for the files vpipe writes, checked before any work starts: vpipe
+// never writes to its input, never loses an output it was not asked to
+// replace, and says before a two-hour run, not after it, that a path is bad.
+#pragma once
+
+#include <string>
+
+namespace vpipe {
+
+// True when a and b name the same file: the same path, or through "..", a
+// symlink or a hard link (device and inode compared when both exist).
+[[nodiscard]] bool same_file(const std::string& a, const std::string& b);
+
+// Throws input_error unless `path` can be written: an existing regular file
+// (or a symlink to one) we may write, or a new name in a writable directory.
+// Creates nothing and truncates nothing. `what` names the option ("--report").
+void check_writable(const std::string& path, const std::string& what);
+
+// Throws usage_error when `path` (written by `what`) is the input or the
+// output, then checks it is writable.
+void check_side_file(const std::string& path, const std::string& what, const std::string& input,
+                     const std::string& output);
+
+// Creates `dir` (and its parents) and proves a file can be written there
+// (input_error otherwise).
+void check_writable_dir(const std::string& dir, const std::string& what);
+
+}  // namespace vpipe
