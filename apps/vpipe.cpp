@@ -121,9 +121,9 @@ int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_p
     fmt::print(stderr, "vpipe: stream {} → {}: {} frames, {:.1f} fps, latency p50 {:.1f} ms p99 {:.1f} ms, "
                        "{} dropped{}\n", i + 1, r.output, r.video_packets_written, r.fps,
                r.latency_ms_p50, r.latency_ms_p99, r.frames_dropped,
-               r.decode_errors ? fmt::format(", {} errors", r.decode_errors) : "");
+               r.errors() ? fmt::format(", {} errors", r.errors()) : "");
     if (r.interrupted && rc == 0) rc = 128 + g_signal.load();
-    if (r.decode_errors > 0 && rc == 0) rc = 4;
+    if (r.errors() > 0 && rc == 0) rc = 4;
   }
   write_json(report_path, j);
   return rc;
@@ -142,7 +142,7 @@ void print_summary(const vpipe::TranscodeReport& r) {
   fmt::print(stderr, "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 {:.1f} ms{}{}\n",
              r.input, r.output, r.video_packets_written, r.output_format.width,
              r.output_format.height, r.wall_s, r.fps, r.latency_ms_p50, r.latency_ms_p99,
-             r.decode_errors ? fmt::format(", completed with {} errors", r.decode_errors)
+             r.errors() ? fmt::format(", completed with {} errors", r.errors())
              : r.frames_dropped ? fmt::format(", {} frames dropped (--drop {})", r.frames_dropped, r.drop)
                                 : "",
              r.interrupted ? " (interrupted: output finalized)" : "");
@@ -170,7 +170,7 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
   write_json(report_path, r.to_json());
   if (r.interrupted) return 128 + g_signal.load();
   // The output is complete and playable, but frames were damaged or lost.
-  if (r.decode_errors > 0) return 4;
+  if (r.errors() > 0) return 4;
   return 0;
 }
 

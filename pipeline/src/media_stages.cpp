@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <thread>
+#include <utility>
 
 #include "vpipe/pipeline/stamp.hpp"
 #include "vpipe/memory/errors.hpp"
@@ -38,14 +39,28 @@ DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_str
 }
 
 bool DemuxSource::rewind() {
-  if (loops_left_ <= 0 || !start_s_) return false;
-  const std::int64_t start = input_->start_time != AV_NOPTS_VALUE ? input_->start_time : 0;
-  if (const int ret = av_seek_frame(input_, -1, start, AVSEEK_FLAG_BACKWARD); ret < 0) {
-    spdlog::warn("{}: cannot seek back to loop: {}", path_, av_error_text(ret));
-    return false;
+  if (loops_left_ <= 0) return false;
+  if (reopen_loop_) {
+    try {
+      UniqueDemuxContext next = reopen_loop_();
+      if (next->nb_streams != input_->nb_streams) throw input_error("the streams changed");
+      input_ = next.get();
+      looped_ = std::move(next);  // the pass before is done with: its packets hold their own data
+    } catch (const std::exception& e) {
+      spdlog::warn("{}: cannot open again to loop: {}", path_, e.what());
+      return false;
+    }
+  } else {
+    const std::int64_t start = input_->start_time != AV_NOPTS_VALUE ? input_->start_time : 0;
+    if (const int ret = av_seek_frame(input_, -1, start, AVSEEK_FLAG_BACKWARD); ret < 0) {
+      spdlog::warn("{}: cannot seek back to loop: {}", path_, av_error_text(ret));
+      return false;
+    }
   }
   loops_left_--;
-  offset_s_ += pass_end_s_ - *start_s_;
+  drain_pending_ = true;
+  if (start_s_) offset_s_ += pass_end_s_ - *start_s_;  // (a raw stream has no times: the encoder makes them)
+  last_dts_s_.clear();
   return true;
 }
 
@@ -174,6 +189,8 @@ void DemuxSource::pace(std::int64_t ts, int index) {
 Flow DemuxSource::produce(Output<Packet>& out) {
   Packet p{make_av_packet(), {}};
   if (const auto end = read(p.pkt.get())) return *end;
+  if (std::exchange(drain_pending_, false) && !out.emit(Packet{make_av_packet(), Clock::now(), true}))
+    return Flow::kStop;
   const int index = p.pkt->stream_index;
   const bool known = index >= 0 && index < static_cast<int>(input_->nb_streams);
   if (known) retime(p.pkt.get());
@@ -258,6 +275,12 @@ void DecodeStage::check_nvdec() const {
 }
 
 Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
+  if (packet.drain) {  // the input starts over: every frame held back comes out first
+    avcodec_send_packet(decoder_.get(), nullptr);
+    const Flow flow = receive(out);
+    avcodec_flush_buffers(decoder_.get());
+    return flow;
+  }
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);
   int ret = avcodec_send_packet(decoder_.get(), packet.pkt.get());
   if (ret == AVERROR(EAGAIN)) {
@@ -381,14 +404,36 @@ Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
   }
   if (read_stamps_) record_stamp(frame, counters_);
   AVFrame* av = frame.av.get();
-  av->pts = frame.pts == AV_NOPTS_VALUE
-                ? AV_NOPTS_VALUE
-                : av_rescale_q(frame.pts, frame.time_base, encoder_->time_base);
+  av->pts = monotonic_pts(frame);
   av->pict_type = AV_PICTURE_TYPE_NONE;
   remember(origin_by_pts_, av->pts, frame.origin);
   av_check(avcodec_send_frame(encoder_, av), "encoding a frame");
   drain(out);
   return out.downstream_stopped() ? Flow::kStop : Flow::kContinue;
+}
+
+// The frame's time in the encoder's time base, strictly after the last one:
+// a raw elementary stream (Annex-B .h264/.hevc) has no timestamps, so they
+// come from the frame rate, as ffmpeg makes them; a damaged input's decoder
+// can go backwards, and the encoder and the muxer refuse that: the frame
+// moves one tick past the last (counted), rather than ending the run.
+std::int64_t EncodeStage::monotonic_pts(const Frame& frame) {
+  std::int64_t pts = frame.pts == AV_NOPTS_VALUE
+                         ? AV_NOPTS_VALUE
+                         : av_rescale_q(frame.pts, frame.time_base, encoder_->time_base);
+  if (pts == AV_NOPTS_VALUE) {
+    const AVRational rate = encoder_->framerate;
+    const std::int64_t step =
+        rate.num > 0 && rate.den > 0 ? std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), encoder_->time_base)) : 1;
+    pts = last_pts_ == AV_NOPTS_VALUE ? 0 : last_pts_ + step;
+  } else if (last_pts_ != AV_NOPTS_VALUE && pts <= last_pts_) {
+    if (counters_.timestamps_repaired++ == 0)
+      spdlog::warn("encode: frame {}'s time goes back ({} after {}); moved past the last (counted)",
+                   frame.index, pts, last_pts_);
+    pts = last_pts_ + 1;
+  }
+  last_pts_ = pts;
+  return pts;
 }
 
 void EncodeStage::drain(Output<Packet>& out) {
@@ -417,20 +462,47 @@ MuxSink::MuxSink(AVFormatContext* output, std::string path,
     : output_(output), path_(std::move(path)), source_time_base_(std::move(source_time_base)),
       video_stream_(video_stream), counters_(counters) {}
 
+// A copied packet (audio, subtitles) the output cannot take: no timestamp
+// after a timestamped one, a time going backwards (damage the demuxer
+// passed on). Dropped and counted, so every good packet after it is kept.
+bool MuxSink::damaged(const AVPacket* pkt) {
+  const auto index = static_cast<std::size_t>(pkt->stream_index);
+  if (last_dts_.size() <= index) last_dts_.resize(index + 1, AV_NOPTS_VALUE);
+  std::int64_t& last = last_dts_[index];
+  const std::int64_t dts = pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts;
+  if (dts == AV_NOPTS_VALUE) return last != AV_NOPTS_VALUE;
+  const bool equal_ok = (output_->oformat->flags & AVFMT_TS_NONSTRICT) != 0;
+  if (last != AV_NOPTS_VALUE && (dts < last || (dts == last && !equal_ok))) return true;
+  last = dts;
+  return false;
+}
+
 Flow MuxSink::consume(Packet packet) {
   AVPacket* pkt = packet.pkt.get();
   const auto index = static_cast<std::size_t>(pkt->stream_index);
   av_packet_rescale_ts(pkt, source_time_base_.at(index), output_->streams[index]->time_base);
   pkt->pos = -1;
   const bool video = pkt->stream_index == video_stream_;
+  if (!video) {
+    // A copied packet the muxer refuses (a broken ADTS header the AAC
+    // filter chokes on, a time out of order) is damage in the input: drop
+    // it, count it, keep the rest of the file.
+    const int ret = damaged(pkt) ? AVERROR_INVALIDDATA : av_interleaved_write_frame(output_, pkt);
+    if (ret < 0) {
+      if (counters_.packets_damaged++ == 0)
+        spdlog::warn("{}: a copied packet (stream #{}) was refused: {}; dropped (counted)", path_,
+                     pkt->stream_index, av_error_text(ret));
+      return Flow::kContinue;
+    }
+    counters_.other_packets_written++;
+    return Flow::kContinue;
+  }
   av_check(av_interleaved_write_frame(output_, pkt), fmt::format("writing '{}'", path_));
-  if (video) {
+  {
     counters_.latency_ns.record(static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - packet.origin)
             .count()));
     counters_.video_packets_written++;
-  } else {
-    counters_.other_packets_written++;
   }
   return Flow::kContinue;
 }

@@ -156,6 +156,9 @@ nlohmann::json TranscodeReport::to_json() const {
                       {"decode_errors", decode_errors},
                       {"fitted_to_encoder", frames_fitted},
                       {"timestamp_discontinuities", ts_discontinuities},
+                      {"timestamps_repaired", timestamps_repaired},
+                      {"copied_packets_damaged", packets_damaged},
+                      {"errors", errors()},
                       {"dropped", frames_dropped}}},
           {"live", live},
           {"drop_policy", drop},
@@ -423,7 +426,7 @@ void TranscodeSession::Parts::wire() {
   auto mux_in = pipeline.make_queue<Packet>("→mux", plan.queues.mux);
   auto demux = std::make_unique<DemuxSource>(input.get(), o.input, video_index, output_index, mux_in,
                                              counters, o.realtime);
-  demux->loop(o.loop);
+  if (o.loop > 1) demux->loop(o.loop, [this] { return vpipe::open_input(o.input, open_options); });
   if (plan.live) {
     demux->watch(&watch);
     if (can_reconnect(o.input) && o.reconnect > 0)
@@ -479,6 +482,8 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
   r.decode_errors = counters.decode_errors;
   r.frames_fitted = counters.frames_fitted;
   r.ts_discontinuities = counters.ts_discontinuities;
+  r.timestamps_repaired = counters.timestamps_repaired;
+  r.packets_damaged = counters.packets_damaged;
   r.stalls = counters.stalls;
   r.reconnects = counters.reconnects;
   if (o.read_stamps) {

@@ -27,6 +27,9 @@ namespace vpipe {
 struct Packet {
   UniqueAVPacket pkt;
   Clock::time_point origin{};
+  // No data: the input starts over (--loop). The decoder gives up every frame
+  // it holds back (B-frame reordering), then starts afresh.
+  bool drain = false;
 };
 
 // Counters the stages update while running (read by progress and reports).
@@ -37,6 +40,8 @@ struct MediaCounters {
   std::atomic<std::int64_t> frames_encoded{0};
   std::atomic<std::int64_t> frames_fitted{0};  // scaled to the encoder's size (size changed)
   std::atomic<std::int64_t> ts_discontinuities{0};  // timestamp jumps closed up (MPEG-TS)
+  std::atomic<std::int64_t> timestamps_repaired{0};  // frames whose time went backwards, moved on
+  std::atomic<std::int64_t> packets_damaged{0};      // copied packets the muxer refused: dropped
   std::atomic<std::int64_t> video_packets_written{0};
   std::atomic<std::int64_t> other_packets_written{0};
   std::atomic<std::int64_t> stalls{0};      // live input: reads that waited past the stall timeout
@@ -65,7 +70,13 @@ class DemuxSource final : public Source<Packet> {
   void copy_until(double seconds) { copy_until_s_ = seconds; }
   // Read the input `times` times over (seek back at the end), timestamps
   // continuing: a long run from a short clip (benchmarks, soaks).
-  void loop(int times) { loops_left_ = times - 1; }
+  // Each start-over drains the decoder, and opens the input afresh with
+  // `reopen` where given (exact for every container, raw streams included;
+  // a seek in a program stream lands near the start, not on it), else seeks.
+  void loop(int times, std::function<UniqueDemuxContext()> reopen = {}) {
+    loops_left_ = times - 1;
+    reopen_loop_ = std::move(reopen);
+  }
   // Live input: every read is watched (stall timeout, Ctrl-C). A stalled or
   // failed read ends the input, unless `reopen` is given: then the input is
   // opened again up to `attempts` times, as long as it brings the same video
@@ -104,6 +115,9 @@ class DemuxSource final : public Source<Packet> {
   bool resync_ = false;                       // next timed packet continues the output's time
   double out_end_s_ = 0;                      // latest end time written, output seconds
   int loops_left_ = 0;
+  std::function<UniqueDemuxContext()> reopen_loop_;
+  UniqueDemuxContext looped_;            // this pass's input, when the loop reopens it
+  bool drain_pending_ = false;           // rewound: tell the decoder before the next packet
   double offset_s_ = 0;                  // added to every timestamp of this pass
   double pass_end_s_ = 0;                // latest end time seen, source seconds
   std::optional<double> start_s_;        // earliest time seen
@@ -205,6 +219,8 @@ class EncodeStage final : public Stage<Frame, Packet> {
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
   UniqueSwsContext fit_;
   FrameFormat fit_from_;
+  std::int64_t last_pts_ = AV_NOPTS_VALUE;  // in the encoder's time base
+  [[nodiscard]] std::int64_t monotonic_pts(const Frame& frame);
 };
 
 // Writes packets, interleaved, and the trailer at end-of-stream.
@@ -222,6 +238,8 @@ class MuxSink final : public Sink<Packet> {
   std::vector<AVRational> source_time_base_;
   int video_stream_;
   MediaCounters& counters_;
+  std::vector<std::int64_t> last_dts_;  // per output stream, in its time base
+  [[nodiscard]] bool damaged(const AVPacket* pkt);
 };
 
 }  // namespace vpipe

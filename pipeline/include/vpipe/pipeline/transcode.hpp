@@ -37,6 +37,8 @@ struct TranscodeReport {
   std::int64_t decode_errors = 0;
   std::int64_t frames_fitted = 0;
   std::int64_t ts_discontinuities = 0;
+  std::int64_t timestamps_repaired = 0;  // frames whose time went backwards (damage), moved on
+  std::int64_t packets_damaged = 0;      // copied packets the muxer refused, dropped
   std::int64_t frames_dropped = 0;      // by the --drop policy, all queues
   bool live = false;                    // a live input (network URL)
   std::string drop;                     // the policy in effect
@@ -55,6 +57,8 @@ struct TranscodeReport {
   std::string failure;             // what ended the run, when it failed mid-way
 
   [[nodiscard]] nlohmann::json to_json() const;
+  // Damage in the input the run got past, each counted: "completed with N errors".
+  [[nodiscard]] std::int64_t errors() const { return decode_errors + timestamps_repaired + packets_damaged; }
 };
 
 // A run that failed after it started (out of memory after retries, a
