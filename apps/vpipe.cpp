@@ -60,9 +60,33 @@ extern "C" {
 namespace {
 
 std::atomic<int> g_signal{0};
+// First SIGINT/SIGTERM: stop gracefully (the output is finalized). Second:
+// leave now, removing the unfinished outputs, which would not play (unless
+// --keep-partial), with one line each.
 extern "C" void on_signal(int sig) {
-  if (g_signal.load() != 0) std::_Exit(128 + sig);  // second press: leave now
+  if (g_signal.load() != 0) {
+    if (vpipe::remove_partial_outputs_now() == 0) {
+      const char line[] = "vpipe: stopped at once (second signal): outputs left as they are (--keep-partial, "
+                          "or none begun); an unfinished MP4 may not play\n";
+      (void)!write(STDERR_FILENO, line, sizeof line - 1);
+    }
+    std::_Exit(128 + sig);
+  }
   g_signal.store(sig);
+}
+extern "C" void on_wake(int) {}  // SIGURG: only breaks a blocking read (DemuxSource::wake)
+
+// Without SA_RESTART: a signal makes a blocking open or read return EINTR,
+// and the input's interrupt callback then ends it (a FIFO with no writer).
+void install_signals() {
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = on_wake;
+  sigaction(SIGURG, &sa, nullptr);
 }
 
 std::string format_eta(double s) {
@@ -96,8 +120,7 @@ void prepare_run(vpipe::TranscodeOptions& opts, bool tty) {
     };
   }
   opts.interrupt = &g_signal;
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  install_signals();
   std::signal(SIGXFSZ, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
 }
@@ -191,8 +214,7 @@ void print_soak_table(const vpipe::SoakResult& result) {
 int run_soak_cli(vpipe::SoakOptions& o, const std::string& metrics_address, int metrics_port) {
   if (!o.out_dir.empty()) vpipe::check_writable_dir(o.out_dir, "--out");  // not after a 2-hour run
   o.interrupt = &g_signal;
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  install_signals();
   std::mutex mu;
   std::map<std::string, vpipe::SoakSample> latest;
   std::unique_ptr<vpipe::MetricsServer> server;
@@ -359,6 +381,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
     fmt::print(stderr, "vpipe: error: {}\n", e.what());
-    return 1;
+    return g_signal.load() ? 128 + g_signal.load() : 1;  // Ctrl-C ended a wait: "interrupted"
   }
 }

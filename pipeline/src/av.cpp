@@ -140,7 +140,7 @@ UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& o
   }
   const int ret = avformat_open_input(&raw, path.c_str(), nullptr, &opts);  // frees raw on failure
   av_dict_free(&opts);
-  if (ret < 0 && options.watch && options.watch->interrupted())
+  if (ret < 0 && options.watch && (options.watch->interrupted() || ret == AVERROR(EINTR)))
     throw ffmpeg_error(ret, fmt::format("cannot open input '{}': interrupted while waiting for it", path));
   const bool stalled = options.watch && options.watch->stalled();
   if (ret < 0 && stalled)

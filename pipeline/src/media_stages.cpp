@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <csignal>
 #include <thread>
 #include <utility>
 
@@ -109,9 +110,15 @@ std::optional<Flow> DemuxSource::read(AVPacket* pkt) {
     if (watch_) watch_->arm();
     ret = av_read_frame(input_, pkt);
     if (watch_) watch_->disarm();
-    if (ret == AVERROR_EOF && rewind()) continue;
+    const bool interrupted = interrupt_ && interrupt_->load() != 0;
+    if (ret >= 0 && interrupted && (pkt->flags & AV_PKT_FLAG_CORRUPT)) {
+      av_packet_unref(pkt);  // cut short by Ctrl-C, not damaged
+      return Flow::kStop;
+    }
+    if (ret == AVERROR_EOF && !interrupted && rewind()) continue;
     if (ret >= 0) return std::nullopt;
-    if (watch_ && watch_->interrupted()) return Flow::kStop;  // Ctrl-C during a blocking read
+    if (ret == AVERROR_EXIT || (watch_ && watch_->interrupted()))
+      return Flow::kStop;  // Ctrl-C during a blocking read: the interrupt callback said stop
     const bool stalled = watch_ && watch_->stalled();
     if (stalled) counters_.stalls++;
     const std::string why = stalled ? fmt::format("no data for {} s", watch_->timeout_s())
@@ -214,8 +221,24 @@ void DemuxSource::finish(Output<Packet>& /*out*/) {
   copy_closed_ = true;
 }
 
+void DemuxSource::open() {
+  std::lock_guard lock(thread_mutex_);
+  thread_ = pthread_self();
+}
+
 void DemuxSource::close() noexcept {
   if (!copy_closed_) copy_out_->close();
+  std::lock_guard lock(thread_mutex_);
+  thread_.reset();  // the thread ends after this: never signalled again
+}
+
+void DemuxSource::wake() noexcept {
+  struct sigaction current {};
+  if (sigaction(SIGURG, nullptr, &current) != 0 || current.sa_handler == SIG_DFL ||
+      current.sa_handler == SIG_IGN)
+    return;  // no handler: SIGURG would be ignored, and break nothing
+  std::lock_guard lock(thread_mutex_);
+  if (thread_) pthread_kill(*thread_, SIGURG);
 }
 
 // ---- in-flight limit ---------------------------------------------------------

@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -66,6 +69,45 @@ void check_writable_dir(const std::string& dir, const std::string& what) {
     ::close(fd);
     ::unlink(probe.c_str());
   }
+}
+
+namespace {
+std::array<std::atomic<char*>, 512> g_partial{};  // paths (strdup'ed) of the outputs being written
+void say(const char* text) noexcept { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
+}  // namespace
+
+void register_partial_output(const std::string& path) {
+  char* copy = ::strdup(path.c_str());
+  for (auto& slot : g_partial) {
+    char* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, copy)) return;
+  }
+  std::free(copy);  // more outputs than slots: that one is only finalized, never removed early
+}
+
+void unregister_partial_output(const std::string& path) {
+  for (auto& slot : g_partial) {
+    char* p = slot.load();
+    if (p && path == p && slot.compare_exchange_strong(p, nullptr)) {
+      std::free(p);
+      return;
+    }
+  }
+}
+
+int remove_partial_outputs_now() noexcept {
+  int n = 0;
+  for (auto& slot : g_partial) {
+    const char* p = slot.exchange(nullptr);
+    if (!p) continue;
+    ++n;
+    const bool gone = ::unlink(p) == 0;
+    say("vpipe: stopped at once (second signal): ");
+    say(gone ? "removed the unfinished output '" : "could not remove the unfinished output '");
+    say(p);
+    say(gone ? "' (--keep-partial keeps it)\n" : "'\n");
+  }
+  return n;
 }
 
 }  // namespace vpipe

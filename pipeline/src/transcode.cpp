@@ -33,7 +33,21 @@ struct OutputFile {
   std::string path;
   bool created = false;
   bool keep = false;
+  bool registered = false;  // a second Ctrl-C removes it (paths.hpp)
+  void opened(bool keep_partial) {
+    created = true;
+    std::error_code ec;
+    if (!keep_partial && !fs::is_symlink(path, ec)) {
+      register_partial_output(path);
+      registered = true;
+    }
+  }
+  void finished() {  // complete (or finalized after Ctrl-C): it stays
+    keep = true;
+    if (std::exchange(registered, false)) unregister_partial_output(path);
+  }
   ~OutputFile() {
+    if (registered) unregister_partial_output(path);
     ctx.reset();  // closes the file
     // A symlink is the user's: the failed output is left behind it, never unlinked.
     std::error_code link_ec;
@@ -256,10 +270,14 @@ struct TranscodeSession::Parts {
   MediaCounters counters;
   std::optional<FlightLimit> flight;  // frames hold its tickets
   Pipeline pipeline;
+  DemuxSource* demux = nullptr;  // owned by the pipeline: woken from a blocking read by Ctrl-C
 };
 
 TranscodeSession::Parts::Parts(TranscodeOptions options)
-    : o(std::move(options)), watch(o.stall_timeout_s, o.interrupt) {
+    : o(std::move(options)),
+      // A file has no stall limit (a slow disk is not a dead feed), but Ctrl-C
+      // still ends a wait for it (a FIFO with no writer).
+      watch(is_live_input(o.input) ? o.stall_timeout_s : kNoStallLimit, o.interrupt) {
   check_options(o);
   for (const auto& s : parse_chain(o.filters)) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
   check_paths(o);
@@ -300,10 +318,8 @@ void TranscodeSession::Parts::open_input() {
     const auto eq = kv.find('=');
     open_options.extra.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
-  if (is_live_input(o.input)) {  // watched for stalls and Ctrl-C from the start
-    open_options.watch = &watch;
-    open_options.low_latency = true;
-  }
+  open_options.watch = &watch;  // Ctrl-C from the start; a live input's stalls too
+  open_options.low_latency = is_live_input(o.input);
   try {
     input = vpipe::open_input(o.input, open_options);
   } catch (const ffmpeg_error& e) {
@@ -345,7 +361,7 @@ void TranscodeSession::Parts::open_output() {
   if (!(oc->oformat->flags & AVFMT_NOFILE)) {
     if (const int ret = avio_open(&oc->pb, o.output.c_str(), AVIO_FLAG_WRITE); ret < 0)
       throw input_error(fmt::format("cannot open output '{}': {}", o.output, av_error_text(ret)));
-    output.created = true;
+    output.opened(o.keep_partial);
   }
   if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
     throw input_error(fmt::format("cannot write '{}': {}", o.output, av_error_text(ret)));
@@ -424,21 +440,23 @@ void TranscodeSession::Parts::wire() {
   if (o.max_in_flight > 0) flight.emplace(o.max_in_flight, plan.drop != DropPolicy::kBlock);
   auto packets = pipeline.make_queue<Packet>("demux→decode", plan.queues.packets);
   auto mux_in = pipeline.make_queue<Packet>("→mux", plan.queues.mux);
-  auto demux = std::make_unique<DemuxSource>(input.get(), o.input, video_index, output_index, mux_in,
+  auto demux_stage = std::make_unique<DemuxSource>(input.get(), o.input, video_index, output_index, mux_in,
                                              counters, o.realtime);
-  if (o.loop > 1) demux->loop(o.loop, [this] { return vpipe::open_input(o.input, open_options); });
+  demux = demux_stage.get();
+  demux_stage->interrupt(o.interrupt);
+  if (o.loop > 1) demux_stage->loop(o.loop, [this] { return vpipe::open_input(o.input, open_options); });
   if (plan.live) {
-    demux->watch(&watch);
+    demux_stage->watch(&watch);
     if (can_reconnect(o.input) && o.reconnect > 0)
-      demux->reconnect(o.reconnect, [this] { return vpipe::open_input(o.input, open_options); });
+      demux_stage->reconnect(o.reconnect, [this] { return vpipe::open_input(o.input, open_options); });
   }
   if (o.max_frames && frame_rate.num > 0) {
     const double start = video->start_time != AV_NOPTS_VALUE
                              ? static_cast<double>(video->start_time) * av_q2d(video->time_base)
                              : 0.0;
-    demux->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
+    demux_stage->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
   }
-  pipeline.add_source<Packet>(std::move(demux), packets);
+  pipeline.add_source<Packet>(std::move(demux_stage), packets);
   auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.decoded);
   auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames,
                                               counters, nvdec.get());
@@ -560,11 +578,18 @@ TranscodeReport TranscodeSession::run() {
   const auto t0 = Clock::now();
   std::jthread monitor([&](std::stop_token stop) {  // Ctrl-C and progress, ~4 times a second
     auto next_progress = Clock::now();
+    auto next_wake = Clock::now();
     while (!stop.stop_requested()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      if (p.o.interrupt && p.o.interrupt->load() && !p.pipeline.stop_requested()) {
-        p.pipeline.request_stop();
-        report.interrupted = true;
+      if (p.o.interrupt && p.o.interrupt->load()) {
+        if (!p.pipeline.stop_requested()) {
+          p.pipeline.request_stop();
+          report.interrupted = true;
+        }
+        if (Clock::now() >= next_wake) {  // a read blocked in the kernel: break it, until it ends
+          next_wake = Clock::now() + std::chrono::milliseconds(250);
+          p.demux->wake();
+        }
       }
       if (p.o.on_progress && Clock::now() >= next_progress) {
         next_progress += std::chrono::milliseconds(250);
@@ -597,7 +622,7 @@ TranscodeReport TranscodeSession::run() {
                                                          : std::string()));
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", p.o.input));
-  p.output.keep = true;
+  p.output.finished();
   return report;
 }
 

@@ -93,6 +93,8 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 // Watches blocking reads: FFmpeg polls it while it waits for data. A read
 // that waits longer than the stall timeout, or any read once `interrupt`
 // (Ctrl-C) is set, is abandoned (AVERROR_EXIT) and the watch says which.
+inline constexpr double kNoStallLimit = 1e9;  // seconds: a watch that only hears Ctrl-C (files)
+
 class InputWatch {
  public:
   explicit InputWatch(double stall_timeout_s, const std::atomic<int>* interrupt = nullptr)

@@ -4,6 +4,8 @@
 //    └──────────── audio / other packets, copied untouched ──────────────────────┘
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -82,6 +84,9 @@ class DemuxSource final : public Source<Packet> {
   // opened again up to `attempts` times, as long as it brings the same video
   // stream, timestamps continuing from where the last connection stopped.
   void watch(InputWatch* w) { watch_ = w; }
+  // Ctrl-C (non-zero): a packet read short because the read was interrupted
+  // is not damage in the input: it is dropped, and the input ends there.
+  void interrupt(const std::atomic<int>* flag) { interrupt_ = flag; }
   void reconnect(int attempts, std::function<UniqueDemuxContext()> reopen) {
     reconnects_left_ = attempts;
     reopen_ = std::move(reopen);
@@ -89,9 +94,17 @@ class DemuxSource final : public Source<Packet> {
   [[nodiscard]] std::string name() const override { return "demux"; }
   Flow produce(Output<Packet>& out) override;
   void finish(Output<Packet>& out) override;
+  void open() override;  // on the reading thread: remembered, for wake()
   void close() noexcept override;
+  // Ctrl-C while a read blocks in the kernel (a FIFO or pipe whose writer went
+  // quiet, a stalled disk): sends the reading thread SIGURG, where the program
+  // has a handler for it installed without SA_RESTART, so the read returns
+  // EINTR and the input's interrupt callback ends it. Safe from any thread.
+  void wake() noexcept;
 
  private:
+  std::mutex thread_mutex_;
+  std::optional<pthread_t> thread_;  // while the reading thread runs
   AVFormatContext* input_;
   std::string path_;
   int video_stream_;
@@ -109,6 +122,7 @@ class DemuxSource final : public Source<Packet> {
   void retime(AVPacket* pkt);
   void pace(std::int64_t ts, int index);
   InputWatch* watch_ = nullptr;
+  const std::atomic<int>* interrupt_ = nullptr;
   int reconnects_left_ = 0;
   std::function<UniqueDemuxContext()> reopen_;
   std::vector<UniqueDemuxContext> reopened_;  // kept to the end: streams' pointers stay valid

@@ -25,4 +25,13 @@ void check_side_file(const std::string& path, const std::string& what, const std
 // (input_error otherwise).
 void check_writable_dir(const std::string& dir, const std::string& what);
 
+// The output files being written, which a second Ctrl-C (the user will not
+// wait for the output to be finalized) removes: a file without its index
+// (an MP4's moov) does not play. Written by the transcode; read by a signal
+// handler through remove_partial_outputs_now(), which is async-signal-safe:
+// unlink(2) and write(2) only, one line on stderr per file.
+void register_partial_output(const std::string& path);
+void unregister_partial_output(const std::string& path);
+int remove_partial_outputs_now() noexcept;  // how many were registered
+
 }  // namespace vpipe
