@@ -69,3 +69,41 @@ ff -i "$sample" -an -c copy "$out/no-audio.mp4"; say no-audio.mp4 "video only"
 ff -i "$sample" -map 0:v -map 0:a -map 0:a -c copy "$out/two-audio.mkv"
 say two-audio.mkv "two audio tracks"
 say sample.ts "the sample, remuxed to MPEG-TS (undamaged)"
+
+# Broadcast and camera material (issue #18's corpus): interlaced, field-coded,
+# open GOPs, a capture that starts mid-GOP, a TS with lost packets.
+ff -f lavfi -i "testsrc2=size=720x576:rate=25" -f lavfi -i "sine=sample_rate=48000" -t 2 \
+  -vf "tinterlace=interleave_top,fieldorder=tff" -c:v mpeg2video -flags +ilme+ildct -top 1 -bf 2 \
+  -c:a mp2 -f vob "$out/interlaced.mpg"
+say interlaced.mpg "interlaced MPEG-2 (576i, field DCT and motion, B-frames), MP2 audio, program stream"
+ff -f lavfi -i "testsrc2=size=720x576:rate=25" -t 2 -c:v libx264 -x264-params interlaced=1:tff=1 \
+  -bf 2 -f mpegts "$out/mbaff.ts"
+say mbaff.ts "H.264 MBAFF (interlaced=1, x264 makes no PAFF), MPEG-TS"
+ff -f lavfi -i "testsrc2=size=640x360:rate=24" -t 3 -c:v libx265 -x265-params \
+  "log-level=error:open-gop=1:keyint=24:min-keyint=24:bframes=3" -f mpegts "$out/open-gop-hevc.ts"
+say open-gop-hevc.ts "HEVC with open GOPs (CRA pictures, leading B-frames), MPEG-TS"
+ff -f lavfi -i "testsrc2=size=640x360:rate=25" -f lavfi -i "sine=sample_rate=48000" -t 4 \
+  -c:v libx264 -g 50 -bf 2 -c:a aac -f mpegts "$out/gop.ts"
+tail -c +$((188 * 300 + 1)) "$out/gop.ts" >"$out/nonkey-start.ts"
+say nonkey-start.ts "MPEG-TS whose first packets are mid-GOP (a capture joined late)"
+python3 - "$out/gop.ts" "$out/cc-errors.ts" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+pkts = [data[i:i + 188] for i in range(0, len(data) - 187, 188)]
+# Drop every 97th packet past the tables (continuity-counter gaps, PCRs
+# with them); repeat every 89th (a duplicate CC: the PCR goes back).
+out = []
+for i, p in enumerate(pkts):
+    if i > 20 and i % 97 == 0:
+        continue
+    out.append(p)
+    if i > 20 and i % 89 == 0:
+        out.append(p)
+open(sys.argv[2], "wb").write(b"".join(out))
+PY
+say cc-errors.ts "MPEG-TS with lost and repeated packets (continuity and PCR errors)"
+rm -f "$out/gop.ts"
+ff -f lavfi -i "testsrc2=size=64x64:rate=25" -t 1 -vf scale=1:1 -pix_fmt yuv420p -c:v ffv1 "$out/1x1.mkv"
+say 1x1.mkv "1x1 pixel, ffv1 4:2:0 (padded to 2x2 for libx264)"
+cp "$here/odd-720x405.mpg" "$out/odd-720x405.mpg"
+say odd-720x405.mpg "real MPEG-2 footage at 720x405 (odd height), B-frames"

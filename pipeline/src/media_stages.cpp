@@ -117,9 +117,9 @@ std::optional<Flow> DemuxSource::read(AVPacket* pkt) {
     }
     if (ret == AVERROR_EOF && !interrupted && rewind()) continue;
     if (ret >= 0) return std::nullopt;
-    if (ret == AVERROR_EXIT || (watch_ && watch_->interrupted()))
-      return Flow::kStop;  // Ctrl-C during a blocking read: the interrupt callback said stop
+    if (watch_ && watch_->interrupted()) return Flow::kStop;  // Ctrl-C during a blocking read
     const bool stalled = watch_ && watch_->stalled();
+    if (ret == AVERROR_EXIT && !stalled) return Flow::kStop;  // a file's interrupt callback: Ctrl-C
     if (stalled) counters_.stalls++;
     const std::string why = stalled ? fmt::format("no data for {} s", watch_->timeout_s())
                             : ret == AVERROR_EOF ? std::string("the input ended")

@@ -93,7 +93,7 @@ TEST(SoakCli, BadOptionsAreClearErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--duration or --frames"), std::string::npos) << r.err;
   r = run_vpipe("soak --device cpu --duration 5x");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2) << "a bad value is a usage error";
   EXPECT_NE(r.err.find("--duration 5x"), std::string::npos) << r.err;
   r = run_vpipe("soak --workload spiky --frames 5");
   EXPECT_EQ(r.exit_code, 2);

@@ -295,3 +295,39 @@ TEST_F(CudaTranscode, OddHeightsDecodeOnTheCpuAndMatchTheCpuPath) {
   ASSERT_EQ(cpu.size(), gpu.size());
   for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << "frame " << i;
 }
+
+// Issue #18, case 2, on the NVDEC path: --loop drains the decoder at every
+// start-over, so no frame a decoder holds back (the sample has B-frames) is
+// lost at a boundary, and the NVDEC surfaces it holds are given back.
+TEST_F(CudaTranscode, LoopOnNvdecKeepsEveryFrameAtEveryStartOver) {
+  const int once = for_each_frame(kSample, [](const Frame&) {});
+  ASSERT_EQ(once, 150);
+  const auto report = path("loop_nvdec.json");
+  const auto r = run_vpipe("transcode " + kSample + " " + path("loop_nvdec.mkv") +
+                           " --decode nvdec --encoder ffv1 --vf resize=320x180 --loop 4 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["decode"], "nvdec");
+  EXPECT_EQ(j["frames"]["decoded"].get<int>(), 4 * once);
+  EXPECT_EQ(for_each_frame(path("loop_nvdec.mkv"), [](const Frame&) {}), 4 * once);
+}
+
+// Issue #18, case 7, on the CUDA path: real MPEG-2 at 720x405 through CUDA
+// filters (decoded on the CPU: NVDEC refuses odd heights) is padded to
+// 720x406 for libx264, and matches the CPU path frame for frame.
+TEST_F(CudaTranscode, OddSizesFitTheEncoderOnTheCudaPath) {
+  const auto odd = env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + "/odd-720x405.mpg";
+  const std::string chain = " --encoder libx264 --crf 0 --preset ultrafast --vf \"blur=sigma=1,invert\"";
+  auto r = run_vpipe("transcode " + odd + " " + path("fit_gpu.mp4") + " --device cuda" + chain);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--fit pad: 720x405 padded to 720x406"), std::string::npos) << r.err;
+  ASSERT_EQ(run_vpipe("transcode " + odd + " " + path("fit_cpu.mp4") + " --device cpu" + chain).exit_code, 0);
+  std::vector<Frame> gpu, cpu;
+  for_each_frame(path("fit_gpu.mp4"), [&](const Frame& f) { gpu.push_back(f); });
+  for_each_frame(path("fit_cpu.mp4"), [&](const Frame& f) { cpu.push_back(f); });
+  ASSERT_EQ(gpu.size(), 20u);
+  ASSERT_EQ(cpu.size(), gpu.size());
+  EXPECT_EQ(gpu[0].format.height, 406);
+  for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << "frame " << i;
+}

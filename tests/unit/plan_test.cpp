@@ -176,6 +176,7 @@ TEST(Plan, TheEncodersFormatIsAppendedAsAConversion) {
   auto o = options("resize=640x360");
   o.device = Device::kCpu;
   o.encoder = "ffv1";
+  o.output = "out.mkv";  // (ffv1 does not go in .mp4)
   const auto rgb = plan(o, {{AV_PIX_FMT_RGB24, 1280, 720}, ""}, no_gpu());
   EXPECT_EQ(rgb.output.pix_fmt, encoder_format(rgb.encoder, AV_PIX_FMT_RGB24));
   o.encoder = "libx264";
