@@ -292,8 +292,12 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
   // The fused path: resize + format=rgb24|rgba on NV12 is one pass,
   // resize_rgb, with the resize's interpolation parameter (resize_rgb
   // resolves "auto" as resize does), reading the frame once instead of twice.
+  // On YUV420P (CPU decode) the planes are interleaved to NV12 first (an
+  // exact swscale copy), so the CPU path and the GPU path convert with the
+  // same math, vpipe's, not swscale's interpolated chroma on one side only.
   auto fuse = [&](const FilterSpec& resize, const FilterSpec& format) -> bool {
-    if (current.pix_fmt != AV_PIX_FMT_NV12 || resize.name != "resize" || format.name != "format")
+    const bool planar = current.pix_fmt == AV_PIX_FMT_YUV420P;
+    if ((current.pix_fmt != AV_PIX_FMT_NV12 && !planar) || resize.name != "resize" || format.name != "format")
       return false;
     const FilterInfo& fi = registry.info("format");
     const std::string target = parse_params(fi, format.args).get_string("pix_fmt");
@@ -305,6 +309,10 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
       sized = ri.create(rp)->configure(current);
     } catch (const std::exception&) {
       return false;  // the unfused chain reports the problem
+    }
+    if (planar) {
+      const FilterInfo& to_nv12 = registry.info("format");
+      configure("format=nv12 (for the fused pass)", to_nv12.create(parse_params(to_nv12, {{"", "nv12"}})));
     }
     const FilterInfo& fused = registry.info("resize_rgb");
     const auto params = parse_params(fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)},

@@ -33,7 +33,7 @@ const Chain kChains[] = {
     {"pointwise", "flip,invert,grayscale", 0, false},
     {"blur", "blur=sigma=1.5", 2, false},
     {"resize", "resize={w2}x{h2}", 2, false},
-    {"fused-rgb-and-back", "resize={w2}x{h2},format=rgb24,invert,format=yuv420p", 4, true},
+    {"fused-rgb-and-back", "resize={w2}x{h2},format=rgb24,invert,format=yuv420p", 2, false},
 };
 const std::pair<int, int> kSizes[] = {{2, 2},       {720, 405},   {720, 404},  {1281, 721},
                                       {1920, 1080}, {1920, 1088}, {3840, 2160}};

@@ -294,3 +294,14 @@ TEST(ChainBuilder, TheWayBackRunsWhereItsInputIs) {
   chain = build_chain(parse_chain("blur=sigma=0,invert"), nv12);
   EXPECT_EQ(cuda_steps(chain), (std::vector<bool>{false, true}));
 }
+
+// Issue #26: the CPU path converts resize + format=rgb24 with the same math as
+// the GPU's fused pass (NVDEC's NV12), so the two paths agree; on YUV420P the
+// planes are interleaved to NV12 first (exact), then resize_rgb.
+TEST(ChainBuilder, ResizeToRgbOnYuv420pUsesTheFusedPassLikeNv12) {
+  const auto chain = build_chain(parse_chain("resize=320x180,format=rgb24"), {AV_PIX_FMT_YUV420P, 640, 360});
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_EQ(chain[0].out.pix_fmt, AV_PIX_FMT_NV12);
+  EXPECT_NE(chain[1].label.find("fused: resize_rgb"), std::string::npos) << chain[1].label;
+  EXPECT_EQ(chain[1].out, (FrameFormat{AV_PIX_FMT_RGB24, 320, 180}));
+}
