@@ -98,6 +98,7 @@ const char* name(Outcome o) {
 
 TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
   std::ostringstream table;
+  nlohmann::json rows = nlohmann::json::array();  // the same, as data ($VPIPE_CORPUS_JSON)
   table << "| input | what it is | expected | exit | frames decoded → written | errors | output |\n"
            "|---|---|---|---|---|---|---|\n";
   std::map<std::string, std::string> what;
@@ -121,7 +122,10 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
       EXPECT_NE(r.err.find(in), std::string::npos) << "the error names the file: " << r.err;
       EXPECT_FALSE(fs::exists(out)) << "no partial output";
       const auto line = r.err.substr(r.err.find("error: ") == std::string::npos ? 0 : r.err.find("error: ") + 7);
-      output = "none; \"" + line.substr(0, line.find('\n')) + "\"";
+      std::string first = line.substr(0, line.find('\n'));
+      for (auto at = first.find(dir_.string() + "/"); at != std::string::npos; at = first.find(dir_.string() + "/"))
+        first.erase(at, dir_.string().size() + 1);  // the corpus folder is a temp dir: names only
+      output = "none; \"" + first + "\"";
     } else {
       const bool damaged_ok = c.outcome != Outcome::kOk;
       EXPECT_TRUE(r.exit_code == 0 || (damaged_ok && r.exit_code == 4)) << r.exit_code << r.err;
@@ -155,8 +159,11 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
     }
     table << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.file, what[c.file], name(c.outcome),
                          r.exit_code, frames, errors, output);
+    rows.push_back({{"input", c.file}, {"what", what[c.file]}, {"expected", name(c.outcome)},
+                    {"exit", r.exit_code}, {"frames", frames}, {"errors", errors}, {"output", output}});
   }
   const std::string path = env_or("VPIPE_CORPUS_REPORT", (fs::temp_directory_path() / "vpipe-corpus-results.md").c_str());
   std::ofstream(path) << table.str();
+  if (const char* json = std::getenv("VPIPE_CORPUS_JSON")) std::ofstream(json) << rows.dump(1) << '\n';
   std::cout << table.str();
 }
