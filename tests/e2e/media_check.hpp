@@ -163,6 +163,34 @@ inline double frame_psnr(const Frame& a, const Frame& b) {
   return mse_weighted == 0 ? INFINITY : 10 * std::log10(255.0 * 255.0 / (mse_weighted / samples));
 }
 
+// A YUV420P frame of w x h (chroma planes (w+1)/2 x (h+1)/2) whose sample
+// of plane p at (x, y) is pixel(p, x, y) (truncated to 8 bits).
+inline UniqueAVFrame make_yuv420p_frame(int w, int h, std::int64_t pts,
+                                        const std::function<int(int, int, int)>& pixel) {
+  auto f = make_av_frame();
+  f->format = AV_PIX_FMT_YUV420P;
+  f->width = w;
+  f->height = h;
+  av_check(av_frame_get_buffer(f.get(), 0), "frame");
+  for (int p = 0; p < 3; ++p)
+    for (int y = 0; y < (p ? (h + 1) / 2 : h); ++y)
+      for (int x = 0; x < (p ? (w + 1) / 2 : w); ++x)
+        f->data[p][y * f->linesize[p] + x] = static_cast<std::uint8_t>(pixel(p, x, y));
+  f->pts = pts;
+  return f;
+}
+
+// Sends `frame` (null: flush) to `enc`, writing each packet out as `st`'s.
+inline void encode_into(AVCodecContext* enc, AVFormatContext* oc, AVStream* st, const AVFrame* frame) {
+  av_check(avcodec_send_frame(enc, frame), "encode");
+  auto pkt = make_av_packet();
+  while (avcodec_receive_packet(enc, pkt.get()) >= 0) {
+    av_packet_rescale_ts(pkt.get(), enc->time_base, st->time_base);
+    pkt->stream_index = st->index;
+    av_check(av_interleaved_write_frame(oc, pkt.get()), "write");
+  }
+}
+
 // Writes an MPEG-TS H.264 clip whose picture size changes mid-stream: for each
 // {width, height} in `sizes`, `frames_each` frames of a moving gradient from a
 // fresh libx264 (in-band SPS/PPS, as a broadcast feed that switches does).
@@ -193,30 +221,11 @@ inline void write_size_change_clip(const std::string& path, const std::vector<st
     const int ret = avcodec_open2(enc.get(), codec, &opts);
     av_dict_free(&opts);
     av_check(ret, "libx264");
-    auto drain = [&] {
-      auto pkt = make_av_packet();
-      while (avcodec_receive_packet(enc.get(), pkt.get()) >= 0) {
-        av_packet_rescale_ts(pkt.get(), enc->time_base, st->time_base);
-        pkt->stream_index = 0;
-        av_check(av_interleaved_write_frame(oc.get(), pkt.get()), "write");
-      }
-    };
     for (int i = 0; i < frames_each; ++i, ++pts) {
-      auto f = make_av_frame();
-      f->format = AV_PIX_FMT_YUV420P;
-      f->width = w;
-      f->height = h;
-      av_check(av_frame_get_buffer(f.get(), 0), "frame");
-      for (int p = 0; p < 3; ++p)
-        for (int y = 0; y < (p ? h / 2 : h); ++y)
-          for (int x = 0; x < (p ? w / 2 : w); ++x)
-            f->data[p][y * f->linesize[p] + x] = static_cast<std::uint8_t>(x * (p + 1) + y + 5 * pts);
-      f->pts = pts;
-      av_check(avcodec_send_frame(enc.get(), f.get()), "encode");
-      drain();
+      const auto f = make_yuv420p_frame(w, h, pts, [&](int p, int x, int y) { return x * (p + 1) + y + 5 * pts; });
+      encode_into(enc.get(), oc.get(), st, f.get());
     }
-    avcodec_send_frame(enc.get(), nullptr);
-    drain();
+    encode_into(enc.get(), oc.get(), st, nullptr);
   }
   av_check(av_write_trailer(oc.get()), "trailer");
 }

@@ -63,33 +63,13 @@ std::string write_clip(const std::string& path, int w, int h) {
   st->time_base = enc->time_base;
   av_check(avio_open(&oc->pb, path.c_str(), AVIO_FLAG_WRITE), "open " + path);
   av_check(avformat_write_header(oc.get(), nullptr), "header");
-  auto drain = [&] {
-    auto pkt = make_av_packet();
-    while (avcodec_receive_packet(enc.get(), pkt.get()) >= 0) {
-      av_packet_rescale_ts(pkt.get(), enc->time_base, st->time_base);
-      pkt->stream_index = 0;
-      av_check(av_interleaved_write_frame(oc.get(), pkt.get()), "write");
-    }
-  };
   for (int i = 0; i < kFrames; ++i) {
-    auto f = make_av_frame();
-    f->format = AV_PIX_FMT_YUV420P;
-    f->width = w;
-    f->height = h;
-    av_check(av_frame_get_buffer(f.get(), 0), "frame");
-    for (int p = 0; p < 3; ++p) {
-      const int pw = p ? (w + 1) / 2 : w, ph = p ? (h + 1) / 2 : h;
-      for (int y = 0; y < ph; ++y)
-        for (int x = 0; x < pw; ++x)
-          f->data[p][y * f->linesize[p] + x] = static_cast<std::uint8_t>(
-              p == 0 ? (x * 3 + y * 2 + 7 * i) % 200 + (((x / 8) + (y / 8)) % 2) * 40 : 90 + (x + 2 * y + p * 31 + i) % 80);
-    }
-    f->pts = i;
-    av_check(avcodec_send_frame(enc.get(), f.get()), "encode");
-    drain();
+    const auto f = make_yuv420p_frame(w, h, i, [&](int p, int x, int y) {
+      return p == 0 ? (x * 3 + y * 2 + 7 * i) % 200 + (((x / 8) + (y / 8)) % 2) * 40 : 90 + (x + 2 * y + p * 31 + i) % 80;
+    });
+    encode_into(enc.get(), oc.get(), st, f.get());
   }
-  avcodec_send_frame(enc.get(), nullptr);
-  drain();
+  encode_into(enc.get(), oc.get(), st, nullptr);
   av_check(av_write_trailer(oc.get()), "trailer");
   return h264 ? "h264" : "ffv1";
 }
