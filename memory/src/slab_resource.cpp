@@ -33,8 +33,13 @@ SlabResource::~SlabResource() {
 }
 
 bool SlabResource::grow(SizeClass& c, cudaStream_t stream) {
-  // A whole batch if it fits, else (a tight budget) a single block.
-  for (std::size_t n : {options_.batch, std::size_t{1}}) {
+  // A whole batch if it fits, else (a tight budget) a single block. Under a
+  // cap, one block per upstream allocation: a batch goes back only when all
+  // its blocks are idle, so a batch with one live frame would pin the others,
+  // and under a ladder or ROI workload those idle blocks of old sizes are
+  // what a new size needs (issue #25: "all 0 blocks … in use" at 40 MB).
+  const std::size_t batch = options_.max_bytes ? std::size_t{1} : options_.batch;
+  for (std::size_t n : {batch, std::size_t{1}}) {
     const std::size_t bytes = c.block_bytes * n;
     if (options_.max_bytes && reserved_ + bytes > *options_.max_bytes) {
       release_free_batches(&c, reserved_ + bytes - *options_.max_bytes);
@@ -171,10 +176,15 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
     if (grow(c, stream)) {
       pick = c.free.size() - 1;  // a fresh block
     } else {
-      const auto msg = fmt::format(
-          "slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap leaves no room "
-          "to grow ({} bytes reserved over {} classes)",
-          c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, classes_.size());
+      const auto msg =
+          c.blocks == 0
+              ? fmt::format("slab exhausted: no room for a first block of {} bytes: {} of the {} byte "
+                            "cap are blocks in use by other sizes ({} classes)",
+                            c.block_bytes, used_, options_.max_bytes.value_or(0), classes_.size())
+              : fmt::format("slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap "
+                            "leaves no room to grow ({} bytes reserved, {} in use, over {} classes)",
+                            c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, used_,
+                            classes_.size());
       // Loud, but not a flood: the 1st, 10th, 100th… exhaustion is printed.
       if (++exhaustions_ == next_report_) {
         std::fprintf(stderr, "vpipe: %s [%zu exhaustion(s) so far]\n", msg.c_str(), exhaustions_);

@@ -4,9 +4,9 @@
 // A size (rounded to 256 B) requested `min_repeats` times gets a size class,
 // up to max_classes: frames recur, one-off sizes (a probe, a header) go
 // upstream and never pin a batch. A class grows in batches of `batch` blocks, each batch one
-// upstream allocation, while the total stays under `max_bytes`. When a class
-// can't grow, fully free batches of other classes are returned upstream
-// first; if that is not enough the allocation fails loudly (out_of_memory,
+// upstream allocation; under `max_bytes`, one block at a time (so that every
+// idle block, of any size, can be given back). When a class can't grow, the
+// idle blocks of other classes are returned upstream first; if that is not enough the allocation fails loudly (out_of_memory,
 // with the class, its blocks and the cap). When every class slot is taken, a
 // class with no block in use is evicted for a recurring new size; other sizes
 // go to the upstream resource untouched (and when upstream refuses, idle
