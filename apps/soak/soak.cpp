@@ -41,6 +41,13 @@ double median(std::vector<double> v) {
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+// The q-th sample value (nearest rank); 0 for none.
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::min(v.size(), std::max<std::size_t>(rank, 1)) - 1];
+}
 }  // namespace
 
 SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& t) {
@@ -63,19 +70,26 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
   const bool device = std::any_of(post.begin(), post.end(), [](const SoakSample& s) { return s.reserved_mb.has_value(); });
   v.memory_metric = device ? "reserved" : "rss";
   auto mem = [&](const SoakSample& s) { return device ? s.reserved_mb.value_or(0) : s.rss_mb; };
-  // Baseline: the largest value during warm-up (a fill-up counts as warm-up,
-  // swings of in-use memory set the envelope, and a step after warm-up,
-  // however early, counts as growth); with no warm-up, the first sample.
-  double first_max = start == 0 ? mem(post.front()) : 0, last_max = 0;
-  for (std::size_t i = 0; i < start; ++i) first_max = std::max(first_max, mem(samples[i]));
-  for (std::size_t i = post.size() - k; i < post.size(); ++i) last_max = std::max(last_max, mem(post[i]));
-  if (first_max > 0) {
-    v.memory_growth = last_max / first_max - 1;
+  // A trend, not a swing (issue #25): naive's "reserved" is its frames in
+  // flight, and one spike late in a run is not growth. The level of the last
+  // third after warm-up (its median) against the baseline: the warm-up's p95
+  // (a fill-up counts as warm-up, and its swings set the envelope) or the
+  // first third's median, the higher; with no warm-up, the first sample. A
+  // leak or a step moves the median; a swing does not.
+  std::vector<double> warm, first_third, last_third;
+  for (std::size_t i = 0; i < start; ++i) warm.push_back(mem(samples[i]));
+  for (std::size_t i = 0; i < k; ++i) first_third.push_back(mem(post[i]));
+  for (std::size_t i = post.size() - k; i < post.size(); ++i) last_third.push_back(mem(post[i]));
+  const double base = start == 0 ? mem(post.front()) : std::max(percentile(warm, 0.95), median(first_third));
+  const double level = median(last_third);
+  if (base > 0) {
+    v.memory_growth = level / base - 1;
     if (*v.memory_growth > t.max_reserved_growth) {
       v.pass = false;
-      v.reasons.push_back(fmt::format("{} memory grew {:.1f} % after warm-up ({:.1f} → {:.1f} MB; "
-                                      "limit {:.0f} %)", v.memory_metric, *v.memory_growth * 100,
-                                      first_max, last_max, t.max_reserved_growth * 100));
+      v.reasons.push_back(fmt::format("{} memory grew {:.1f} % after warm-up ({:.1f} → {:.1f} MB: the "
+                                      "last third's median against the warm-up's p95; limit {:.0f} %)",
+                                      v.memory_metric, *v.memory_growth * 100, base, level,
+                                      t.max_reserved_growth * 100));
     }
   }
   std::vector<double> first_p99, last_p99;

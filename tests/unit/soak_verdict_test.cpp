@@ -71,6 +71,20 @@ TEST(SoakVerdict, NoisyInUseMemoryIsNotGrowth) {
   EXPECT_TRUE(judge(s, {}).pass);
 }
 
+// Issue #25: naive's reserved bytes are its frames in flight. They swing,
+// and a spike late in the run that the warm-up happened not to see is not
+// growth (the old rule, the largest value of the last third against the
+// warm-up's largest, failed a 50 s ladder run on the H200 at +42 %).
+TEST(SoakVerdict, ASwingThatPeaksLateIsNotGrowthButALeakUnderItIs) {
+  auto s = series(60, 0, 0);
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i].reserved_mb = 39.5 + ((i * 7919) % 13 == 0 && i > 20 ? 16.6 : (i % 4) * 0.8);  // late spikes to 56 MB
+  const auto swing = judge(s, {});
+  EXPECT_TRUE(swing.pass) << swing.reasons.at(0);
+  for (std::size_t i = 0; i < s.size(); ++i) *s[i].reserved_mb += 0.4 * static_cast<double>(i);  // + a leak
+  EXPECT_FALSE(judge(s, {}).pass) << "the leak under the swing moves the median";
+}
+
 TEST(SoakVerdict, LatencyDriftFails) {
   const auto v = judge(series(60, 0, 1.5), {});  // p99 rises 150 % over the run
   EXPECT_FALSE(v.pass);
