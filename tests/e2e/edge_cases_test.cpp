@@ -336,8 +336,13 @@ TEST_F(EdgeCase, BadOptionValuesExitTwoWithClearMessages) {
   ::close(fd);
   EXPECT_EQ(busy.exit_code, 1);
   EXPECT_NE(busy.err.find("address in use"), std::string::npos) << busy.err;
-  // x265 keeps its banner to itself unless -v.
-  const auto x = run_vpipe("transcode " + kSample + " " + path("x.mkv") + " --encoder libx265 --frames 5 --device cpu");
-  ASSERT_EQ(x.exit_code, 0) << x.err;
-  EXPECT_LE(std::count(x.err.begin(), x.err.end(), '\n'), 3) << x.err;
+  // x265 keeps its banner to itself unless -v. (libx265 3.5 leaks 1168 bytes
+  // inside x265_malloc per encoder, which LeakSanitizer reports in the ASan
+  // build: leak checking is off for this one run, whose subject is the log.)
+  const std::string err = path("x265.err");
+  const int rc = sh("ASAN_OPTIONS=detect_leaks=0 " + kBin + " transcode " + kSample + " " + path("x.mkv") +
+                    " --encoder libx265 --frames 5 --device cpu 2>" + err + " </dev/null");
+  const std::string text = slurp(err);
+  ASSERT_EQ(rc, 0) << text;
+  EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 3) << text;
 }
