@@ -39,9 +39,25 @@ DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_str
   copy_out_->add_producer();
 }
 
+// Back to the start for the next pass: a byte stream (MPEG-TS/PS, a raw
+// Annex-B stream) by byte, exactly (a PS timestamp seek lands near the start;
+// a raw stream has no timestamps); an indexed container (MP4, MKV) by time,
+// exactly; where the seek fails, the input is opened afresh.
+bool DemuxSource::seek_to_start() {
+  const bool byte_stream = (input_->iformat->flags & AVFMT_TS_DISCONT) || input_->iformat->raw_codec_id != 0;
+  if (byte_stream && !(input_->iformat->flags & AVFMT_NO_BYTE_SEEK))
+    return av_seek_frame(input_, -1, 0, AVSEEK_FLAG_BYTE) >= 0;
+  const std::int64_t start = input_->start_time != AV_NOPTS_VALUE ? input_->start_time : 0;
+  return av_seek_frame(input_, -1, start, AVSEEK_FLAG_BACKWARD) >= 0;
+}
+
 bool DemuxSource::rewind() {
   if (loops_left_ <= 0) return false;
-  if (reopen_loop_) {
+  if (!seek_to_start()) {
+    if (!reopen_loop_) {
+      spdlog::warn("{}: cannot seek back to loop", path_);
+      return false;
+    }
     try {
       UniqueDemuxContext next = reopen_loop_();
       if (next->nb_streams != input_->nb_streams) throw input_error("the streams changed");
@@ -49,12 +65,6 @@ bool DemuxSource::rewind() {
       looped_ = std::move(next);  // the pass before is done with: its packets hold their own data
     } catch (const std::exception& e) {
       spdlog::warn("{}: cannot open again to loop: {}", path_, e.what());
-      return false;
-    }
-  } else {
-    const std::int64_t start = input_->start_time != AV_NOPTS_VALUE ? input_->start_time : 0;
-    if (const int ret = av_seek_frame(input_, -1, start, AVSEEK_FLAG_BACKWARD); ret < 0) {
-      spdlog::warn("{}: cannot seek back to loop: {}", path_, av_error_text(ret));
       return false;
     }
   }

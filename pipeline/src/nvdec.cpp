@@ -78,6 +78,15 @@ struct NvdecCallbacks {
       return refuse(fmt::format("NVDEC frame parameters: {}", av_error_text(ret)));
     UniqueAVBufferRef frames(frames_ref);
     auto* fc = reinterpret_cast<AVHWFramesContext*>(frames->data);
+    // The decoder set up again with the same picture (after a flush: --loop
+    // drains it at every start-over): keep the pool it has. A new pool each
+    // time held ~20 surfaces more per pass until the old frames died.
+    if (ctx->hw_frames_ctx) {
+      const auto* have = reinterpret_cast<const AVHWFramesContext*>(ctx->hw_frames_ctx->data);
+      if (have->width == fc->width && have->height == fc->height && have->sw_format == fc->sw_format &&
+          have->format == fc->format)
+        return AV_PIX_FMT_CUDA;
+    }
     if (fc->sw_format != AV_PIX_FMT_NV12)
       return refuse(fmt::format("NVDEC would give {} frames; vpipe's CUDA filters take 8-bit NV12",
                                 av_get_pix_fmt_name(fc->sw_format)));

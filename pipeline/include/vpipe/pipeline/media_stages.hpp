@@ -72,9 +72,9 @@ class DemuxSource final : public Source<Packet> {
   void copy_until(double seconds) { copy_until_s_ = seconds; }
   // Read the input `times` times over (seek back at the end), timestamps
   // continuing: a long run from a short clip (benchmarks, soaks).
-  // Each start-over drains the decoder, and opens the input afresh with
-  // `reopen` where given (exact for every container, raw streams included;
-  // a seek in a program stream lands near the start, not on it), else seeks.
+  // Each start-over drains the decoder and seeks back to the start (by byte
+  // for MPEG-TS/PS and raw streams, by time for indexed containers), or,
+  // where the seek fails, opens the input afresh with `reopen`.
   void loop(int times, std::function<UniqueDemuxContext()> reopen = {}) {
     loops_left_ = times - 1;
     reopen_loop_ = std::move(reopen);
@@ -117,6 +117,7 @@ class DemuxSource final : public Source<Packet> {
   std::optional<double> first_ts_;  // seconds, of the first timed packet
   Clock::time_point start_{};
   bool rewind();
+  bool seek_to_start();
   bool reopen(const std::string& why);
   std::optional<Flow> read(AVPacket* pkt);
   void retime(AVPacket* pkt);
