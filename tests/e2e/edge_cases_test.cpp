@@ -263,7 +263,9 @@ TEST_F(EdgeCase, FirstSignalEndsABlockingOpenOrRead) {
   ASSERT_EQ(sh("mkfifo " + fifo), 0);
   const auto err = path("err.txt");
   const auto t0 = std::chrono::steady_clock::now();
-  const int rc = sh("timeout -s KILL 20 " + kBin + " transcode " + fifo + " " + path("a.mp4") + " 2>" + err +
+  // (--foreground: timeout passes a signal on to vpipe once; without it, it
+  // also signals its whole group, and vpipe would see a second Ctrl-C.)
+  const int rc = sh("timeout --foreground -s KILL 20 " + kBin + " transcode " + fifo + " " + path("a.mp4") + " 2>" + err +
                     " & P=$!; sleep 1; kill -INT $P; wait $P");
   EXPECT_EQ(rc, 130) << slurp(err);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
@@ -271,7 +273,7 @@ TEST_F(EdgeCase, FirstSignalEndsABlockingOpenOrRead) {
   // 12 s: FFmpeg's probe (5 s of stream) ends before the writer goes quiet.
   const auto ts = h264_aac("in.ts", "320x240", 12, "-f mpegts");
   const auto out = path("b.mp4");
-  const int rc2 = sh("(cat " + ts + "; sleep 30) > " + fifo + " & W=$!; timeout -s KILL 20 " + kBin + " transcode " +
+  const int rc2 = sh("(cat " + ts + "; sleep 30) > " + fifo + " & W=$!; timeout --foreground -s KILL 20 " + kBin + " transcode " +
                      fifo + " " + out + " 2>" + err + " & P=$!; sleep 3; kill -INT $P; wait $P; R=$?; kill $W; exit $R");
   EXPECT_EQ(rc2, 130) << slurp(err);
   ASSERT_TRUE(fs::exists(out)) << slurp(err);
