@@ -19,6 +19,12 @@ namespace vpipe {
 
 struct NvdecContext::Impl {
   UniqueAVBufferRef device;
+  // The last frames context made, reused when the decoder is set up again
+  // for the same picture: FFmpeg drops the decoder's reference before it asks
+  // (hwaccel_uninit), and --loop's drain and flush at every start-over set the
+  // decoder up again; a new pool each time held ~20 more surfaces per pass
+  // (1.3 GB after 20 passes of a 1080p clip on the H200, naive).
+  UniqueAVBufferRef frames;
   mutable std::mutex mu;
   std::string refusal;
 };
@@ -78,14 +84,16 @@ struct NvdecCallbacks {
       return refuse(fmt::format("NVDEC frame parameters: {}", av_error_text(ret)));
     UniqueAVBufferRef frames(frames_ref);
     auto* fc = reinterpret_cast<AVHWFramesContext*>(frames->data);
-    // The decoder set up again with the same picture (after a flush: --loop
-    // drains it at every start-over): keep the pool it has. A new pool each
-    // time held ~20 surfaces more per pass until the old frames died.
-    if (ctx->hw_frames_ctx) {
-      const auto* have = reinterpret_cast<const AVHWFramesContext*>(ctx->hw_frames_ctx->data);
+    constexpr int kNvdecMaxSurfaces = 32;
+    const int surfaces = std::min(kNvdecMaxSurfaces, fc->initial_pool_size + self->frames_held_);
+    if (self->impl_->frames) {  // the same picture again: the same pool
+      const auto* have = reinterpret_cast<const AVHWFramesContext*>(self->impl_->frames->data);
       if (have->width == fc->width && have->height == fc->height && have->sw_format == fc->sw_format &&
-          have->format == fc->format)
-        return AV_PIX_FMT_CUDA;
+          have->format == fc->format && have->initial_pool_size >= surfaces) {
+        av_buffer_unref(&ctx->hw_frames_ctx);
+        ctx->hw_frames_ctx = av_buffer_ref(self->impl_->frames.get());
+        return ctx->hw_frames_ctx ? AV_PIX_FMT_CUDA : refuse("NVDEC frame pool: out of memory");
+      }
     }
     if (fc->sw_format != AV_PIX_FMT_NV12)
       return refuse(fmt::format("NVDEC would give {} frames; vpipe's CUDA filters take 8-bit NV12",
@@ -96,13 +104,14 @@ struct NvdecCallbacks {
     if (size <= 0) return refuse("NVDEC frame size");
     fc->pool = av_buffer_pool_init2(static_cast<std::size_t>(size), self, &alloc, nullptr);
     if (!fc->pool) return refuse("NVDEC frame pool: out of memory");
-    constexpr int kNvdecMaxSurfaces = 32;
-    fc->initial_pool_size = std::min(kNvdecMaxSurfaces, fc->initial_pool_size + self->frames_held_);
+    fc->initial_pool_size = surfaces;
     self->surfaces_ = fc->initial_pool_size;
     if (const int ret = av_hwframe_ctx_init(frames.get()); ret < 0)
       return refuse(fmt::format("NVDEC frame pool: {}", av_error_text(ret)));
     av_buffer_unref(&ctx->hw_frames_ctx);
-    ctx->hw_frames_ctx = frames.release();
+    ctx->hw_frames_ctx = av_buffer_ref(frames.get());
+    if (!ctx->hw_frames_ctx) return refuse("NVDEC frame pool: out of memory");
+    self->impl_->frames = std::move(frames);  // (the one before goes when its frames do)
     return AV_PIX_FMT_CUDA;
   }
 };
@@ -140,7 +149,9 @@ NvdecContext::NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream)
   impl_->device = std::move(device);
 }
 
-NvdecContext::~NvdecContext() = default;
+// The kept frames context first, while the members its buffers' free
+// callback uses (the resource, the counters) are alive.
+NvdecContext::~NvdecContext() { impl_->frames.reset(); }
 
 void NvdecContext::attach(AVCodecContext* decoder, int frames_held) {
   frames_held_ = frames_held;
