@@ -64,14 +64,18 @@ int max_abs_diff(const Frame& a, const Frame& b) {
 }
 
 // What OpenCV makes of `in` for each chain of the sweep.
+// (crop: the w2 x h2 rectangle at (w2/2, h2/2) rounded down to even, as the --vf says)
 Frame expected(const std::string& chain, const Frame& in, int w2, int h2) {
-  const bool resize = chain == "resize";
-  Frame out = Frame::allocate_host({AV_PIX_FMT_YUV420P, resize ? w2 : in.format.width, resize ? h2 : in.format.height});
+  const bool sized = chain == "resize" || chain == "crop";
+  Frame out = Frame::allocate_host({AV_PIX_FMT_YUV420P, sized ? w2 : in.format.width, sized ? h2 : in.format.height});
   for (int p = 0; p < 3; ++p) {
     const auto k = static_cast<std::size_t>(p);
     cv::Mat src = mat(in.planes[k]), dst = mat(out.planes[k]);
     if (chain == "resize") {
       cv::resize(src, dst, dst.size(), 0, 0, cv::INTER_AREA);
+    } else if (chain == "crop") {
+      const int x = w2 / 4 * 2, y = h2 / 4 * 2;  // even offsets
+      src(cv::Rect(p ? x / 2 : x, p ? y / 2 : y, dst.cols, dst.rows)).copyTo(dst);
     } else if (chain == "blur") {
       const double sigma = p ? 0.75 : 1.5;  // chroma: sigma scaled with the plane
       const int side = 2 * static_cast<int>(std::ceil(3 * sigma)) + 1;
@@ -96,7 +100,8 @@ TEST(CpuSweep, TheCpuPathMatchesOpenCvOnEverySize) {
   // (chain, its --vf, the largest |diff| allowed: OpenCV's 8-bit Gaussian is
   // fixed point, vpipe's reference computes in float, 2 LSB apart at most)
   const std::vector<std::tuple<std::string, std::string, int>> chains = {
-      {"pointwise", "flip,invert,grayscale", 0}, {"blur", "blur=sigma=1.5", 2}, {"resize", "resize={w2}x{h2}", 0}};
+      {"pointwise", "flip,invert,grayscale", 0}, {"blur", "blur=sigma=1.5", 2}, {"resize", "resize={w2}x{h2}", 0},
+      {"crop", "crop=w={w2}:h={h2}:x={x}:y={y}", 0}};
   for (const auto& [w, h] : std::vector<std::pair<int, int>>{{2, 2}, {720, 405}, {720, 404}, {1281, 721}, {1920, 1080}, {1920, 1088}}) {
     const std::string clip = write_clip(dir / fmt::format("in-{}x{}.mkv", w, h), w, h);
     std::vector<Frame> in;
@@ -107,7 +112,9 @@ TEST(CpuSweep, TheCpuPathMatchesOpenCvOnEverySize) {
       if (name == "blur" && w < 8) continue;  // OpenCV's kernel is wider than a 1x1 chroma plane
       SCOPED_TRACE(fmt::format("{}x{} {}", w, h, name));
       std::string vf = vf_text;
-      if (auto at = vf.find("{w2}x{h2}"); at != std::string::npos) vf.replace(at, 9, fmt::format("{}x{}", w2, h2));
+      for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{
+               {"{w2}", w2}, {"{h2}", h2}, {"{x}", w2 / 4 * 2}, {"{y}", h2 / 4 * 2}})
+        for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key)) vf.replace(at, key.size(), std::to_string(value));
       const auto out = (dir / "out.mkv").string();
       const auto r = run_vpipe("transcode " + clip + " " + out + " --device cpu --encoder ffv1 --vf \"" + vf + "\"");
       ASSERT_EQ(r.exit_code, 0) << r.err;

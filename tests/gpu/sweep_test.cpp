@@ -34,6 +34,7 @@ const Chain kChains[] = {
     {"blur", "blur=sigma=1.5", 2, false},
     {"resize", "resize={w2}x{h2}", 2, false},
     {"fused-rgb-and-back", "resize={w2}x{h2},format=rgb24,invert,format=yuv420p", 2, false},
+    {"crop", "crop=w={w2}:h={h2}:x={x}:y={y}", 0, false},
 };
 const std::pair<int, int> kSizes[] = {{2, 2},       {720, 405},   {720, 404},  {1281, 721},
                                       {1920, 1080}, {1920, 1088}, {3840, 2160}};
@@ -88,8 +89,9 @@ int max_abs_diff(const Frame& a, const Frame& b) {
 
 std::string expand(std::string vf, int w, int h) {
   const int w2 = std::max(2, w / 2 / 2 * 2), h2 = std::max(2, h / 2 / 2 * 2);
-  if (auto at = vf.find("{w2}x{h2}"); at != std::string::npos)
-    vf.replace(at, 9, std::to_string(w2) + "x" + std::to_string(h2));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{
+           {"{w2}", w2}, {"{h2}", h2}, {"{x}", w2 / 4 * 2}, {"{y}", h2 / 4 * 2}})
+    for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key)) vf.replace(at, key.size(), std::to_string(value));
   return vf;
 }
 
