@@ -71,6 +71,7 @@ CLI::Option* add_enum(CLI::App* app, const std::string& flag, E& value, const st
 }
 
 void add_transcode(Cli& c);  // one function per subcommand's options
+void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts);
 void add_bench(Cli& c);
 void add_soak(Cli& c);
 
@@ -109,6 +110,26 @@ std::unique_ptr<Cli> make_cli() {
 }
 
 namespace {
+
+// transcode's options for live inputs: stalls, reconnects, FFmpeg's input
+// options, glass-to-glass stamps.
+void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts) {
+  tc->add_option("--stall-timeout", topts.stall_timeout_s,
+                 "live input (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): seconds without "
+                 "data before the input counts as stalled: the output is finalized, or the input "
+                 "reopened (see --reconnect)")
+      ->check(CLI::Range(0.05, 3600.0))->capture_default_str();
+  tc->add_option("--reconnect", topts.reconnect,
+                 "live input with a connection (rtsp, srt, rtmp, tcp): times to reopen it after a "
+                 "stall or a dropped connection (0: never)")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
+  tc->add_option("--input-option", topts.input_options,
+                 "key=value passed to FFmpeg when opening the input (repeatable), e.g. "
+                 "rtsp_transport=tcp, or localaddr=… for udp");
+  tc->add_flag("--read-stamps", topts.read_stamps,
+               "read the time a sender's 'stamp' filter wrote into each picture: glass-to-glass "
+               "latency (p50/p99/max) in the report");
+}
 
 void add_transcode(Cli& cli) {
   auto* c = &cli;
@@ -160,21 +181,7 @@ void add_transcode(Cli& cli) {
                  "them); at the limit the decoder waits (--drop block) or drops the new frame, "
                  "counted")
       ->check(CLI::Range(0, 100000))->capture_default_str();
-  tc->add_option("--stall-timeout", topts.stall_timeout_s,
-                 "live input (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): seconds without "
-                 "data before the input counts as stalled: the output is finalized, or the input "
-                 "reopened (see --reconnect)")
-      ->check(CLI::Range(0.05, 3600.0))->capture_default_str();
-  tc->add_option("--reconnect", topts.reconnect,
-                 "live input with a connection (rtsp, srt, rtmp, tcp): times to reopen it after a "
-                 "stall or a dropped connection (0: never)")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
-  tc->add_option("--input-option", topts.input_options,
-                 "key=value passed to FFmpeg when opening the input (repeatable), e.g. "
-                 "rtsp_transport=tcp, or localaddr=… for udp");
-  tc->add_flag("--read-stamps", topts.read_stamps,
-               "read the time a sender's 'stamp' filter wrote into each picture: glass-to-glass "
-               "latency (p50/p99/max) in the report");
+  add_live_input(tc, topts);
   tc->add_option("--streams", c->streams,
                  "run N copies of the pipeline at once in this process, sharing one device memory "
                  "strategy (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")

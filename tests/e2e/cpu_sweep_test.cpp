@@ -24,46 +24,12 @@ cv::Mat mat(const PlaneView& v) { return cv::Mat(v.height, v.width, CV_8UC(v.cha
 
 // A lossless clip (ffv1, YUV420P) of w x h with detail in every plane.
 std::string write_clip(const fs::path& path, int w, int h) {
-  AVFormatContext* raw = nullptr;
-  av_check(avformat_alloc_output_context2(&raw, nullptr, "matroska", path.c_str()), "mkv");
-  UniqueMuxContext oc(raw);
-  const AVCodec* codec = avcodec_find_encoder_by_name("ffv1");
-  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
-  enc->width = w;
-  enc->height = h;
-  enc->pix_fmt = AV_PIX_FMT_YUV420P;
-  enc->time_base = {1, 25};
-  enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  av_check(avcodec_open2(enc.get(), codec, nullptr), "ffv1");
-  AVStream* st = avformat_new_stream(oc.get(), nullptr);
-  av_check(avcodec_parameters_from_context(st->codecpar, enc.get()), "params");
-  st->time_base = enc->time_base;
-  av_check(avio_open(&oc->pb, path.c_str(), AVIO_FLAG_WRITE), "open");
-  av_check(avformat_write_header(oc.get(), nullptr), "header");
-  for (int i = 0; i < kFrames; ++i) {
-    const auto f = make_yuv420p_frame(w, h, i, [&](int p, int x, int y) {
-      return p == 0 ? (x * 5 + y * 3 + 11 * i) % 220 + ((x / 4 + y / 4) % 2) * 30 : 70 + (x * 3 + y + p * 40 + i) % 110;
-    });
-    encode_into(enc.get(), oc.get(), st, f.get());
-  }
-  encode_into(enc.get(), oc.get(), st, nullptr);
-  av_check(av_write_trailer(oc.get()), "trailer");
+  write_yuv420p_clip(path.string(), "ffv1", w, h, kFrames, [](int i, int p, int x, int y) {
+    return p == 0 ? (x * 5 + y * 3 + 11 * i) % 220 + ((x / 4 + y / 4) % 2) * 30 : 70 + (x * 3 + y + p * 40 + i) % 110;
+  });
   return path.string();
 }
 
-int max_abs_diff(const Frame& a, const Frame& b) {
-  int worst = 0;
-  for (int p = 0; p < a.num_planes; ++p) {
-    cv::Mat d;
-    cv::absdiff(mat(a.planes[static_cast<std::size_t>(p)]), mat(b.planes[static_cast<std::size_t>(p)]), d);
-    double hi = 0;
-    cv::minMaxLoc(d.reshape(1), nullptr, &hi);
-    worst = std::max(worst, static_cast<int>(hi));
-  }
-  return worst;
-}
-
-// What OpenCV makes of `in` for each chain of the sweep.
 // (crop: the w2 x h2 rectangle at (w2/2, h2/2) rounded down to even, as the --vf says)
 Frame expected(const std::string& chain, const Frame& in, int w2, int h2) {
   const bool sized = chain == "resize" || chain == "crop";

@@ -73,7 +73,7 @@ TEST_F(EdgeCase, ReportPathThatIsTheInputOrOutputIsRefused) {
   fs::create_directories(dir_ / "sub");
   fs::create_symlink(in, dir_ / "link.mp4");
   fs::create_hard_link(in, dir_ / "hard.mp4");
-  for (const std::string report : {in, path("sub/../in.mp4"), path("link.mp4"), path("hard.mp4")}) {
+  for (const std::string& report : {in, path("sub/../in.mp4"), path("link.mp4"), path("hard.mp4")}) {
     const auto r = run_vpipe("transcode " + in + " " + path("out.mp4") + " --report " + report);
     EXPECT_EQ(r.exit_code, 2) << report << ": " << r.err;
     EXPECT_NE(r.err.find("never writes to its input"), std::string::npos) << r.err;
@@ -143,7 +143,9 @@ TEST_F(EdgeCase, DamagedTransportStreamKeepsEveryGoodFrame) {
     EXPECT_GE(s.video_packets, 150) << "seed " << seed;
     EXPECT_GT(s.audio_packets, 200) << "seed " << seed;
     EXPECT_EQ(report()["frames"]["video_packets_written"].get<int>(), s.video_packets) << "seed " << seed;
-    if (r.exit_code == 4) EXPECT_NE(r.err.find("completed with"), std::string::npos) << r.err;
+    if (r.exit_code == 4) {
+      EXPECT_NE(r.err.find("completed with"), std::string::npos) << r.err;
+    }
   }
 }
 
@@ -308,7 +310,7 @@ TEST_F(EdgeCase, UnwritableReportOrSoakOutFailsBeforeTheWork) {
 //     and the messages say what was wrong in words.
 TEST_F(EdgeCase, BadOptionValuesExitTwoWithClearMessages) {
   const std::string io = "transcode " + kSample + " " + path("o.mp4");
-  for (const std::string bad : {io + " --budget abc", io + " --budget 0", io + " --vf bogus",
+  for (const std::string& bad : {io + " --budget abc", io + " --budget 0", io + " --vf bogus",
                                 io + " --input-option foo", std::string("soak --duration bogus"),
                                 io + " --frames 0", io + " --mem bogus", io + " --crf 999"}) {
     const auto r = run_vpipe(bad);

@@ -191,6 +191,51 @@ inline void encode_into(AVCodecContext* enc, AVFormatContext* oc, AVStream* st, 
   }
 }
 
+// Writes a Matroska clip of `frames` YUV420P frames of w x h (pixel as
+// make_yuv420p_frame takes it) with `encoder` ("ffv1": lossless; "libx264": crf 18).
+inline void write_yuv420p_clip(const std::string& path, const char* encoder, int w, int h, int frames,
+                               const std::function<int(int, int, int, int)>& pixel) {
+  AVFormatContext* raw = nullptr;
+  av_check(avformat_alloc_output_context2(&raw, nullptr, "matroska", path.c_str()), "mkv");
+  UniqueMuxContext oc(raw);
+  const AVCodec* codec = avcodec_find_encoder_by_name(encoder);
+  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
+  enc->width = w;
+  enc->height = h;
+  enc->pix_fmt = AV_PIX_FMT_YUV420P;
+  enc->time_base = {1, 25};
+  enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* opts = nullptr;
+  if (std::string(encoder) == "libx264") av_dict_set(&opts, "crf", "18", 0);
+  const int ret = avcodec_open2(enc.get(), codec, &opts);
+  av_dict_free(&opts);
+  av_check(ret, encoder);
+  AVStream* st = avformat_new_stream(oc.get(), nullptr);
+  av_check(avcodec_parameters_from_context(st->codecpar, enc.get()), "params");
+  st->time_base = enc->time_base;
+  av_check(avio_open(&oc->pb, path.c_str(), AVIO_FLAG_WRITE), "open " + path);
+  av_check(avformat_write_header(oc.get(), nullptr), "header");
+  for (int i = 0; i < frames; ++i) {
+    const auto f = make_yuv420p_frame(w, h, i, [&](int p, int x, int y) { return pixel(i, p, x, y); });
+    encode_into(enc.get(), oc.get(), st, f.get());
+  }
+  encode_into(enc.get(), oc.get(), st, nullptr);
+  av_check(av_write_trailer(oc.get()), "trailer");
+}
+
+// The largest |a - b| over every sample of every plane (same formats).
+inline int max_abs_diff(const Frame& a, const Frame& b) {
+  int worst = 0;
+  for (int p = 0; p < a.num_planes; ++p) {
+    const auto& pa = a.planes[static_cast<std::size_t>(p)];
+    const auto& pb = b.planes[static_cast<std::size_t>(p)];
+    for (int y = 0; y < pa.height; ++y)
+      for (int x = 0; x < pa.width * pa.channels; ++x)
+        worst = std::max(worst, std::abs(int(pa.row(y)[x]) - int(pb.row(y)[x])));
+  }
+  return worst;
+}
+
 // Writes an MPEG-TS H.264 clip whose picture size changes mid-stream: for each
 // {width, height} in `sizes`, `frames_each` frames of a moving gradient from a
 // fresh libx264 (in-band SPS/PPS, as a broadcast feed that switches does).

@@ -146,11 +146,11 @@ TEST_F(TranscodeE2E, ResizeAndBlurMatchTheReference) {
     for (int p = 0; p < 3; ++p) {
       const auto k = static_cast<std::size_t>(p);
       auto mat = [](const PlaneView& v) { return cv::Mat(v.height, v.width, CV_8UC(v.channels), v.data, v.pitch); };
-      cv::Mat sized = mat(small.planes[k]), out = mat(blurred.planes[k]);
+      cv::Mat sized = mat(small.planes[k]), want = mat(blurred.planes[k]);
       cv::resize(mat(src.planes[k]), sized, sized.size(), 0, 0, cv::INTER_AREA);
       const double sigma = p ? 0.75 : 1.5;
       const int side = 2 * static_cast<int>(std::ceil(3 * sigma)) + 1;
-      cv::GaussianBlur(sized, out, cv::Size(side, side), sigma, sigma, cv::BORDER_REFLECT_101);
+      cv::GaussianBlur(sized, want, cv::Size(side, side), sigma, sigma, cv::BORDER_REFLECT_101);
     }
     const double pb = frame_psnr(got, blurred);
     worst_blurred = std::min(worst_blurred, pb);

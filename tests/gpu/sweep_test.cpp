@@ -44,47 +44,10 @@ constexpr int kFrames = 4;
 // H.264 where the size allows it (NVDEC can take it), else ffv1.
 std::string write_clip(const std::string& path, int w, int h) {
   const bool h264 = w % 2 == 0 && h % 2 == 0 && w >= 16 && h >= 16;
-  AVFormatContext* raw = nullptr;
-  av_check(avformat_alloc_output_context2(&raw, nullptr, "matroska", path.c_str()), "mkv");
-  UniqueMuxContext oc(raw);
-  const AVCodec* codec = avcodec_find_encoder_by_name(h264 ? "libx264" : "ffv1");
-  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
-  enc->width = w;
-  enc->height = h;
-  enc->pix_fmt = AV_PIX_FMT_YUV420P;
-  enc->time_base = {1, 25};
-  enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  AVDictionary* opts = nullptr;
-  if (h264) av_dict_set(&opts, "crf", "18", 0);
-  const int ret = avcodec_open2(enc.get(), codec, &opts);
-  av_dict_free(&opts);
-  av_check(ret, "encoder");
-  AVStream* st = avformat_new_stream(oc.get(), nullptr);
-  av_check(avcodec_parameters_from_context(st->codecpar, enc.get()), "params");
-  st->time_base = enc->time_base;
-  av_check(avio_open(&oc->pb, path.c_str(), AVIO_FLAG_WRITE), "open " + path);
-  av_check(avformat_write_header(oc.get(), nullptr), "header");
-  for (int i = 0; i < kFrames; ++i) {
-    const auto f = make_yuv420p_frame(w, h, i, [&](int p, int x, int y) {
-      return p == 0 ? (x * 3 + y * 2 + 7 * i) % 200 + (((x / 8) + (y / 8)) % 2) * 40 : 90 + (x + 2 * y + p * 31 + i) % 80;
-    });
-    encode_into(enc.get(), oc.get(), st, f.get());
-  }
-  encode_into(enc.get(), oc.get(), st, nullptr);
-  av_check(av_write_trailer(oc.get()), "trailer");
+  write_yuv420p_clip(path, h264 ? "libx264" : "ffv1", w, h, kFrames, [](int i, int p, int x, int y) {
+    return p == 0 ? (x * 3 + y * 2 + 7 * i) % 200 + (((x / 8) + (y / 8)) % 2) * 40 : 90 + (x + 2 * y + p * 31 + i) % 80;
+  });
   return h264 ? "h264" : "ffv1";
-}
-
-int max_abs_diff(const Frame& a, const Frame& b) {
-  int worst = 0;
-  for (int p = 0; p < a.num_planes; ++p) {
-    const auto& pa = a.planes[static_cast<std::size_t>(p)];
-    const auto& pb = b.planes[static_cast<std::size_t>(p)];
-    for (int y = 0; y < pa.height; ++y)
-      for (int x = 0; x < pa.width * pa.channels; ++x)
-        worst = std::max(worst, std::abs(int(pa.data[y * pa.pitch + x]) - int(pb.data[y * pb.pitch + x])));
-  }
-  return worst;
 }
 
 std::string expand(std::string vf, int w, int h) {
