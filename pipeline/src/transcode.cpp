@@ -465,8 +465,8 @@ void TranscodeSession::Parts::wire() {
   const bool empty_chain = plan.chain.empty();
   frames = graph->add_chain(pipeline, frames, std::move(plan.chain), plan.cuda, plan.nvdec);
   // Frames end in host memory, where an encoder takes them; a decode-only
-  // null run (no filter) leaves NVDEC's frames on the device.
-  if (!(plan.null_output && empty_chain)) frames = graph->to_host(pipeline, frames, plan.output);
+  // null run (no filter), or one asked to, leaves them on the device.
+  if (!(plan.null_output && (empty_chain || o.frames_on_device))) frames = graph->to_host(pipeline, frames, plan.output);
   if (plan.null_output) {
     auto sink = std::make_unique<NullSink>(counters, o.on_frame);
     sink->read_stamps(o.read_stamps);

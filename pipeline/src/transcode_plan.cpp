@@ -79,50 +79,6 @@ void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodeP
   p.decoded = p.nvdec ? nvdec_format : in.format;
 }
 
-// The container the output's name picks, checked before any file is touched.
-const AVOutputFormat* check_container(const std::string& output) {
-  const AVOutputFormat* container = output_container(output);
-  if (!container)
-    throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
-                                  ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
-                                  "write nothing)", output));
-  const std::string_view name = container->name;
-  if (name == "image2" || name == "image2pipe" || name == "apng")
-    throw input_error(fmt::format("{}: an image file; vpipe writes video files (.mp4, .mkv, .mov, "
-                                  ".ts…), not one image per frame", output));
-  return container;
-}
-
-const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
-  const AVOutputFormat* container = check_container(o.output);
-  std::string name = o.encoder;
-  if (name == "auto") {
-    name = "libx264";
-    if (p.device == Device::kCuda && m.nvenc) {
-      const auto [usable, detail] = m.nvenc();
-      if (usable) name = "h264_nvenc";
-      p.notes.push_back(usable ? std::string("encoder auto: h264_nvenc (NVENC present)")
-                               : fmt::format("encoder auto: libx264, this device has no usable "
-                                             "NVENC ({})", detail));
-    }
-  }
-  const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
-  if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
-    throw input_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
-  if (container_holds(container, codec->id) != false) return codec;
-  // --encoder auto and a container without H.264 (.webm, .ogv, .gif): its own codec.
-  const AVCodec* native = avcodec_find_encoder(container->video_codec);
-  if (o.encoder == "auto" && native && container_holds(container, native->id) != false) {
-    p.notes.push_back(fmt::format("encoder auto: {} ({} cannot hold {})", native->name, container->name,
-                                  avcodec_get_name(codec->id)));
-    return native;
-  }
-  throw input_error(fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
-                                "--encoder{} or another container (.mkv holds most)", o.output,
-                                container->name, avcodec_get_name(codec->id), codec->name,
-                                native ? fmt::format(" ({} fits it)", native->name) : std::string()));
-}
-
 // An encoder of 4:2:0 (or 4:2:2) video takes only sizes that are multiples of
 // its chroma subsampling: an odd-sized picture is padded (or cropped) to fit,
 // with a note, unless --fit error.
@@ -167,6 +123,50 @@ void place_cuda_segment(const TranscodeOptions& o, TranscodePlan& p) {
 }
 
 }  // namespace
+
+// The container the output's name picks, checked before any file is touched.
+const AVOutputFormat* check_container(const std::string& output) {
+  const AVOutputFormat* container = output_container(output);
+  if (!container)
+    throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
+                                  ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
+                                  "write nothing)", output));
+  const std::string_view name = container->name;
+  if (name == "image2" || name == "image2pipe" || name == "apng")
+    throw input_error(fmt::format("{}: an image file; vpipe writes video files (.mp4, .mkv, .mov, "
+                                  ".ts…), not one image per frame", output));
+  return container;
+}
+
+const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
+  const AVOutputFormat* container = check_container(o.output);
+  std::string name = o.encoder;
+  if (name == "auto") {
+    name = "libx264";
+    if (p.device == Device::kCuda && m.nvenc) {
+      const auto [usable, detail] = m.nvenc();
+      if (usable) name = "h264_nvenc";
+      p.notes.push_back(usable ? std::string("encoder auto: h264_nvenc (NVENC present)")
+                               : fmt::format("encoder auto: libx264, this device has no usable "
+                                             "NVENC ({})", detail));
+    }
+  }
+  const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
+  if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
+    throw input_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
+  if (container_holds(container, codec->id) != false) return codec;
+  // --encoder auto and a container without H.264 (.webm, .ogv, .gif): its own codec.
+  const AVCodec* native = avcodec_find_encoder(container->video_codec);
+  if (o.encoder == "auto" && native && container_holds(container, native->id) != false) {
+    p.notes.push_back(fmt::format("encoder auto: {} ({} cannot hold {})", native->name, container->name,
+                                  avcodec_get_name(codec->id)));
+    return native;
+  }
+  throw input_error(fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
+                                "--encoder{} or another container (.mkv holds most)", o.output,
+                                container->name, avcodec_get_name(codec->id), codec->name,
+                                native ? fmt::format(" ({} fits it)", native->name) : std::string()));
+}
 
 QueuePlan plan_queues(std::size_t depth, bool nvdec) {
   QueuePlan q;

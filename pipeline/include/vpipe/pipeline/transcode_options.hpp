@@ -135,6 +135,10 @@ struct TranscodeOptions {
   // Output "null": each frame at the end, valid during the call only (its
   // memory may be a staging slot that goes back to its ring): copy to keep.
   std::function<void(const Frame&)> on_frame;
+  // Output "null": leave frames where the chain ends (on the CUDA path, device
+  // frames: NVDEC surfaces or strategy memory) instead of downloading them; a
+  // copy of the Frame taken in on_frame keeps its memory (the Python frames).
+  bool frames_on_device = false;
 };
 
 }  // namespace vpipe

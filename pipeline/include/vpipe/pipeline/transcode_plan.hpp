@@ -91,6 +91,15 @@ void check_options(const TranscodeOptions& options);
 [[nodiscard]] TranscodePlan plan(const TranscodeOptions& options, const ProbedInput& input,
                                  const MachineProbe& machine);
 
+// The container the output's name picks (throws input_error naming the
+// file when the name says nothing, or names an image), and the encoder for
+// it: o.encoder, or on "auto" libx264 (h264_nvenc where m.nvenc says it is
+// usable on the CUDA path), or the container's own codec where it cannot
+// hold H.264. Decisions go to p.notes.
+[[nodiscard]] const AVOutputFormat* check_container(const std::string& output);
+[[nodiscard]] const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m,
+                                            TranscodePlan& p);
+
 // The first of the encoder's formats, yuv420p preferred; or `want` if taken.
 [[nodiscard]] AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want);
 

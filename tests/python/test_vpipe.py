@@ -1,0 +1,237 @@
+"""The vpipe Python package on the CPU path (CI): zero copy, frames equal to
+FFmpeg's and to `vpipe transcode`, the Encoder, Python filters, errors, Ctrl-C.
+Run by CTest (python_package) with PYTHONPATH at the built package."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+
+import numpy as np
+
+import vpipe
+
+MEDIA = os.environ["VPIPE_MEDIA_DIR"]
+VPIPE = os.environ["VPIPE_BIN"]
+SAMPLE = os.path.join(MEDIA, "sample-720p.mp4")
+ODD = os.path.join(MEDIA, "odd-720x405.mpg")
+
+
+def ffmpeg_frames(path, pix_fmt, width, height, count, extra=()):
+    """FFmpeg's own decode of `path` (the oracle): count frames as arrays."""
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, *extra, "-frames:v", str(count), "-f", "rawvideo",
+                          "-pix_fmt", pix_fmt, "-"], check=True, capture_output=True).stdout
+    per = {"gray": width * height, "rgb24": width * height * 3, "yuv420p": width * height * 3 // 2}[pix_fmt]
+    return [np.frombuffer(raw[i * per:(i + 1) * per], np.uint8) for i in range(len(raw) // per)]
+
+
+def frame_count(path):
+    out = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                          "stream=nb_read_frames", "-of", "csv=p=0", path], check=True, capture_output=True, text=True)
+    return int(out.stdout.strip().split(",")[0])
+
+
+def decoded(path, **kw):
+    """Every frame of `path` through vpipe.decode, copied (the oracle side)."""
+    return [np.array(np.from_dlpack(f.planes[0])) for f in vpipe.decode(path, device="cpu", **kw)]
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.tmp = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+
+class Decode(Tmp):
+    def test_frames_alias_vpipes_memory(self):
+        for frame in vpipe.decode(SAMPLE, device="cpu", filters="format=rgb24", max_frames=3):
+            self.assertEqual(frame.format, "rgb24")
+            self.assertEqual(frame.device, "cpu")
+            a = np.from_dlpack(frame)
+            self.assertEqual(a.shape, (720, 1280, 3))
+            self.assertEqual(a.ctypes.data, frame.data_ptr)             # DLPack: no copy
+            self.assertEqual(np.asarray(frame).ctypes.data, frame.data_ptr)  # __array_interface__
+            self.assertEqual(np.from_dlpack(frame.planes[0]).ctypes.data, frame.data_ptr)
+
+    def test_luma_equals_ffmpegs_decode_exactly(self):
+        ours = [f for f in vpipe.decode(SAMPLE, device="cpu", max_frames=12)]
+        theirs = ffmpeg_frames(SAMPLE, "yuv420p", 1280, 720, 12)
+        self.assertEqual(len(ours), 12)
+        for f, ref in zip(ours, theirs):
+            self.assertEqual(f.format, "yuv420p")
+            y, u, v = (np.from_dlpack(p) for p in f.planes)
+            self.assertEqual((y.shape, u.shape, v.shape), ((720, 1280), (360, 640), (360, 640)))
+            got = np.concatenate([y.reshape(-1), u.reshape(-1), v.reshape(-1)])
+            np.testing.assert_array_equal(got, ref)
+
+    def test_odd_sized_mpeg2_decodes_every_frame(self):
+        frames = decoded(ODD)
+        self.assertEqual(len(frames), frame_count(ODD))
+        self.assertEqual(frames[0].shape, (405, 720))
+
+    def test_a_tensor_outlives_its_frame_and_the_decoder(self):
+        d = vpipe.decode(SAMPLE, device="cpu", filters="format=rgb24")
+        frame = next(d)
+        kept = np.from_dlpack(frame)
+        snapshot = kept.copy()
+        ptr = frame.data_ptr
+        d.close()
+        frame.close()
+        del d, frame
+        for _ in vpipe.decode(SAMPLE, device="cpu", filters="format=rgb24", max_frames=5):
+            pass  # other frames come and go; `kept` still holds its memory
+        self.assertEqual(kept.ctypes.data, ptr)
+        np.testing.assert_array_equal(kept, snapshot)
+
+    def test_closing_early_stops_the_run(self):
+        d = vpipe.decode(SAMPLE, device="cpu", loop=100)
+        next(d)
+        t0 = time.monotonic()
+        d.close()
+        self.assertLess(time.monotonic() - t0, 5)
+        self.assertEqual(list(d), [])
+
+    def test_decode_many_batches_one_frame_per_input(self):
+        batches = list(vpipe.decode_many([SAMPLE, ODD], device="cpu", max_frames=4))
+        self.assertEqual(len(batches), 4)
+        self.assertEqual([(f.width, f.height) for f in batches[0]], [(1280, 720), (720, 405)])
+
+    def test_errors_are_exceptions_with_vpipes_message(self):
+        with self.assertRaisesRegex(vpipe.InputError, "no-such.mp4"):
+            vpipe.decode(self.path("no-such.mp4"))
+        with self.assertRaisesRegex(vpipe.InputError, "unknown filter 'nosuch'"):
+            vpipe.decode(SAMPLE, filters="nosuch")
+        f = next(vpipe.decode(SAMPLE, device="cpu"))
+        with self.assertRaisesRegex(vpipe.InputError, "planes"):
+            np.from_dlpack(f)  # yuv420p: three separate planes
+
+
+class Encode(Tmp):
+    def test_tensors_round_trip_through_the_encoder(self):
+        out = self.path("gradient.mkv")
+        ramp = np.tile(np.arange(320, dtype=np.uint8)[None, :, None], (240, 1, 3))
+        with vpipe.Encoder(out, codec="ffv1", fps=25) as enc:
+            for i in range(20):
+                enc.write(np.ascontiguousarray(np.roll(ramp, i, axis=1)))
+        self.assertEqual(enc.final_stats["frames"], 20)
+        self.assertEqual(frame_count(out), 20)
+        back = [np.array(np.from_dlpack(f)) for f in vpipe.decode(out, device="cpu", filters="format=rgb24")]
+        self.assertEqual(len(back), 20)
+        err = np.abs(back[5].astype(int) - np.roll(ramp, 5, axis=1).astype(int))
+        self.assertLessEqual(err.max(), 3)  # RGB → YUV 4:2:0 → RGB of a smooth ramp
+
+    def test_decoded_frames_and_audio_copy_across(self):
+        out = self.path("copy.mp4")
+        with vpipe.Encoder(out, fps=30, audio_from=SAMPLE) as enc:
+            for f in vpipe.decode(SAMPLE, device="cpu", max_frames=30):
+                enc.write(f)
+        self.assertEqual(frame_count(out), 30)
+        streams = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0",
+                                  out], check=True, capture_output=True, text=True).stdout.split()
+        self.assertEqual(streams, ["video", "audio"])
+        self.assertGreater(enc.final_stats["audio_packets"], 0)
+
+    def test_a_loop_that_raises_still_leaves_a_playable_file(self):
+        out = self.path("partial.mp4")
+        with self.assertRaises(KeyError):
+            with vpipe.Encoder(out, fps=30) as enc:
+                for i, f in enumerate(vpipe.decode(SAMPLE, device="cpu", max_frames=40)):
+                    if i == 15:
+                        raise KeyError("the caller's bug")
+                    enc.write(f)
+        self.assertEqual(frame_count(out), 15)
+
+    def test_bad_tensors_and_paths_are_refused_clearly(self):
+        with vpipe.Encoder(self.path("a.mp4")) as enc:
+            with self.assertRaisesRegex(vpipe.InputError, "uint8"):
+                enc.write(np.zeros((64, 64, 3), np.float32))
+            with self.assertRaisesRegex(vpipe.InputError, "64x63 .* multiples of 2x2"):
+                enc.write(np.zeros((63, 64, 3), np.uint8))
+        with self.assertRaisesRegex(vpipe.InputError, "never writes to its input"):
+            vpipe.Encoder(SAMPLE, audio_from=SAMPLE)
+        with self.assertRaisesRegex(vpipe.InputError, "cannot tell the container"):
+            vpipe.Encoder(self.path("out.nosuchext"))
+
+
+class PythonFilter(Tmp):
+    CHAIN = "resize=640x360"
+
+    def test_a_numpy_filter_equals_the_builtin_invert(self):
+        ours, theirs = self.path("py.mkv"), self.path("cli.mkv")
+        seen = []
+
+        def invert(x):
+            seen.append((x.shape, x.dtype))
+            return 255 - x
+
+        report = vpipe.transcode(SAMPLE, ours, vf=self.CHAIN, py_filter=invert, device="cpu", encoder="ffv1",
+                                 max_frames=15)
+        self.assertEqual(report["frames"]["encoded"], 15)
+        self.assertEqual(seen[0], ((360, 640, 3), np.uint8))
+        subprocess.run([VPIPE, "transcode", SAMPLE, theirs, "--vf", self.CHAIN + ",format=rgb24,invert",
+                        "--device", "cpu", "--encoder", "ffv1", "--frames", "15"], check=True, capture_output=True)
+        a, b = decoded(ours), decoded(theirs)
+        self.assertEqual(len(a), 15)
+        self.assertEqual(len(b), 15)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+    def test_a_filter_that_raises_fails_the_run_with_its_exception(self):
+        def broken(x):
+            raise ZeroDivisionError("in the user's filter")
+
+        with self.assertRaisesRegex(ZeroDivisionError, "in the user's filter"):
+            vpipe.transcode(SAMPLE, self.path("broken.mp4"), py_filter=broken, device="cpu", max_frames=10)
+
+
+class CtrlC(Tmp):
+    def run_and_interrupt(self, body):
+        script = textwrap.dedent(body)
+        p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=os.environ)
+        self.assertEqual(p.stdout.readline().strip(), "started")
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        return p.returncode, out, err
+
+    def test_ctrl_c_in_a_decode_loop(self):
+        rc, out, err = self.run_and_interrupt(f"""
+            import vpipe
+            try:
+                for i, f in enumerate(vpipe.decode({SAMPLE!r}, device="cpu", loop=1000)):
+                    if i == 0:
+                        print("started", flush=True)
+            except KeyboardInterrupt:
+                print("interrupted cleanly")
+        """)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("interrupted cleanly", out)
+
+    def test_ctrl_c_in_a_transcode_finalizes_the_output(self):
+        out_file = self.path("stopped.mp4")
+        rc, out, err = self.run_and_interrupt(f"""
+            import vpipe
+            print("started", flush=True)
+            try:
+                vpipe.transcode({SAMPLE!r}, {out_file!r}, vf="resize=320x180", device="cpu", loop=1000,
+                                py_filter=lambda x: x)
+            except KeyboardInterrupt:
+                print("interrupted cleanly")
+        """)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("interrupted cleanly", out)
+        self.assertGreater(frame_count(out_file), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
