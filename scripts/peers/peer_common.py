@@ -36,6 +36,14 @@ def open_writer(path, fps, size, tool):
     raise SystemExit(f"{tool}: cannot open a writer for {path}")
 
 
+WARMUP = 30  # frames before the steady-state clock starts (CUDA, cuDNN and encoder set-up)
+
+
+def steady_fps(frames, t_warm, t_end):
+    """Frames per second after the first WARMUP frames (0 for a shorter input)."""
+    return (frames - WARMUP) / (t_end - t_warm) if frames > WARMUP and t_end > t_warm else 0.0
+
+
 def report(result, json_path):
     """One JSON line on stdout (bench_peers.py reads the last line), and the file if asked."""
     wall = result["wall_s"]

@@ -6,7 +6,8 @@ One frame at a time, as a straightforward script does.
 
     torch_opencv.py IN OUT [--size 1280x720] [--sigma 1.5] [--json RESULT.json]
 
-Prints one JSON line: tool, frames, wall_s, fps, device, the writer's FourCC.
+Prints one JSON line: tool, frames, wall_s, fps, device, the writer's FourCC,
+and the bytes it copies between host and device per frame.
 """
 import math
 import time
@@ -15,7 +16,7 @@ import cv2
 import torch
 import torch.nn.functional as F
 
-from peer_common import open_capture, open_writer, parse_args, report
+from peer_common import WARMUP, open_capture, open_writer, parse_args, report, steady_fps
 
 
 def gaussian_taps(sigma, device):
@@ -34,23 +35,30 @@ def main():
     ky = taps.view(1, 1, -1, 1).repeat(3, 1, 1, 1)
     cap, fps = open_capture(a.input, "torch_opencv")
     writer, fourcc = open_writer(a.output, fps, (w, h), "torch_opencv")
-    frames = 0
-    t0 = time.perf_counter()
+    frames = h2d = d2h = 0
+    t0 = t_warm = time.perf_counter()
     with torch.no_grad():
         while True:
             ok, frame = cap.read()
             if not ok:
                 break
+            h2d += frame.nbytes
             x = torch.from_numpy(frame).to(dev).permute(2, 0, 1).unsqueeze(0).float()
             x = F.interpolate(x, size=(h, w), mode="area")
             x = F.conv2d(F.pad(x, (r, r, 0, 0), mode="reflect"), kx, groups=3)
             x = F.conv2d(F.pad(x, (0, 0, r, r), mode="reflect"), ky, groups=3)
             out = x.clamp(0, 255).round().to(torch.uint8).squeeze(0).permute(1, 2, 0).contiguous()
+            d2h += out.numel()
             writer.write(out.cpu().numpy())
             frames += 1
+            if frames == WARMUP:
+                t_warm = time.perf_counter()
     writer.release()
-    report({"tool": "torch+opencv", "frames": frames, "wall_s": time.perf_counter() - t0,
-            "device": str(dev), "writer_fourcc": fourcc, "torch": torch.__version__,
+    t_end = time.perf_counter()
+    report({"tool": "torch+opencv", "frames": frames, "wall_s": t_end - t0,
+            "steady_fps": steady_fps(frames, t_warm, t_end),
+            "device": str(dev), "writer_fourcc": fourcc, "h2d_bytes_per_frame": h2d / max(frames, 1),
+            "d2h_bytes_per_frame": d2h / max(frames, 1), "torch": torch.__version__,
             "opencv": cv2.__version__}, a.json)
 
 

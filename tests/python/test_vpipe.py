@@ -193,6 +193,20 @@ class PythonFilter(Tmp):
             vpipe.transcode(SAMPLE, self.path("broken.mp4"), py_filter=broken, device="cpu", max_frames=10)
 
 
+class Readme(Tmp):
+    def test_the_readmes_python_example_runs_as_written(self):
+        readme = open(os.path.join(os.environ["VPIPE_SOURCE_DIR"], "README.md")).read()
+        section = readme.split("\n## Python\n", 1)[1]
+        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+        os.symlink(MEDIA, self.path("media"))
+        done = subprocess.run([sys.executable, "-c", code], cwd=self.tmp, capture_output=True, text=True,
+                              env=os.environ, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("True", done.stdout)
+        self.assertEqual(frame_count(self.path("inverted.mp4")), frame_count(SAMPLE))
+        self.assertEqual(frame_count(self.path("small.mp4")), frame_count(SAMPLE))
+
+
 class CtrlC(Tmp):
     def run_and_interrupt(self, body):
         script = textwrap.dedent(body)

@@ -1,0 +1,120 @@
+"""The vpipe Python package on the GPU (run by scripts/gpu-python on the H200):
+NVDEC frames and strategy memory as zero-copy torch tensors, DLPack stream
+semantics, a torch filter on the pipeline's stream, device tensors into the
+Encoder. Skips, saying why, where torch or a CUDA device is missing."""
+import os
+import tempfile
+import unittest
+
+import vpipe
+
+try:
+    import torch
+    CUDA = torch.cuda.is_available()
+    WHY = "" if CUDA else "torch sees no CUDA device"
+except ImportError:
+    torch, CUDA, WHY = None, False, "torch is not installed"
+
+MEDIA = os.environ.get("VPIPE_MEDIA_DIR", "media")
+CLIP = os.environ.get("VPIPE_GPU_CLIP", os.path.join(MEDIA, "sample-720p.mp4"))
+STRATEGIES = ("naive", "pool", "vmm", "slab")
+
+
+@unittest.skipUnless(CUDA, WHY)
+class Gpu(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def test_nvdec_frames_are_device_memory_torch_aliases(self):
+        d = vpipe.decode(CLIP, device="cuda", decoder="nvdec", max_frames=8)
+        n = 0
+        for f in d:
+            self.assertEqual((f.device, f.format), ("cuda", "nv12"))
+            t = torch.from_dlpack(f)
+            self.assertTrue(t.is_cuda)
+            self.assertEqual(t.data_ptr(), f.data_ptr)  # zero copy
+            self.assertEqual(tuple(t.shape), (f.height * 3 // 2, f.width))
+            y = torch.from_dlpack(f.planes[0])
+            self.assertEqual(y.data_ptr(), f.data_ptr)
+            n += 1
+        self.assertEqual(n, 8)
+        self.assertEqual(d.report["decode"], "nvdec")
+        self.assertNotIn("upload_ring", d.report["memory"])    # no host→device copy per frame
+        self.assertNotIn("download_ring", d.report["memory"])  # no device→host copy per frame
+
+    def test_every_strategy_gives_the_cpu_paths_pixels(self):
+        chain = "resize=640x360,format=rgb24"
+        cpu = [torch.from_dlpack(f).clone() for f in vpipe.decode(CLIP, device="cpu", filters=chain, max_frames=6)]
+        for mem in STRATEGIES:
+            with self.subTest(mem=mem):
+                gpu = []
+                for f in vpipe.decode(CLIP, device="cuda", mem=mem, filters=chain, max_frames=6):
+                    t = torch.from_dlpack(f)
+                    self.assertEqual(t.data_ptr(), f.data_ptr)
+                    gpu.append(t.cpu())
+                self.assertEqual(len(gpu), 6)
+                for a, b in zip(gpu, cpu):
+                    self.assertLessEqual((a.int() - b.int()).abs().max().item(), 2)
+
+    def test_a_tensor_outlives_the_decoder_and_its_strategy(self):
+        for mem in ("pool", "slab"):
+            d = vpipe.decode(CLIP, device="cuda", mem=mem, filters="format=rgb24")
+            f = next(d)
+            kept = torch.from_dlpack(f)
+            snapshot = kept.clone()
+            d.close()
+            f.close()
+            del d, f
+            for g in vpipe.decode(CLIP, device="cuda", mem=mem, filters="format=rgb24", max_frames=10):
+                torch.from_dlpack(g).add_(1)  # other frames' memory is written
+            torch.cuda.synchronize()
+            self.assertTrue(torch.equal(kept, snapshot), mem)
+
+    def test_the_consumers_stream_waits_for_the_frame(self):
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            for f in vpipe.decode(CLIP, device="cuda", filters="format=rgb24", max_frames=4):
+                t = torch.from_dlpack(f)  # __dlpack__(stream=s): s waits on the frame's event
+                m = t.float().mean()
+            s.synchronize()
+        self.assertGreater(m.item(), 0)
+
+    def test_a_torch_filter_on_the_pipeline_stream_equals_the_builtin(self):
+        ours, theirs = self.path("py.mkv"), self.path("builtin.mkv")
+        seen = []
+
+        def invert(x):
+            seen.append((x.is_cuda, torch.cuda.current_stream().cuda_stream))
+            return 255 - x
+
+        vpipe.transcode(CLIP, ours, vf="resize=640x360", py_filter=invert, device="cuda", encoder="ffv1",
+                        max_frames=12)
+        vpipe.transcode(CLIP, theirs, vf="resize=640x360,format=rgb24,invert", device="cuda", encoder="ffv1",
+                        max_frames=12)
+        self.assertTrue(seen and all(cuda for cuda, _ in seen))
+        self.assertNotEqual(seen[0][1], 0)  # the pipeline's stream, not the legacy default
+        a = [torch.from_dlpack(f.planes[0]).clone() for f in vpipe.decode(ours, device="cpu")]
+        b = [torch.from_dlpack(f.planes[0]).clone() for f in vpipe.decode(theirs, device="cpu")]
+        self.assertEqual(len(a), 12)
+        self.assertEqual(len(a), len(b))
+        for x, y in zip(a, b):
+            self.assertTrue(torch.equal(x, y))
+
+    def test_device_tensors_into_the_encoder(self):
+        out = self.path("from-torch.mp4")
+        with vpipe.Encoder(out, fps=30) as enc:
+            for f in vpipe.decode(CLIP, device="cuda", filters="resize=640x360,format=rgb24", max_frames=20):
+                enc.write(255 - torch.from_dlpack(f))
+        self.assertEqual(enc.final_stats["frames"], 20)
+        self.assertEqual(enc.final_stats["device_to_host_bytes"], 20 * 640 * 360 * 3)
+        self.assertEqual(sum(1 for _ in vpipe.decode(out, device="cpu")), 20)
+
+
+if __name__ == "__main__":
+    unittest.main()
