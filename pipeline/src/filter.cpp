@@ -295,6 +295,9 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
   // On YUV420P (CPU decode) the planes are interleaved to NV12 first (an
   // exact swscale copy), so the CPU path and the GPU path convert with the
   // same math, vpipe's, not swscale's interpolated chroma on one side only.
+  // A format=rgb24|rgba with no resize before it is the same pass at the
+  // frame's own size (`resize` is then a spec with no text): on the GPU path
+  // NVDEC's frames become RGB on the device, not on the CPU after a download.
   auto fuse = [&](const FilterSpec& resize, const FilterSpec& format) -> bool {
     const bool planar = current.pix_fmt == AV_PIX_FMT_YUV420P;
     if ((current.pix_fmt != AV_PIX_FMT_NV12 && !planar) || resize.name != "resize" || format.name != "format")
@@ -318,7 +321,9 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     const auto params = parse_params(fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)},
                                              {"format", target},
                                              {"interp", rp.get_string("interp")}});
-    configure(resize.text + "," + format.text + " (fused: resize_rgb)", fused.create(params));
+    configure(resize.text.empty() ? format.text + " (resize_rgb at the same size)"
+                                  : resize.text + "," + format.text + " (fused: resize_rgb)",
+              fused.create(params));
     return true;
   };
   // The way back: RGB → NV12/YUV420P is one pass with a CUDA kernel
@@ -338,6 +343,9 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
       ++i;
       continue;
     }
+    if (spec.name == "format" &&
+        fuse({"resize", {{"", fmt::format("{}x{}", current.width, current.height)}}, ""}, spec))
+      continue;
     const FilterInfo& info = registry.info(spec.name);
     const ParamValues params = parse_params(info, spec.args);
     if (spec.name == "format" && to_yuv(params.get_string("pix_fmt"), spec.text)) continue;

@@ -191,7 +191,25 @@ std::string nvdec_unsupported_reason(const AVCodecParameters* par) {
   if (par->height % 2 != 0)
     return fmt::format("odd picture height ({} rows): FFmpeg's NVDEC copy misplaces the chroma "
                        "plane by one row", par->height);
+  // The smallest pictures NVDEC decodes (NVIDIA's NVDEC programming guide,
+  // "Video decoder capabilities"): below them the hwaccel refuses the stream
+  // at its first frame, too late for --decode auto to choose the CPU. Seen on
+  // the H200 with a 2x2 H.264 clip (16x16 coded).
+  const auto [min_w, min_h] = nvdec_min_size(par->codec_id);
+  if (par->width < min_w || par->height < min_h)
+    return fmt::format("{}x{} is below NVDEC's smallest {} picture ({}x{})", par->width, par->height,
+                       codec->name, min_w, min_h);
   return {};
+}
+
+std::pair<int, int> nvdec_min_size(AVCodecID codec) {
+  switch (codec) {
+    case AV_CODEC_ID_HEVC: return {144, 144};
+    case AV_CODEC_ID_VP9:
+    case AV_CODEC_ID_AV1: return {128, 128};
+    case AV_CODEC_ID_MJPEG: return {64, 64};
+    default: return {48, 16};  // H.264, MPEG-1/2, MPEG-4 Part 2, VC-1, VP8
+  }
 }
 
 }  // namespace vpipe

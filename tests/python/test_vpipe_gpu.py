@@ -36,12 +36,12 @@ class Gpu(unittest.TestCase):
         n = 0
         for f in d:
             self.assertEqual((f.device, f.format), ("cuda", "nv12"))
-            t = torch.from_dlpack(f)
-            self.assertTrue(t.is_cuda)
-            self.assertEqual(t.data_ptr(), f.data_ptr)  # zero copy
-            self.assertEqual(tuple(t.shape), (f.height * 3 // 2, f.width))
-            y = torch.from_dlpack(f.planes[0])
-            self.assertEqual(y.data_ptr(), f.data_ptr)
+            y, uv = (torch.from_dlpack(p) for p in f.planes)  # NVDEC's surface: Y, then UV rows further on
+            self.assertTrue(y.is_cuda and uv.is_cuda)
+            self.assertEqual(y.data_ptr(), f.data_ptr)  # zero copy
+            self.assertEqual(uv.data_ptr(), f.planes[1].__cuda_array_interface__["data"][0])
+            self.assertEqual(tuple(y.shape), (f.height, f.width))
+            self.assertEqual(tuple(uv.shape), (f.height // 2, f.width // 2, 2))
             n += 1
         self.assertEqual(n, 8)
         self.assertEqual(d.report["decode"], "nvdec")
@@ -56,6 +56,7 @@ class Gpu(unittest.TestCase):
                 gpu = []
                 for f in vpipe.decode(CLIP, device="cuda", mem=mem, filters=chain, max_frames=6):
                     t = torch.from_dlpack(f)
+                    self.assertTrue(t.is_cuda)
                     self.assertEqual(t.data_ptr(), f.data_ptr)
                     gpu.append(t.cpu())
                 self.assertEqual(len(gpu), 6)
@@ -67,6 +68,7 @@ class Gpu(unittest.TestCase):
             d = vpipe.decode(CLIP, device="cuda", mem=mem, filters="format=rgb24")
             f = next(d)
             kept = torch.from_dlpack(f)
+            self.assertTrue(kept.is_cuda, mem)  # strategy memory, not a host copy
             snapshot = kept.clone()
             d.close()
             f.close()
@@ -81,6 +83,7 @@ class Gpu(unittest.TestCase):
         with torch.cuda.stream(s):
             for f in vpipe.decode(CLIP, device="cuda", filters="format=rgb24", max_frames=4):
                 t = torch.from_dlpack(f)  # __dlpack__(stream=s): s waits on the frame's event
+                self.assertTrue(t.is_cuda)
                 m = t.float().mean()
             s.synchronize()
         self.assertGreater(m.item(), 0)

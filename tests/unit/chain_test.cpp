@@ -179,12 +179,16 @@ Diff fused_vs_split(const Frame& in, const std::string& resize) {
   EXPECT_EQ(fused.size(), 1u) << resize;
   EXPECT_NE(fused[0].label.find("fused"), std::string::npos) << fused[0].label;
   auto resize_only = build_chain(parse_chain(resize), in.format);
-  auto convert_only = build_chain(parse_chain("format=rgb24"), resize_only[0].out);
+  // The oracle converts with swscale (the format filter itself: the chain
+  // builder would now turn a lone format=rgb24 on NV12 into resize_rgb too).
+  const FilterInfo& fi = FilterRegistry::instance().info("format");
+  auto swscale = fi.create(parse_params(fi, {{"", "rgb24"}}));
+  const FrameFormat rgb = swscale->configure(resize_only[0].out);
   Frame mid = Frame::allocate_host(resize_only[0].out), a = Frame::allocate_host(fused[0].out),
-        b = Frame::allocate_host(convert_only[0].out);
+        b = Frame::allocate_host(rgb);
   fused[0].filter->process(in, a);
   resize_only[0].filter->process(in, mid);
-  convert_only[0].filter->process(mid, b);
+  swscale->process(mid, b);
   double sum = 0;
   int worst = 0;
   const int w = a.format.width, h = a.format.height;
@@ -215,6 +219,32 @@ TEST(ChainBuilder, TheFusedPassMatchesResizeThenConvert) {
     EXPECT_LE(d.worst, 2) << resize;
     std::printf("%s: mean %.3f LSB, worst %d\n", resize, d.mean, d.worst);
   }
+}
+
+TEST(ChainBuilder, AConversionToRgbAloneRunsOnTheGpuPathAsTheFusedPass) {
+  // NVDEC's NV12 → rgb24 with no resize: one CUDA step at the same size, so
+  // the frames stay on the device (Python's decode(filters="format=rgb24")).
+  const Frame in = smooth_nv12(320, 180);
+  auto chain = build_chain(parse_chain("format=rgb24"), in.format);
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_NE(chain[0].label.find("resize_rgb"), std::string::npos) << chain[0].label;
+  EXPECT_TRUE(chain[0].filter->has_cuda());
+  EXPECT_EQ(chain[0].out, (FrameFormat{AV_PIX_FMT_RGB24, 320, 180}));
+  // YUV420P (CPU decode) goes the same way, through an exact interleave to NV12.
+  chain = build_chain(parse_chain("format=rgba"), FrameFormat{AV_PIX_FMT_YUV420P, 320, 180});
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_EQ(chain[1].out, (FrameFormat{AV_PIX_FMT_RGBA, 320, 180}));
+  // Against swscale's conversion of the same frame: within the fused pass's bounds.
+  const FilterInfo& fi = FilterRegistry::instance().info("format");
+  auto swscale = fi.create(parse_params(fi, {{"", "rgb24"}}));
+  chain = build_chain(parse_chain("format=rgb24"), in.format);
+  Frame a = Frame::allocate_host(chain[0].out), b = Frame::allocate_host(swscale->configure(in.format));
+  chain[0].filter->process(in, a);
+  swscale->process(in, b);
+  int worst = 0;
+  for (int y = 0; y < 180; ++y)
+    for (int x = 0; x < 320 * 3; ++x) worst = std::max(worst, std::abs(a.planes[0].row(y)[x] - b.planes[0].row(y)[x]));
+  EXPECT_LE(worst, 2);
 }
 
 // ---- the way back: RGB → NV12 / YUV420P ------------------------------------------

@@ -247,3 +247,22 @@ TEST(Plan, NvdecIsRefusedForOddHeights) {
   EXPECT_EQ(nvdec_unsupported_reason(par.get()),
             "odd picture height (405 rows): FFmpeg's NVDEC copy misplaces the chroma plane by one row");
 }
+
+TEST(Plan, NvdecIsRefusedBelowItsSmallestPicture) {
+  // A 2x2 H.264 clip went to NVDEC under --decode auto on the H200 and failed
+  // at its first frame; the plan must send it to the CPU decoder instead.
+  UniqueAVCodecParameters par(avcodec_parameters_alloc());
+  par->codec_type = AVMEDIA_TYPE_VIDEO;
+  par->codec_id = AV_CODEC_ID_H264;
+  par->format = AV_PIX_FMT_YUV420P;
+  par->width = 48;
+  par->height = 16;
+  const std::string smallest = nvdec_unsupported_reason(par.get());
+  if (smallest.find("no NVDEC hwaccel") != std::string::npos) GTEST_SKIP() << smallest;
+  EXPECT_EQ(smallest, "");
+  par->width = par->height = 2;
+  EXPECT_EQ(nvdec_unsupported_reason(par.get()), "2x2 is below NVDEC's smallest h264 picture (48x16)");
+  par->codec_id = AV_CODEC_ID_HEVC;
+  par->width = par->height = 128;
+  EXPECT_NE(nvdec_unsupported_reason(par.get()).find("(144x144)"), std::string::npos);
+}

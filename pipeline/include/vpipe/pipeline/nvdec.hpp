@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 
@@ -62,5 +63,7 @@ class NvdecContext {
 // Empty if FFmpeg can decode this stream with NVDEC into 8-bit NV12 frames
 // (the formats vpipe's CUDA filters take); otherwise why not.
 [[nodiscard]] std::string nvdec_unsupported_reason(const AVCodecParameters* par);
+// The smallest picture NVDEC decodes for a codec (width, height).
+[[nodiscard]] std::pair<int, int> nvdec_min_size(AVCodecID codec);
 
 }  // namespace vpipe
