@@ -6,22 +6,148 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 #include "vpipe/pipeline/transcode_plan.hpp"
 
 namespace vpipe {
 
-// Members in the order they must die, last first: the staging frames and the
-// converter hold nothing of the others; the encoder is drained into the muxer
-// by close() before anything goes; the audio source only feeds the muxer.
+namespace {
+
+// Device RGB frames become the encoder's YUV on the GPU, with the chain's own
+// conversion (rgb_to_yuv): half the bytes cross PCIe and swscale does not run
+// on the caller's thread. On the legacy default stream, which a DLPack
+// producer synchronizes with (__dlpack__(stream=None)) and cudaMemcpy2D
+// follows. Members in the order they must die, last first: the frame
+// returns its memory to the strategy.
+struct DeviceConversion {
+  static cudaStream_t stream() { return cudaStreamLegacy; }
+  MemoryStrategy memory = make_strategy("pool");
+  std::vector<ConfiguredFilter> chain;
+  std::optional<Frame> out;
+
+  // The one CUDA step from `in` to `target`, or none (the host path converts).
+  static std::unique_ptr<DeviceConversion> for_formats(const FrameFormat& in, AVPixelFormat target) {
+    const bool rgb = in.pix_fmt == AV_PIX_FMT_RGB24 || in.pix_fmt == AV_PIX_FMT_RGBA;
+    if (!rgb || (target != AV_PIX_FMT_YUV420P && target != AV_PIX_FMT_NV12)) return nullptr;
+    auto chain = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(target))), in);
+    if (chain.size() != 1 || !chain[0].filter->has_cuda()) return nullptr;
+    auto c = std::make_unique<DeviceConversion>();
+    c->chain = std::move(chain);
+    return c;
+  }
+  const Frame& convert(const Frame& in) {
+    if (in.ready) in.ready->wait_on(stream());
+    if (!out) out = Frame::allocate_device(chain[0].out, memory.resource(), stream());
+    chain[0].filter->process_cuda(in, *out, {stream(), memory.resource()});
+    return *out;
+  }
+};
+
+// Encodes on its own thread while the caller prepares the next frame: the
+// caller takes a free picture, fills it and gives it back; at most
+// `pictures` are in flight. An error on the worker is rethrown by the next
+// take() or by finish(). The thread is the last member: it goes first.
+class EncodeWorker {
+ public:
+  EncodeWorker(std::function<void(AVFrame*)> encode, std::vector<UniqueAVFrame> pictures)
+      : encode_(std::move(encode)), owned_(std::move(pictures)) {
+    for (auto& p : owned_) free_.push_back(p.get());
+    thread_ = std::thread([this] { run(); });
+  }
+  ~EncodeWorker() {
+    {
+      std::lock_guard lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  EncodeWorker(const EncodeWorker&) = delete;
+  EncodeWorker& operator=(const EncodeWorker&) = delete;
+
+  AVFrame* take() {
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [&] { return !free_.empty() || error_; });
+    if (error_) std::rethrow_exception(error_);
+    AVFrame* p = free_.front();
+    free_.pop_front();
+    return p;
+  }
+  void put_back(AVFrame* picture) {  // taken, not filled (the caller failed)
+    {
+      std::lock_guard lock(m_);
+      free_.push_back(picture);
+    }
+    cv_.notify_all();
+  }
+  void give(AVFrame* picture) {
+    {
+      std::lock_guard lock(m_);
+      todo_.push_back(picture);
+    }
+    cv_.notify_all();
+  }
+  // Every picture given is encoded (or the worker failed: rethrown).
+  void finish() {
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [&] { return (todo_.empty() && !busy_) || error_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(m_);
+    for (;;) {
+      cv_.wait(lock, [&] { return !todo_.empty() || stop_; });
+      if (todo_.empty()) return;  // stopping, nothing left
+      AVFrame* p = todo_.front();
+      todo_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      std::exception_ptr failed;
+      try {
+        encode_(p);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      lock.lock();
+      busy_ = false;
+      free_.push_back(p);
+      if (failed && !error_) error_ = failed;
+      cv_.notify_all();
+    }
+  }
+  std::function<void(AVFrame*)> encode_;
+  std::vector<UniqueAVFrame> owned_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<AVFrame*> free_, todo_;
+  bool busy_ = false, stop_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+// Members in the order they must die, last first: the worker stops first
+// (it encodes into the muxer); the staging frames and the converter hold
+// nothing of the others; the encoder is drained into the muxer by close()
+// before anything goes; the audio source only feeds the muxer.
 struct FrameEncoder::Impl {
   explicit Impl(FrameEncoderOptions options);
   void open(const FrameFormat& format);
@@ -29,6 +155,9 @@ struct FrameEncoder::Impl {
   void pump_audio(double until_s);  // copy source audio up to this time (seconds)
   void send(AVFrame* frame);        // null: flush
   [[nodiscard]] const Frame& on_host(const Frame& frame);
+  // A device frame already in the encoder's format: downloaded straight into `picture`.
+  bool download_into_picture(const Frame& frame);
+  void convert_on_host(const Frame& src);  // swscale into `picture`
 
   FrameEncoderOptions o;
   TranscodeOptions encoder_options;  // what open_video_encoder reads (quality, path)
@@ -44,8 +173,11 @@ struct FrameEncoder::Impl {
   std::int64_t next_pts = 0;
   std::int64_t last_pts = AV_NOPTS_VALUE;
   UniqueSwsContext sws;
-  UniqueAVFrame picture;       // the encoder's pixel format
+  AVFrame* picture = nullptr;  // the one being filled (the encoder's pixel format), from the worker
   std::optional<Frame> host;   // device frames are downloaded here
+  std::unique_ptr<DeviceConversion> gpu;  // device RGB → the encoder's YUV
+  bool gpu_checked = false;
+  std::unique_ptr<EncodeWorker> worker;
 };
 
 FrameEncoder::Impl::Impl(FrameEncoderOptions options) : o(std::move(options)) {
@@ -92,11 +224,15 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   sws.reset(sws_getContext(f.width, f.height, f.pix_fmt, want.width, want.height, want.pix_fmt,
                            SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
   if (!sws) throw input_error(fmt::format("{}: cannot convert {} to {}", o.path, to_string(f), to_string(want)));
-  picture = make_av_frame();
-  picture->format = want.pix_fmt;
-  picture->width = want.width;
-  picture->height = want.height;
-  av_check(av_frame_get_buffer(picture.get(), 0), "encoder frame");
+  std::vector<UniqueAVFrame> pictures;
+  for (int i = 0; i < 3; ++i) {  // one filled by the caller, one encoding, one waiting
+    pictures.push_back(make_av_frame());
+    pictures.back()->format = want.pix_fmt;
+    pictures.back()->width = want.width;
+    pictures.back()->height = want.height;
+    av_check(av_frame_get_buffer(pictures.back().get(), 0), "encoder frame");
+  }
+  worker = std::make_unique<EncodeWorker>([this](AVFrame* p) { send(p); }, std::move(pictures));
 }
 
 void FrameEncoder::Impl::add_audio() {
@@ -178,6 +314,29 @@ const Frame& FrameEncoder::Impl::on_host(const Frame& frame) {
   return *host;
 }
 
+void FrameEncoder::Impl::convert_on_host(const Frame& src) {
+  std::array<const std::uint8_t*, 4> data{};
+  std::array<int, 4> linesize{};
+  for (int p = 0; p < src.num_planes; ++p) {
+    data[static_cast<std::size_t>(p)] = src.planes[static_cast<std::size_t>(p)].data;
+    linesize[static_cast<std::size_t>(p)] = static_cast<int>(src.planes[static_cast<std::size_t>(p)].pitch);
+  }
+  sws_scale(sws.get(), data.data(), linesize.data(), 0, src.format.height, picture->data, picture->linesize);
+}
+
+bool FrameEncoder::Impl::download_into_picture(const Frame& frame) {
+  if (frame.memory != MemoryKind::kDevice || frame.format.pix_fmt != enc->pix_fmt) return false;
+  if (frame.ready) frame.ready->synchronize();
+  for (int p = 0; p < frame.num_planes; ++p) {
+    const auto& src = frame.planes[static_cast<std::size_t>(p)];
+    VPIPE_CUDA_TRY(cudaMemcpy2D(picture->data[p], static_cast<std::size_t>(picture->linesize[p]), src.data,
+                                src.pitch, src.row_bytes(), static_cast<std::size_t>(src.height),
+                                cudaMemcpyDeviceToHost));
+    stats.device_to_host_bytes += static_cast<std::int64_t>(src.row_bytes()) * src.height;
+  }
+  return true;
+}
+
 FrameEncoder::FrameEncoder(FrameEncoderOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 FrameEncoder::~FrameEncoder() {
@@ -200,18 +359,18 @@ void FrameEncoder::write(const Frame& frame, std::optional<std::int64_t> pts) {
   if (m.last_pts != AV_NOPTS_VALUE && t <= m.last_pts)
     throw input_error(fmt::format("{}: pts {} does not follow {}; timestamps must increase", m.o.path, t,
                                   m.last_pts));
-  const Frame& src = m.on_host(frame);
-  std::array<const std::uint8_t*, 4> data{};
-  std::array<int, 4> linesize{};
-  for (int p = 0; p < src.num_planes; ++p) {
-    data[static_cast<std::size_t>(p)] = src.planes[static_cast<std::size_t>(p)].data;
-    linesize[static_cast<std::size_t>(p)] = static_cast<int>(src.planes[static_cast<std::size_t>(p)].pitch);
+  if (frame.memory == MemoryKind::kDevice && !std::exchange(m.gpu_checked, true))
+    m.gpu = DeviceConversion::for_formats(frame.format, m.enc->pix_fmt);
+  const Frame& ready = m.gpu && frame.memory == MemoryKind::kDevice ? m.gpu->convert(frame) : frame;
+  m.picture = m.worker->take();  // the encoder let go of it: writable
+  try {
+    if (!m.download_into_picture(ready)) m.convert_on_host(m.on_host(ready));
+  } catch (...) {
+    m.worker->put_back(std::exchange(m.picture, nullptr));
+    throw;
   }
-  av_check(av_frame_make_writable(m.picture.get()), "encoder frame");
-  sws_scale(m.sws.get(), data.data(), linesize.data(), 0, src.format.height, m.picture->data,
-            m.picture->linesize);
   m.picture->pts = av_rescale_q(t, m.o.time_base, m.enc->time_base);
-  m.send(m.picture.get());
+  m.worker->give(std::exchange(m.picture, nullptr));
   m.last_pts = t;
   m.next_pts = t + std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(m.o.frame_rate), m.o.time_base));
   m.stats.frames++;
@@ -220,6 +379,8 @@ void FrameEncoder::write(const Frame& frame, std::optional<std::int64_t> pts) {
 void FrameEncoder::close() {
   Impl& m = *impl_;
   if (std::exchange(m.finished, true) || !m.enc) return;
+  m.worker->finish();
+  m.worker.reset();
   m.send(nullptr);
   m.pump_audio(1e18);  // the rest of the audio
   av_check(av_write_trailer(m.out.get()), m.o.path + ": writing the trailer");
