@@ -71,6 +71,16 @@ CLI::Option* add_enum(CLI::App* app, const std::string& flag, E& value, const st
 }
 
 void add_transcode(Cli& c);  // one function per subcommand's options
+// --metrics-port / --metrics-address: one endpoint for soak and transcode.
+void add_metrics_options(CLI::App* app, int& port, std::string& address) {
+  app->add_option("--metrics-port", port,
+                  "serve Prometheus text at http://ADDRESS:PORT/metrics while running, and /healthz, "
+                  "/readyz (200 once every input is open and has a frame out) (0: off)")
+      ->check(CLI::Range(0, 65535));
+  app->add_option("--metrics-address", address, "address the metrics endpoint listens on")
+      ->capture_default_str();
+}
+
 void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts);
 void add_bench(Cli& c);
 void add_soak(Cli& c);
@@ -196,6 +206,7 @@ void add_transcode(Cli& cli) {
   tc->add_option("--decode-threads", topts.decode_threads, "decoder threads (0: automatic)")
       ->check(CLI::Range(0, 64))->capture_default_str();
   tc->add_option("--report", report_path, "write a JSON report (frames, fps, latency, stages)");
+  add_metrics_options(tc, c->metrics_port, c->metrics_address);
   tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");
   tc->add_flag("--realtime", topts.realtime,
                "read the input no faster than its timestamps (rehearse a live feed with a file)");
@@ -311,11 +322,7 @@ void add_soak(Cli& cli) {
                    "judge a finished soak's soak.json again with these --max-growth, --max-drift "
                    "and --warmup (runs nothing)");
   soak->add_option("--out", sopts.out_dir, "write samples.csv, soak.json, *.png and report.html here");
-  soak->add_option("--metrics-port", metrics_port,
-                   "serve Prometheus text at http://ADDRESS:PORT/metrics while running (0: off)")
-      ->check(CLI::Range(0, 65535));
-  soak->add_option("--metrics-address", metrics_address, "address the metrics endpoint listens on")
-      ->capture_default_str();
+  add_metrics_options(soak, metrics_port, metrics_address);
   soak->add_option("--max-growth", max_growth_pct,
                    "verdict: % growth of reserved device memory (CPU: RSS) after warm-up")
       ->capture_default_str();

@@ -50,6 +50,8 @@ extern "C" {
 #include "bench_pipeline.hpp"
 #include "cli.hpp"
 #include "soak/metrics_server.hpp"
+#include "transcode_metrics.hpp"
+#include "vpipe/pipeline/live.hpp"
 #include "soak/soak.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/filter.hpp"
@@ -175,10 +177,21 @@ void print_summary(const vpipe::TranscodeReport& r) {
                r.glass["frames_with_stamp"].get<std::int64_t>());
 }
 
-int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams) {
+int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams,
+                  const std::string& metrics_address, int metrics_port) {
   vpipe::check_side_file(report_path, "--report", opts.input, opts.output);  // before the work, not after
   const bool tty = isatty(STDERR_FILENO) != 0;
   prepare_run(opts, tty);
+  // The endpoint reads the registry: it goes first.
+  vpipe::LiveRegistry live;
+  std::unique_ptr<vpipe::MetricsServer> server;
+  if (metrics_port > 0) {
+    opts.live = &live;
+    server = std::make_unique<vpipe::MetricsServer>(
+        metrics_address, metrics_port, [&] { return vpipe::transcode_metrics_text(live.sample()); },
+        [&] { return live.ready(); });
+    fmt::print(stderr, "vpipe: metrics at http://{}:{}/metrics (/healthz, /readyz)\n", metrics_address, server->port());
+  }
   if (streams > 1) return run_streams(opts, report_path, streams, tty);
   vpipe::TranscodeReport r;
   try {
@@ -371,7 +384,7 @@ int main(int argc, char** argv) {
       return run_soak_cli(c.sopts, c.metrics_address, c.metrics_port);
     }
     if (c.breplay->parsed()) return vpipe::bench::run_replay(c.replay_log, c.replay_mem, c.replay_budget);
-    return run_transcode(c.topts, c.report_path, c.streams);
+    return run_transcode(c.topts, c.report_path, c.streams, c.metrics_address, c.metrics_port);
   } catch (const vpipe::usage_error& e) {  // a bad option value: like CLI11's own checks
     fmt::print(stderr, "vpipe: error: {}\n", e.what());
     return 2;

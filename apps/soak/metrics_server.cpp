@@ -17,13 +17,22 @@ struct MetricsServer::Impl {
   std::thread thread;
 };
 
-MetricsServer::MetricsServer(const std::string& address, int port, std::function<std::string()> body)
+MetricsServer::MetricsServer(const std::string& address, int port, std::function<std::string()> body,
+                             std::function<bool()> ready)
     : impl_(std::make_unique<Impl>()) {
   impl_->server.Get("/metrics", [body = std::move(body)](const httplib::Request&, httplib::Response& res) {
     res.set_content(body(), "text/plain; version=0.0.4; charset=utf-8");
   });
+  impl_->server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  impl_->server.Get("/readyz", [ready = std::move(ready)](const httplib::Request&, httplib::Response& res) {
+    const bool ok = ready();
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ready\n" : "not ready: inputs not open or no frame out yet\n", "text/plain");
+  });
   impl_->server.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("vpipe soak: metrics at /metrics\n", "text/plain");
+    res.set_content("vpipe: /metrics (Prometheus text), /healthz, /readyz\n", "text/plain");
   });
   errno = 0;
   port_ = port == 0 ? impl_->server.bind_to_any_port(address)

@@ -1,5 +1,7 @@
 // A Prometheus text endpoint: GET /metrics answers body() (cpp-httplib's
-// server on its own thread). For watching a long soak live.
+// server on its own thread), GET /healthz 200 while the process serves, GET
+// /readyz 200 when ready() says so (503 before). For watching a long soak or
+// a transcode live, and for a supervisor's probes.
 #pragma once
 
 #include <functional>
@@ -12,7 +14,8 @@ class MetricsServer {
  public:
   // Listens on address:port (port 0: any free port). Throws std::runtime_error
   // naming the address when it cannot bind.
-  MetricsServer(const std::string& address, int port, std::function<std::string()> body);
+  MetricsServer(const std::string& address, int port, std::function<std::string()> body,
+                std::function<bool()> ready = [] { return true; });
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

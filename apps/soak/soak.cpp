@@ -1,5 +1,7 @@
 #include "soak/soak.hpp"
 
+#include "transcode_metrics.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
@@ -121,12 +123,7 @@ std::optional<double> mb(std::optional<std::size_t> bytes) {
   return static_cast<double>(*bytes) / 1e6;
 }
 
-double rss_mb() {
-  std::ifstream f("/proc/self/statm");
-  long pages_total = 0, pages_rss = 0;
-  f >> pages_total >> pages_rss;
-  return static_cast<double>(pages_rss) * static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e6;
-}
+double rss_mb() { return static_cast<double>(process_rss_bytes()) / 1e6; }
 
 struct SourceState {
   std::atomic<int> width{0}, height{0};

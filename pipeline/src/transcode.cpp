@@ -1,5 +1,6 @@
 #include "vpipe/pipeline/transcode.hpp"
 
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -19,6 +20,7 @@ extern "C" {
 #include "vpipe/pipeline/hw_probe.hpp"
 #include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/host_frames.hpp"
+#include "vpipe/pipeline/live.hpp"
 #include "vpipe/pipeline/nvdec.hpp"
 #include "vpipe/pipeline/paths.hpp"
 
@@ -244,6 +246,7 @@ struct TranscodeSession::Parts {
   [[nodiscard]] std::int64_t expected_frames() const;
   void collect(TranscodeReport& r) const;
   [[nodiscard]] nlohmann::json memory_report() const;
+  [[nodiscard]] LiveStats live_stats(Clock::time_point t0) const;
 
   TranscodeOptions o;
   TranscodeReport report;
@@ -571,11 +574,55 @@ TranscodeSession::TranscodeSession(TranscodeOptions options)
 TranscodeSession::~TranscodeSession() = default;
 const TranscodePlan& TranscodeSession::plan() const { return parts_->plan; }
 
+// While a run goes on: what a metrics endpoint shows (any thread).
+LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
+  LiveStats s;
+  s.stream = o.stream_label;
+  s.input = o.input;
+  s.output = o.output;
+  s.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  s.packets_read = counters.packets_read;
+  s.frames_decoded = counters.frames_decoded;
+  s.frames_written = counters.video_packets_written;
+  s.decode_errors = counters.decode_errors;
+  s.stalls = counters.stalls;
+  s.reconnects = counters.reconnects;
+  s.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
+  s.latency_ms_p99 = static_cast<double>(counters.latency_ns.percentile(0.99)) * 1e-6;
+  s.latency_ms_max = static_cast<double>(counters.latency_ns.max()) * 1e-6;
+  s.glass_frames = static_cast<std::int64_t>(counters.glass_ns.count());
+  s.glass_ms_p50 = static_cast<double>(counters.glass_ns.percentile(0.50)) * 1e-6;
+  s.glass_ms_p99 = static_cast<double>(counters.glass_ns.percentile(0.99)) * 1e-6;
+  s.queues = pipeline.queue_stats();
+  for (const auto& q : s.queues) s.frames_dropped += static_cast<std::int64_t>(q.dropped);
+  if (strategy) {
+    const auto st = strategy->stats().stats();
+    s.strategy = o.mem;
+    s.memory_in_use = st.bytes.value;
+    s.memory_peak = st.bytes.peak;
+    const auto usage = strategy->strategy().usage();
+    s.memory_reserved = usage.reserved ? static_cast<std::int64_t>(*usage.reserved) : s.memory_in_use;
+    s.allocation_failures = st.failures;
+    s.allocation_retries = retry ? static_cast<std::int64_t>(retry->retries()) : 0;
+    s.pinned_bytes = static_cast<std::int64_t>(graph->pinned_bytes()) + (host_pool ? host_pool->bytes() : 0);
+  }
+  return s;
+}
+
 TranscodeReport TranscodeSession::run() {
   Parts& p = *parts_;
   TranscodeReport report = p.report;
   const std::int64_t total = p.expected_frames();
   const auto t0 = Clock::now();
+  // A metrics endpoint sees the run from now until run() returns.
+  struct Listed {
+    LiveRegistry* live;
+    const void* run;
+    ~Listed() {
+      if (live) live->remove(run);
+    }
+  } listed{p.o.live, this};
+  if (p.o.live) p.o.live->add(this, [&p, t0] { return p.live_stats(t0); });
   std::jthread monitor([&](std::stop_token stop) {  // Ctrl-C and progress, ~4 times a second
     auto next_progress = Clock::now();
     auto next_wake = Clock::now();
@@ -684,6 +731,7 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
         const auto i = static_cast<std::size_t>(k);
         TranscodeOptions mine = o;
         mine.output = outputs[i];
+        mine.stream_label = std::to_string(k + 1);
         if (shared) mine.shared_memory = &*shared;
         mine.on_progress = nullptr;
         if (o.on_progress)  // the first stream reports the sum of all

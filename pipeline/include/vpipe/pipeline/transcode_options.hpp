@@ -21,6 +21,7 @@
 namespace vpipe {
 
 class MemoryStrategy;
+class LiveRegistry;
 
 enum class Device { kAuto, kCpu, kCuda };
 enum class Decode { kAuto, kCpu, kNvdec };
@@ -139,6 +140,10 @@ struct TranscodeOptions {
   // frames: NVDEC surfaces or strategy memory) instead of downloading them; a
   // copy of the Frame taken in on_frame keeps its memory (the Python frames).
   bool frames_on_device = false;
+  // A metrics endpoint's view of the run while it goes on (live.hpp), and
+  // this run's name there ("1"; --streams: 1..N).
+  LiveRegistry* live = nullptr;
+  std::string stream_label = "1";
 };
 
 }  // namespace vpipe

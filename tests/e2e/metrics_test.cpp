@@ -1,0 +1,97 @@
+// vpipe transcode --metrics-port: Prometheus text, /healthz and /readyz read
+// with a real HTTP client while a transcode runs, alone and with --streams.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "media_check.hpp"
+
+using namespace vpipe::test;
+
+namespace {
+
+struct Seen {
+  std::string metrics;
+  int healthz = 0, readyz = 0;
+};
+
+// Polls the endpoint until `want` is in /metrics and /readyz says 200 (or 10 s pass).
+Seen watch(int port, const std::string& want) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(1);
+  Seen seen;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (auto r = client.Get("/healthz")) seen.healthz = r->status;
+    if (auto r = client.Get("/readyz")) seen.readyz = r->status;
+    if (auto r = client.Get("/metrics"); r && r->status == 200) seen.metrics = r->body;
+    if (seen.readyz == 200 && seen.metrics.find(want) != std::string::npos) break;
+  }
+  return seen;
+}
+
+int free_port(int salt) { return 21000 + (::getpid() * 7 + salt) % 20000; }
+
+}  // namespace
+
+TEST(TranscodeMetrics, ServedWhileATranscodeRuns) {
+  const int port = free_port(1);
+  const auto out = (std::filesystem::temp_directory_path() / ("vpipe-metrics-" + std::to_string(::getpid()) + ".mp4")).string();
+  // Paced: the run lasts ~3 s, long enough to be scraped.
+  auto run = std::async(std::launch::async, [&] {
+    return run_vpipe("transcode " + kSample + " " + out + " --device cpu --vf resize=320x180 "
+                     "--realtime --frames 90 --preset ultrafast --metrics-port " + std::to_string(port));
+  });
+  const Seen seen = watch(port, "vpipe_frames_written_total{stream=\"1\"");
+  EXPECT_EQ(seen.healthz, 200);
+  EXPECT_EQ(seen.readyz, 200) << "inputs open and a frame out";
+  for (const char* series : {"# TYPE vpipe_frames_written_total counter", "vpipe_frames_decoded_total{stream=\"1\"",
+                             "vpipe_latency_seconds{stream=\"1\"", "quantile=\"0.99\"", "vpipe_queue_depth{stream=\"1\"",
+                             "vpipe_input_reconnects_total{stream=\"1\"", "vpipe_process_resident_memory_bytes "})
+    EXPECT_NE(seen.metrics.find(series), std::string::npos) << series << "\n" << seen.metrics;
+  const auto r = run.get();
+  std::filesystem::remove(out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("metrics at http://127.0.0.1:" + std::to_string(port)), std::string::npos) << r.err;
+}
+
+TEST(TranscodeMetrics, EveryStreamOfAMultiStreamRunIsLabelled) {
+  const int port = free_port(2);
+  auto run = std::async(std::launch::async, [&] {
+    return run_vpipe("transcode " + kSample + " null --device cpu --vf resize=320x180 --realtime "
+                     "--frames 90 --streams 3 --metrics-port " + std::to_string(port));
+  });
+  const Seen seen = watch(port, "vpipe_frames_written_total{stream=\"3\"");
+  EXPECT_EQ(seen.readyz, 200);
+  for (const char* stream : {"stream=\"1\"", "stream=\"2\"", "stream=\"3\""})
+    EXPECT_NE(seen.metrics.find(std::string("vpipe_frames_written_total{") + stream), std::string::npos)
+        << stream << "\n" << seen.metrics;
+  const auto r = run.get();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(TranscodeMetrics, APortInUseIsAClearError) {
+  // A plain listening socket (httplib's own server sets SO_REUSEPORT, which lets a second bind in).
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const auto r = run_vpipe("transcode " + kSample + " null --device cpu --frames 5 --metrics-port " +
+                           std::to_string(ntohs(addr.sin_port)));
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("address in use"), std::string::npos) << r.err;
+}
