@@ -87,6 +87,29 @@ void add_soak(Cli& c);
 
 }  // namespace
 
+void add_run(Cli& c) {
+  c.run = c.app.add_subcommand("run", "run many feeds from one config file (YAML or JSON), each restarted by "
+                                      "its own policy; SIGHUP re-reads the file: streams added start, "
+                                      "removed stop (outputs finalized), changed restart; SIGTERM drains all");
+  c.run->footer("CONFIG:\n"
+                "  defaults: {vf: \"resize=1280x720\", mem: pool}\n"
+                "  streams:\n"
+                "    - name: cam1\n"
+                "      input: udp://0.0.0.0:5000\n"
+                "      output: /data/cam1.ts\n"
+                "      restart: {max: 10, backoff_s: 1, backoff_max_s: 30}\n"
+                "Keys per stream: input, output, vf, device, decode, mem, encoder, crf, preset, realtime, loop,\n"
+                "frames, restart, restart_on_end (default: live inputs), skip_done, budget_bytes, stall_timeout_s.\n"
+                "A restarted live feed writes OUT-restartN.ext (a restart never replaces a finalized output).");
+  c.run->add_option("config", c.run_config, "the config file")->required()->check(CLI::ExistingFile);
+  c.run->add_option("--shard", c.run_shard,
+                    "run shard INDEX of COUNT: the streams sorted by name, dealt round-robin (a StatefulSet's "
+                    "pod ordinal, an Indexed Job's completion index)")
+      ->capture_default_str();
+  c.run->add_option("--report", c.report_path, "write every stream's state, restarts and run reports as JSON");
+  add_metrics_options(c.run, c.metrics_port, c.metrics_address);
+}
+
 std::unique_ptr<Cli> make_cli() {
   auto c = std::make_unique<Cli>();
   auto& app = c->app;
@@ -100,6 +123,7 @@ std::unique_ptr<Cli> make_cli() {
       "  vpipe transcode in.mp4 udp://127.0.0.1:5002 --realtime   (MPEG-TS over UDP out, paced)\n"
       "  vpipe transcode in.mp4 null --realtime --streams 8 --mem slab   (8 paced feeds, one GPU)\n"
       "  vpipe bench pipeline in-1080p.mp4 --loop 8\n"
+      "  vpipe run fleet.yaml --metrics-port 9464   (many feeds, restarts, SIGHUP reloads)\n"
       "  vpipe filters\n"
       "  vpipe info");
   app.require_subcommand(1);
@@ -116,6 +140,7 @@ std::unique_ptr<Cli> make_cli() {
   add_bench(*c);
   add_soak(*c);
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
+  add_run(*c);
   return c;
 }
 

@@ -19,7 +19,7 @@ struct Cli {
   CLI::App app{"vpipe: real-time video pipelines (decode → filters → encode) with measurable "
                "GPU memory strategies"};
   CLI::App *tc = nullptr, *bench = nullptr, *bmem = nullptr, *bkern = nullptr, *breplay = nullptr,
-           *bpipe = nullptr, *soak = nullptr;
+           *bpipe = nullptr, *soak = nullptr, *run = nullptr;
   bool verbose = false;
   std::vector<std::string> plugins;
   vpipe::TranscodeOptions topts;
@@ -38,6 +38,7 @@ struct Cli {
   int metrics_port = 0;
   std::string metrics_address = "127.0.0.1";
   double max_growth_pct = 10, max_drift_pct = 50, warmup_pct = 20;
+  std::string run_config, run_shard = "0/1";
 };
 
 // Every command and option defined; parse with c->app.parse(...).

@@ -50,6 +50,7 @@ extern "C" {
 #include "bench_pipeline.hpp"
 #include "cli.hpp"
 #include "soak/metrics_server.hpp"
+#include "run/fleet.hpp"
 #include "transcode_metrics.hpp"
 #include "vpipe/pipeline/live.hpp"
 #include "soak/soak.hpp"
@@ -80,6 +81,9 @@ extern "C" void on_wake(int) {}  // SIGURG: only breaks a blocking read (DemuxSo
 
 // Without SA_RESTART: a signal makes a blocking open or read return EINTR,
 // and the input's interrupt callback then ends it (a FIFO with no writer).
+std::atomic<int> g_reload{0};
+extern "C" void on_reload(int) { g_reload.store(1); }
+
 void install_signals() {
   struct sigaction sa {};
   sigemptyset(&sa.sa_mask);
@@ -175,6 +179,68 @@ void print_summary(const vpipe::TranscodeReport& r) {
     fmt::print(stderr, "vpipe: glass to glass (stamp → encoder): p50 {:.1f} ms p99 {:.1f} ms max {:.1f} ms over {} frames\n",
                r.glass["p50"].get<double>(), r.glass["p99"].get<double>(), r.glass["max"].get<double>(),
                r.glass["frames_with_stamp"].get<std::int64_t>());
+}
+
+// vpipe run: the config's streams for this shard.
+std::vector<vpipe::StreamSpec> fleet_streams(const std::string& config, std::pair<int, int> shard) {
+  auto c = vpipe::load_fleet_config(config);
+  std::vector<std::string> names;
+  for (const auto& s : c.streams) names.push_back(s.name);
+  const auto mine = vpipe::shard_streams(names, shard.first, shard.second);
+  std::vector<vpipe::StreamSpec> out;
+  for (auto& s : c.streams)
+    if (std::find(mine.begin(), mine.end(), s.name) != mine.end()) out.push_back(std::move(s));
+  return out;
+}
+
+int run_fleet(const vpipe::cli::Cli& c) {
+  const auto shard = vpipe::parse_shard(c.run_shard);
+  auto streams = fleet_streams(c.run_config, shard);
+  install_signals();
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = on_reload;
+  sigaction(SIGHUP, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  // Members in the order they must die, last first: the endpoint, then the
+  // supervisors (their sessions leave the registry), then the registry.
+  vpipe::LiveRegistry live;
+  vpipe::Fleet fleet(&live);
+  std::unique_ptr<vpipe::MetricsServer> server;
+  if (c.metrics_port > 0) {
+    server = std::make_unique<vpipe::MetricsServer>(
+        c.metrics_address, c.metrics_port,
+        [&] { return vpipe::transcode_metrics_text(live.sample()) + fleet.metrics_text(); },
+        [&] { return live.ready(); });
+    fmt::print(stderr, "vpipe: metrics at http://{}:{}/metrics (/healthz, /readyz)\n", c.metrics_address, server->port());
+  }
+  fmt::print(stderr, "vpipe run: {} stream(s) of {} (shard {}/{})\n", streams.size(), c.run_config, shard.first,
+             shard.second);
+  fleet.apply(streams);
+  bool stopping = false;
+  while (!fleet.all_finished()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (g_signal.load() && !std::exchange(stopping, true)) fleet.stop_all();
+    if (g_reload.exchange(0) && !stopping) {
+      try {
+        streams = fleet_streams(c.run_config, shard);
+        fleet.apply(streams);
+        fmt::print(stderr, "vpipe run: {} re-read: {} stream(s)\n", c.run_config, streams.size());
+      } catch (const vpipe::input_error& e) {
+        fmt::print(stderr, "vpipe run: config not re-read, the streams go on: {}\n", e.what());
+      }
+    }
+  }
+  const auto status = fleet.status();
+  write_json(c.report_path, {{"config", c.run_config}, {"shard", c.run_shard}, {"streams", status}});
+  int rc = 0;
+  for (const auto& s : status) {
+    fmt::print(stderr, "vpipe run: {}: {}, {} restart(s){}\n", s["name"].get<std::string>(),
+               s["state"].get<std::string>(), s["restarts"].get<int>(),
+               s["last_error"].get<std::string>().empty() ? "" : "; last error: " + s["last_error"].get<std::string>());
+    if (s["state"] == "gave up") rc = 1;
+  }
+  return g_signal.load() ? 128 + g_signal.load() : rc;
 }
 
 int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams,
@@ -384,6 +450,7 @@ int main(int argc, char** argv) {
       return run_soak_cli(c.sopts, c.metrics_address, c.metrics_port);
     }
     if (c.breplay->parsed()) return vpipe::bench::run_replay(c.replay_log, c.replay_mem, c.replay_budget);
+    if (c.run->parsed()) return run_fleet(c);
     return run_transcode(c.topts, c.report_path, c.streams, c.metrics_address, c.metrics_port);
   } catch (const vpipe::usage_error& e) {  // a bad option value: like CLI11's own checks
     fmt::print(stderr, "vpipe: error: {}\n", e.what());

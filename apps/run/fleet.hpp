@@ -1,0 +1,75 @@
+// The runner of `vpipe run`: one supervisor per stream, each on its own
+// thread, restarting its stream by the stream's policy without touching the
+// others; apply() takes a new config (SIGHUP): streams added start, streams
+// removed stop (their outputs finalized), streams changed restart.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "run/fleet_config.hpp"
+#include "vpipe/pipeline/live.hpp"
+
+namespace vpipe {
+
+// One stream's life: runs, fails, waits, runs again; stop() ends it (the
+// output of the run in progress is finalized). Members in the order they
+// must die, last first: the thread goes first.
+class StreamSupervisor {
+ public:
+  StreamSupervisor(StreamSpec spec, LiveRegistry* live);
+  ~StreamSupervisor();  // stop() and join
+  StreamSupervisor(const StreamSupervisor&) = delete;
+  StreamSupervisor& operator=(const StreamSupervisor&) = delete;
+  void stop();
+  [[nodiscard]] bool finished() const { return finished_; }
+  [[nodiscard]] const StreamSpec& spec() const { return spec_; }
+  [[nodiscard]] nlohmann::json status() const;  // state, restarts, last error, runs
+
+ private:
+  void run();
+  [[nodiscard]] bool wait_backoff(double seconds);  // false: stopped meanwhile
+  [[nodiscard]] std::string output_for(int attempt) const;
+
+  const StreamSpec spec_;
+  LiveRegistry* live_;
+  std::atomic<int> stop_{0};  // the session's interrupt: draining, finalizing
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  std::string state_ = "starting";  // running, restarting, done, stopped, gave up
+  std::string last_error_;
+  int restarts_ = 0;
+  nlohmann::json runs_ = nlohmann::json::array();  // each run's report
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+};
+
+class Fleet {
+ public:
+  explicit Fleet(LiveRegistry* live) : live_(live) {}
+  // Starts streams new in `config`, stops those gone, restarts those changed.
+  void apply(const std::vector<StreamSpec>& streams);
+  void stop_all();
+  [[nodiscard]] bool all_finished() const;
+  [[nodiscard]] nlohmann::json status() const;  // per stream
+  // Prometheus series of the supervisors: restarts, up, gave up.
+  [[nodiscard]] std::string metrics_text() const;
+
+ private:
+  LiveRegistry* live_;
+  mutable std::mutex m_;
+  std::map<std::string, std::unique_ptr<StreamSupervisor>> streams_;
+  std::vector<std::unique_ptr<StreamSupervisor>> retired_;  // stopped by apply(), joined at the end
+};
+
+// Whether two specs run the same thing (a changed stream is restarted).
+[[nodiscard]] bool same_stream(const StreamSpec& a, const StreamSpec& b);
+
+}  // namespace vpipe

@@ -1,0 +1,122 @@
+#include "run/fleet_config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "vpipe/pipeline/av.hpp"
+
+namespace vpipe {
+
+namespace {
+
+const std::set<std::string> kStreamKeys = {"name", "input", "output", "vf", "device", "decode", "mem", "encoder",
+                                           "crf", "preset", "realtime", "loop", "frames", "restart",
+                                           "restart_on_end", "skip_done", "budget_bytes", "stall_timeout_s"};
+
+// Merges `defaults` under `stream` (the stream's keys win) and checks the keys.
+YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const std::string& where) {
+  YAML::Node out(YAML::NodeType::Map);
+  for (const YAML::Node* n : {&defaults, &stream}) {
+    if (!n->IsDefined() || n->IsNull()) continue;
+    if (!n->IsMap()) throw input_error(fmt::format("{}: expected a map of settings", where));
+    for (const auto& kv : *n) {
+      const auto key = kv.first.as<std::string>();
+      if (!kStreamKeys.count(key))
+        throw input_error(fmt::format("{}: unknown key '{}' (keys: input, output, vf, device, decode, mem, "
+                                      "encoder, crf, preset, realtime, loop, frames, restart, restart_on_end, "
+                                      "skip_done, budget_bytes, stall_timeout_s)", where, key));
+      out[key] = kv.second;
+    }
+  }
+  return out;
+}
+
+StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
+  StreamSpec s;
+  s.name = n["name"].as<std::string>("");
+  if (s.name.empty()) throw input_error(fmt::format("{}: 'name' is required", where));
+  auto& o = s.options;
+  o.input = n["input"].as<std::string>("");
+  o.output = n["output"].as<std::string>("");
+  if (o.input.empty() || o.output.empty())
+    throw input_error(fmt::format("{} ({}): 'input' and 'output' are required", where, s.name));
+  o.filters = n["vf"].as<std::string>("");
+  o.device = from_name<Device>(n["device"].as<std::string>("auto"), where + ": device");
+  o.decode = from_name<Decode>(n["decode"].as<std::string>("auto"), where + ": decode");
+  o.mem = n["mem"].as<std::string>("pool");
+  o.encoder = n["encoder"].as<std::string>("auto");
+  o.crf = n["crf"].as<int>(o.crf);
+  o.preset = n["preset"].as<std::string>(o.preset);
+  o.realtime = n["realtime"].as<bool>(false);
+  o.loop = n["loop"].as<int>(1);
+  o.stall_timeout_s = n["stall_timeout_s"].as<double>(o.stall_timeout_s);
+  if (n["frames"]) o.max_frames = n["frames"].as<std::int64_t>();
+  if (n["budget_bytes"]) o.budget = n["budget_bytes"].as<std::size_t>();
+  if (const auto r = n["restart"]) {
+    s.restart.max = r["max"].as<int>(s.restart.max);
+    s.restart.backoff_s = r["backoff_s"].as<double>(s.restart.backoff_s);
+    s.restart.backoff_max_s = r["backoff_max_s"].as<double>(s.restart.backoff_max_s);
+    if (s.restart.max < 0 || s.restart.backoff_s < 0 || s.restart.backoff_max_s < s.restart.backoff_s)
+      throw input_error(fmt::format("{} ({}): restart: max ≥ 0 and 0 ≤ backoff_s ≤ backoff_max_s", where, s.name));
+  }
+  s.restart_on_end = n["restart_on_end"].as<bool>(is_live_input(o.input));
+  s.skip_done = n["skip_done"].as<bool>(false);
+  return s;
+}
+
+}  // namespace
+
+FleetConfig load_fleet_config(const std::string& path) {
+  FleetConfig c;
+  c.path = path;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw input_error(fmt::format("{}: cannot read the config", path));
+  } catch (const YAML::Exception& e) {
+    throw input_error(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+  }
+  if (!root.IsMap() || !root["streams"] || !root["streams"].IsSequence())
+    throw input_error(fmt::format("{}: expected a map with a 'streams' list", path));
+  std::set<std::string> names;
+  int k = 0;
+  for (const auto& node : root["streams"]) {
+    const std::string where = fmt::format("{}: streams[{}]", path, k++);
+    try {
+      StreamSpec s = stream_of(merged(root["defaults"], node, where), where);
+      if (!names.insert(s.name).second) throw input_error(fmt::format("{}: the name '{}' is used twice", where, s.name));
+      c.streams.push_back(std::move(s));
+    } catch (const YAML::Exception& e) {
+      throw input_error(fmt::format("{}: {} (line {})", where, e.msg, e.mark.line + 1));
+    }
+  }
+  return c;
+}
+
+std::vector<std::string> shard_streams(std::vector<std::string> names, int index, int count) {
+  if (count < 1 || index < 0 || index >= count)
+    throw input_error(fmt::format("--shard {}/{}: expected 0 ≤ index < count", index, count));
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> mine;
+  for (std::size_t i = static_cast<std::size_t>(index); i < names.size(); i += static_cast<std::size_t>(count))
+    mine.push_back(names[i]);
+  return mine;
+}
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  int index = -1, count = 0;
+  char slash = 0;
+  std::istringstream in(text);
+  if (!(in >> index >> slash >> count) || slash != '/' || !in.eof())
+    throw input_error(fmt::format("--shard {}: expected INDEX/COUNT, e.g. 0/3", text));
+  (void)shard_streams({}, index, count);  // checks the range
+  return {index, count};
+}
+
+}  // namespace vpipe

@@ -1,0 +1,121 @@
+// vpipe run CONFIG: many feeds from one file; a failing stream restarted by
+// its policy without touching the others; SIGHUP adds and removes streams;
+// SIGTERM drains and finalizes every output.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "media_check.hpp"
+
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class RunFleet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("vpipe-run-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
+  nlohmann::json report() const {
+    std::ifstream f(dir_ / "report.json");
+    return nlohmann::json::parse(f);
+  }
+  static const nlohmann::json& stream(const nlohmann::json& r, const std::string& name) {
+    for (const auto& s : r["streams"])
+      if (s["name"] == name) return s;
+    throw std::runtime_error("no stream " + name);
+  }
+  fs::path dir_;
+};
+
+std::string metrics(int port) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(1);
+  auto r = client.Get("/metrics");
+  return r && r->status == 200 ? r->body : std::string();
+}
+
+template <class Pred>
+bool eventually(Pred p, int seconds = 15) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (p()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_F(RunFleet, AFailingStreamIsRestartedByItsPolicyAndTheOthersFinish) {
+  write("fleet.yaml", "defaults: {vf: \"resize=320x180\", device: cpu, preset: ultrafast, frames: 30}\n"
+                      "streams:\n"
+                      "  - {name: a, input: " + kSample + ", output: " + path("a.mp4") + "}\n"
+                      "  - {name: broken, input: " + path("missing.mp4") + ", output: " + path("b.mp4") +
+                      ", restart: {max: 2, backoff_s: 0.05}}\n"
+                      "  - {name: c, input: " + kSample + ", output: " + path("c.mp4") + "}\n");
+  const auto r = run_vpipe("run " + path("fleet.yaml") + " --report " + path("report.json"));
+  EXPECT_EQ(r.exit_code, 1) << "a stream gave up\n" << r.err;
+  const auto j = report();
+  EXPECT_EQ(stream(j, "broken")["state"], "gave up");
+  EXPECT_EQ(stream(j, "broken")["restarts"], 2);
+  EXPECT_NE(stream(j, "broken")["last_error"].get<std::string>().find("missing.mp4"), std::string::npos);
+  for (const char* name : {"a", "c"}) {
+    EXPECT_EQ(stream(j, name)["state"], "done") << name;
+    EXPECT_EQ(stream(j, name)["restarts"], 0) << name;
+    EXPECT_EQ(for_each_frame(path(std::string(name) + ".mp4"), [](const vpipe::Frame&) {}), 30) << name;
+  }
+  EXPECT_FALSE(fs::exists(path("b.mp4")));
+}
+
+TEST_F(RunFleet, SighupAddsAndRemovesStreamsAndSigtermFinalizesEveryOutput) {
+  const int port = 23000 + ::getpid() % 20000;
+  const auto stream_line = [&](const std::string& name) {
+    return "  - {name: " + name + ", input: " + kSample + ", output: " + path(name + ".mkv") + "}\n";
+  };
+  const std::string defaults =
+      "defaults: {vf: \"resize=160x90\", device: cpu, encoder: ffv1, realtime: true, loop: 100}\nstreams:\n";
+  write("fleet.yaml", defaults + stream_line("a"));
+  const std::string cmd = "sh -c 'echo $$ > " + path("pid") + "; exec " + kBin + " run " + path("fleet.yaml") +
+                          " --metrics-port " + std::to_string(port) + " --report " + path("report.json") +
+                          "' >" + path("out") + " 2>" + path("err") + " </dev/null &";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  pid_t pid = 0;
+  ASSERT_TRUE(eventually([&] { return (std::ifstream(path("pid")) >> pid) && pid > 0; }));
+  const auto written = [](const std::string& m, const std::string& name) {
+    return m.find("vpipe_frames_written_total{stream=\"" + name + "\"") != std::string::npos;
+  };
+  ASSERT_TRUE(eventually([&] { return written(metrics(port), "a"); })) << "stream a runs";
+  // a removed, b added: a's output is finalized, b starts, without a restart of the process.
+  write("fleet.yaml", defaults + stream_line("b"));
+  ::kill(pid, SIGHUP);
+  EXPECT_TRUE(eventually([&] {
+    const auto m = metrics(port);
+    return written(m, "b") && !written(m, "a");
+  })) << metrics(port);
+  EXPECT_GT(for_each_frame(path("a.mkv"), [](const vpipe::Frame&) {}), 0) << "a finalized: playable";
+  ::kill(pid, SIGTERM);
+  EXPECT_TRUE(eventually([&] { return ::kill(pid, 0) != 0; })) << "drained and exited";
+  const auto j = report();
+  EXPECT_EQ(stream(j, "a")["state"], "stopped");
+  EXPECT_EQ(stream(j, "b")["state"], "stopped");
+  const auto b_frames = for_each_frame(path("b.mkv"), [](const vpipe::Frame&) {});
+  EXPECT_GT(b_frames, 0) << "b finalized";
+  const auto& runs = stream(j, "b")["runs"];
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["frames"]["video_packets_written"].get<int>(), b_frames) << "every frame written is in the file";
+}
