@@ -107,6 +107,7 @@ void add_run(Cli& c) {
                     "pod ordinal, an Indexed Job's completion index)")
       ->capture_default_str();
   c.run->add_option("--report", c.report_path, "write every stream's state, restarts and run reports as JSON");
+  c.run->add_flag("--check", c.run_check, "read and check the config, print this shard's streams, run nothing");
   add_metrics_options(c.run, c.metrics_port, c.metrics_address);
 }
 

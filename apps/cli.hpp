@@ -39,6 +39,7 @@ struct Cli {
   std::string metrics_address = "127.0.0.1";
   double max_growth_pct = 10, max_drift_pct = 50, warmup_pct = 20;
   std::string run_config, run_shard = "0/1";
+  bool run_check = false;
 };
 
 // Every command and option defined; parse with c->app.parse(...).

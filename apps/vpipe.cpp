@@ -196,6 +196,10 @@ std::vector<vpipe::StreamSpec> fleet_streams(const std::string& config, std::pai
 int run_fleet(const vpipe::cli::Cli& c) {
   const auto shard = vpipe::parse_shard(c.run_shard);
   auto streams = fleet_streams(c.run_config, shard);
+  if (c.run_check) {  // stdout: one line per stream of this shard
+    for (const auto& s : streams) fmt::print("{}\t{}\t{}\n", s.name, s.options.input, s.options.output);
+    return 0;
+  }
   install_signals();
   struct sigaction sa {};
   sigemptyset(&sa.sa_mask);
