@@ -13,7 +13,7 @@ from ._lib import lib
 _POLL_MS = 100  # a blocking call returns this often, so Ctrl-C is heard
 
 
-class Decoder:
+class Decoder(_lib.Closing):
     """Frames of one input, in presentation order (see decode())."""
 
     def __init__(self, source, **kw):
@@ -48,15 +48,6 @@ class Decoder:
             lib.vpipe_decoder_close(self._h)
             self._h = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        with contextlib.suppress(Exception):
-            self.close()
 
 
 def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max_frames=None,
@@ -111,7 +102,7 @@ def _rational(value):
     return [f.numerator, f.denominator]
 
 
-class Encoder:
+class Encoder(_lib.Closing):
     """Writes frames and tensors to a video file (libx264 by default, as
     `vpipe transcode`). write() takes a vpipe.Frame or any DLPack tensor of
     uint8 pixels, on the GPU or the host: H×W (gray), H×W×3 (RGB), H×W×4
@@ -162,15 +153,6 @@ class Encoder:
         if err is not None:
             raise err
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        with contextlib.suppress(Exception):
-            self.close()
 
 
 def _array_module(array, device):

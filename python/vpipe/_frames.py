@@ -86,7 +86,7 @@ class Plane(_View):
         return self._frame._dlpack(self._index, stream)
 
 
-class Frame(_View):
+class Frame(_lib.Closing, _View):
     """A decoded picture. `torch.from_dlpack(frame)` (or cupy / numpy) aliases
     its memory: a one-plane frame (rgb24: H×W×3, gray: H×W) or NV12 kept in
     one block (H*3/2×W); other layouts through `frame.planes`. The memory goes
@@ -183,18 +183,6 @@ class Frame(_View):
         if self._h is not None and self._owned:
             lib.vpipe_frame_release(self._h)
         self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
 
     def __repr__(self):
         if self._h is None:

@@ -18,6 +18,25 @@ class Interrupted(VpipeError):
     """The run was stopped (Ctrl-C); what was written is finalized."""
 
 
+class Closing:
+    """close() by `with`, and by garbage collection (errors at interpreter exit ignored)."""
+
+    def close(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+
 class FrameInfo(Structure):
     _fields_ = [("width", c_int), ("height", c_int), ("num_planes", c_int), ("on_device", c_int),
                 ("device_id", c_int), ("pix_fmt", c_char * 32), ("pts", c_int64), ("index", c_int64),

@@ -5,8 +5,9 @@ import json
 import cv2
 
 
-def parse_args(doc, extra=()):
-    """IN OUT [--size WxH] [--sigma S] [--json PATH], plus `extra` flags (name, help)."""
+def parse_args(doc, extra=(), options=()):
+    """IN OUT [--size WxH] [--sigma S] [--json PATH], plus `extra` flags (name, help) and
+    `options` with a value (name, default, help)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("input")
     ap.add_argument("output")
@@ -15,6 +16,8 @@ def parse_args(doc, extra=()):
     ap.add_argument("--json")
     for name, help_text in extra:
         ap.add_argument(name, action="store_true", help=help_text)
+    for name, default, help_text in options:
+        ap.add_argument(name, default=default, help=help_text)
     a = ap.parse_args()
     a.width, a.height = (int(v) for v in a.size.split("x"))
     return a

@@ -9,29 +9,20 @@ goes in through DLPack; the one copy is the download for the CPU encoder).
 
 Prints one JSON line: tool, frames, wall_s, fps, bytes copied per frame.
 """
-import argparse
-import json
 import time
 
 import torch
 import torch.nn.functional as F
 
 import vpipe
-from peer_common import WARMUP, steady_fps
+from peer_common import WARMUP, parse_args, report, steady_fps
 from torch_opencv import gaussian_taps
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("input")
-    ap.add_argument("output")
-    ap.add_argument("--size", default="1280x720")
-    ap.add_argument("--sigma", type=float, default=1.5)
-    ap.add_argument("--encoder", default="libx264")
-    ap.add_argument("--mem", default="pool")
-    ap.add_argument("--json")
-    a = ap.parse_args()
-    w, h = (int(v) for v in a.size.split("x"))
+    a = parse_args(__doc__, options=(("--encoder", "libx264", "vpipe.Encoder's codec"),
+                                     ("--mem", "pool", "vpipe's memory strategy for the frames")))
+    w, h = a.width, a.height
     dev = torch.device("cuda")
     taps, r = gaussian_taps(a.sigma, dev)
     kx = taps.view(1, 1, 1, -1).repeat(3, 1, 1, 1)
@@ -55,16 +46,13 @@ def main():
     t_end = time.perf_counter()
     wall = t_end - t0
     stats = enc.final_stats
-    result = {"tool": "vpipe-python", "frames": frames, "wall_s": wall, "fps": frames / wall if wall else 0,
+    result = {"tool": "vpipe-python", "frames": frames, "wall_s": wall,
               "steady_fps": steady_fps(frames, t_warm, t_end),
               "encoder": stats["encoder"], "mem": a.mem, "decode": decoder.report["decode"],
               "frames_aliased": aliased, "h2d_bytes_per_frame": 0,
               "d2h_bytes_per_frame": stats["device_to_host_bytes"] / max(frames, 1),
               "torch": torch.__version__}
-    print(json.dumps(result))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(result, f)
+    report(result, a.json)
 
 
 if __name__ == "__main__":

@@ -327,17 +327,10 @@ TEST_F(EdgeCase, BadOptionValuesExitTwoWithClearMessages) {
     EXPECT_EQ(run_vpipe("bench mem --quick").exit_code, 1) << "no GPU is the machine, not the usage";
   }
   // A busy metrics port says so.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const BusyPort port;
+  ASSERT_GT(port.port(), 0);
   const auto busy = run_vpipe("soak --device cpu --frames 5 --size 64x64 --metrics-address 127.0.0.1 --metrics-port " +
-                              std::to_string(ntohs(addr.sin_port)));
-  ::close(fd);
+                              std::to_string(port.port()));
   EXPECT_EQ(busy.exit_code, 1);
   EXPECT_NE(busy.err.find("address in use"), std::string::npos) << busy.err;
   // x265 keeps its banner to itself unless -v. (libx265 3.5 leaks 1168 bytes

@@ -2,6 +2,11 @@
 // with libavformat / libavcodec (what a player would see).
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -73,6 +78,29 @@ inline CommandResult run_vpipe(const std::string& args) {
   std::filesystem::remove(err);
   return r;
 }
+
+// A port something already listens on (a plain socket: no SO_REUSEPORT, which
+// would let a second bind in), for "address in use" tests. Closed when it goes.
+class BusyPort {
+ public:
+  BusyPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd_, 1) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+      port_ = ntohs(addr.sin_port);
+  }
+  ~BusyPort() { ::close(fd_); }
+  BusyPort(const BusyPort&) = delete;
+  BusyPort& operator=(const BusyPort&) = delete;
+  [[nodiscard]] int port() const { return port_; }  // 0: could not listen
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
 
 struct StreamSummary {
   int video_packets = 0;

@@ -2,9 +2,6 @@
 // with a real HTTP client while a transcode runs, alone and with --streams.
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -80,18 +77,10 @@ TEST(TranscodeMetrics, EveryStreamOfAMultiStreamRunIsLabelled) {
 }
 
 TEST(TranscodeMetrics, APortInUseIsAClearError) {
-  // A plain listening socket (httplib's own server sets SO_REUSEPORT, which lets a second bind in).
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const BusyPort busy;
+  ASSERT_GT(busy.port(), 0);
   const auto r = run_vpipe("transcode " + kSample + " null --device cpu --frames 5 --metrics-port " +
-                           std::to_string(ntohs(addr.sin_port)));
-  ::close(fd);
+                           std::to_string(busy.port()));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("address in use"), std::string::npos) << r.err;
 }
