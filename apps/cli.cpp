@@ -231,6 +231,12 @@ void add_transcode(Cli& cli) {
       ->check(CLI::Range(1, 256))->capture_default_str();
   tc->add_option("--decode-threads", topts.decode_threads, "decoder threads (0: automatic)")
       ->check(CLI::Range(0, 64))->capture_default_str();
+  tc->add_option("--decode-sessions", topts.decode_sessions,
+                 "decode one input with N decoder sessions at once, each a segment (GOP) between "
+                 "keyframes, frames put back in order (NVDEC: one session per engine, up to 7 on an "
+                 "H200); an open GOP is decoded with the one before it; keyframes further apart than "
+                 "a segment's limit fall back to one session")
+      ->check(CLI::Range(1, 64))->capture_default_str();
   tc->add_option("--report", report_path, "write a JSON report (frames, fps, latency, stages)");
   add_metrics_options(tc, c->metrics_port, c->metrics_address);
   tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");

@@ -13,11 +13,10 @@
 
 namespace vpipe {
 
-namespace {
 void remember(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts, Clock::time_point t) {
   if (pts == AV_NOPTS_VALUE) return;
   m[pts] = t;
-  if (m.size() > 512) m.erase(m.begin());  // bounded: frames that never came out
+  if (m.size() > 4096) m.erase(m.begin());  // bounded: frames that never came out
 }
 Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts) {
   auto it = m.find(pts);
@@ -26,7 +25,6 @@ Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int6
   m.erase(it);
   return t;
 }
-}  // namespace
 
 // ---- demux -----------------------------------------------------------------
 

@@ -23,6 +23,7 @@ extern "C" {
 #include "vpipe/pipeline/live.hpp"
 #include "vpipe/pipeline/nvdec.hpp"
 #include "vpipe/pipeline/paths.hpp"
+#include "vpipe/pipeline/segment_decode.hpp"
 
 namespace vpipe {
 
@@ -243,6 +244,7 @@ struct TranscodeSession::Parts {
   void copy_other_streams();
   void make_cuda_path();
   void wire();
+  void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
   [[nodiscard]] std::int64_t expected_frames() const;
   void collect(TranscodeReport& r) const;
   [[nodiscard]] nlohmann::json memory_report() const;
@@ -272,8 +274,10 @@ struct TranscodeSession::Parts {
   UniqueAVCodecContext encoder;
   MediaCounters counters;
   std::optional<FlightLimit> flight;  // frames hold its tickets
+  std::mutex sessions_mutex;  // --decode-sessions: workers open their sessions at once
   Pipeline pipeline;
   DemuxSource* demux = nullptr;  // owned by the pipeline: woken from a blocking read by Ctrl-C
+  SegmentDecodeStage* segments = nullptr;  // owned by the pipeline (--decode-sessions)
 };
 
 TranscodeSession::Parts::Parts(TranscodeOptions options)
@@ -461,10 +465,7 @@ void TranscodeSession::Parts::wire() {
   }
   pipeline.add_source<Packet>(std::move(demux_stage), packets);
   auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.decoded);
-  auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames,
-                                              counters, nvdec.get());
-  if (flight) decode->limit_in_flight(&*flight);
-  pipeline.add_stage<Packet, Frame>(std::move(decode), packets, frames);
+  add_decode(packets, frames);
   const bool empty_chain = plan.chain.empty();
   frames = graph->add_chain(pipeline, frames, std::move(plan.chain), plan.cuda, plan.nvdec);
   // Frames end in host memory, where an encoder takes them; a decode-only
@@ -484,6 +485,35 @@ void TranscodeSession::Parts::wire() {
                             mux_in);
 }
 
+// One decoder, or --decode-sessions N decoding segments at once, each with
+// its own session (NVDEC: its own frames context, which holds a segment).
+void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames) {
+  if (o.decode_sessions <= 1) {
+    auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames, counters,
+                                                nvdec.get());
+    if (flight) decode->limit_in_flight(&*flight);
+    pipeline.add_stage<Packet, Frame>(std::move(decode), packets, frames);
+    return;
+  }
+  constexpr std::size_t kNvdecSegment = 120;  // frames a session's surfaces hold: a longer GOP → one session
+  auto session = [this] {
+    DecoderSession s;
+    std::lock_guard lock(sessions_mutex);  // StreamSet and the strategy's first use are not concurrent
+    if (plan.nvdec) {
+      s.nvdec = std::make_unique<NvdecContext>(*retry, streams.make());
+      s.context = open_decoder(video, o, s.nvdec.get(), plan.queues.nvdec_extra_surfaces + int{kNvdecSegment});
+    } else {
+      s.context = open_decoder(video, o);
+    }
+    return s;
+  };
+  const std::size_t most = o.segment_packets ? o.segment_packets : plan.nvdec ? kNvdecSegment : 600;
+  auto stage = std::make_unique<SegmentDecodeStage>(o.decode_sessions, session, video->time_base, o.max_frames,
+                                                    counters, most);
+  segments = stage.get();
+  pipeline.add_stage<Packet, Frame>(std::move(stage), packets, frames);
+}
+
 // Expected frame count, for progress (0: unknown).
 std::int64_t TranscodeSession::Parts::expected_frames() const {
   std::int64_t total = video->nb_frames;
@@ -495,6 +525,12 @@ std::int64_t TranscodeSession::Parts::expected_frames() const {
 }
 
 void TranscodeSession::Parts::collect(TranscodeReport& r) const {
+  if (segments) {
+    const auto st = segments->stats();
+    r.notes.push_back(fmt::format("decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP "
+                                  "before){}", o.decode_sessions, st.segments, st.open_gops,
+                                  st.fell_back ? "; keyframes too far apart: one session took over" : ""));
+  }
   r.packets_read = counters.packets_read;
   r.frames_decoded = counters.frames_decoded;
   r.frames_encoded = counters.frames_encoded;

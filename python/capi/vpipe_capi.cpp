@@ -85,6 +85,7 @@ TranscodeOptions options_from(const json& j) {
   o.qscale = j.value("qscale", o.qscale);
   o.queue_depth = j.value("queue_depth", o.queue_depth);
   o.loop = j.value("loop", 1);
+  o.decode_sessions = j.value("decode_sessions", 1);
   if (j.contains("budget") && !j["budget"].is_null()) o.budget = j["budget"].get<std::size_t>();
   if (j.contains("max_frames") && !j["max_frames"].is_null()) o.max_frames = j["max_frames"].get<std::int64_t>();
   return o;

@@ -51,7 +51,7 @@ class Decoder(_lib.Closing):
 
 
 def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max_frames=None,
-           budget=None, prefetch=4, loop=None, queue_depth=None):
+           budget=None, prefetch=4, loop=None, queue_depth=None, decode_sessions=None):
     """Decodes `source` (a file or a live URL) and yields vpipe.Frame objects.
 
     device="cuda" keeps frames on the GPU: NVDEC surfaces, or memory from the
@@ -59,12 +59,13 @@ def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max
     "resize=1280x720,format=rgb24". device="cpu" gives host frames. Up to
     `prefetch` decoded frames wait for you; the decoder pauses beyond that.
     Hold few frames at once (NVDEC has a fixed surface pool): `.clone()` the
-    tensors you keep. Errors are vpipe.InputError / vpipe.VpipeError with
-    vpipe's message.
+    tensors you keep. decode_sessions=N decodes segments (GOPs) of the one
+    input with N sessions at once (as `vpipe transcode --decode-sessions`).
+    Errors are vpipe.InputError / vpipe.VpipeError with vpipe's message.
     """
     return Decoder(source, device=device, decode=decoder, mem=mem, filters=filters,
                    max_frames=max_frames, budget=budget, prefetch=prefetch, loop=loop,
-                   queue_depth=queue_depth)
+                   queue_depth=queue_depth, decode_sessions=decode_sessions)
 
 
 def decode_many(sources, *, batch=None, **kw):

@@ -34,6 +34,11 @@ struct Packet {
   bool drain = false;
 };
 
+// When each packet left the demuxer, by pts, until its frame comes out of a
+// decoder (latency from the demuxer); bounded.
+void remember(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts, Clock::time_point t);
+Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts);
+
 // Counters the stages update while running (read by progress and reports).
 struct MediaCounters {
   std::atomic<std::int64_t> packets_read{0};

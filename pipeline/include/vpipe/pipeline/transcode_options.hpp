@@ -107,6 +107,10 @@ struct TranscodeOptions {
   std::optional<std::int64_t> max_frames;
   std::size_t queue_depth = 8;          // frames in flight between two stages
   int decode_threads = 0;               // 0: FFmpeg chooses
+  // Decoder sessions decoding segments (GOPs) of the input at once (>1:
+  // segment_decode.hpp); each NVDEC session can run on its own engine.
+  int decode_sessions = 1;
+  std::size_t segment_packets = 0;      // a segment's most packets before one session takes over (0: 120 NVDEC, 600 CPU)
   bool keep_partial = false;            // keep the output file when the run fails
   bool realtime = false;                // pace the input at its native rate
   int loop = 1;                         // read the input this many times over

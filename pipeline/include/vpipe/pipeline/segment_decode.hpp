@@ -1,0 +1,95 @@
+// Segment-parallel decode of one stream (issue #21): the packets are cut at
+// keyframes into segments (GOPs) that K decoder sessions decode at the same
+// time; the frames come out in presentation order with their own timestamps,
+// as one decoder would give them.
+//
+// An open GOP (pictures after its keyframe in decode order that are shown
+// before it, and reference the previous GOP) is decoded with the previous
+// segment's packets in front, and only its own pictures are kept. A stream
+// whose keyframes are further apart than `max_segment` packets (or none at
+// all) is decoded by one session from then on, and the report says so.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "vpipe/pipeline/media_stages.hpp"
+#include "vpipe/pipeline/nvdec.hpp"
+
+namespace vpipe {
+
+// Whether a GOP, given the pts of its packets in decode order (the keyframe
+// first), is open: a later packet is shown before the keyframe.
+[[nodiscard]] bool is_open_gop(const std::vector<std::int64_t>& pts_in_decode_order);
+
+// One decoder session: its codec context and what its frames need (NVDEC:
+// the frames context and stream, in `nvdec`). Made by the factory, per worker.
+struct DecoderSession {
+  std::unique_ptr<NvdecContext> nvdec;  // declared first: the context's frames hold its pool
+  UniqueAVCodecContext context;
+};
+
+struct SegmentDecodeStats {
+  std::int64_t segments = 0, open_gops = 0;
+  bool fell_back = false;  // one session from some point on (sparse keyframes)
+};
+
+class SegmentDecodeStage final : public Stage<Packet, Frame> {
+ public:
+  using Factory = std::function<DecoderSession()>;
+  SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
+                     std::optional<std::int64_t> limit, MediaCounters& counters,
+                     std::size_t max_segment = 600);
+  ~SegmentDecodeStage() override;  // stops and joins the workers
+  [[nodiscard]] std::string name() const override { return "decode (segments)"; }
+  Flow process(Packet packet, Output<Frame>& out) override;
+  void finish(Output<Frame>& out) override;
+  [[nodiscard]] SegmentDecodeStats stats() const;
+
+ private:
+  struct Segment {
+    std::int64_t seq = 0;
+    std::vector<UniqueAVPacket> prefix;   // the previous GOP, for an open GOP's leading pictures
+    std::vector<UniqueAVPacket> packets;  // this GOP, the keyframe first
+  };
+  struct Done {
+    std::vector<Frame> frames;
+    std::int64_t errors = 0;
+  };
+  void work(int worker);
+  void submit(Output<Frame>& out);
+  Flow emit_ready(Output<Frame>& out, bool wait_all);
+  Flow emit(Frame f, Output<Frame>& out);
+  Done decode(DecoderSession& s, Segment& seg) const;
+  Flow decode_inline(UniqueAVPacket pkt, Output<Frame>& out);  // after a fallback
+
+  const int sessions_;
+  Factory make_session_;
+  AVRational time_base_;
+  std::optional<std::int64_t> limit_;
+  MediaCounters& counters_;
+  const std::size_t max_segment_;
+  std::vector<UniqueAVPacket> current_, previous_;
+  std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
+  std::optional<DecoderSession> inline_;  // one session, after a fallback
+  std::map<std::int64_t, Clock::time_point> origin_by_pts_;
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Segment> todo_;
+  std::map<std::int64_t, Done> done_;
+  SegmentDecodeStats stats_;
+  std::exception_ptr error_;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;  // last: they go first
+};
+
+}  // namespace vpipe

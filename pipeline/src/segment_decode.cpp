@@ -1,0 +1,228 @@
+#include "vpipe/pipeline/segment_decode.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace vpipe {
+
+bool is_open_gop(const std::vector<std::int64_t>& pts) {
+  if (pts.empty() || pts.front() == AV_NOPTS_VALUE) return false;
+  return std::any_of(pts.begin() + 1, pts.end(), [&](std::int64_t p) { return p != AV_NOPTS_VALUE && p < pts.front(); });
+}
+
+namespace {
+
+UniqueAVPacket clone(const AVPacket* p) {
+  UniqueAVPacket c(av_packet_clone(p));
+  if (!c) throw std::bad_alloc();
+  return c;
+}
+
+// Every frame the decoder gives for what was sent so far (all of it after a flush).
+void drain_frames(DecoderSession& s, AVRational tb, std::vector<Frame>& out, std::int64_t& errors) {
+  for (;;) {
+    UniqueAVFrame av = make_av_frame();
+    const int ret = avcodec_receive_frame(s.context.get(), av.get());
+    if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
+    if (ret < 0) {
+      ++errors;
+      continue;
+    }
+    if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) ++errors;
+    out.push_back(av->format == AV_PIX_FMT_CUDA && s.nvdec ? Frame::from_cuda_frame(std::move(av), tb, s.nvdec->stream())
+                                                          : Frame::from_av_frame(std::move(av), tb));
+  }
+}
+
+void send(DecoderSession& s, const AVPacket* pkt, AVRational tb, std::vector<Frame>& out, std::int64_t& errors) {
+  int ret = avcodec_send_packet(s.context.get(), pkt);
+  if (ret == AVERROR(EAGAIN)) {
+    drain_frames(s, tb, out, errors);
+    ret = avcodec_send_packet(s.context.get(), pkt);
+  }
+  if (ret < 0 && ret != AVERROR_EOF) ++errors;  // a damaged packet: skipped, counted
+  drain_frames(s, tb, out, errors);
+}
+
+}  // namespace
+
+SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
+                                       std::optional<std::int64_t> limit, MediaCounters& counters,
+                                       std::size_t max_segment)
+    : sessions_(std::max(1, sessions)), make_session_(std::move(make_session)), time_base_(time_base),
+      limit_(limit), counters_(counters), max_segment_(max_segment) {
+  for (int w = 0; w < sessions_; ++w) workers_.emplace_back([this, w] { work(w); });
+}
+
+SegmentDecodeStage::~SegmentDecodeStage() {
+  {
+    std::lock_guard lock(m_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+// A worker: its own session, one segment at a time, start to end.
+void SegmentDecodeStage::work(int worker) {
+  std::optional<DecoderSession> session;
+  for (;;) {
+    Segment seg;
+    {
+      std::unique_lock lock(m_);
+      cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+      if (todo_.empty()) return;
+      seg = std::move(todo_.front());
+      todo_.pop_front();
+    }
+    Done done;
+    try {
+      if (!session) session.emplace(make_session_());
+      done = decode(*session, seg);
+    } catch (...) {
+      std::lock_guard lock(m_);
+      if (!error_) error_ = std::current_exception();
+    }
+    spdlog::debug("decode: worker {} finished segment {} ({} frames)", worker, seg.seq, done.frames.size());
+    std::lock_guard lock(m_);
+    done_[seg.seq] = std::move(done);
+    cv_.notify_all();
+  }
+}
+
+// One segment, alone: the decoder starts clean and is emptied at the end. An
+// open GOP is preceded by the previous GOP; only this GOP's pictures are kept.
+SegmentDecodeStage::Done SegmentDecodeStage::decode(DecoderSession& s, Segment& seg) const {
+  Done done;
+  std::vector<Frame> frames;
+  avcodec_flush_buffers(s.context.get());
+  for (const auto& p : seg.prefix) send(s, p.get(), time_base_, frames, done.errors);
+  for (const auto& p : seg.packets) send(s, p.get(), time_base_, frames, done.errors);
+  send(s, nullptr, time_base_, frames, done.errors);
+  if (seg.prefix.empty()) {
+    done.frames = std::move(frames);
+    return done;
+  }
+  std::unordered_set<std::int64_t> own;
+  for (const auto& p : seg.packets) own.insert(p->pts);
+  for (auto& f : frames)
+    if (own.count(f.pts)) done.frames.push_back(std::move(f));
+  return done;
+}
+
+void SegmentDecodeStage::submit(Output<Frame>& out) {
+  if (current_.empty()) return;
+  Segment seg;
+  seg.seq = next_seq_++;
+  std::vector<std::int64_t> pts;
+  for (const auto& p : current_) pts.push_back(p->pts);
+  const bool open = is_open_gop(pts) && !previous_.empty();
+  if (open)
+    for (const auto& p : previous_) seg.prefix.push_back(clone(p.get()));
+  previous_ = std::move(current_);
+  current_.clear();
+  for (const auto& p : previous_) seg.packets.push_back(clone(p.get()));
+  {
+    std::lock_guard lock(m_);
+    ++stats_.segments;
+    stats_.open_gops += open ? 1 : 0;
+    todo_.push_back(std::move(seg));
+  }
+  cv_.notify_all();
+  // At most two segments per session in flight: memory stays bounded.
+  (void)emit_ready(out, false);
+  std::unique_lock lock(m_);
+  cv_.wait(lock, [&] { return error_ || next_seq_ - next_emit_ <= 2 * sessions_ || done_.count(next_emit_); });
+}
+
+Flow SegmentDecodeStage::emit(Frame f, Output<Frame>& out) {
+  if (limit_ && next_index_ >= *limit_) return Flow::kStop;
+  f.index = next_index_++;
+  f.origin = recall(origin_by_pts_, f.pts);
+  counters_.frames_decoded++;
+  return out.emit(std::move(f)) ? Flow::kContinue : Flow::kStop;
+}
+
+// The finished segments at the head, in order (all of them, waiting, at the end).
+Flow SegmentDecodeStage::emit_ready(Output<Frame>& out, bool wait_all) {
+  for (;;) {
+    Done done;
+    {
+      std::unique_lock lock(m_);
+      if (wait_all) cv_.wait(lock, [&] { return error_ || done_.count(next_emit_) || next_emit_ == next_seq_; });
+      if (error_) std::rethrow_exception(error_);
+      const auto it = done_.find(next_emit_);
+      if (it == done_.end()) return Flow::kContinue;
+      done = std::move(it->second);
+      done_.erase(it);
+      ++next_emit_;
+    }
+    cv_.notify_all();
+    counters_.decode_errors += done.errors;
+    for (auto& f : done.frames)
+      if (emit(std::move(f), out) == Flow::kStop) return Flow::kStop;
+  }
+}
+
+Flow SegmentDecodeStage::decode_inline(UniqueAVPacket pkt, Output<Frame>& out) {
+  std::vector<Frame> frames;
+  std::int64_t errors = 0;
+  send(*inline_, pkt.get(), time_base_, frames, errors);
+  counters_.decode_errors += errors;
+  for (auto& f : frames)
+    if (emit(std::move(f), out) == Flow::kStop) return Flow::kStop;
+  return Flow::kContinue;
+}
+
+Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
+  if (packet.drain) {  // the input starts over: this segment ends here
+    if (inline_) {
+      if (decode_inline(nullptr, out) == Flow::kStop) return Flow::kStop;
+      avcodec_flush_buffers(inline_->context.get());
+      return Flow::kContinue;
+    }
+    submit(out);
+    previous_.clear();  // the next GOP does not follow this one
+    return emit_ready(out, false);
+  }
+  remember(origin_by_pts_, packet.pkt->pts, packet.origin);
+  if (inline_) return decode_inline(std::move(packet.pkt), out);
+  const bool key = (packet.pkt->flags & AV_PKT_FLAG_KEY) != 0;
+  // A segment starts at a keyframe; packets before the first one go with the
+  // first segment, decoded from the start as one decoder would.
+  if (key && !current_.empty()) submit(out);
+  current_.push_back(std::move(packet.pkt));
+  if (current_.size() > max_segment_) {  // keyframes too rare: one session from here
+    spdlog::info("decode: no keyframe for {} packets: one decoder session from here", max_segment_);
+    if (emit_ready(out, true) == Flow::kStop) return Flow::kStop;
+    {
+      std::lock_guard lock(m_);
+      stats_.fell_back = true;
+    }
+    inline_.emplace(make_session_());
+    auto pending = std::move(current_);
+    current_.clear();
+    for (auto& p : pending)
+      if (decode_inline(std::move(p), out) == Flow::kStop) return Flow::kStop;
+  }
+  return emit_ready(out, false);
+}
+
+void SegmentDecodeStage::finish(Output<Frame>& out) {
+  if (inline_) {
+    (void)decode_inline(nullptr, out);
+    return;
+  }
+  submit(out);
+  (void)emit_ready(out, true);
+}
+
+SegmentDecodeStats SegmentDecodeStage::stats() const {
+  std::lock_guard lock(m_);
+  return stats_;
+}
+
+}  // namespace vpipe

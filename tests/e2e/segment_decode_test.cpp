@@ -1,0 +1,119 @@
+// --decode-sessions: one input decoded by several sessions, a segment (GOP)
+// each, must give exactly what one decoder gives: the same frames, the same
+// timestamps, in the same order. Closed and open GOPs, H.264, HEVC and
+// MPEG-2, and keyframes too far apart (one session takes over).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "media_check.hpp"
+#include "vpipe/pipeline/segment_decode.hpp"
+#include "vpipe/pipeline/transcode.hpp"
+
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Seen {
+  std::vector<std::pair<std::int64_t, std::size_t>> frames;  // pts, hash of the pixels
+  std::vector<std::string> notes;
+};
+
+Seen decode_all(const std::string& path, int sessions, std::size_t segment_packets = 0) {
+  vpipe::TranscodeOptions o;
+  o.input = path;
+  o.output = "null";
+  o.device = vpipe::Device::kCpu;
+  o.decode_sessions = sessions;
+  o.segment_packets = segment_packets;
+  Seen seen;
+  o.on_frame = [&](const vpipe::Frame& f) {
+    std::size_t h = 0;
+    for (int p = 0; p < f.num_planes; ++p) {
+      const auto& pl = f.planes[static_cast<std::size_t>(p)];
+      for (int y = 0; y < pl.height; ++y)
+        h = h * 1099511628211u ^ std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(pl.row(y)), pl.row_bytes()));
+    }
+    seen.frames.emplace_back(f.pts, h);
+  };
+  seen.notes = vpipe::transcode(o).notes;
+  return seen;
+}
+
+std::string note_of(const Seen& s) {
+  for (const auto& n : s.notes)
+    if (n.rfind("decode: ", 0) == 0 && n.find("segments") != std::string::npos) return n;
+  return "";
+}
+
+class SegmentDecode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    VPIPE_NEED_FFMPEG_TOOL();
+    dir_ = fs::temp_directory_path() / ("vpipe-segments-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // The sample's first 3 s re-encoded with `args` (the ffmpeg tool).
+  std::string clip(const std::string& name, const std::string& args) {
+    const auto out = (dir_ / name).string();
+    const std::string cmd = "ffmpeg -nostdin -v error -y -i " + kSample + " -t 3 -an -vf scale=320:180 " + args + " " + out;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return out;
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST(SegmentPlan, AnOpenGopShowsAPictureBeforeItsKeyframe) {
+  EXPECT_FALSE(vpipe::is_open_gop({0, 3, 1, 2}));      // IDR, P, B, B: closed
+  EXPECT_TRUE(vpipe::is_open_gop({6, 4, 5, 9, 7, 8}));  // I, then B-frames shown before it
+  EXPECT_FALSE(vpipe::is_open_gop({}));
+  EXPECT_FALSE(vpipe::is_open_gop({AV_NOPTS_VALUE, 1}));
+}
+
+TEST_F(SegmentDecode, EveryCodecAndGopKindGivesWhatOneDecoderGives) {
+  struct Case {
+    const char* name;
+    const char* args;
+    bool open;
+  };
+  for (const Case c : {Case{"closed.mp4", "-c:v libx264 -g 12 -bf 2", false},
+                       Case{"open.mp4", "-c:v libx264 -g 12 -bf 2 -x264-params open-gop=1", true},
+                       Case{"open-hevc.mkv", "-c:v libx265 -x265-params keyint=12:open-gop=1:log-level=error", true},
+                       Case{"mpeg2.ts", "-c:v mpeg2video -g 12 -bf 2", true}}) {
+    SCOPED_TRACE(c.name);
+    const auto path = clip(c.name, c.args);
+    const Seen one = decode_all(path, 1);
+    ASSERT_EQ(one.frames.size(), 90u);
+    for (int sessions : {2, 4}) {
+      const Seen many = decode_all(path, sessions);
+      EXPECT_EQ(many.frames, one.frames) << sessions << " sessions";
+      const auto note = note_of(many);
+      EXPECT_NE(note.find(std::to_string(sessions) + " sessions"), std::string::npos) << note;
+      EXPECT_EQ(note.find(", 0 open") == std::string::npos, c.open) << note;
+    }
+  }
+}
+
+TEST_F(SegmentDecode, KeyframesTooFarApartFallBackToOneSessionLosingNothing) {
+  const auto path = clip("sparse.mp4", "-c:v libx264 -g 1000 -bf 2");
+  const Seen one = decode_all(path, 1);
+  const Seen many = decode_all(path, 4, 40);
+  EXPECT_EQ(many.frames, one.frames);
+  EXPECT_NE(note_of(many).find("one session took over"), std::string::npos) << note_of(many);
+}
+
+TEST_F(SegmentDecode, TheCommandLineTakesIt) {
+  const auto path = clip("cli.mp4", "-c:v libx264 -g 12");
+  const auto out = (dir_ / "out.mkv").string();
+  const auto r = run_vpipe("transcode " + path + " " + out + " --device cpu --encoder ffv1 --decode-sessions 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("3 sessions over"), std::string::npos) << r.err;
+  EXPECT_EQ(summarize(out).video_packets, 90);
+}
