@@ -1324,6 +1324,28 @@ void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&
   launch_pointwise(src, dst, op, stream);
 }
 
+namespace {
+__global__ void interleave_uv_kernel(Plane u, Plane v, Plane uv) {
+  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (x >= uv.width || y >= uv.height) return;
+  std::uint8_t* d = uv.row(y) + 2 * x;
+  d[0] = u.row(y)[x];
+  d[1] = v.row(y)[x];
+}
+}  // namespace
+
+void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv, cudaStream_t stream) {
+  VPIPE_EXPECTS(u.width == uv.width && v.width == uv.width && u.height == uv.height && v.height == uv.height &&
+                    uv.channels == 2 && u.channels == 1 && v.channels == 1,
+                "interleave_uv: U and V planes of the UV plane's size");
+  if (uv.width == 0 || uv.height == 0) return;
+  LaunchScope scope("vpipe::interleave_uv", stream);
+  const dim3 block(32, 8);
+  interleave_uv_kernel<<<grid2d(uv.width, uv.height, block), block, 0, stream>>>(dev(u), dev(v), dev(uv));
+  VPIPE_CUDA_TRY(cudaGetLastError());
+}
+
 void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream) {
   if (dst.width == 0 || dst.height == 0) return;
   LaunchScope scope("vpipe::fill_plane", stream);

@@ -105,6 +105,14 @@ void invert_plane(const PlaneView& src, const PlaneView& dst) {
   cv::bitwise_not(as_mat(src), out);
 }
 
+void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv) {
+  VPIPE_EXPECTS(u.width == uv.width && v.width == uv.width && u.height == uv.height && v.height == uv.height &&
+                    uv.channels == 2 && u.channels == 1 && v.channels == 1,
+                "interleave_uv: U and V planes of the UV plane's size");
+  cv::Mat out = as_mat(uv);
+  cv::merge(std::vector<cv::Mat>{as_mat(u), as_mat(v)}, out);
+}
+
 void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y) {
   VPIPE_EXPECTS(x >= 0 && y >= 0 && x + dst.width <= src.width && y + dst.height <= src.height,
                 "crop_plane: rectangle outside the source");

@@ -180,6 +180,34 @@ class ResizeRgb final : public Filter {
 // yuv420p` on RGB frames, so that a chain that works in RGB returns to 4:2:0
 // on the GPU (and downloads half the bytes) instead of in swscale after the
 // download (see build_chain).
+// YUV420P → NV12, an exact copy (U and V interleaved): the step before the
+// fused pass on CPU-decoded frames, on the GPU when it sits between CUDA
+// filters, so that a CPU-decoded frame goes through the same math as NVDEC's.
+class PlanarToNv12 final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"yuv420p_to_nv12", "YUV420P to NV12, exact (the chain uses it before resize_rgb on YUV420P input)",
+            {},
+            [](const ParamValues&) { return std::make_unique<PlanarToNv12>(); },
+            "yuv420p",
+            true};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    if (in.pix_fmt != AV_PIX_FMT_YUV420P)
+      throw not_negotiated(fmt::format("yuv420p_to_nv12: cannot take {}", to_string(in)));
+    return {AV_PIX_FMT_NV12, in.width, in.height};
+  }
+  [[nodiscard]] bool is_format_conversion() const override { return true; }
+  void process(const Frame& in, Frame& out) override {
+    ref::copy_plane(in.planes[0], out.planes[0]);
+    ref::interleave_uv(in.planes[1], in.planes[2], out.planes[1]);
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    cuda::copy_plane(in.planes[0], out.planes[0].data, out.planes[0].pitch, cudaMemcpyDeviceToDevice, ctx.stream);
+    cuda::interleave_uv(in.planes[1], in.planes[2], out.planes[1], ctx.stream);
+  }
+};
+
 class RgbToYuv final : public Filter {
  public:
   static FilterInfo info() {
@@ -551,6 +579,7 @@ void register_builtin_filters(FilterRegistry& registry) {
   FilterInfo rgb_to_yuv = with_cuda(RgbToYuv::info());
   rgb_to_yuv.formats = "rgb24 or rgba in; nv12 or yuv420p out";
   registry.add(rgb_to_yuv);
+  registry.add(PlanarToNv12::info());
   registry.add(Pad::info());
   registry.add(Delay::info());
   registry.add(Stamp::info());

@@ -313,9 +313,9 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
     } catch (const std::exception&) {
       return false;  // the unfused chain reports the problem
     }
-    if (planar) {
-      const FilterInfo& to_nv12 = registry.info("format");
-      configure("format=nv12 (for the fused pass)", to_nv12.create(parse_params(to_nv12, {{"", "nv12"}})));
+    if (planar) {  // an exact interleave, on the GPU too (between CUDA filters)
+      const FilterInfo& to_nv12 = registry.info("yuv420p_to_nv12");
+      configure("format=nv12 (yuv420p_to_nv12, for the fused pass)", to_nv12.create(parse_params(to_nv12, {})));
     }
     const FilterInfo& fused = registry.info("resize_rgb");
     const auto params = parse_params(fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)},

@@ -268,6 +268,27 @@ TEST_F(CudaTranscode, RgbRoundTripReturnsToNv12OnTheGpu) {
   EXPECT_EQ(download, back + 1) << "the download follows the way back: nothing converts on the CPU";
 }
 
+// Issue #26: CPU-decoded YUV420P, a CUDA filter, then RGB without a resize:
+// the interleave to NV12 (yuv420p_to_nv12) and the conversion run as CUDA
+// stages between the others (it was refused: "'format=rgb24' has no CUDA
+// implementation and sits between CUDA filters"), and match the CPU path.
+TEST_F(CudaTranscode, CpuDecodedFramesTurnRgbBetweenCudaFilters) {
+  const std::string common = " --encoder ffv1 --frames 30 --vf \"blur=sigma=1,format=rgb24,invert,format=yuv420p\"";
+  const auto cpu = run(path("mid_cpu.mkv"), "--device cpu" + common);
+  const auto report = path("mid_gpu.json");
+  const auto gpu = run(path("mid_gpu.mkv"), "--device cuda --decode cpu --report " + report + common);
+  ASSERT_EQ(gpu.size(), 30u);
+  ASSERT_EQ(cpu.size(), gpu.size());
+  double worst = INFINITY;
+  for (std::size_t i = 0; i < gpu.size(); ++i) worst = std::min(worst, frame_psnr(gpu[i], cpu[i]));
+  EXPECT_GE(worst, 40.0);
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  std::string stages;
+  for (const auto& st : j["stages"]) stages += st["name"].get<std::string>() + "; ";
+  EXPECT_NE(stages.find("cuda:format=nv12 (yuv420p_to_nv12"), std::string::npos) << stages;
+}
+
 // FFmpeg's NVDEC copy puts the chroma plane one row late on odd heights
 // (MPEG-2 at 720x405: chroma at 30 dB against libavcodec, seen on the H200):
 // decode auto takes the CPU decoder for them, saying why, --decode nvdec

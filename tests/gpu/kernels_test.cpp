@@ -267,6 +267,17 @@ TEST_F(Kernels, PointwiseFlipCropFillAreExact) {
       }
 }
 
+TEST_F(Kernels, InterleaveUvIsAnExactCopy) {
+  for (Shape s : shapes())
+    for (int pad : kPads) {
+      TestPlane u(s.w, s.h, 1, pad, 11), v(s.w, s.h, 1, pad, 12), out(s.w, s.h, 2, pad, 0), want(s.w, s.h, 2, pad, 0);
+      cuda::interleave_uv(u.device, v.device, out.device, stream_);
+      sync();
+      ref::interleave_uv(u.host, v.host, want.host);
+      ASSERT_TRUE(matches(out, want.host, 0, label("interleave_uv", s, pad, 2)));
+    }
+}
+
 TEST_F(Kernels, FusedNv12ResizeToRgbMatchesReference) {
   // Exact halves (bilinear and area) take the vector kernel where rows are
   // aligned (pad -64), with a ragged row end at 33 pixels; the rest the

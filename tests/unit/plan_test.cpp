@@ -266,3 +266,19 @@ TEST(Plan, NvdecIsRefusedBelowItsSmallestPicture) {
   par->width = par->height = 128;
   EXPECT_NE(nvdec_unsupported_reason(par.get()).find("(144x144)"), std::string::npos);
 }
+
+TEST(Plan, CpuDecodedFramesBecomeRgbOnTheGpuWithoutAResize) {
+  // Issue #26: "blur=sigma=1,format=rgb24,invert,format=yuv420p" after CPU decode was
+  // refused on the CUDA path ("'format=rgb24' has no CUDA implementation and
+  // sits between CUDA filters"). Now the conversion is resize_rgb at the same
+  // size (after an exact interleave to NV12): every step runs on the GPU.
+  auto o = options("blur=sigma=1,format=rgb24,invert,format=yuv420p");
+  o.decode = Decode::kCpu;
+  Gpu gpu;
+  const auto p = plan(o, {k720p, ""}, gpu.probe());
+  ASSERT_TRUE(p.cuda.has_value());
+  for (std::size_t i = p.cuda->first; i <= p.cuda->last; ++i)
+    EXPECT_TRUE(p.chain[i].filter->has_cuda()) << p.chain[i].label;
+  EXPECT_TRUE(std::any_of(p.chain.begin(), p.chain.end(),
+                          [](const auto& c) { return c.label.find("resize_rgb at the same size") != std::string::npos; }));
+}

@@ -74,6 +74,8 @@ void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneVi
 void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec,
                  cudaStream_t stream);
 void invert_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream);
+// YUV420P's U and V planes into NV12's UV plane (an exact copy).
+void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv, cudaStream_t stream);
 // dst = lut[src]: brightness, contrast and gamma become one table.
 void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256],
                cudaStream_t stream);

@@ -32,6 +32,7 @@ void flip_plane(const PlaneView& src, const PlaneView& dst, bool horizontal, boo
 
 // dst = 255 - src. In place is allowed.
 void invert_plane(const PlaneView& src, const PlaneView& dst);
+void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv);
 
 // dst = the rectangle (x, y, dst.width, dst.height) of src.
 void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y);
