@@ -362,8 +362,12 @@ void FrameEncoder::write(const Frame& frame, std::optional<std::int64_t> pts) {
   if (frame.memory == MemoryKind::kDevice && !std::exchange(m.gpu_checked, true))
     m.gpu = DeviceConversion::for_formats(frame.format, m.enc->pix_fmt);
   const Frame& ready = m.gpu && frame.memory == MemoryKind::kDevice ? m.gpu->convert(frame) : frame;
-  m.picture = m.worker->take();  // the encoder let go of it: writable
+  m.picture = m.worker->take();
   try {
+    // An encoder may still hold a reference to the buffer after it returned
+    // the picture (FFmpeg's own encoders keep input pictures for reordering):
+    // then a fresh buffer, never an overwrite of what it will still read.
+    av_check(av_frame_make_writable(m.picture), "encoder frame");
     if (!m.download_into_picture(ready)) m.convert_on_host(m.on_host(ready));
   } catch (...) {
     m.worker->put_back(std::exchange(m.picture, nullptr));
