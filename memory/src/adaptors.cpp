@@ -82,6 +82,27 @@ void* RetryAdaptor::do_allocate(std::size_t bytes, cudaStream_t stream) {
   }
 }
 
+void* HeldBudgetAdaptor::do_allocate(std::size_t bytes, cudaStream_t stream) {
+  void* p = upstream_.allocate(bytes, stream);
+  if (held() <= limit_) return p;
+  const auto give_back = [&] {
+    upstream_.deallocate(p, bytes, stream);
+    // A stream-ordered free is released by a trim only once the host has seen
+    // it complete. Without a GPU (the CPU tests' fakes) this fails harmlessly.
+    (void)cudaStreamSynchronize(stream);
+    upstream_.trim();
+    ++trims_;
+  };
+  give_back();
+  p = upstream_.allocate(bytes, stream);
+  if (const std::size_t h = held(); h > limit_) {
+    give_back();  // what it reserved for this call goes back too
+    throw out_of_memory(fmt::format("{}: {} more bytes would hold {} bytes of the device, over the "
+                                    "budget of {}", upstream_.name(), bytes, h, limit_));
+  }
+  return p;
+}
+
 void* BudgetAdaptor::do_allocate(std::size_t bytes, cudaStream_t stream) {
   {
     std::lock_guard lock(mutex_);

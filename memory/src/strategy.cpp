@@ -54,9 +54,14 @@ MemoryStrategy make_strategy(std::string_view name, const StrategyOptions& o) {
                                   fmt::join(strategy_names(), ", ")));
   }
   s.strategy_layer_ = s.layers_.size() - 1;
-  // naive has no native cap: its budget is an adaptor.
+  // One budget rule, what a strategy holds from the device: vmm's mapped bytes
+  // and slab's blocks are capped natively; naive holds exactly its live bytes
+  // (an adaptor counts them); pool's maxSize is not a hard cap on what it
+  // reserves, so an adaptor checks its reserved bytes.
   if (o.budget && name == "naive")
     push(std::make_unique<BudgetAdaptor>(*s.layers_.back(), *o.budget));
+  if (o.budget && (name == "pool" || name == "pool-release0"))
+    push(std::make_unique<HeldBudgetAdaptor>(*s.layers_.back(), *o.budget));
   s.stats_ = std::make_unique<StatisticsAdaptor>(*s.layers_.back());
   return s;
 }

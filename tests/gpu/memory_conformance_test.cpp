@@ -4,6 +4,8 @@
 // where no CUDA device exists.
 #include <gtest/gtest.h>
 
+#include <deque>
+
 #include <random>
 #include <sstream>
 #include <thread>
@@ -222,6 +224,33 @@ TEST_P(Conformance, BudgetFailsWithOutOfMemoryAndRecovers) {
   VPIPE_CUDA_TRY(cudaStreamSynchronize(a_));
   void* again = mr_->allocate(16 * MiB, a_);  // memory came back
   mr_->deallocate(again, 16 * MiB, a_);
+}
+
+// Issue #25's one budget rule: what the strategy holds from the device
+// (reserved) stays within the budget whatever the sizes, and a refusal is an
+// out_of_memory. Frame-like sizes that are not multiples of any page (pool held
+// 66 MB under 42 MB on the H200 before the rule).
+TEST_P(Conformance, UnderABudgetWhatItHoldsStaysWithinIt) {
+  if (!GetParam().budget) GTEST_SKIP() << "no budget in this stack";
+  const std::size_t budget = *GetParam().budget;
+  std::mt19937 rng(25);
+  std::deque<std::pair<void*, std::size_t>> live;
+  for (int i = 0; i < 600; ++i) {
+    const std::size_t bytes = 1 * MiB + rng() % (12 * MiB) + 13;
+    try {
+      live.emplace_back(mr_->allocate(bytes, a_), bytes);
+    } catch (const out_of_memory&) {
+    }
+    const auto held = strategy_->strategy().usage().reserved;
+    if (held) {
+      ASSERT_LE(*held, budget) << "after allocation " << i;
+    }
+    while (live.size() > 40 || (live.size() > 30 && rng() % 4 == 0)) {
+      mr_->deallocate(live.front().first, live.front().second, a_);
+      live.pop_front();
+    }
+  }
+  for (auto& [p, bytes] : live) mr_->deallocate(p, bytes, a_);
 }
 
 INSTANTIATE_TEST_SUITE_P(

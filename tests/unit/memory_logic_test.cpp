@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <array>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -257,6 +259,56 @@ TEST(VmmArena, SteadyMixedSizesStopMappingAfterWarmUp) {
     for (void* p : live[k]) arena.deallocate(p, sizes[k], nullptr);
 }
 
+// Issue #25: under a tight budget, vmm failed where pool passed (H200, ladder at
+// 40 MB: "3317760 bytes need 20971520 more mapped bytes; 41943040 of the
+// 41943040 byte budget are mapped"): it mapped 20 MiB chunks, so two chunks
+// were the whole budget and a frame that fit in neither ended the run. With the
+// default options (chunks of the allocation granularity) the free pages of one
+// region are unmapped and mapped again where a request lands, without moving a
+// live block: a ladder of frame sizes runs under 1.2x its live set's peak
+// (20 MiB chunks fail it at every budget up to 1.3x, 5 to 8 frames in flight).
+TEST(VmmArena, UnderATightBudgetFreePagesServeRequestsElsewhere) {
+  const std::size_t rungs[][2] = {{1920, 1080}, {1440, 810}, {960, 540}, {640, 360}};
+  constexpr std::size_t kInFlight = 7;
+  auto frame_bytes = [&](std::size_t r) {  // the source frame and two 720p NV12 outputs
+    return std::array<std::size_t, 3>{rungs[r][0] * rungs[r][1] * 3 / 2, 1280 * 720 * 3 / 2, 1280 * 720 * 3 / 2};
+  };
+  std::size_t peak_live = 0;
+  for (std::size_t r = 0; r < 4; ++r) {
+    const auto f = frame_bytes(r);
+    peak_live = std::max(peak_live, kInFlight * (f[0] + f[1] + f[2]));
+  }
+  auto fences = std::make_unique<ManualFences>();
+  auto* f = fences.get();
+  VmmOptions o;
+  o.reserve_bytes = 4096 * MiB;
+  o.max_physical = peak_live * 6 / 5;
+  VmmArena arena(o, std::make_unique<FakeBacking>(4096 * MiB), std::move(fences));
+  std::mt19937 rng(7);
+  std::deque<std::vector<std::pair<void*, std::size_t>>> live;
+  for (int frame = 0; frame < 3000; ++frame) {
+    const std::size_t rung = static_cast<std::size_t>(frame / 40) % 4;  // the ladder: a rung every 40 frames
+    if (live.size() == kInFlight) {  // the oldest frames finish, a little out of order
+      const std::size_t i = rng() % 3;
+      for (auto& [p, bytes] : live[i]) arena.deallocate(p, bytes, nullptr);
+      live.erase(live.begin() + static_cast<long>(i));
+      if (frame % 2 == 0) f->complete_all();
+    }
+    std::vector<std::pair<void*, std::size_t>> bufs;
+    for (std::size_t bytes : frame_bytes(rung)) {
+      void* p = nullptr;
+      ASSERT_NO_THROW(p = arena.allocate(bytes, nullptr))
+          << "frame " << frame << ", rung " << rung << ": " << arena.mapped_bytes() << " bytes mapped of "
+          << *o.max_physical << " (live peak " << peak_live << ")";
+      bufs.emplace_back(p, bytes);
+    }
+    live.push_back(std::move(bufs));
+    ASSERT_LE(arena.mapped_bytes(), *o.max_physical);
+  }
+  for (auto& frame : live)
+    for (auto& [p, bytes] : frame) arena.deallocate(p, bytes, nullptr);
+}
+
 // ---- SlabResource ---------------------------------------------------------------
 
 TEST(SlabResource, RecyclesSameSizeBlocksOnlyAfterTheirFence) {
@@ -427,6 +479,68 @@ TEST(BudgetAdaptor, RefusesPastTheLimitAndCountsFrees) {
   EXPECT_EQ(s.count.total, 2);
   EXPECT_EQ(stats.allocate_latency().count(), 2u);
   stats.deallocate(b, 4000, nullptr);
+}
+
+// Issue #25's budget rule: what a strategy holds from the device. A pool that
+// reserves in 32 MiB blocks and keeps them until trimmed (what cudaMemPool_t
+// does) held 64 MiB under a 40 MiB BudgetAdaptor, which counts only the bytes
+// handed out; HeldBudgetAdaptor holds it to 40: it trims what the pool keeps and
+// fails the allocation that would need another block.
+namespace {
+class ChunkyPool final : public DeviceMemoryResource {
+ public:
+  std::string_view name() const noexcept override { return "chunky"; }
+  ResourceUsage usage() const override {
+    ResourceUsage u;
+    u.reserved = reserved;
+    u.used = live;
+    return u;
+  }
+  void trim() override { reserved = blocks_for(live); }
+  std::size_t live = 0, reserved = 0;
+
+ private:
+  static std::size_t blocks_for(std::size_t b) { return (b + 32 * MiB - 1) / (32 * MiB) * (32 * MiB); }
+  void* do_allocate(std::size_t bytes, cudaStream_t) override {
+    live += bytes;
+    reserved = std::max(reserved, blocks_for(live));
+    return reinterpret_cast<void*>(0x1000 + live);
+  }
+  void do_deallocate(void*, std::size_t bytes, cudaStream_t) noexcept override { live -= bytes; }
+};
+}  // namespace
+
+TEST(HeldBudgetAdaptor, HoldsThePoolToItsBudgetByWhatItReservesNotWhatItHandsOut) {
+  {
+    ChunkyPool pool;
+    BudgetAdaptor counted(pool, 40 * MiB);  // the old rule
+    for (int i = 0; i < 4; ++i) (void)counted.allocate(10 * MiB, nullptr);
+    EXPECT_EQ(pool.reserved, 64 * MiB) << "the old rule let the pool hold more than its budget";
+  }
+  ChunkyPool pool;
+  HeldBudgetAdaptor held(pool, 40 * MiB);
+  void* a = held.allocate(10 * MiB, nullptr);
+  void* b = held.allocate(10 * MiB, nullptr);
+  void* c = held.allocate(10 * MiB, nullptr);
+  EXPECT_EQ(pool.reserved, 32 * MiB);
+  EXPECT_THROW((void)held.allocate(10 * MiB, nullptr), out_of_memory) << "a second 32 MiB block is over 40";
+  EXPECT_LE(pool.reserved, 40 * MiB) << "the failed allocation's block was trimmed away";
+  EXPECT_EQ(pool.live, 30 * MiB);
+  const auto trims = held.trims();
+  held.deallocate(b, 10 * MiB, nullptr);
+  held.deallocate(c, 10 * MiB, nullptr);
+  void* d = held.allocate(20 * MiB, nullptr);  // fits the block the pool keeps
+  EXPECT_EQ(pool.reserved, 32 * MiB);
+  EXPECT_EQ(held.trims(), trims) << "an allocation inside the kept block trims nothing";
+  held.deallocate(a, 10 * MiB, nullptr);
+  held.deallocate(d, 20 * MiB, nullptr);
+  // A pool holding a block from before the budget bit (reserved 64, live 0):
+  // the next allocation trims it rather than failing.
+  pool.reserved = 64 * MiB;
+  void* e = held.allocate(1 * MiB, nullptr);
+  EXPECT_EQ(pool.reserved, 32 * MiB);
+  EXPECT_EQ(held.trims(), trims + 1);
+  held.deallocate(e, 1 * MiB, nullptr);
 }
 
 TEST(AllocationLog, WrittenParsedAndReplayedAgainstAnotherResource) {

@@ -96,6 +96,27 @@ class BudgetAdaptor final : public ResourceAdaptor {
   std::size_t in_use_ = 0;
 };
 
+// Holds the upstream to `limit` by what it holds from the device
+// (usage().reserved), not by the bytes it hands out: a cudaMemPool_t reserves
+// in blocks of its own, past its maxSize (issue #25: pool held 66 MB under a
+// 42 MB budget on the H200 while vmm and slab were held to 42). An allocation
+// that takes the holdings past the limit is given back, the upstream trimmed
+// (after `stream`, so the block just given back can go too) and asked once more;
+// still over, it fails as out of memory. One budget rule for every strategy.
+class HeldBudgetAdaptor final : public ResourceAdaptor {
+ public:
+  HeldBudgetAdaptor(DeviceMemoryResource& upstream, std::size_t limit)
+      : ResourceAdaptor(upstream), limit_(limit) {}
+  [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
+  [[nodiscard]] std::int64_t trims() const noexcept { return trims_.load(); }
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
+  [[nodiscard]] std::size_t held() const { return upstream_.usage().reserved.value_or(0); }
+  std::size_t limit_;
+  std::atomic<std::int64_t> trims_{0};
+};
+
 // Out of memory (a budget, a full device): trim `trim_target` (the strategy:
 // its cached memory goes back), wait a moment for frees still in flight, and
 // try again, up to `retries` times (waits of 2, 4, 8… ms). What still fails is

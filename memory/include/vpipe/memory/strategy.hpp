@@ -18,7 +18,7 @@ namespace vpipe {
 struct StrategyOptions {
   std::optional<std::size_t> budget;         // bytes the strategy may take from the device
   std::uint64_t pool_release_threshold = UINT64_MAX;
-  std::size_t vmm_chunk_bytes = 20u << 20;
+  std::size_t vmm_chunk_bytes = 0;           // 0: the allocation granularity
   std::size_t slab_batch = 4;
 };
 

@@ -2,8 +2,11 @@
 //
 // It reserves one large virtual address range once (cuMemAddressReserve) and
 // backs it with physical chunks on demand (cuMemCreate + cuMemMap +
-// cuMemSetAccess), ~20 MiB each by default, a multiple of the allocation
-// granularity. Blocks are sub-allocated from a coalescing free list over the
+// cuMemSetAccess), by default of the allocation granularity (2 MiB on the
+// H200): under a budget, free pages anywhere are unmapped and mapped again
+// where a request lands, so the budget is lost only to partly used pages
+// (20 MiB chunks lost up to 20 MiB of it and failed ladders at 1.3x the live
+// set; issue #25). Blocks are sub-allocated from a coalescing free list over the
 // range, placed where they need the fewest newly mapped bytes, then in the
 // smallest free block that fits (best fit), then lowest address: first fit
 // alone let mixed frame sizes (NV12 in, RGB between filters, NV12 out) spill
@@ -48,7 +51,7 @@ class VmmBacking {
                                                                 int device = -1);
 
 struct VmmOptions {
-  std::size_t chunk_bytes = 20u << 20;         // rounded up to the granularity
+  std::size_t chunk_bytes = 0;                 // rounded up to the granularity (0: one page of it)
   std::size_t reserve_bytes = 256ull << 30;    // virtual, costs no memory
   std::optional<std::size_t> max_physical;     // budget on mapped bytes
 };
