@@ -33,6 +33,7 @@
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
+#include "vpipe/memory/vmm_arena.hpp"
 
 namespace vpipe::bench {
 
@@ -104,6 +105,38 @@ json bench_latency(bool quick, bool& targets_met) {
   }
   fmt::print("\nTarget: pool, vmm and slab allocate + free ≤ 2 µs at p50: {}.\n",
              targets_met ? "met at every size" : "MISSED at some size (see the last column)");
+  return out;
+}
+
+// vmm's cost of mapping: allocate after trim() unmapped everything, so every
+// allocate maps its pages (cuMemCreate + cuMemMap + cuMemSetAccess per page).
+// The steady state above maps nothing; this is what a cold or remapping
+// allocation pays (issue #25).
+json bench_vmm_mapping(bool quick) {
+  fmt::print("\n### vmm: the cost of mapping (every allocate maps: trimmed before each)\n\n");
+  fmt::print("| size | n | pages mapped per allocate | alloc p50 µs | alloc p99 µs | µs per page (p50) |\n");
+  fmt::print("|---|---|---|---|---|---|\n");
+  json out = json::array();
+  Stream stream;
+  auto strategy = make_strategy("vmm");
+  auto& arena = dynamic_cast<VmmArena&>(strategy.strategy());
+  for (std::size_t size : {1 * MiB, 8 * MiB, 32 * MiB}) {
+    const int n = quick ? 20 : 100;
+    Histogram a;
+    const auto maps0 = arena.map_calls();
+    for (int i = 0; i < n; ++i) {
+      const auto t0 = now_ns();
+      void* p = arena.allocate(size, stream.s);
+      a.record(static_cast<std::uint64_t>(now_ns() - t0));
+      arena.deallocate(p, size, stream.s);
+      arena.trim();  // waits for the free, unmaps the pages
+    }
+    const double pages = static_cast<double>(arena.map_calls() - maps0) / n;
+    fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n", size_label(size), n, pages,
+               us(a.percentile(.5)), us(a.percentile(.99)), us(a.percentile(.5)) / std::max(pages, 1.0));
+    out.push_back({{"bytes", size}, {"n", n}, {"pages_per_allocate", pages}, {"page_bytes", arena.chunk_bytes()},
+                   {"alloc_us", {{"p50", us(a.percentile(.5))}, {"p99", us(a.percentile(.99))}}}});
+  }
   return out;
 }
 
@@ -581,7 +614,10 @@ int run_mem_bench(const MemBenchOptions& o) {
   json j{{"device", sys.devices[0].name}, {"quick", o.quick}};
   bool latency_ok = true, staging_ok = true;
   auto want = [&](const char* s) { return o.only.empty() || o.only == s; };
-  if (want("latency")) j["latency"] = bench_latency(o.quick, latency_ok);
+  if (want("latency")) {
+    j["latency"] = bench_latency(o.quick, latency_ok);
+    j["vmm_mapping"] = bench_vmm_mapping(o.quick);
+  }
   if (want("frames")) j["frame_loop"] = bench_frames(o.quick);
   if (want("threshold")) j["release_threshold"] = bench_threshold(o.quick);
   if (want("staging")) j["staging"] = bench_staging(o.quick, staging_ok);

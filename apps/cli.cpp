@@ -83,6 +83,7 @@ void add_metrics_options(CLI::App* app, int& port, std::string& address) {
 
 void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts);
 void add_bench(Cli& c);
+void add_bench_headroom(Cli& c);
 void add_soak(Cli& c);
 
 }  // namespace
@@ -139,6 +140,7 @@ std::unique_ptr<Cli> make_cli() {
   add_transcode(*c);
   app.add_subcommand("info", "show CUDA devices, NVDEC/NVENC availability and library versions");
   add_bench(*c);
+  add_bench_headroom(*c);
   add_soak(*c);
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
   add_run(*c);
@@ -300,6 +302,27 @@ void add_bench(Cli& cli) {
       ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
 }
 
+void add_bench_headroom(Cli& cli) {
+  auto& h = cli.hopts;
+  auto* b = cli.bhead = cli.bench->add_subcommand(
+      "headroom", "the smallest budget each memory strategy runs each soak workload under with no "
+                  "failed allocation (bisection), as a multiple of the workload's live set");
+  b->add_option("--workload", h.workloads, "workloads to measure")
+      ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))->delimiter(',')->capture_default_str();
+  b->add_option("--mem", h.strategies, "strategies to measure")
+      ->check(CLI::IsMember(vpipe::strategy_names()))->delimiter(',')->capture_default_str();
+  b->add_option("--probe", cli.head_probe, "each probe's soak: seconds, or with a unit (90s, 5m)")
+      ->capture_default_str();
+  b->add_option("--low", h.low, "the search range's low end, × the live set")
+      ->check(CLI::Range(0.1, 100.0))->capture_default_str();
+  b->add_option("--high", h.high, "the search range's high end, × the live set")
+      ->check(CLI::Range(0.1, 100.0))->capture_default_str();
+  b->add_option("--steps", h.steps, "bisection steps between the ends")->check(CLI::Range(0, 20))->capture_default_str();
+  b->add_option("--vf", h.soak.filters, "filter chain of the soak")->capture_default_str();
+  b->add_option("--size", cli.head_size, "source frame size WxH")->capture_default_str();
+  b->add_option("--json", h.json_path, "write every probe as JSON");
+}
+
 void add_soak(Cli& cli) {
   auto* c = &cli;
   auto& app = c->app;
@@ -367,20 +390,31 @@ void add_soak(Cli& cli) {
 
 }  // namespace
 
+namespace {
+void parse_size(const std::string& text, int& width, int& height) {
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &tail) != 2 || width < 2 || height < 2 ||
+      width > 16384 || height > 16384)
+    throw vpipe::usage_error(fmt::format("--size {}: expected WxH from 2x2 to 16384x16384, e.g. 1920x1080", text));
+}
+}  // namespace
+
 void finish(Cli& c) {
   if (c.frames > 0) c.topts.max_frames = c.frames;
   if (!c.tc_budget.empty()) c.topts.budget = parse_bytes(c.tc_budget);
+  if (c.bhead->parsed()) {
+    c.hopts.probe_s = parse_duration(c.head_probe);
+    if (c.hopts.low >= c.hopts.high)
+      throw vpipe::usage_error(fmt::format("--low {} must be below --high {}", c.hopts.low, c.hopts.high));
+    parse_size(c.head_size, c.hopts.soak.width, c.hopts.soak.height);
+  }
   if (!c.soak->parsed()) return;
   auto& o = c.sopts;
   o.strategies = c.soak_compare.empty() ? std::vector<std::string>{c.soak_mem} : split_list(c.soak_compare);
   if (!c.soak_duration.empty()) o.duration_s = parse_duration(c.soak_duration);
   if (c.soak_frames > 0) o.frames = c.soak_frames;
   if (!c.soak_budget.empty()) o.budget = parse_bytes(c.soak_budget);
-  char tail = 0;
-  if (std::sscanf(c.soak_size.c_str(), "%dx%d%c", &o.width, &o.height, &tail) != 2 || o.width < 2 ||
-      o.height < 2 || o.width > 16384 || o.height > 16384)
-    throw vpipe::usage_error(fmt::format("--size {}: expected WxH from 2x2 to 16384x16384, e.g. 1920x1080",
-                                         c.soak_size));
+  parse_size(c.soak_size, o.width, o.height);
   o.thresholds = {c.warmup_pct / 100, c.max_growth_pct / 100, c.max_drift_pct / 100};
 }
 

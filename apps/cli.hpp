@@ -10,6 +10,7 @@
 
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
+#include "soak/headroom.hpp"
 #include "soak/soak.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
@@ -19,7 +20,7 @@ struct Cli {
   CLI::App app{"vpipe: real-time video pipelines (decode → filters → encode) with measurable "
                "GPU memory strategies"};
   CLI::App *tc = nullptr, *bench = nullptr, *bmem = nullptr, *bkern = nullptr, *breplay = nullptr,
-           *bpipe = nullptr, *soak = nullptr, *run = nullptr;
+           *bpipe = nullptr, *bhead = nullptr, *soak = nullptr, *run = nullptr;
   bool verbose = false;
   std::vector<std::string> plugins;
   vpipe::TranscodeOptions topts;
@@ -32,6 +33,8 @@ struct Cli {
   std::string replay_log, replay_mem = "all";
   double replay_budget = 0;
   vpipe::bench::PipelineBenchOptions popts;
+  vpipe::HeadroomOptions hopts;
+  std::string head_probe = "8s", head_size = "1920x1080";
   vpipe::SoakOptions sopts;
   std::string soak_mem = "pool", soak_compare, soak_duration, soak_budget, soak_size = "1920x1080", rejudge;
   std::int64_t soak_frames = 0;

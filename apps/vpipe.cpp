@@ -441,6 +441,7 @@ int main(int argc, char** argv) {
     if (c.bmem->parsed()) return vpipe::bench::run_mem_bench(c.mopts);
     if (c.bkern->parsed()) return vpipe::bench::run_kernel_bench(c.kquick, c.kjson);
     if (c.bpipe->parsed()) return vpipe::bench::run_pipeline_bench(c.popts);
+    if (c.bhead->parsed()) return vpipe::run_headroom(c.hopts);
     if (c.soak->parsed()) {
       if (!c.rejudge.empty()) {
         auto r = vpipe::read_soak_json(c.rejudge);

@@ -329,6 +329,7 @@ SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cud
   // The tail since the last sample (or the whole run, if it was shorter than one interval).
   if (run.samples.empty() || run.samples.back().frames < counters.video_packets_written.load()) take_sample();
   run.frames = counters.video_packets_written.load();
+  if (cuda) run.peak_used_bytes = strategy->stats().stats().bytes.peak;
   run.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   run.verdict = judge(run.samples, o.thresholds);
   if (!run.error.empty()) {

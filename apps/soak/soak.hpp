@@ -98,6 +98,7 @@ struct SoakRun {
   SoakVerdict verdict;
   std::int64_t frames = 0;
   double wall_s = 0;
+  std::int64_t peak_used_bytes = 0;  // the most the strategy had handed out at once (device runs)
   std::string error;  // what ended the run early, if anything
 };
 

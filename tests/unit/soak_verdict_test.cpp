@@ -135,3 +135,28 @@ TEST(SoakMetrics, PrometheusTextHasEveryGaugeWithItsStrategy) {
   EXPECT_EQ(text.find("vpipe_soak_device_reserved_mb{strategy=\"slab\"}"), std::string::npos)
       << "no value, no line";
 }
+
+// ---- bench headroom's bisection (issue #25) --------------------------------------
+
+#include "soak/headroom.hpp"
+
+TEST(Headroom, BisectionFindsTheSmallestPassingMultipleWithinItsStep) {
+  const double edge = 1.37;  // a strategy that passes from 1.37x its live set
+  const auto r = vpipe::bisect_headroom(1.0, 3.0, 5, [&](double m) { return m >= edge; });
+  ASSERT_TRUE(r.multiple.has_value());
+  EXPECT_GE(*r.multiple, edge) << "the answer must be a multiple that passed";
+  EXPECT_LE(*r.multiple - edge, 2.0 / 32) << "within (high - low) / 2^steps of the edge";
+  EXPECT_EQ(r.probes.size(), 7u) << "high, low, then five halvings";
+  EXPECT_TRUE(r.probes.front().pass);
+  for (const auto& p : r.probes) EXPECT_EQ(p.pass, p.multiple >= edge);
+}
+
+TEST(Headroom, NoAnswerWhenTheHighEndFailsAndTheLowEndWhenItPasses) {
+  const auto none = vpipe::bisect_headroom(1.0, 3.0, 4, [](double) { return false; });
+  EXPECT_FALSE(none.multiple.has_value());
+  EXPECT_EQ(none.probes.size(), 1u) << "nothing below a failing high end is tried";
+  const auto all = vpipe::bisect_headroom(1.0, 3.0, 4, [](double) { return true; });
+  ASSERT_TRUE(all.multiple.has_value());
+  EXPECT_EQ(*all.multiple, 1.0);
+  EXPECT_EQ(all.probes.size(), 2u);
+}
