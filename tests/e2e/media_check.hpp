@@ -56,12 +56,13 @@ struct CommandResult {
   std::string out, err;
 };
 
-// Runs `vpipe <args>` through the shell, capturing stdout and stderr.
-inline CommandResult run_vpipe(const std::string& args) {
+// Runs `vpipe <args>` through the shell, capturing stdout and stderr;
+// `wrapper` goes before the binary (a tool such as compute-sanitizer).
+inline CommandResult run_vpipe(const std::string& args, const std::string& wrapper = "") {
   const auto dir = std::filesystem::temp_directory_path();
   const auto out = dir / ("vpipe_out_" + std::to_string(::getpid()));
   const auto err = dir / ("vpipe_err_" + std::to_string(::getpid()));
-  const std::string cmd = kBin + " " + args + " >" + out.string() + " 2>" +
+  const std::string cmd = (wrapper.empty() ? "" : wrapper + " ") + kBin + " " + args + " >" + out.string() + " 2>" +
                           err.string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   CommandResult r;
