@@ -195,9 +195,10 @@ void VmmArena::reclaim_all(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-std::size_t VmmArena::unmap_idle_chunks(std::size_t at_least) {
+std::size_t VmmArena::unmap_idle_chunks(std::size_t at_least, std::size_t keep_first, std::size_t keep_last) {
   std::size_t freed = 0;
   for (std::size_t c = chunk_mapped_.size(); c-- > 0 && freed < at_least;) {
+    if (c >= keep_first && c <= keep_last) continue;
     if (chunk_mapped_[c] && chunk_users_[c] == 0) {
       backing_->unmap(c * chunk_, chunk_);
       chunk_mapped_[c] = false;
@@ -235,7 +236,8 @@ void* VmmArena::do_allocate(std::size_t bytes, cudaStream_t /*stream*/) {
       reclaim_all(lock);
       continue;
     }
-    unmap_idle_chunks(mapped_ + to_map - *options_.max_physical);
+    // Not the pages the new block lies on: they would need mapping again.
+    unmap_idle_chunks(mapped_ + to_map - *options_.max_physical, first, last);
     if (mapped_ + to_map > *options_.max_physical) {
       free_.free(*offset, size);
       throw out_of_memory(fmt::format(
@@ -283,7 +285,7 @@ void VmmArena::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) 
 void VmmArena::trim() {
   std::unique_lock lock(mutex_);
   reclaim_all(lock);
-  unmap_idle_chunks(SIZE_MAX);
+  unmap_idle_chunks(SIZE_MAX, SIZE_MAX, 0);
 }
 
 ResourceUsage VmmArena::usage() const {

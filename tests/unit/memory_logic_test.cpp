@@ -194,6 +194,31 @@ TEST(VmmArena, BudgetUnmapsIdleChunksThenFailsCleanly) {
   EXPECT_TRUE(fake->mapped.empty());
 }
 
+// Found by the GPU conformance test (258 MiB mapped under 256): to make room
+// under the budget the arena unmapped an idle page that the new block itself
+// lay on, then mapped it again, one page over. It must unmap only elsewhere,
+// and here refuse: the block needs four pages and the budget is three.
+TEST(VmmArena, MakingRoomNeverUnmapsThePagesTheNewBlockNeeds) {
+  VmmOptions o;
+  o.max_physical = 6 * MiB;  // three 2 MiB pages
+  auto backing = std::make_unique<FakeBacking>(64 * MiB);
+  auto* fake = backing.get();
+  auto fences = std::make_unique<ManualFences>();
+  auto* f = fences.get();
+  VmmArena arena(o, std::move(backing), std::move(fences));
+  void* x = arena.allocate(1 * MiB, nullptr);      // page 0, kept
+  void* y = arena.allocate(5 * MiB - 256, nullptr);  // pages 0-2
+  arena.deallocate(y, 5 * MiB - 256, nullptr);
+  f->complete_all();  // pages 1 and 2 idle, still mapped
+  EXPECT_THROW((void)arena.allocate(7 * MiB, nullptr), out_of_memory);
+  EXPECT_LE(arena.mapped_bytes(), 6 * MiB);
+  EXPECT_LE(fake->mapped.size(), 3u);
+  void* z = arena.allocate(5 * MiB - 256, nullptr);  // fits the three pages again
+  EXPECT_LE(arena.mapped_bytes(), 6 * MiB);
+  arena.deallocate(z, 5 * MiB - 256, nullptr);
+  arena.deallocate(x, 1 * MiB, nullptr);
+}
+
 TEST(VmmArena, FailedMapLeavesNoTrace) {
   auto backing = std::make_unique<FakeBacking>(256 * MiB);
   auto* fake = backing.get();

@@ -83,7 +83,8 @@ class VmmArena final : public DeviceMemoryResource {
   // one stream's backlog never stalls another thread's deallocate.
   void reclaim_all(std::unique_lock<std::mutex>& lock);
   void give_back(std::size_t offset, std::size_t bytes);
-  std::size_t unmap_idle_chunks(std::size_t at_least);  // returns bytes unmapped
+  // Unmaps idle chunks outside [keep_first, keep_last]; returns the bytes unmapped.
+  std::size_t unmap_idle_chunks(std::size_t at_least, std::size_t keep_first, std::size_t keep_last);
   [[nodiscard]] std::size_t block_bytes(std::size_t bytes) const;
   // Where a block of `size` goes (see the header comment); nullopt if nowhere.
   [[nodiscard]] std::optional<std::size_t> place(std::size_t size) const;
