@@ -281,15 +281,20 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
 }
 
 void print_soak_table(const vpipe::SoakResult& result) {
-  fmt::print("| strategy | verdict | frames | mean fps | memory growth | p99 drift | failures | why |\n"
-             "|---|---|---|---|---|---|---|---|\n");
+  fmt::print("| strategy | verdict | frames | mean fps | peak held MB | peak used MB | memory growth | p99 drift | failures | why |\n"
+             "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : result.runs) {
     std::string why;
     for (const auto& reason : r.verdict.reasons) why += (why.empty() ? "" : "; ") + reason;
     const auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("-"); };
-    fmt::print("| {} | {} | {} | {:.0f} | {} ({}) | {} | {} | {} |\n", r.strategy,
-               r.verdict.pass ? "PASS" : "FAIL", r.frames, r.wall_s > 0 ? r.frames / r.wall_s : 0.0,
-               pct(r.verdict.memory_growth), r.verdict.memory_metric, pct(r.verdict.p99_drift),
+    double held = 0, used = 0;  // over the samples: what the strategy held from the device, handed out
+    for (const auto& s : r.samples) {
+      held = std::max(held, s.reserved_mb.value_or(0));
+      used = std::max(used, s.used_mb.value_or(0));
+    }
+    fmt::print("| {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} ({}) | {} | {} | {} |\n", r.strategy,
+               r.verdict.pass ? "PASS" : "FAIL", r.frames, r.wall_s > 0 ? r.frames / r.wall_s : 0.0, held,
+               used, pct(r.verdict.memory_growth), r.verdict.memory_metric, pct(r.verdict.p99_drift),
                r.verdict.failures, why);
   }
 }

@@ -16,6 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -71,10 +72,13 @@ class NaiveResource final : public DeviceMemoryResource {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return "naive"; }
   [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override { return true; }
+  // It caches nothing: what it holds from the device is what it handed out.
+  [[nodiscard]] ResourceUsage usage() const override;
 
  private:
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+  std::atomic<std::size_t> live_{0};
 };
 
 }  // namespace vpipe
