@@ -66,31 +66,140 @@ SegmentDecodeStage::~SegmentDecodeStage() {
   for (auto& t : workers_) t.join();
 }
 
-// A worker: its own session, one segment at a time, start to end.
+// A worker: its own session, its segments one after another (see the header).
 void SegmentDecodeStage::work(int worker) {
-  std::optional<DecoderSession> session;
+  Worker w;
   for (;;) {
     Segment seg;
+    bool have = false;
     {
       std::unique_lock lock(m_);
-      cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
-      if (todo_.empty()) return;
-      seg = std::move(todo_.front());
-      todo_.pop_front();
+      if (w.pending.empty()) cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+      if (!todo_.empty()) {
+        seg = std::move(todo_.front());
+        todo_.pop_front();
+        have = true;
+      } else if (w.pending.empty()) {
+        return;  // stopped, nothing left
+      }
     }
-    Done done;
     try {
-      if (!session) session.emplace(make_session_());
-      done = decode(*session, seg);
+      if (!w.session) w.session.emplace(make_session_());
+      if (have) {
+        spdlog::debug("decode: worker {} takes segment {}", worker, seg.seq);
+        decode_into(w, std::move(seg));
+      } else {
+        drain(w);  // no work now: what is in the decoder comes out, nobody waits for it
+      }
     } catch (...) {
       std::lock_guard lock(m_);
       if (!error_) error_ = std::current_exception();
+      cv_.notify_all();
+      return;
     }
-    spdlog::debug("decode: worker {} finished segment {} ({} frames)", worker, seg.seq, done.frames.size());
-    std::lock_guard lock(m_);
-    done_[seg.seq] = std::move(done);
-    cv_.notify_all();
   }
+}
+
+namespace {
+// Every packet's pts, if each has its own (frames are told apart by it).
+std::optional<std::set<std::int64_t>> distinct_pts(const std::vector<UniqueAVPacket>& packets) {
+  std::set<std::int64_t> pts;
+  for (const auto& p : packets)
+    if (p->pts == AV_NOPTS_VALUE || !pts.insert(p->pts).second) return std::nullopt;
+  return pts;
+}
+}  // namespace
+
+void SegmentDecodeStage::decode_into(Worker& w, Segment seg) {
+  Pending cur;
+  const auto own = distinct_pts(seg.packets);
+  // An open GOP continues the decoder only right after the GOP before it.
+  const bool follows = w.last_seq == seg.seq - 1 && !w.drained;
+  if (seg.fresh || !own || (!seg.prefix.empty() && !follows)) {
+    drain(w);
+    cur.seg = std::move(seg);
+    alone(w, std::move(cur));
+    return;
+  }
+  cur.own = *own;
+  if (w.drained) {
+    avcodec_flush_buffers(w.session->context.get());
+    w.drained = false;
+  }
+  w.last_seq = seg.seq;
+  cur.seg = std::move(seg);
+  w.pending.push_back(std::move(cur));
+  std::vector<Frame> frames;
+  for (const auto& p : w.pending.back().seg.packets) {  // the prefix is in the decoder already
+    send(*w.session, p.get(), time_base_, frames, w.pending.back().done.errors);
+    route(w, {}, frames);
+  }
+  while (!w.pending.empty() && w.pending.front().complete() && !w.pending.front().anomalous &&
+         w.pending.size() > 1) {
+    publish(w.pending.front().seg.seq, std::move(w.pending.front().done));
+    w.pending.pop_front();
+  }
+  // A segment whose pictures did not all come out (a damaged packet gives none)
+  // must not wait for ever: past two, the decoder is drained.
+  if (w.pending.size() > 2) drain(w);
+}
+
+// Each frame to the pending segment that owns its pts, noting a picture that
+// comes twice, out of order or unowned (that segment is decoded again alone).
+void SegmentDecodeStage::route(Worker& w, const std::set<std::int64_t>& prefix, std::vector<Frame>& frames) const {
+  for (auto& f : frames) {
+    auto owner = std::find_if(w.pending.begin(), w.pending.end(), [&](const Pending& p) { return p.own.count(f.pts) > 0; });
+    if (owner == w.pending.end()) {
+      if (!prefix.count(f.pts) && !w.pending.empty()) w.pending.back().anomalous = true;
+      continue;
+    }
+    const bool in_order = owner->received.empty() || *owner->received.rbegin() < f.pts;
+    if (!owner->received.insert(f.pts).second || !in_order) owner->anomalous = true;
+    owner->done.frames.push_back(std::move(f));
+  }
+  frames.clear();
+}
+
+// End of stream to the decoder: what it holds comes out; a segment that did
+// not come out right is decoded again alone.
+void SegmentDecodeStage::drain(Worker& w) {
+  if (w.pending.empty()) return;
+  std::vector<Frame> frames;
+  send(*w.session, nullptr, time_base_, frames, w.pending.back().done.errors);
+  route(w, {}, frames);
+  w.drained = true;
+  w.last_seq = -2;
+  {
+    std::lock_guard lock(m_);
+    ++stats_.restarts;
+  }
+  auto pending = std::exchange(w.pending, {});
+  for (auto& p : pending) {
+    if (p.complete() && !p.anomalous) {
+      publish(p.seg.seq, std::move(p.done));
+    } else {
+      spdlog::debug("decode: segment {} came out {} of {} pictures{}: decoded again alone", p.seg.seq,
+                    p.received.size(), p.own.size(), p.anomalous ? ", out of order" : "");
+      alone(w, std::move(p));
+    }
+  }
+}
+
+void SegmentDecodeStage::alone(Worker& w, Pending p) {
+  {
+    std::lock_guard lock(m_);
+    ++stats_.restarts;
+  }
+  Done done = decode(*w.session, p.seg);
+  w.drained = true;
+  w.last_seq = -2;
+  publish(p.seg.seq, std::move(done));
+}
+
+void SegmentDecodeStage::publish(std::int64_t seq, Done done) {
+  std::lock_guard lock(m_);
+  done_[seq] = std::move(done);
+  cv_.notify_all();
 }
 
 // One segment, alone: the decoder starts clean and is emptied at the end. An
@@ -117,6 +226,7 @@ void SegmentDecodeStage::submit(Output<Frame>& out) {
   if (current_.empty()) return;
   Segment seg;
   seg.seq = next_seq_++;
+  seg.fresh = std::exchange(fresh_next_, false);
   std::vector<std::int64_t> pts;
   for (const auto& p : current_) pts.push_back(p->pts);
   const bool open = is_open_gop(pts) && !previous_.empty();
@@ -132,10 +242,12 @@ void SegmentDecodeStage::submit(Output<Frame>& out) {
     todo_.push_back(std::move(seg));
   }
   cv_.notify_all();
-  // At most two segments per session in flight: memory stays bounded.
+  // At most three segments per session in flight, so memory stays bounded: one
+  // whose last pictures are still in the decoder, one being sent, one queued
+  // (a worker that finds the queue empty drains its decoder: a restart).
   (void)emit_ready(out, false);
   std::unique_lock lock(m_);
-  cv_.wait(lock, [&] { return error_ || next_seq_ - next_emit_ <= 2 * sessions_ || done_.count(next_emit_); });
+  cv_.wait(lock, [&] { return error_ || next_seq_ - next_emit_ <= 3 * sessions_ || done_.count(next_emit_); });
 }
 
 Flow SegmentDecodeStage::emit(Frame f, Output<Frame>& out) {
@@ -186,6 +298,7 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
     }
     submit(out);
     previous_.clear();  // the next GOP does not follow this one
+    fresh_next_ = true;
     return emit_ready(out, false);
   }
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);

@@ -528,7 +528,7 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
   if (segments) {
     const auto st = segments->stats();
     r.notes.push_back(fmt::format("decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP "
-                                  "before){}", o.decode_sessions, st.segments, st.open_gops,
+                                  "before), {} decoder restarts{}", o.decode_sessions, st.segments, st.open_gops, st.restarts,
                                   st.fell_back ? "; keyframes too far apart: one session took over" : ""));
   }
   r.packets_read = counters.packets_read;

@@ -5,8 +5,20 @@
 //
 // An open GOP (pictures after its keyframe in decode order that are shown
 // before it, and reference the previous GOP) is decoded with the previous
-// segment's packets in front, and only its own pictures are kept. A stream
-// whose keyframes are further apart than `max_segment` packets (or none at
+// segment's packets in front, and only its own pictures are kept.
+//
+// A session decodes its segments one after another without a flush: FFmpeg
+// sets a decoder up again after avcodec_flush_buffers (for NVDEC a new
+// hardware decoder), which can cost more than a 30-frame GOP's decode. Frames
+// are told apart by their timestamps, and a segment is complete when each of
+// its pictures has come out once, in order (a closed GOP's keyframe pushes the
+// previous one's out). A segment that did not come out so (a decoder that lost
+// or reordered pictures across the jump from an unrelated GOP) is decoded again
+// alone, which is exactly what one decoder gives. An open GOP continues a
+// session only right after the GOP before it; otherwise it is decoded alone,
+// after the previous GOP. A session drains and flushes (a restart, counted)
+// when it runs out of work, for a segment decoded alone, and where the input
+// starts over. A stream // whose keyframes are further apart than `max_segment` packets (or none at
 // all) is decoded by one session from then on, and the report says so.
 #pragma once
 
@@ -40,6 +52,7 @@ struct DecoderSession {
 
 struct SegmentDecodeStats {
   std::int64_t segments = 0, open_gops = 0;
+  std::int64_t restarts = 0;  // a session drained and flushed (FFmpeg sets the decoder up again)
   bool fell_back = false;  // one session from some point on (sparse keyframes)
 };
 
@@ -58,6 +71,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
  private:
   struct Segment {
     std::int64_t seq = 0;
+    bool fresh = false;                   // after the input started over: no decoder state carries in
     std::vector<UniqueAVPacket> prefix;   // the previous GOP, for an open GOP's leading pictures
     std::vector<UniqueAVPacket> packets;  // this GOP, the keyframe first
   };
@@ -65,7 +79,29 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
     std::vector<Frame> frames;
     std::int64_t errors = 0;
   };
+  // A segment a worker has sent to its decoder whose pictures are still
+  // coming out (decode order; the back is the one being sent).
+  struct Pending {
+    Segment seg;                      // kept, to decode it again alone if it did not come out right
+    std::set<std::int64_t> own;       // its pictures' pts
+    std::set<std::int64_t> received;  // of them, out so far
+    bool anomalous = false;           // a picture twice, out of order, or one nobody owns
+    Done done;
+    [[nodiscard]] bool complete() const { return received.size() == own.size(); }
+  };
+  // One worker's decoder and what is still in it.
+  struct Worker {
+    std::optional<DecoderSession> session;
+    std::deque<Pending> pending;
+    bool drained = true;          // nothing carries over: flush before the next packet
+    std::int64_t last_seq = -2;   // the segment sent last, while the decoder holds its state
+  };
   void work(int worker);
+  void decode_into(Worker& w, Segment seg);
+  void alone(Worker& w, Pending p);  // start to end in a clean decoder, then published
+  void drain(Worker& w);            // end of stream: every pending segment completes
+  void route(Worker& w, const std::set<std::int64_t>& prefix, std::vector<Frame>& frames) const;
+  void publish(std::int64_t seq, Done done);
   void submit(Output<Frame>& out);
   Flow emit_ready(Output<Frame>& out, bool wait_all);
   Flow emit(Frame f, Output<Frame>& out);
@@ -80,6 +116,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   const std::size_t max_segment_;
   std::vector<UniqueAVPacket> current_, previous_;
   std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
+  bool fresh_next_ = true;  // the next segment follows a start-over (or is the first)
   std::optional<DecoderSession> inline_;  // one session, after a fallback
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
   mutable std::mutex m_;
