@@ -280,6 +280,150 @@ class Blur final : public Filter {
   double sigma_;
 };
 
+// ---- box, unsharp, sobel, eq: the tested kernels as filters --------------------
+
+bool is_rgb(const FrameFormat& f) { return (descriptor(f.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB) != 0; }
+// The planes a luma filter touches: the first of a YUV or gray frame, every one of RGB.
+bool luma_or_rgb(const FrameFormat& f, int plane) { return plane == 0 || is_rgb(f); }
+
+class Box final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"box",
+            "Box blur: the mean of a (2r+1)² neighbourhood. radius is in luma pixels; subsampled "
+            "chroma planes get it scaled (at least 1).",
+            {{"radius", ParamType::kInt, "2", 0, 192, "radius in pixels (0: off)", {}}},
+            [](const ParamValues& p) { return std::make_unique<Box>(static_cast<int>(p.get_int("radius"))); }};
+  }
+  explicit Box(int radius) : radius_(radius) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("box", in);
+    return in;
+  }
+  [[nodiscard]] bool is_identity() const override { return radius_ == 0; }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) { ref::box_blur_plane(s, d, radius(in, p)); });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      cuda::box_blur_plane(s, d, radius(in, p), ctx.memory, ctx.stream);
+    });
+  }
+
+ private:
+  int radius(const Frame& f, int p) const {
+    return std::max(1, static_cast<int>(std::lround(radius_ * plane_scale(f, p))));
+  }
+  int radius_;
+};
+
+class Unsharp final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"unsharp",
+            "Unsharp mask: src + amount × (src − gaussian(src, sigma)), on luma (every channel of RGB).",
+            {{"sigma", ParamType::kFloat, "1.0", 0.1, 32, "the blur's standard deviation in pixels", {}},
+             {"amount", ParamType::kFloat, "1.0", 0, 10, "how much of the detail to add (0: off)", {}}},
+            [](const ParamValues& p) { return std::make_unique<Unsharp>(p.get_float("sigma"), p.get_float("amount")); }};
+  }
+  Unsharp(double sigma, double amount) : sigma_(sigma), amount_(amount) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("unsharp", in);
+    format_ = in;
+    return in;
+  }
+  [[nodiscard]] bool is_identity() const override { return amount_ == 0; }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      luma_or_rgb(format_, p) ? ref::unsharp_plane(s, d, sigma_, amount_) : ref::copy_plane(s, d);
+    });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      if (luma_or_rgb(format_, p))
+        cuda::unsharp_plane(s, d, sigma_, amount_, ctx.memory, ctx.stream);
+      else
+        cuda::copy_plane(s, d.data, d.pitch, cudaMemcpyDeviceToDevice, ctx.stream);
+    });
+  }
+
+ private:
+  double sigma_, amount_;
+  FrameFormat format_{};
+};
+
+class Sobel final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"sobel",
+            "Edges: sqrt(Gx² + Gy²) of the 3×3 Sobel derivatives of luma, chroma neutral (every "
+            "channel of RGB).",
+            {},
+            [](const ParamValues&) { return std::make_unique<Sobel>(); }};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("sobel", in);
+    format_ = in;
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      luma_or_rgb(format_, p) ? ref::sobel_plane(s, d) : ref::fill_plane(d, 128);
+    });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      luma_or_rgb(format_, p) ? cuda::sobel_plane(s, d, ctx.stream) : cuda::fill_plane(d, 128, ctx.stream);
+    });
+  }
+
+ private:
+  FrameFormat format_{};
+};
+
+class Eq final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"eq",
+            "Brightness, contrast and gamma, as one lookup table, on luma (every channel of RGB): "
+            "x = ((v/255 − 0.5) × contrast + 0.5 + brightness), clamped to [0, 1], then x^(1/gamma).",
+            {{"brightness", ParamType::kFloat, "0", -1, 1, "added, in units of full scale", {}},
+             {"contrast", ParamType::kFloat, "1", 0, 4, "around mid-grey", {}},
+             {"gamma", ParamType::kFloat, "1", 0.1, 10, "above 1 brightens the mid-tones", {}}},
+            [](const ParamValues& p) {
+              return std::make_unique<Eq>(p.get_float("brightness"), p.get_float("contrast"), p.get_float("gamma"));
+            }};
+  }
+  Eq(double brightness, double contrast, double gamma)
+      : identity_(brightness == 0 && contrast == 1 && gamma == 1) {
+    ref::make_eq_lut(brightness, contrast, gamma, lut_);
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("eq", in);
+    format_ = in;
+    return in;
+  }
+  [[nodiscard]] bool is_identity() const override { return identity_; }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      luma_or_rgb(format_, p) ? ref::lut_plane(s, d, lut_) : ref::copy_plane(s, d);
+    });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      if (luma_or_rgb(format_, p))
+        cuda::lut_plane(s, d, lut_, ctx.stream);
+      else
+        cuda::copy_plane(s, d.data, d.pitch, cudaMemcpyDeviceToDevice, ctx.stream);
+    });
+  }
+
+ private:
+  bool identity_;
+  std::uint8_t lut_[256]{};
+  FrameFormat format_{};
+};
+
 // ---- crop ------------------------------------------------------------------
 
 class Crop final : public Filter {
@@ -573,6 +717,10 @@ void register_builtin_filters(FilterRegistry& registry) {
   registry.add(with_cuda(Flip::info()));
   registry.add(with_cuda(Invert::info()));
   registry.add(with_cuda(Grayscale::info()));
+  registry.add(with_cuda(Box::info()));
+  registry.add(with_cuda(Unsharp::info()));
+  registry.add(with_cuda(Sobel::info()));
+  registry.add(with_cuda(Eq::info()));
   FilterInfo resize_rgb = with_cuda(ResizeRgb::info());
   resize_rgb.formats = "nv12 in; rgb24 or rgba out";
   registry.add(resize_rgb);

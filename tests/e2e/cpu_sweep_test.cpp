@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -46,6 +47,34 @@ Frame expected(const std::string& chain, const Frame& in, int w2, int h2) {
       const double sigma = p ? 0.75 : 1.5;  // chroma: sigma scaled with the plane
       const int side = 2 * static_cast<int>(std::ceil(3 * sigma)) + 1;
       cv::GaussianBlur(src, dst, cv::Size(side, side), sigma, sigma, cv::BORDER_REFLECT_101);
+    } else if (chain == "box") {  // radius 2, chroma 1
+      const int side = p ? 3 : 5;
+      cv::blur(src, dst, cv::Size(side, side), cv::Point(-1, -1), cv::BORDER_REFLECT_101);
+    } else if (chain == "unsharp" || chain == "sobel" || chain == "eq") {
+      if (p > 0) {  // luma only: chroma kept (sobel: neutral)
+        if (chain == "sobel")
+          dst.setTo(128);
+        else
+          src.copyTo(dst);
+      } else if (chain == "unsharp") {  // sigma 1.5, amount 0.8
+        cv::Mat f, b;
+        src.convertTo(f, CV_32F);
+        cv::GaussianBlur(f, b, cv::Size(11, 11), 1.5, 1.5, cv::BORDER_REFLECT_101);
+        cv::addWeighted(f, 1.8, b, -0.8, 0, f);
+        f.convertTo(dst, CV_8U);
+      } else if (chain == "sobel") {
+        cv::Mat gx, gy, m;
+        cv::Sobel(src, gx, CV_32F, 1, 0, 3, 1, 0, cv::BORDER_REFLECT_101);
+        cv::Sobel(src, gy, CV_32F, 0, 1, 3, 1, 0, cv::BORDER_REFLECT_101);
+        cv::magnitude(gx, gy, m);
+        m.convertTo(dst, CV_8U);
+      } else {  // eq=brightness=0.1:contrast=1.2:gamma=0.9, the formula `vpipe filters` states
+        cv::Mat table(1, 256, CV_8U);
+        for (int v = 0; v < 256; ++v)
+          table.at<std::uint8_t>(v) = cv::saturate_cast<std::uint8_t>(
+              255.0 * std::pow(std::clamp((v / 255.0 - 0.5) * 1.2 + 0.5 + 0.1, 0.0, 1.0), 1 / 0.9));
+        cv::LUT(src, table, dst);
+      }
     } else {  // flip,invert,grayscale
       if (p == 0) {
         cv::flip(src, dst, 1);
@@ -67,7 +96,9 @@ TEST(CpuSweep, TheCpuPathMatchesOpenCvOnEverySize) {
   // fixed point, vpipe's reference computes in float, 2 LSB apart at most)
   const std::vector<std::tuple<std::string, std::string, int>> chains = {
       {"pointwise", "flip,invert,grayscale", 0}, {"blur", "blur=sigma=1.5", 2}, {"resize", "resize={w2}x{h2}", 0},
-      {"crop", "crop=w={w2}:h={h2}:x={x}:y={y}", 0}};
+      {"crop", "crop=w={w2}:h={h2}:x={x}:y={y}", 0}, {"box", "box=radius=2", 1},
+      {"unsharp", "unsharp=sigma=1.5:amount=0.8", 1}, {"sobel", "sobel", 1},
+      {"eq", "eq=brightness=0.1:contrast=1.2:gamma=0.9", 0}};
   for (const auto& [w, h] : std::vector<std::pair<int, int>>{{2, 2}, {720, 405}, {720, 404}, {1281, 721}, {1920, 1080}, {1920, 1088}}) {
     const std::string clip = write_clip(dir / fmt::format("in-{}x{}.mkv", w, h), w, h);
     std::vector<Frame> in;
@@ -75,7 +106,8 @@ TEST(CpuSweep, TheCpuPathMatchesOpenCvOnEverySize) {
     ASSERT_EQ(in.size(), static_cast<std::size_t>(kFrames));
     const int w2 = std::max(2, w / 4 * 2), h2 = std::max(2, h / 4 * 2);
     for (const auto& [name, vf_text, allowed] : chains) {
-      if (name == "blur" && w < 8) continue;  // OpenCV's kernel is wider than a 1x1 chroma plane
+      // OpenCV's kernels are wider than a 1x1 chroma plane
+      if ((name == "blur" || name == "box" || name == "unsharp") && w < 8) continue;
       SCOPED_TRACE(fmt::format("{}x{} {}", w, h, name));
       std::string vf = vf_text;
       for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{

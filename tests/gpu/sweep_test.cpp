@@ -9,7 +9,7 @@
 // written to $VPIPE_SWEEP_REPORT (JSON) for docs/results and RESULTS.
 //
 // A subset, for the sanitizers (issue #26: memcheck and racecheck over the odd
-// sizes): VPIPE_SWEEP_SIZES=2x2,1281x721, VPIPE_SWEEP_DECODE=cpu,
+// sizes): VPIPE_SWEEP_SIZES=2x2,1281x721, VPIPE_SWEEP_CHAINS=box,eq, VPIPE_SWEEP_DECODE=cpu,
 // VPIPE_SWEEP_MEM=pool,vmm select cases, and VPIPE_SWEEP_WRAP runs every GPU
 // transcode under a tool ("compute-sanitizer --tool memcheck --error-exitcode 86":
 // a finding is an exit code the test does not accept).
@@ -41,6 +41,10 @@ const Chain kChains[] = {
     {"resize", "resize={w2}x{h2}", 2, false},
     {"fused-rgb-and-back", "resize={w2}x{h2},format=rgb24,invert,format=yuv420p", 2, false},
     {"crop", "crop=w={w2}:h={h2}:x={x}:y={y}", 0, false},
+    {"box", "box=radius=2", 1, false},
+    {"unsharp", "unsharp=sigma=1.5:amount=0.8", 1, false},
+    {"sobel", "sobel", 1, false},
+    {"eq", "eq=brightness=0.1:contrast=1.2:gamma=0.9", 0, false},
 };
 const std::pair<int, int> kSizes[] = {{2, 2},       {720, 405},   {720, 404},  {1281, 721},
                                       {1920, 1080}, {1920, 1088}, {3840, 2160}};
@@ -96,6 +100,7 @@ TEST_F(Sweep, TheGpuPathMatchesTheCpuPathOnEverySizeDecoderAndStrategy) {
     const std::string clip = path(fmt::format("in-{}x{}.mkv", w, h));
     const std::string codec = write_clip(clip, w, h);
     for (const auto& chain : kChains) {
+      if (!selected("VPIPE_SWEEP_CHAINS", chain.name)) continue;
       const std::string vf = expand(chain.vf, w, h);
       const std::string common = " --encoder ffv1 --vf \"" + vf + "\"";
       const std::string cpu_out = path("cpu.mkv");
