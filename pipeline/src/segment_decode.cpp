@@ -74,7 +74,13 @@ void SegmentDecodeStage::work(int worker) {
     bool have = false;
     {
       std::unique_lock lock(m_);
-      if (w.pending.empty()) cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+      // With pictures still in its decoder, a worker waits for more work
+      // rather than drain (a restart), unless the segment the output waits
+      // for is one of its own.
+      const auto holds_head = [&] {
+        return std::any_of(w.pending.begin(), w.pending.end(), [&](const Pending& p) { return p.seg.seq == next_emit_; });
+      };
+      cv_.wait(lock, [&] { return stop_ || !todo_.empty() || (!w.pending.empty() && holds_head()); });
       if (!todo_.empty()) {
         seg = std::move(todo_.front());
         todo_.pop_front();
@@ -89,7 +95,7 @@ void SegmentDecodeStage::work(int worker) {
         spdlog::debug("decode: worker {} takes segment {}", worker, seg.seq);
         decode_into(w, std::move(seg));
       } else {
-        drain(w);  // no work now: what is in the decoder comes out, nobody waits for it
+        drain(w);  // the output waits for a segment still in this decoder
       }
     } catch (...) {
       std::lock_guard lock(m_);
@@ -164,6 +170,8 @@ void SegmentDecodeStage::route(Worker& w, const std::set<std::int64_t>& prefix, 
 // not come out right is decoded again alone.
 void SegmentDecodeStage::drain(Worker& w) {
   if (w.pending.empty()) return;
+  spdlog::debug("decode: drain with {} pending (first {}, {} of {} out)", w.pending.size(), w.pending.front().seg.seq,
+                w.pending.front().received.size(), w.pending.front().own.size());
   std::vector<Frame> frames;
   send(*w.session, nullptr, time_base_, frames, w.pending.back().done.errors);
   route(w, {}, frames);
@@ -186,6 +194,7 @@ void SegmentDecodeStage::drain(Worker& w) {
 }
 
 void SegmentDecodeStage::alone(Worker& w, Pending p) {
+  spdlog::debug("decode: segment {} alone", p.seg.seq);
   {
     std::lock_guard lock(m_);
     ++stats_.restarts;
