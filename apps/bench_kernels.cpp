@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "vpipe/kernels/cuda_ops.hpp"
+#include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/strategy.hpp"

@@ -1,4 +1,5 @@
 #include "vpipe/kernels/reference.hpp"
+#include "as_mat.hpp"
 
 #include <algorithm>
 #include <cmath>

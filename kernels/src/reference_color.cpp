@@ -5,6 +5,7 @@
 
 #include "contracts.hpp"
 #include "vpipe/kernels/reference.hpp"
+#include "as_mat.hpp"
 #include "vpipe/memory/errors.hpp"
 
 namespace vpipe::ref {

@@ -2,6 +2,8 @@
 // vpipe's plugin directory, lists, runs in a chain, and bad plugins fail
 // cleanly. The README's how-to shows the example's files verbatim.
 #include <gtest/gtest.h>
+
+#include <cstring>
 #include <unistd.h>
 
 #include "media_check.hpp"

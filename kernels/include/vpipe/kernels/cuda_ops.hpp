@@ -11,7 +11,8 @@
 
 #include "vpipe/kernels/color.hpp"
 #include "vpipe/kernels/image.hpp"
-#include "vpipe/kernels/reference.hpp"
+#include "vpipe/kernels/color.hpp"
+#include "vpipe/kernels/image.hpp"
 
 namespace vpipe {
 class DeviceMemoryResource;

@@ -21,4 +21,9 @@ struct PlaneView {
   }
 };
 
+namespace ref {
+// A resize's interpolation, for the kernels and their CPU references alike.
+enum class Interp { kNearest, kBilinear, kArea };
+}  // namespace ref
+
 }  // namespace vpipe

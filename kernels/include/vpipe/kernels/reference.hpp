@@ -4,17 +4,10 @@
 // overlap unless stated.
 #pragma once
 
-#include <opencv2/core.hpp>
-
 #include "vpipe/kernels/color.hpp"
 #include "vpipe/kernels/image.hpp"
 
 namespace vpipe::ref {
-
-enum class Interp { kNearest, kBilinear, kArea };
-
-// A cv::Mat header over the plane (no copy).
-[[nodiscard]] cv::Mat as_mat(const PlaneView& plane);
 
 void copy_plane(const PlaneView& src, const PlaneView& dst);
 void fill_plane(const PlaneView& dst, std::uint8_t value);
