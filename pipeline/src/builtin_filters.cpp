@@ -317,7 +317,48 @@ class Box final : public Filter {
   int radius_;
 };
 
-class Unsharp final : public Filter {
+// A filter of luma (every channel of RGB); the chroma planes copied, or set
+// neutral (an edge picture has no colour).
+class LumaFilter : public Filter {
+ public:
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit(name_, in);
+    format_ = in;
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      if (luma_or_rgb(format_, p))
+        luma(s, d);
+      else if (neutral_chroma_)
+        ref::fill_plane(d, 128);
+      else
+        ref::copy_plane(s, d);
+    });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      if (luma_or_rgb(format_, p))
+        luma_cuda(s, d, ctx);
+      else if (neutral_chroma_)
+        cuda::fill_plane(d, 128, ctx.stream);
+      else
+        cuda::copy_plane(s, d.data, d.pitch, cudaMemcpyDeviceToDevice, ctx.stream);
+    });
+  }
+
+ protected:
+  LumaFilter(const char* name, bool neutral_chroma) : name_(name), neutral_chroma_(neutral_chroma) {}
+  virtual void luma(const PlaneView& s, const PlaneView& d) = 0;
+  virtual void luma_cuda(const PlaneView& s, const PlaneView& d, const CudaContext& ctx) = 0;
+
+ private:
+  const char* name_;
+  bool neutral_chroma_;
+  FrameFormat format_{};
+};
+
+class Unsharp final : public LumaFilter {
  public:
   static FilterInfo info() {
     return {"unsharp",
@@ -326,33 +367,18 @@ class Unsharp final : public Filter {
              {"amount", ParamType::kFloat, "1.0", 0, 10, "how much of the detail to add (0: off)", {}}},
             [](const ParamValues& p) { return std::make_unique<Unsharp>(p.get_float("sigma"), p.get_float("amount")); }};
   }
-  Unsharp(double sigma, double amount) : sigma_(sigma), amount_(amount) {}
-  FrameFormat configure(const FrameFormat& in) override {
-    expect_planar_8bit("unsharp", in);
-    format_ = in;
-    return in;
-  }
+  Unsharp(double sigma, double amount) : LumaFilter("unsharp", false), sigma_(sigma), amount_(amount) {}
   [[nodiscard]] bool is_identity() const override { return amount_ == 0; }
-  void process(const Frame& in, Frame& out) override {
-    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
-      luma_or_rgb(format_, p) ? ref::unsharp_plane(s, d, sigma_, amount_) : ref::copy_plane(s, d);
-    });
-  }
-  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
-    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
-      if (luma_or_rgb(format_, p))
-        cuda::unsharp_plane(s, d, sigma_, amount_, ctx.memory, ctx.stream);
-      else
-        cuda::copy_plane(s, d.data, d.pitch, cudaMemcpyDeviceToDevice, ctx.stream);
-    });
-  }
 
  private:
+  void luma(const PlaneView& s, const PlaneView& d) override { ref::unsharp_plane(s, d, sigma_, amount_); }
+  void luma_cuda(const PlaneView& s, const PlaneView& d, const CudaContext& ctx) override {
+    cuda::unsharp_plane(s, d, sigma_, amount_, ctx.memory, ctx.stream);
+  }
   double sigma_, amount_;
-  FrameFormat format_{};
 };
 
-class Sobel final : public Filter {
+class Sobel final : public LumaFilter {
  public:
   static FilterInfo info() {
     return {"sobel",
@@ -361,27 +387,16 @@ class Sobel final : public Filter {
             {},
             [](const ParamValues&) { return std::make_unique<Sobel>(); }};
   }
-  FrameFormat configure(const FrameFormat& in) override {
-    expect_planar_8bit("sobel", in);
-    format_ = in;
-    return in;
-  }
-  void process(const Frame& in, Frame& out) override {
-    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
-      luma_or_rgb(format_, p) ? ref::sobel_plane(s, d) : ref::fill_plane(d, 128);
-    });
-  }
-  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
-    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
-      luma_or_rgb(format_, p) ? cuda::sobel_plane(s, d, ctx.stream) : cuda::fill_plane(d, 128, ctx.stream);
-    });
-  }
+  Sobel() : LumaFilter("sobel", true) {}
 
  private:
-  FrameFormat format_{};
+  void luma(const PlaneView& s, const PlaneView& d) override { ref::sobel_plane(s, d); }
+  void luma_cuda(const PlaneView& s, const PlaneView& d, const CudaContext& ctx) override {
+    cuda::sobel_plane(s, d, ctx.stream);
+  }
 };
 
-class Eq final : public Filter {
+class Eq final : public LumaFilter {
  public:
   static FilterInfo info() {
     return {"eq",
@@ -395,33 +410,18 @@ class Eq final : public Filter {
             }};
   }
   Eq(double brightness, double contrast, double gamma)
-      : identity_(brightness == 0 && contrast == 1 && gamma == 1) {
+      : LumaFilter("eq", false), identity_(brightness == 0 && contrast == 1 && gamma == 1) {
     ref::make_eq_lut(brightness, contrast, gamma, lut_);
   }
-  FrameFormat configure(const FrameFormat& in) override {
-    expect_planar_8bit("eq", in);
-    format_ = in;
-    return in;
-  }
   [[nodiscard]] bool is_identity() const override { return identity_; }
-  void process(const Frame& in, Frame& out) override {
-    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
-      luma_or_rgb(format_, p) ? ref::lut_plane(s, d, lut_) : ref::copy_plane(s, d);
-    });
-  }
-  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
-    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
-      if (luma_or_rgb(format_, p))
-        cuda::lut_plane(s, d, lut_, ctx.stream);
-      else
-        cuda::copy_plane(s, d.data, d.pitch, cudaMemcpyDeviceToDevice, ctx.stream);
-    });
-  }
 
  private:
+  void luma(const PlaneView& s, const PlaneView& d) override { ref::lut_plane(s, d, lut_); }
+  void luma_cuda(const PlaneView& s, const PlaneView& d, const CudaContext& ctx) override {
+    cuda::lut_plane(s, d, lut_, ctx.stream);
+  }
   bool identity_;
   std::uint8_t lut_[256]{};
-  FrameFormat format_{};
 };
 
 // ---- crop ------------------------------------------------------------------
