@@ -1,4 +1,5 @@
 #include "soak/soak.hpp"
+#include "soak/sample_fields.hpp"
 
 #include "transcode_metrics.hpp"
 
@@ -397,20 +398,22 @@ template <class T>
 nlohmann::json opt(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
-std::string csv_opt(const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : ""; }
 }  // namespace
 
 nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
   nlohmann::json runs_j = nlohmann::json::array();
   for (const auto& r : runs) {
     nlohmann::json samples = nlohmann::json::array();
-    for (const auto& s : r.samples)
-      samples.push_back({{"t_s", s.t_s}, {"frames", s.frames}, {"fps", s.fps}, {"p50_ms", s.p50_ms},
-                         {"p99_ms", s.p99_ms}, {"max_ms", s.max_ms}, {"reserved_mb", opt(s.reserved_mb)},
-                         {"used_mb", opt(s.used_mb)}, {"fragmentation", opt(s.fragmentation)},
-                         {"largest_block_mb", opt(s.largest_block_mb)}, {"failures", s.failures},
-                         {"retries", s.retries}, {"rss_mb", s.rss_mb}, {"pinned_mb", s.pinned_mb},
-                         {"width", s.width}, {"height", s.height}});
+    for (const auto& s : r.samples) {
+      nlohmann::json sj = nlohmann::json::object();
+      for (const auto& f : sample_fields()) {
+        const auto v = f.get(s);
+        sj[f.key] = !v                                     ? nlohmann::json()
+                    : f.kind == SampleField::Kind::kInt ? nlohmann::json(static_cast<std::int64_t>(*v))
+                                                         : nlohmann::json(*v);
+      }
+      samples.push_back(std::move(sj));
+    }
     runs_j.push_back({{"strategy", r.strategy}, {"frames", r.frames}, {"wall_s", r.wall_s},
                       {"error", r.error},
                       {"verdict", {{"pass", r.verdict.pass}, {"reasons", r.verdict.reasons},
@@ -457,22 +460,7 @@ SoakResult read_soak_json(const std::string& path) {
     for (const auto& sj : rj.at("samples")) {
       SoakSample s;
       s.strategy = run.strategy;
-      s.t_s = sj.at("t_s");
-      s.frames = sj.at("frames");
-      s.fps = sj.at("fps");
-      s.p50_ms = sj.at("p50_ms");
-      s.p99_ms = sj.at("p99_ms");
-      s.max_ms = sj.at("max_ms");
-      s.reserved_mb = get_opt(sj.at("reserved_mb"));
-      s.used_mb = get_opt(sj.at("used_mb"));
-      s.fragmentation = get_opt(sj.at("fragmentation"));
-      s.largest_block_mb = get_opt(sj.at("largest_block_mb"));
-      s.failures = sj.at("failures");
-      s.retries = sj.at("retries");
-      s.rss_mb = sj.at("rss_mb");
-      s.pinned_mb = sj.at("pinned_mb");
-      s.width = sj.at("width");
-      s.height = sj.at("height");
+      for (const auto& field : sample_fields()) field.set(s, get_opt(sj.at(field.key)));
       run.samples.push_back(s);
     }
     r.runs.push_back(std::move(run));
@@ -484,37 +472,28 @@ namespace {
 
 void write_samples_csv(const SoakResult& r, const fs::path& dir) {
   std::ofstream csv(dir / "samples.csv");
-  csv << "strategy,t_s,frames,fps,p50_ms,p99_ms,max_ms,reserved_mb,used_mb,fragmentation,"
-         "largest_block_mb,failures,retries,rss_mb,pinned_mb,width,height\n";
+  csv << "strategy";
+  for (const auto& f : sample_fields()) csv << ',' << f.key;
+  csv << '\n';
   for (const auto& run : r.runs)
-    for (const auto& s : run.samples)
-      csv << fmt::format("{},{:.3f},{},{:.2f},{:.4f},{:.4f},{:.4f},{},{},{},{},{},{},{:.2f},{:.2f},{},{}\n",
-                         s.strategy, s.t_s, s.frames, s.fps, s.p50_ms, s.p99_ms, s.max_ms,
-                         csv_opt(s.reserved_mb), csv_opt(s.used_mb), csv_opt(s.fragmentation),
-                         csv_opt(s.largest_block_mb), s.failures, s.retries, s.rss_mb, s.pinned_mb,
-                         s.width, s.height);
+    for (const auto& s : run.samples) {
+      csv << s.strategy;
+      for (const auto& f : sample_fields()) {
+        const auto v = f.get(s);
+        csv << ',' << (!v ? std::string()
+                       : f.kind == SampleField::Kind::kInt ? fmt::format("{}", static_cast<std::int64_t>(*v))
+                                                            : fmt::format("{:.{}f}", *v, f.csv_decimals));
+      }
+      csv << '\n';
+    }
   if (!csv) throw std::runtime_error(fmt::format("cannot write '{}'", (dir / "samples.csv").string()));
 }
 
 // One PNG per measure, every strategy a line; returns the files written.
 std::vector<std::string> write_charts(const SoakResult& r, const fs::path& dir) {
-  struct Chart {
-    const char* file;
-    const char* title;
-    const char* unit;
-    std::function<std::optional<double>(const SoakSample&)> get;
-  };
-  const std::vector<Chart> charts = {
-      {"fps.png", "Throughput", "fps", [](const SoakSample& s) { return std::optional(s.fps); }},
-      {"latency_p99.png", "Latency p99 (source to sink)", "ms", [](const SoakSample& s) { return std::optional(s.p99_ms); }},
-      {"reserved.png", "Device memory reserved by the strategy", "MB", [](const SoakSample& s) { return s.reserved_mb; }},
-      {"used.png", "Device memory in use (handed out)", "MB", [](const SoakSample& s) { return s.used_mb; }},
-      {"fragmentation.png", "Fragmentation (1 - largest free / free)", "", [](const SoakSample& s) { return s.fragmentation; }},
-      {"largest_block.png", "Largest block the device grants (probed)", "MB", [](const SoakSample& s) { return s.largest_block_mb; }},
-      {"rss.png", "Host RSS", "MB", [](const SoakSample& s) { return std::optional(s.rss_mb); }},
-  };
   std::vector<std::string> written;
-  for (const auto& c : charts) {
+  for (const auto& c : sample_fields()) {
+    if (!c.chart) continue;
     std::vector<PlotSeries> series;
     bool any = false;
     for (const auto& run : r.runs) {
@@ -528,8 +507,8 @@ std::vector<std::string> write_charts(const SoakResult& r, const fs::path& dir) 
       series.push_back(std::move(ps));
     }
     if (!any) continue;
-    write_line_chart_png((dir / c.file).string(), c.title, "time (s)", c.unit, series);
-    written.push_back(c.file);
+    write_line_chart_png((dir / c.chart).string(), c.title, "time (s)", c.unit, series);
+    written.push_back(c.chart);
   }
   return written;
 }
@@ -591,33 +570,14 @@ void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
 }
 
 std::string prometheus_text(const std::vector<SoakSample>& latest) {
-  struct Gauge {
-    const char* name;
-    const char* help;
-    std::function<std::optional<double>(const SoakSample&)> get;
-  };
-  const std::vector<Gauge> gauges = {
-      {"vpipe_soak_fps", "Frames per second over the last interval.", [](const SoakSample& s) { return std::optional(s.fps); }},
-      {"vpipe_soak_frames_total", "Frames done.", [](const SoakSample& s) { return std::optional(static_cast<double>(s.frames)); }},
-      {"vpipe_soak_latency_p50_ms", "Latency p50 over the last interval, source to sink.", [](const SoakSample& s) { return std::optional(s.p50_ms); }},
-      {"vpipe_soak_latency_p99_ms", "Latency p99 over the last interval.", [](const SoakSample& s) { return std::optional(s.p99_ms); }},
-      {"vpipe_soak_latency_max_ms", "Latency max over the last interval.", [](const SoakSample& s) { return std::optional(s.max_ms); }},
-      {"vpipe_soak_device_reserved_mb", "Device memory held by the strategy.", [](const SoakSample& s) { return s.reserved_mb; }},
-      {"vpipe_soak_device_used_mb", "Device memory handed out.", [](const SoakSample& s) { return s.used_mb; }},
-      {"vpipe_soak_fragmentation", "1 - largest free block / free bytes, where the strategy sees it.", [](const SoakSample& s) { return s.fragmentation; }},
-      {"vpipe_soak_largest_block_mb", "Largest block the device granted at the last probe.", [](const SoakSample& s) { return s.largest_block_mb; }},
-      {"vpipe_soak_failures_total", "Allocations that failed after retrying.", [](const SoakSample& s) { return std::optional(static_cast<double>(s.failures)); }},
-      {"vpipe_soak_retries_total", "Allocations retried after a trim.", [](const SoakSample& s) { return std::optional(static_cast<double>(s.retries)); }},
-      {"vpipe_soak_host_rss_mb", "Resident set size of the process.", [](const SoakSample& s) { return std::optional(s.rss_mb); }},
-      {"vpipe_soak_pinned_mb", "Pinned host memory of the staging ring.", [](const SoakSample& s) { return std::optional(s.pinned_mb); }},
-  };
   std::string out;
-  for (const auto& g : gauges) {
+  for (const auto& g : sample_fields()) {
+    if (!g.gauge) continue;
     std::string lines;
     for (const auto& s : latest)
-      if (const auto v = g.get(s)) lines += fmt::format("{}{{strategy=\"{}\"}} {}\n", g.name, s.strategy, *v);
+      if (const auto v = g.get(s)) lines += fmt::format("{}{{strategy=\"{}\"}} {}\n", g.gauge, s.strategy, *v);
     if (lines.empty()) continue;
-    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", g.name, g.help, g.name, lines);
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", g.gauge, g.help, g.gauge, lines);
   }
   return out;
 }
