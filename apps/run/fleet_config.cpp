@@ -14,9 +14,16 @@ namespace vpipe {
 
 namespace {
 
-const std::set<std::string> kStreamKeys = {"name", "input", "output", "vf", "device", "decode", "mem", "encoder",
-                                           "crf", "preset", "realtime", "loop", "frames", "restart",
-                                           "restart_on_end", "skip_done", "budget_bytes", "stall_timeout_s"};
+// A stream's own keys (the rest are transcode options, from the one table).
+const std::set<std::string> kFleetKeys = {"name", "restart", "restart_on_end", "skip_done"};
+
+std::string known_keys() {
+  std::string out;
+  for (const auto& k : kFleetKeys) out += (out.empty() ? "" : ", ") + k;
+  for (const auto& k : option_keys())
+    out += fmt::format(", {}{}", k.name, k.alias ? fmt::format(" ({})", k.alias) : "");
+  return out;
+}
 
 // Merges `defaults` under `stream` (the stream's keys win) and checks the keys.
 YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const std::string& where) {
@@ -26,10 +33,8 @@ YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const st
     if (!n->IsMap()) throw input_error(fmt::format("{}: expected a map of settings", where));
     for (const auto& kv : *n) {
       const auto key = kv.first.as<std::string>();
-      if (!kStreamKeys.count(key))
-        throw input_error(fmt::format("{}: unknown key '{}' (keys: input, output, vf, device, decode, mem, "
-                                      "encoder, crf, preset, realtime, loop, frames, restart, restart_on_end, "
-                                      "skip_done, budget_bytes, stall_timeout_s)", where, key));
+      if (!kFleetKeys.count(key) && !is_option_key(key))
+        throw input_error(fmt::format("{}: unknown key '{}' (keys: {})", where, key, known_keys()));
       out[key] = kv.second;
     }
   }
@@ -40,29 +45,22 @@ StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
   StreamSpec s;
   s.name = n["name"].as<std::string>("");
   if (s.name.empty()) throw input_error(fmt::format("{}: 'name' is required", where));
+  const std::string here = fmt::format("{} ({})", where, s.name);
   auto& o = s.options;
-  o.input = n["input"].as<std::string>("");
-  o.output = n["output"].as<std::string>("");
+  for (const auto& kv : n) {
+    const auto key = kv.first.as<std::string>();
+    if (kFleetKeys.count(key)) continue;
+    if (!kv.second.IsScalar()) throw usage_error(fmt::format("{}: '{}' takes one value", here, key));
+    set_option(o, key, kv.second.Scalar(), here);
+  }
   if (o.input.empty() || o.output.empty())
-    throw input_error(fmt::format("{} ({}): 'input' and 'output' are required", where, s.name));
-  o.filters = n["vf"].as<std::string>("");
-  o.device = from_name<Device>(n["device"].as<std::string>("auto"), where + ": device");
-  o.decode = from_name<Decode>(n["decode"].as<std::string>("auto"), where + ": decode");
-  o.mem = n["mem"].as<std::string>("pool");
-  o.encoder = n["encoder"].as<std::string>("auto");
-  o.crf = n["crf"].as<int>(o.crf);
-  o.preset = n["preset"].as<std::string>(o.preset);
-  o.realtime = n["realtime"].as<bool>(false);
-  o.loop = n["loop"].as<int>(1);
-  o.stall_timeout_s = n["stall_timeout_s"].as<double>(o.stall_timeout_s);
-  if (n["frames"]) o.max_frames = n["frames"].as<std::int64_t>();
-  if (n["budget_bytes"]) o.budget = n["budget_bytes"].as<std::size_t>();
+    throw input_error(fmt::format("{}: 'input' and 'output' are required", here));
   if (const auto r = n["restart"]) {
     s.restart.max = r["max"].as<int>(s.restart.max);
     s.restart.backoff_s = r["backoff_s"].as<double>(s.restart.backoff_s);
     s.restart.backoff_max_s = r["backoff_max_s"].as<double>(s.restart.backoff_max_s);
     if (s.restart.max < 0 || s.restart.backoff_s < 0 || s.restart.backoff_max_s < s.restart.backoff_s)
-      throw input_error(fmt::format("{} ({}): restart: max ≥ 0 and 0 ≤ backoff_s ≤ backoff_max_s", where, s.name));
+      throw input_error(fmt::format("{}: restart: max ≥ 0 and 0 ≤ backoff_s ≤ backoff_max_s", here));
   }
   s.restart_on_end = n["restart_on_end"].as<bool>(is_live_input(o.input));
   s.skip_done = n["skip_done"].as<bool>(false);

@@ -70,7 +70,7 @@ extern "C" {
 vpipe_decoder* vpipe_decoder_open(const char* options_json) {
   return guarded([&] {
     const json j = json::parse(options_json);
-    vpipe::TranscodeOptions o = vpipe::capi::options_from(j);
+    vpipe::TranscodeOptions o = vpipe::capi::options_from(j, {"prefetch"});
     if (o.output != "null") throw vpipe::input_error("decode: the output is the caller (no \"output\")");
     auto d = std::make_unique<vpipe_decoder>();
     d->keep = std::make_shared<SessionKeeper>();

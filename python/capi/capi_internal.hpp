@@ -2,6 +2,9 @@
 // session keeper, options from JSON.
 #pragma once
 
+#include <initializer_list>
+#include <string_view>
+
 #include <atomic>
 #include <memory>
 #include <string>
@@ -44,7 +47,10 @@ struct SessionKeeper {
   std::unique_ptr<TranscodeSession> session;
 };
 
-[[nodiscard]] TranscodeOptions options_from(const nlohmann::json& j);
+// The options in `j`, set through vpipe's one option table (set_option);
+// `binding_keys` are the binding's own keys, read by the caller ("prefetch").
+[[nodiscard]] TranscodeOptions options_from(const nlohmann::json& j,
+                                            std::initializer_list<std::string_view> binding_keys = {});
 
 // Slots of the "python" filter: which session a slot's frames belong to.
 void bind_filter_slots(const std::string& filters, const std::shared_ptr<SessionKeeper>& keep);

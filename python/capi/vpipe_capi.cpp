@@ -3,6 +3,7 @@
 // calls back into Python.
 #include "vpipe_capi.h"
 
+#include <algorithm>
 #include <array>
 
 #include <dlfcn.h>
@@ -71,23 +72,17 @@ void set_error(std::string message, int kind) {
   g_error_kind = kind;
 }
 
-TranscodeOptions options_from(const json& j) {
+TranscodeOptions options_from(const json& j, std::initializer_list<std::string_view> binding_keys) {
+  if (!j.is_object() || !j.contains("input")) throw input_error("options: 'input' is required");
   TranscodeOptions o;
-  o.input = j.at("input").get<std::string>();
-  o.output = j.value("output", std::string("null"));
-  o.filters = j.value("filters", std::string());
-  o.device = from_name<Device>(j.value("device", std::string("auto")), "device");
-  o.decode = from_name<Decode>(j.value("decode", std::string("auto")), "decode");
-  o.mem = j.value("mem", std::string("pool"));
-  o.encoder = j.value("encoder", std::string("auto"));
-  o.crf = j.value("crf", o.crf);
-  o.preset = j.value("preset", o.preset);
-  o.qscale = j.value("qscale", o.qscale);
-  o.queue_depth = j.value("queue_depth", o.queue_depth);
-  o.loop = j.value("loop", 1);
-  o.decode_sessions = j.value("decode_sessions", 1);
-  if (j.contains("budget") && !j["budget"].is_null()) o.budget = j["budget"].get<std::size_t>();
-  if (j.contains("max_frames") && !j["max_frames"].is_null()) o.max_frames = j["max_frames"].get<std::int64_t>();
+  o.output = "null";
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_null() || std::find(binding_keys.begin(), binding_keys.end(), key) != binding_keys.end()) continue;
+    const std::string text = value.is_string() ? value.get<std::string>()
+                             : value.is_boolean() ? (value.get<bool>() ? "true" : "false")
+                                                  : value.dump();
+    set_option(o, key, text, "options");  // the one table vpipe run's config uses too
+  }
   return o;
 }
 

@@ -105,7 +105,9 @@ TEST_F(SegmentDecode, EveryCodecAndGopKindGivesWhatOneDecoderGives) {
       const auto at = note.find(" decoder restarts");
       ASSERT_NE(at, std::string::npos) << note;
       restarts = std::stol(note.substr(note.rfind(' ', at - 1) + 1));
-      if (!c.open) EXPECT_LT(restarts, segments) << note;
+      if (!c.open) {
+        EXPECT_LT(restarts, segments) << note;
+      }
     }
   }
 }

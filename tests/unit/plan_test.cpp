@@ -282,3 +282,36 @@ TEST(Plan, CpuDecodedFramesBecomeRgbOnTheGpuWithoutAResize) {
   EXPECT_TRUE(std::any_of(p.chain.begin(), p.chain.end(),
                           [](const auto& c) { return c.label.find("resize_rgb at the same size") != std::string::npos; }));
 }
+
+// ---- the one option table (vpipe run's YAML and the Python package's JSON) ------
+
+TEST(OptionTable, KeysAliasesAndValuesAreCheckedInOnePlace) {
+  vpipe::TranscodeOptions o;
+  vpipe::set_option(o, "vf", "resize=640x360", "cfg");
+  vpipe::set_option(o, "filters", "blur", "cfg");
+  EXPECT_EQ(o.filters, "blur") << "vf is an alias of filters";
+  vpipe::set_option(o, "device", "cpu", "cfg");
+  EXPECT_EQ(o.device, vpipe::Device::kCpu);
+  vpipe::set_option(o, "frames", "120", "cfg");
+  ASSERT_TRUE(o.max_frames.has_value());
+  EXPECT_EQ(*o.max_frames, 120);
+  vpipe::set_option(o, "realtime", "true", "cfg");
+  EXPECT_TRUE(o.realtime);
+  auto error = [&](const char* key, const char* value) {
+    try {
+      vpipe::set_option(o, key, value, "cfg");
+    } catch (const vpipe::usage_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("crf", "99"), "cfg: crf 99: outside 0..51");
+  EXPECT_EQ(error("crf", "2x"), "cfg: crf 2x: not a number");
+  EXPECT_EQ(error("realtime", "maybe"), "cfg: realtime maybe: expected true or false");
+  EXPECT_NE(error("device", "gpu").find("cfg: device gpu: expected one of auto, cpu, cuda"), std::string::npos);
+  const auto unknown = error("crff", "20");
+  EXPECT_NE(unknown.find("unknown option 'crff'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("crf"), std::string::npos) << "the known keys are listed";
+  EXPECT_TRUE(vpipe::is_option_key("budget_bytes"));
+  EXPECT_FALSE(vpipe::is_option_key("restart"));
+}

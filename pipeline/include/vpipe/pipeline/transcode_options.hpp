@@ -150,4 +150,20 @@ struct TranscodeOptions {
   std::string stream_label = "1";
 };
 
+// The options set by name from a config or a binding (vpipe run's YAML, the
+// Python package's JSON): one table, so a key means the same in each, values
+// are checked the same way, and an unknown key is an error that lists the
+// known ones. The command line maps its own flags (CLI11) onto the same fields.
+struct OptionKey {
+  const char* name;
+  const char* alias;  // another spelling the configs use ("vf" for filters), or nullptr
+  std::function<void(TranscodeOptions&, const std::string&)> set;  // throws usage_error
+};
+[[nodiscard]] const std::vector<OptionKey>& option_keys();
+// Whether `key` names an option of the table (by name or alias).
+[[nodiscard]] bool is_option_key(std::string_view key);
+// Sets option `key` from its text ("23", "true", "pinned"); throws usage_error
+// naming `where`, the key and the problem.
+void set_option(TranscodeOptions& o, std::string_view key, const std::string& value, std::string_view where);
+
 }  // namespace vpipe
