@@ -132,6 +132,7 @@ FilterRegistry& FilterRegistry::instance() {
   static FilterRegistry* registry = [] {
     auto* r = new FilterRegistry;  // never destroyed: filters may register from any static init
     register_builtin_filters(*r);
+    register_builtin_fusions(*r);
     return r;
   }();
   return *registry;
@@ -278,91 +279,127 @@ ParamValues parse_params(const FilterInfo& info,
   return values;
 }
 
-std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
-                                          const FrameFormat& input) {
+namespace {
+
+// The builder build_chain hands the fusion rules.
+class Builder final : public ChainBuilder {
+ public:
+  explicit Builder(const FrameFormat& input) : current_(input) {}
+  const FrameFormat& current() const override { return current_; }
+  void add(std::string label, std::unique_ptr<Filter> filter) override {
+    ConfiguredFilter cf{std::move(label), std::move(filter), current_, {}};
+    cf.out = cf.filter->configure(current_);
+    current_ = cf.out;
+    chain_.push_back(std::move(cf));  // identity now, maybe not after a size change
+  }
+  std::vector<ConfiguredFilter> take() { return std::move(chain_); }
+
+ private:
+  FrameFormat current_;
+  std::vector<ConfiguredFilter> chain_;
+};
+
+// RGB → NV12/YUV420P in one pass with a CUDA kernel (rgb_to_yuv), where
+// swscale would run on the CPU after a download of twice the bytes. `label`
+// names what the user wrote (or the builder inserted). False where it does
+// not apply (not RGB in, another target).
+bool rgb_to_yuv_step(ChainBuilder& b, const std::string& target, const std::string& label) {
+  const auto f = b.current().pix_fmt;
+  if ((f != AV_PIX_FMT_RGB24 && f != AV_PIX_FMT_RGBA) || (target != "nv12" && target != "yuv420p")) return false;
+  const FilterInfo& info = FilterRegistry::instance().info("rgb_to_yuv");
+  b.add(label + " (rgb_to_yuv)", info.create(parse_params(info, {{"format", target}})));
+  return true;
+}
+
+// resize + format=rgb24|rgba on NV12 is one pass, resize_rgb, with the
+// resize's interpolation parameter (resize_rgb resolves "auto" as resize
+// does), reading the frame once instead of twice. On YUV420P (CPU decode) the
+// planes are interleaved to NV12 first (an exact copy), so the CPU path and
+// the GPU path convert with the same math, vpipe's, not swscale's
+// interpolated chroma on one side only. A `resize` spec with no text is the
+// same pass at the frame's own size (a lone format=rgb24|rgba).
+bool fused_resize_rgb(ChainBuilder& b, const FilterSpec& resize, const FilterSpec& format) {
   auto& registry = FilterRegistry::instance();
-  std::vector<ConfiguredFilter> chain;
-  FrameFormat current = input;
-  auto configure = [&](std::string label, std::unique_ptr<Filter> filter) {
-    ConfiguredFilter cf{std::move(label), std::move(filter), current, {}};
-    cf.out = cf.filter->configure(current);
-    current = cf.out;
-    chain.push_back(std::move(cf));  // identity now, maybe not after a size change
-  };
-  // The fused path: resize + format=rgb24|rgba on NV12 is one pass,
-  // resize_rgb, with the resize's interpolation parameter (resize_rgb
-  // resolves "auto" as resize does), reading the frame once instead of twice.
-  // On YUV420P (CPU decode) the planes are interleaved to NV12 first (an
-  // exact swscale copy), so the CPU path and the GPU path convert with the
-  // same math, vpipe's, not swscale's interpolated chroma on one side only.
-  // A format=rgb24|rgba with no resize before it is the same pass at the
-  // frame's own size (`resize` is then a spec with no text): on the GPU path
-  // NVDEC's frames become RGB on the device, not on the CPU after a download.
-  auto fuse = [&](const FilterSpec& resize, const FilterSpec& format) -> bool {
-    const bool planar = current.pix_fmt == AV_PIX_FMT_YUV420P;
-    if ((current.pix_fmt != AV_PIX_FMT_NV12 && !planar) || resize.name != "resize" || format.name != "format")
-      return false;
-    const FilterInfo& fi = registry.info("format");
-    const std::string target = parse_params(fi, format.args).get_string("pix_fmt");
-    if (target != "rgb24" && target != "rgba") return false;
-    const FilterInfo& ri = registry.info("resize");
-    const ParamValues rp = parse_params(ri, resize.args);
-    FrameFormat sized;
-    try {
-      sized = ri.create(rp)->configure(current);
-    } catch (const std::exception&) {
-      return false;  // the unfused chain reports the problem
-    }
-    if (planar) {  // an exact interleave, on the GPU too (between CUDA filters)
-      const FilterInfo& to_nv12 = registry.info("yuv420p_to_nv12");
-      configure("format=nv12 (yuv420p_to_nv12, for the fused pass)", to_nv12.create(parse_params(to_nv12, {})));
-    }
-    const FilterInfo& fused = registry.info("resize_rgb");
-    const auto params = parse_params(fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)},
-                                             {"format", target},
-                                             {"interp", rp.get_string("interp")}});
-    configure(resize.text.empty() ? format.text + " (resize_rgb at the same size)"
-                                  : resize.text + "," + format.text + " (fused: resize_rgb)",
-              fused.create(params));
-    return true;
-  };
-  // The way back: RGB → NV12/YUV420P is one pass with a CUDA kernel
-  // (rgb_to_yuv), where swscale would run on the CPU after a download of
-  // twice the bytes. `label` names what the user wrote (or the builder
-  // inserted). False where it does not apply (not RGB in, another target).
-  auto to_yuv = [&](const std::string& target, const std::string& label) -> bool {
-    const bool rgb_in = current.pix_fmt == AV_PIX_FMT_RGB24 || current.pix_fmt == AV_PIX_FMT_RGBA;
-    if (!rgb_in || (target != "nv12" && target != "yuv420p")) return false;
-    const FilterInfo& info = registry.info("rgb_to_yuv");
-    configure(label + " (rgb_to_yuv)", info.create(parse_params(info, {{"format", target}})));
-    return true;
-  };
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const auto& spec = specs[i];
-    if (i + 1 < specs.size() && fuse(spec, specs[i + 1])) {
-      ++i;
+  const FrameFormat in = b.current();
+  const bool planar = in.pix_fmt == AV_PIX_FMT_YUV420P;
+  if ((in.pix_fmt != AV_PIX_FMT_NV12 && !planar) || resize.name != "resize" || format.name != "format") return false;
+  const std::string target = parse_params(registry.info("format"), format.args).get_string("pix_fmt");
+  if (target != "rgb24" && target != "rgba") return false;
+  const FilterInfo& ri = registry.info("resize");
+  const ParamValues rp = parse_params(ri, resize.args);
+  FrameFormat sized;
+  try {
+    sized = ri.create(rp)->configure(in);
+  } catch (const std::exception&) {
+    return false;  // the unfused chain reports the problem
+  }
+  if (planar) {  // an exact interleave, on the GPU too (between CUDA filters)
+    const FilterInfo& to_nv12 = registry.info("yuv420p_to_nv12");
+    b.add("format=nv12 (yuv420p_to_nv12, for the fused pass)", to_nv12.create(parse_params(to_nv12, {})));
+  }
+  const FilterInfo& fused = registry.info("resize_rgb");
+  const auto params = parse_params(fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)},
+                                           {"format", target},
+                                           {"interp", rp.get_string("interp")}});
+  b.add(resize.text.empty() ? format.text + " (resize_rgb at the same size)"
+                            : resize.text + "," + format.text + " (fused: resize_rgb)",
+        fused.create(params));
+  return true;
+}
+
+}  // namespace
+
+void register_builtin_fusions(FilterRegistry& registry) {
+  registry.add_fusion({"resize+format→resize_rgb", [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+                         return i + 1 < specs.size() && fused_resize_rgb(b, specs[i], specs[i + 1]) ? std::size_t{2} : 0;
+                       }});
+  registry.add_fusion({"format→resize_rgb", [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+                         const FrameFormat& in = b.current();
+                         const FilterSpec same{"resize", {{"", fmt::format("{}x{}", in.width, in.height)}}, ""};
+                         return specs[i].name == "format" && fused_resize_rgb(b, same, specs[i]) ? std::size_t{1} : 0;
+                       }});
+  registry.add_fusion({"format→rgb_to_yuv", [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+                         if (specs[i].name != "format") return std::size_t{0};
+                         const auto target = parse_params(FilterRegistry::instance().info("format"), specs[i].args)
+                                                 .get_string("pix_fmt");
+                         return rgb_to_yuv_step(b, target, specs[i].text) ? std::size_t{1} : 0;
+                       }});
+}
+
+void FilterRegistry::add_fusion(FusionRule rule) {
+  VPIPE_EXPECTS(!rule.name.empty() && rule.apply, "a fusion rule needs a name and a function");
+  for (const auto& r : fusions_)
+    if (r.name == rule.name) throw logic_error(fmt::format("fusion rule '{}' is registered twice", rule.name));
+  fusions_.push_back(std::move(rule));
+}
+
+std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs, const FrameFormat& input) {
+  auto& registry = FilterRegistry::instance();
+  Builder b(input);
+  for (std::size_t i = 0; i < specs.size();) {
+    std::size_t used = 0;
+    for (const auto& rule : registry.fusions())
+      if ((used = rule.apply(b, specs, i)) > 0) break;
+    if (used > 0) {
+      i += used;
       continue;
     }
-    if (spec.name == "format" &&
-        fuse({"resize", {{"", fmt::format("{}x{}", current.width, current.height)}}, ""}, spec))
-      continue;
+    const auto& spec = specs[i++];
     const FilterInfo& info = registry.info(spec.name);
     const ParamValues params = parse_params(info, spec.args);
-    if (spec.name == "format" && to_yuv(params.get_string("pix_fmt"), spec.text)) continue;
-    auto filter = info.create(params);
     try {
-      configure(spec.text, std::move(filter));
+      b.add(spec.text, info.create(params));
     } catch (const not_negotiated&) {
-      if (current.pix_fmt == AV_PIX_FMT_YUV420P) throw;
+      if (b.current().pix_fmt == AV_PIX_FMT_YUV420P) throw;
       // Convert to the format every built-in filter takes, then retry.
-      if (!to_yuv("yuv420p", "format=yuv420p")) {
+      if (!rgb_to_yuv_step(b, "yuv420p", "format=yuv420p")) {
         const FilterInfo& fmt_info = registry.info("format");
-        configure("format=yuv420p", fmt_info.create(parse_params(fmt_info, {{"", "yuv420p"}})));
+        b.add("format=yuv420p", fmt_info.create(parse_params(fmt_info, {{"", "yuv420p"}})));
       }
-      configure(spec.text, info.create(params));
+      b.add(spec.text, info.create(params));
     }
   }
-  return chain;
+  return b.take();
 }
 
 std::vector<bool> cuda_steps(const std::vector<ConfiguredFilter>& chain) {

@@ -335,3 +335,30 @@ TEST(ChainBuilder, ResizeToRgbOnYuv420pUsesTheFusedPassLikeNv12) {
   EXPECT_NE(chain[1].label.find("fused: resize_rgb"), std::string::npos) << chain[1].label;
   EXPECT_EQ(chain[1].out, (FrameFormat{AV_PIX_FMT_RGB24, 320, 180}));
 }
+
+// Fusion rules are a registry a plugin can add to (issue #17): the built-in
+// ones first, in order; a new one joins after them and rewrites the chain.
+TEST(FusionRules, APluginRuleRewritesTheChainAfterTheBuiltIns) {
+  auto& registry = vpipe::FilterRegistry::instance();
+  ASSERT_GE(registry.fusions().size(), 3u);
+  EXPECT_EQ(registry.fusions().front().name, "resize+format→resize_rgb");
+  // invert twice is no change: a rule that drops the pair (what a plugin could add).
+  registry.add_fusion({"test: invert,invert → nothing",
+                       [](vpipe::ChainBuilder&, const std::vector<vpipe::FilterSpec>& specs, std::size_t i) {
+                         return i + 1 < specs.size() && specs[i].name == "invert" && specs[i + 1].name == "invert"
+                                    ? std::size_t{2}
+                                    : std::size_t{0};
+                       }});
+  EXPECT_THROW(registry.add_fusion({"test: invert,invert → nothing",
+                                    [](vpipe::ChainBuilder&, const std::vector<vpipe::FilterSpec>&, std::size_t) {
+                                      return std::size_t{0};
+                                    }}),
+               vpipe::logic_error);
+  const auto chain = vpipe::build_chain(vpipe::parse_chain("invert,invert,flip"), {AV_PIX_FMT_YUV420P, 64, 32});
+  ASSERT_EQ(chain.size(), 1u) << "the pair is gone";
+  EXPECT_EQ(chain[0].label, "flip");
+  // The built-in rules still come first: resize + format is fused as before.
+  const auto fused = vpipe::build_chain(vpipe::parse_chain("resize=32x16,format=rgb24"), {AV_PIX_FMT_NV12, 64, 32});
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_NE(fused[0].label.find("fused: resize_rgb"), std::string::npos) << fused[0].label;
+}

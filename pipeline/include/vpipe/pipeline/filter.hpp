@@ -106,8 +106,35 @@ class Filter {
   bool cuda_ = false;
 };
 
+struct FilterSpec;
+class Filter;
+
+// What a fusion rule sees and does while a chain is built: the format so far,
+// and a way to append configured steps.
+class ChainBuilder {
+ public:
+  virtual ~ChainBuilder() = default;
+  [[nodiscard]] virtual const FrameFormat& current() const = 0;
+  // Configures `filter` for the current format and appends it under `label`.
+  virtual void add(std::string label, std::unique_ptr<Filter> filter) = 0;
+};
+
+// A rewrite of the chain, tried at each position before the filter there is
+// configured (resize + format=rgb24 → one fused resize_rgb pass, for one).
+// `apply` looks at specs[i…] and the builder's current format; if it applies,
+// it appends its steps and returns how many specs it consumed (0: it does not
+// apply, nothing appended). Rules run in the order they were added; a plugin
+// adds its own with FilterRegistry::add_fusion.
+struct FusionRule {
+  std::string name;
+  std::function<std::size_t(ChainBuilder&, const std::vector<FilterSpec>&, std::size_t i)> apply;
+};
+
 class FilterRegistry {
  public:
+  // Appends a fusion rule (after the built-in ones). Throws logic_error for a duplicate name.
+  void add_fusion(FusionRule rule);
+  [[nodiscard]] const std::vector<FusionRule>& fusions() const noexcept { return fusions_; }
   // The process-wide registry, with the built-in filters in it.
   static FilterRegistry& instance();
 
@@ -124,6 +151,7 @@ class FilterRegistry {
 
  private:
   std::map<std::string, FilterInfo, std::less<>> filters_;
+  std::vector<FusionRule> fusions_;
   std::vector<std::string> errors_;
 };
 
@@ -176,6 +204,8 @@ struct ConfiguredFilter {
 
 // Registers the built-in filters (called once by FilterRegistry::instance()).
 void register_builtin_filters(FilterRegistry& registry);
+// The built-in fusion rules (resize + format → resize_rgb, format → rgb_to_yuv), in order.
+void register_builtin_fusions(FilterRegistry& registry);
 
 }  // namespace vpipe
 
