@@ -2,6 +2,10 @@
 // parsed values need. Shared by the program and the CLI fuzz target.
 #include "cli.hpp"
 
+#include <cuda_runtime_api.h>
+
+#include "vpipe/pipeline/gpu_placement.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -220,6 +224,10 @@ void add_transcode(Cli& cli) {
                  "counted")
       ->check(CLI::Range(0, 100000))->capture_default_str();
   add_live_input(tc, topts);
+  tc->add_option("--gpus", c->gpus_text,
+                 "the GPUs the streams are placed on, by headroom: all, a count (2: the first two), or "
+                 "a list (0,1; '1,' is device 1 alone); each GPU has its own --mem strategy and --budget")
+      ->check([](const std::string& v) { return v.empty() ? std::string("--gpus: empty") : std::string(); });
   tc->add_option("--streams", c->streams,
                  "run N copies of the pipeline at once in this process, sharing one device memory "
                  "strategy (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")
@@ -402,6 +410,11 @@ void parse_size(const std::string& text, int& width, int& height) {
 void finish(Cli& c) {
   if (c.frames > 0) c.topts.max_frames = c.frames;
   if (!c.tc_budget.empty()) c.topts.budget = parse_bytes(c.tc_budget);
+  if (!c.gpus_text.empty()) {
+    int visible = 0;
+    if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
+    c.topts.gpus = vpipe::parse_gpus(c.gpus_text, visible);
+  }
   if (c.bhead->parsed()) {
     c.hopts.probe_s = parse_duration(c.head_probe);
     if (c.hopts.low >= c.hopts.high)

@@ -24,7 +24,7 @@ struct Cli {
   bool verbose = false;
   std::vector<std::string> plugins;
   vpipe::TranscodeOptions topts;
-  std::string report_path, tc_budget;
+  std::string report_path, tc_budget, gpus_text;
   std::int64_t frames = 0;
   int streams = 1;
   vpipe::bench::MemBenchOptions mopts;

@@ -262,7 +262,7 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
         [&] { return live.ready(); });
     fmt::print(stderr, "vpipe: metrics at http://{}:{}/metrics (/healthz, /readyz)\n", metrics_address, server->port());
   }
-  if (streams > 1) return run_streams(opts, report_path, streams, tty);
+  if (streams > 1 || !opts.gpus.empty()) return run_streams(opts, report_path, streams, tty);
   vpipe::TranscodeReport r;
   try {
     r = vpipe::transcode(opts);

@@ -1,4 +1,7 @@
 #include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/gpu_placement.hpp"
+
+#include <map>
 
 
 #include <fmt/format.h>
@@ -725,16 +728,28 @@ nlohmann::json MultiTranscodeReport::to_json() const {
   nlohmann::json per = nlohmann::json::array();
   std::int64_t frames = 0, dropped = 0;
   double p99_max = 0;
+  std::map<int, std::pair<std::int64_t, std::int64_t>> per_gpu;  // device → streams, frames written
   for (std::size_t i = 0; i < streams.size(); ++i) {
     auto j = streams[i].to_json();
     if (!failures[i].empty()) j["status"] = "failed: " + failures[i];
+    const int gpu = i < gpus.size() ? gpus[i] : -1;
+    if (gpu >= 0) {
+      j["gpu"] = gpu;
+      per_gpu[gpu].first += 1;
+      per_gpu[gpu].second += streams[i].video_packets_written;
+    }
     per.push_back(std::move(j));
     frames += streams[i].video_packets_written;
     dropped += streams[i].frames_dropped;
     p99_max = std::max(p99_max, streams[i].latency_ms_p99);
   }
+  nlohmann::json gpu_totals = nlohmann::json::array();
+  for (const auto& [gpu, t] : per_gpu)
+    gpu_totals.push_back({{"gpu", gpu}, {"streams", t.first}, {"frames_written", t.second},
+                          {"fps", wall_s > 0 ? static_cast<double>(t.second) / wall_s : 0.0}});
   const auto failed = std::count_if(failures.begin(), failures.end(), [](const auto& f) { return !f.empty(); });
   return {{"streams", per},
+          {"gpus", gpu_totals},
           {"aggregate", {{"streams", streams.size()},
                          {"failed", failed},
                          {"frames_written", frames},
@@ -744,20 +759,64 @@ nlohmann::json MultiTranscodeReport::to_json() const {
                          {"latency_ms_p99_worst_stream", p99_max}}}};
 }
 
+namespace {
+// The GPUs of a multi-stream run and their strategies (none on the CPU path).
+class GpuShares {
+ public:
+  explicit GpuShares(const TranscodeOptions& o) {
+    if (o.device == Device::kCpu || !cuda_unavailable_reason().empty()) return;
+    int current = 0;
+    VPIPE_CUDA_TRY(cudaGetDevice(&current));
+    devices_ = o.gpus.empty() ? std::vector<int>{current} : o.gpus;
+    strategies_.reserve(devices_.size());
+    for (const int d : devices_) {
+      VPIPE_CUDA_TRY(cudaSetDevice(d));
+      StrategyOptions so;
+      so.budget = o.budget;
+      strategies_.push_back(make_strategy(o.mem, so));
+      std::size_t free = 0, total = 0;
+      VPIPE_CUDA_TRY(cudaMemGetInfo(&free, &total));
+      loads_.push_back({d, 0, 1, 0, o.budget.value_or(free), 0});
+    }
+    VPIPE_CUDA_TRY(cudaSetDevice(current));
+  }
+  // Each stream's device (-1: the CPU path), placed one after another.
+  std::vector<int> place(int n) const {
+    std::vector<int> out(static_cast<std::size_t>(n), -1);
+    if (devices_.empty()) return out;
+    auto loads = loads_;
+    for (auto& d : out) {
+      const auto k = place_stream(loads);
+      ++loads[k].streams;
+      d = devices_[k];
+    }
+    return out;
+  }
+  // Makes `device` current on the calling thread; its strategy.
+  MemoryStrategy& use(int device) const {
+    VPIPE_CUDA_TRY(cudaSetDevice(device));
+    const auto k = static_cast<std::size_t>(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
+    return strategies_.at(k);
+  }
+
+ private:
+  std::vector<int> devices_;
+  mutable std::vector<MemoryStrategy> strategies_;
+  std::vector<GpuLoad> loads_;
+};
+}  // namespace
+
 MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
   if (n < 1) throw input_error(fmt::format("--streams {}: expected 1 or more", n));
   std::vector<std::string> outputs;
   for (int k = 1; k <= n; ++k) outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));
-  // One strategy for every stream, when they will run on the device.
-  std::optional<MemoryStrategy> shared;
-  if (o.device != Device::kCpu && cuda_unavailable_reason().empty()) {
-    StrategyOptions so;
-    so.budget = o.budget;
-    shared.emplace(make_strategy(o.mem, so));
-  }
+  // On the device: one strategy per GPU (no allocation crosses devices), each
+  // made with its device current, and every stream placed by headroom.
+  const GpuShares gpus(o);
   MultiTranscodeReport multi;
   multi.streams.resize(static_cast<std::size_t>(n));
   multi.failures.resize(static_cast<std::size_t>(n));
+  multi.gpus = gpus.place(n);
   std::vector<std::atomic<std::int64_t>> done(static_cast<std::size_t>(n));
   const auto t0 = Clock::now();
   {
@@ -768,7 +827,7 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
         TranscodeOptions mine = o;
         mine.output = outputs[i];
         mine.stream_label = std::to_string(k + 1);
-        if (shared) mine.shared_memory = &*shared;
+        if (multi.gpus[i] >= 0) mine.shared_memory = &gpus.use(multi.gpus[i]);  // this thread on that GPU
         mine.on_progress = nullptr;
         if (o.on_progress)  // the first stream reports the sum of all
           mine.on_progress = [&, i](const TranscodeProgress& p) {

@@ -175,3 +175,11 @@ TEST(Cli, BenchPipelineOnTheCpuPathPrintsItsTable) {
   EXPECT_EQ(j["encode_only_frames"], 150);
   std::filesystem::remove(json);
 }
+
+// --gpus where no CUDA device is visible: a usage error (exit 2) that says so.
+TEST(GpusOption, WithoutACudaDeviceIsAUsageErrorThatSaysSo) {
+  if (vpipe::cuda_unavailable_reason().empty()) GTEST_SKIP() << "a CUDA device is visible here";
+  const auto r = run_vpipe("transcode " + kSample + " null --streams 2 --gpus all");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--gpus all: no CUDA device is visible"), std::string::npos) << r.err;
+}

@@ -352,3 +352,27 @@ TEST_F(CudaTranscode, OddSizesFitTheEncoderOnTheCudaPath) {
   EXPECT_EQ(gpu[0].format.height, 406);
   for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << "frame " << i;
 }
+
+// Issue #24 on one GPU: --gpus places every stream on a visible device, each
+// GPU with its own strategy; the report names every stream's GPU and gives
+// per-GPU totals.
+TEST_F(CudaTranscode, GpusPlacesEveryStreamAndReportsPerGpuTotals) {
+  const auto report = path("gpus.json");
+  const auto r = run_vpipe("transcode " + kSample + " null --streams 3 --gpus all --vf resize=640x360 --frames 30 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(report);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j.at("streams").size(), 3u);
+  std::int64_t frames = 0;
+  for (const auto& s : j.at("streams")) {
+    EXPECT_GE(s.at("gpu").get<int>(), 0);
+    frames += s.at("frames").at("video_packets_written").get<std::int64_t>();
+  }
+  std::int64_t total = 0, streams = 0;
+  for (const auto& g : j.at("gpus")) {
+    total += g.at("frames_written").get<std::int64_t>();
+    streams += g.at("streams").get<std::int64_t>();
+  }
+  EXPECT_EQ(streams, 3);
+  EXPECT_EQ(total, frames) << "the per-GPU totals add up to the streams'";
+}

@@ -86,6 +86,7 @@ class transcode_failed : public std::runtime_error {
 struct MultiTranscodeReport {
   std::vector<TranscodeReport> streams;
   std::vector<std::string> failures;  // per stream, empty when it completed
+  std::vector<int> gpus;              // per stream, the device it ran on (-1: the CPU path)
   double wall_s = 0;
   [[nodiscard]] nlohmann::json to_json() const;
 };

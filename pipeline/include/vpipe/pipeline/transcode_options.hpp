@@ -133,7 +133,8 @@ struct TranscodeOptions {
   // Several pipelines in one process (--streams): the memory strategy they
   // share. Null: this run makes its own from `mem` and `budget`.
   MemoryStrategy* shared_memory = nullptr;
-  std::optional<std::size_t> budget;    // CUDA path: device memory cap for the strategy
+  std::optional<std::size_t> budget;    // CUDA path: device memory cap for the strategy (per GPU)
+  std::vector<int> gpus;                // several streams: the devices they are placed on (empty: the current one)
   bool download_copy = false;           // A/B: copy downloads out of the slot (older way)
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second

@@ -1,0 +1,36 @@
+// Several GPUs in one host (issue #24): which GPUs a run may use (--gpus) and
+// where a new stream goes. Both pure: unit-tested without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace vpipe {
+
+// `--gpus` text → device indices, given how many devices are visible:
+//   "all"      every visible device;
+//   "N"        the first N devices (a count);
+//   "0,2", "1," the listed devices (a comma makes it a list: "1," is device 1).
+// Throws usage_error naming the problem (no device, an index not visible, a
+// duplicate, a count of 0).
+[[nodiscard]] std::vector<int> parse_gpus(std::string_view text, int visible);
+
+// What a GPU carries now.
+struct GpuLoad {
+  int device = 0;
+  int streams = 0;                // streams placed on it
+  int engines = 1;                // decode engines (the same number for every GPU when unknown)
+  std::size_t memory_used = 0;    // bytes its strategy holds
+  std::size_t memory_budget = 0;  // bytes it may hold (0: the GPU is out of service)
+  double fps_per_stream = 0;      // measured, 0 when not yet known
+};
+
+// The GPU with the most headroom for one more stream: the smaller of its free
+// share of decode engines (streams against engines) and of memory (used
+// against budget); ties go to the higher measured fps per stream, then to the
+// lower index. GPUs out of service (budget 0) are never chosen. Returns an
+// index into `gpus`; throws input_error when none can take a stream.
+[[nodiscard]] std::size_t place_stream(const std::vector<GpuLoad>& gpus);
+
+}  // namespace vpipe

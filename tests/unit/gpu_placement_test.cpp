@@ -1,0 +1,41 @@
+// Issue #24's pure parts: --gpus and where a new stream goes.
+#include <gtest/gtest.h>
+
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/gpu_placement.hpp"
+
+using vpipe::GpuLoad;
+using vpipe::parse_gpus;
+using vpipe::place_stream;
+
+TEST(Gpus, AllACountOrAList) {
+  EXPECT_EQ(parse_gpus("all", 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_gpus("1", 2), (std::vector<int>{0})) << "a bare number is a count";
+  EXPECT_EQ(parse_gpus("2", 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_gpus("1,", 2), (std::vector<int>{1})) << "a comma makes it a list";
+  EXPECT_EQ(parse_gpus("1,0", 2), (std::vector<int>{1, 0}));
+  for (const char* bad : {"3", "0", "0,2", "0,0", "x", ",", "-1,"})
+    EXPECT_THROW((void)parse_gpus(bad, 2), vpipe::usage_error) << bad;
+  EXPECT_THROW((void)parse_gpus("all", 0), vpipe::usage_error) << "no device visible";
+}
+
+TEST(Placement, TheGpuWithTheMostHeadroomTakesTheStream) {
+  const std::size_t GB = 1u << 30;
+  std::vector<GpuLoad> gpus = {{0, 0, 7, 0, 100 * GB, 0}, {1, 0, 7, 0, 100 * GB, 0}};
+  EXPECT_EQ(place_stream(gpus), 0u) << "a tie goes to the lower index";
+  // Fill by placement: the streams alternate, so 14 streams land 7 and 7.
+  for (int k = 0; k < 14; ++k) ++gpus[place_stream(gpus)].streams;
+  EXPECT_EQ(gpus[0].streams, 7);
+  EXPECT_EQ(gpus[1].streams, 7);
+  // Memory nearly full on GPU 0: its headroom is its memory's, not its engines'.
+  gpus = {{0, 1, 7, 95 * GB, 100 * GB, 0}, {1, 3, 7, 10 * GB, 100 * GB, 0}};
+  EXPECT_EQ(place_stream(gpus), 1u);
+  // Equal headroom: the GPU that measured more fps per stream.
+  gpus = {{0, 2, 7, 0, 100 * GB, 300}, {1, 2, 7, 0, 100 * GB, 450}};
+  EXPECT_EQ(place_stream(gpus), 1u);
+  // A GPU out of service (budget 0) is never chosen; none left is an error.
+  gpus = {{0, 0, 7, 0, 0, 0}, {1, 6, 7, 0, 100 * GB, 0}};
+  EXPECT_EQ(place_stream(gpus), 1u);
+  gpus[1].memory_budget = 0;
+  EXPECT_THROW((void)place_stream(gpus), vpipe::input_error);
+}
