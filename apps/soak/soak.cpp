@@ -219,125 +219,152 @@ std::size_t probe_device_largest(cudaStream_t stream, std::optional<std::size_t>
   return probe_largest_block(naive, stream, cap ? std::min(free, *cap) : free, 0, std::size_t{16} << 20);
 }
 
-SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cuda,
-                const std::function<void(const SoakSample&)>& on_sample) {
-  SoakRun run;
-  run.strategy = strategy_name;
-  // Declared in the order they must die, last first: the pipeline's stages
-  // point at the graph's rings, the streams and the memory.
-  std::optional<MemoryStrategy> strategy;
-  std::unique_ptr<RetryAdaptor> retry;
-  StreamSet streams;
-  if (cuda) {
+// One strategy's soak: owns what its pipeline uses, as members declared in the
+// order they must die, last first (the stages point at the graph's rings, the
+// streams and the memory).
+class SoakRunner {
+ public:
+  SoakRunner(const SoakOptions& o, const std::string& strategy_name, bool cuda,
+             const std::function<void(const SoakSample&)>& on_sample)
+      : o_(o), cuda_(cuda), on_sample_(on_sample),
+        strategy_(cuda ? std::optional<MemoryStrategy>(make_strategy(strategy_name, budget_of(o))) : std::nullopt),
+        retry_(cuda ? std::make_unique<RetryAdaptor>(strategy_->resource(), strategy_->strategy()) : nullptr),
+        graph_({retry_.get(), &streams_, from_name<HostMemory>(o.host, "host"), false}, DropPolicy::kBlock,
+               plan_queues(o.queue_depth, false)) {
+    run_.strategy = strategy_name;
+    wire();
+    probe_stream_ = cuda ? streams_.make() : nullptr;
+  }
+
+  SoakRun run() {
+    t0_ = last_t_ = next_probe_ = Clock::now();
+    std::atomic<bool> done{false};
+    std::thread sampler([&] {
+      auto next = t0_;
+      while (!done.load()) {
+        next += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.interval_s));
+        while (!done.load() && Clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (done.load()) break;
+        try {
+          sample();
+        } catch (const std::exception& e) {
+          spdlog::error("soak sample: {}", e.what());
+        }
+      }
+    });
+    try {
+      pipeline_.run();
+    } catch (const std::exception& e) {
+      run_.error = e.what();
+    }
+    done = true;
+    sampler.join();
+    // The tail since the last sample (or the whole run, if it was shorter than one interval).
+    if (run_.samples.empty() || run_.samples.back().frames < counters_.video_packets_written.load()) sample();
+    run_.frames = counters_.video_packets_written.load();
+    if (cuda_) run_.peak_used_bytes = strategy_->stats().stats().bytes.peak;
+    run_.wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();
+    run_.verdict = judge(run_.samples, o_.thresholds);
+    if (!run_.error.empty()) {
+      run_.verdict.pass = false;
+      run_.verdict.reasons.insert(run_.verdict.reasons.begin(), "the run ended early: " + run_.error);
+    }
+    return std::move(run_);
+  }
+
+ private:
+  static StrategyOptions budget_of(const SoakOptions& o) {
     StrategyOptions so;
     so.budget = o.budget;
-    strategy.emplace(make_strategy(strategy_name, so));
-    retry = std::make_unique<RetryAdaptor>(strategy->resource(), strategy->strategy());
+    return so;
   }
-  FrameGraph graph({retry.get(), &streams, from_name<HostMemory>(o.host, "host"), false}, DropPolicy::kBlock,
-                   plan_queues(o.queue_depth, false));
-  SourceState state;
-  MediaCounters counters;
-  std::mutex window_mu;
-  Histogram window;
-  Pipeline pipeline;
-  auto q = graph.frame_queue(pipeline, "source→", o.queue_depth);
-  const cudaStream_t source_stream = cuda ? streams.make() : nullptr;
-  pipeline.add_source<Frame>(std::make_unique<SoakSource>(o, retry.get(), source_stream, state), q);
-  auto chain = build_chain(parse_chain(o.filters), {AV_PIX_FMT_NV12, o.width, o.height});
-  const FrameFormat out_format = chain.empty() ? FrameFormat{AV_PIX_FMT_NV12, o.width, o.height} : chain.back().out;
-  std::optional<CudaSegment> on_gpu;
-  if (cuda && !chain.empty()) {
-    for (const auto& c : chain)
-      if (!c.filter->has_cuda())
-        throw input_error(fmt::format("soak on the GPU: '{}' has no CUDA implementation", c.label));
-    on_gpu = CudaSegment{0, chain.size() - 1};
-  }
-  q = graph.add_chain(pipeline, q, std::move(chain), on_gpu, cuda);
-  q = graph.to_host(pipeline, q, out_format);
-  pipeline.add_sink<Frame>(std::make_unique<NullSink>(counters, [&](const Frame& f) {
-                             const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - f.origin).count();
-                             std::lock_guard lock(window_mu);
-                             window.record(static_cast<std::uint64_t>(ns));
-                           }),
-                           q);
 
-  const cudaStream_t probe_stream = cuda ? streams.make() : nullptr;
-  const auto t0 = Clock::now();
-  auto last_t = t0;
-  std::int64_t last_frames = 0;
-  auto next_probe = t0;
-  auto take_sample = [&] {
+  // source → filters (CUDA or CPU) → download → sink (latency recorded).
+  void wire() {
+    auto q = graph_.frame_queue(pipeline_, "source→", o_.queue_depth);
+    const cudaStream_t source_stream = cuda_ ? streams_.make() : nullptr;
+    pipeline_.add_source<Frame>(std::make_unique<SoakSource>(o_, retry_.get(), source_stream, state_), q);
+    auto chain = build_chain(parse_chain(o_.filters), {AV_PIX_FMT_NV12, o_.width, o_.height});
+    const FrameFormat out = chain.empty() ? FrameFormat{AV_PIX_FMT_NV12, o_.width, o_.height} : chain.back().out;
+    std::optional<CudaSegment> on_gpu;
+    if (cuda_ && !chain.empty()) {
+      for (const auto& c : chain)
+        if (!c.filter->has_cuda())
+          throw input_error(fmt::format("soak on the GPU: '{}' has no CUDA implementation", c.label));
+      on_gpu = CudaSegment{0, chain.size() - 1};
+    }
+    q = graph_.add_chain(pipeline_, q, std::move(chain), on_gpu, cuda_);
+    q = graph_.to_host(pipeline_, q, out);
+    pipeline_.add_sink<Frame>(std::make_unique<NullSink>(counters_, [this](const Frame& f) {
+                                const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - f.origin).count();
+                                std::lock_guard lock(window_mu_);
+                                window_.record(static_cast<std::uint64_t>(ns));
+                              }),
+                              q);
+  }
+
+  void sample() {
     SoakSample s;
-    s.strategy = strategy_name;
+    s.strategy = run_.strategy;
     const auto now = Clock::now();
-    s.t_s = std::chrono::duration<double>(now - t0).count();
-    s.frames = counters.video_packets_written.load();
-    const double dt = std::chrono::duration<double>(now - last_t).count();
-    s.fps = dt > 0 ? static_cast<double>(s.frames - last_frames) / dt : 0;
-    last_t = now;
-    last_frames = s.frames;
+    s.t_s = std::chrono::duration<double>(now - t0_).count();
+    s.frames = counters_.video_packets_written.load();
+    const double dt = std::chrono::duration<double>(now - last_t_).count();
+    s.fps = dt > 0 ? static_cast<double>(s.frames - last_frames_) / dt : 0;
+    last_t_ = now;
+    last_frames_ = s.frames;
     {
-      std::lock_guard lock(window_mu);
-      s.p50_ms = static_cast<double>(window.percentile(0.5)) * 1e-6;
-      s.p99_ms = static_cast<double>(window.percentile(0.99)) * 1e-6;
-      s.max_ms = static_cast<double>(window.max()) * 1e-6;
-      window.reset();
+      std::lock_guard lock(window_mu_);
+      s.p50_ms = static_cast<double>(window_.percentile(0.5)) * 1e-6;
+      s.p99_ms = static_cast<double>(window_.percentile(0.99)) * 1e-6;
+      s.max_ms = static_cast<double>(window_.max()) * 1e-6;
+      window_.reset();
     }
-    if (cuda) {
-      const auto usage = strategy->strategy().usage();
-      const auto st = strategy->stats().stats();
-      s.used_mb = static_cast<double>(st.bytes.value) / 1e6;
-      s.reserved_mb = usage.reserved ? mb(usage.reserved) : s.used_mb;
-      s.fragmentation = usage.fragmentation();
-      s.failures = retry->failures();
-      s.retries = retry->retries();
-      s.pinned_mb = static_cast<double>(graph.pinned_bytes()) / 1e6;
-      if (o.probe_interval_s > 0 && now >= next_probe) {
-        next_probe = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.probe_interval_s));
-        std::unique_lock lock(retry->gate());  // no allocation races the probe
-        s.largest_block_mb = static_cast<double>(probe_device_largest(probe_stream, o.budget)) / 1e6;
-      }
-    }
+    if (cuda_) device_sample(s, now);
     s.rss_mb = rss_mb();
-    s.width = state.width;
-    s.height = state.height;
-    run.samples.push_back(s);
-    if (on_sample) on_sample(s);
-  };
+    s.width = state_.width;
+    s.height = state_.height;
+    run_.samples.push_back(s);
+    if (on_sample_) on_sample_(s);
+  }
 
-  std::atomic<bool> done{false};
-  std::thread sampler([&] {
-    auto next = t0;
-    while (!done.load()) {
-      next += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.interval_s));
-      while (!done.load() && Clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      if (done.load()) break;
-      try {
-        take_sample();
-      } catch (const std::exception& e) {
-        spdlog::error("soak sample: {}", e.what());
-      }
+  void device_sample(SoakSample& s, Clock::time_point now) {
+    const auto usage = strategy_->strategy().usage();
+    const auto st = strategy_->stats().stats();
+    s.used_mb = static_cast<double>(st.bytes.value) / 1e6;
+    s.reserved_mb = usage.reserved ? mb(usage.reserved) : s.used_mb;
+    s.fragmentation = usage.fragmentation();
+    s.failures = retry_->failures();
+    s.retries = retry_->retries();
+    s.pinned_mb = static_cast<double>(graph_.pinned_bytes()) / 1e6;
+    if (o_.probe_interval_s > 0 && now >= next_probe_) {
+      next_probe_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.probe_interval_s));
+      std::unique_lock lock(retry_->gate());  // no allocation races the probe
+      s.largest_block_mb = static_cast<double>(probe_device_largest(probe_stream_, o_.budget)) / 1e6;
     }
-  });
-  try {
-    pipeline.run();
-  } catch (const std::exception& e) {
-    run.error = e.what();
   }
-  done = true;
-  sampler.join();
-  // The tail since the last sample (or the whole run, if it was shorter than one interval).
-  if (run.samples.empty() || run.samples.back().frames < counters.video_packets_written.load()) take_sample();
-  run.frames = counters.video_packets_written.load();
-  if (cuda) run.peak_used_bytes = strategy->stats().stats().bytes.peak;
-  run.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  run.verdict = judge(run.samples, o.thresholds);
-  if (!run.error.empty()) {
-    run.verdict.pass = false;
-    run.verdict.reasons.insert(run.verdict.reasons.begin(), "the run ended early: " + run.error);
-  }
-  return run;
+
+  const SoakOptions& o_;
+  const bool cuda_;
+  const std::function<void(const SoakSample&)>& on_sample_;
+  SoakRun run_;
+  std::optional<MemoryStrategy> strategy_;
+  std::unique_ptr<RetryAdaptor> retry_;
+  StreamSet streams_;
+  FrameGraph graph_;
+  SourceState state_;
+  MediaCounters counters_;
+  std::mutex window_mu_;
+  Histogram window_;
+  Pipeline pipeline_;  // last: its stages die first
+  cudaStream_t probe_stream_ = nullptr;
+  Clock::time_point t0_{}, last_t_{}, next_probe_{};
+  std::int64_t last_frames_ = 0;
+};
+
+SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cuda,
+                const std::function<void(const SoakSample&)>& on_sample) {
+  return SoakRunner(o, strategy_name, cuda, on_sample).run();
 }
 
 }  // namespace
