@@ -66,6 +66,7 @@ double median_ms(const std::function<void()>& run, cudaStream_t s, int n, int ba
 
 }  // namespace
 
+// Over 80 lines: most of it is the table of cases, one per kernel, sharing the buffers declared above it.
 int run_kernel_bench(bool quick, const std::string& json_path) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) {
     fmt::print(stderr, "vpipe bench kernels: {}: nothing to measure\n", reason);
