@@ -1,5 +1,7 @@
 #include "vpipe/pipeline/pipeline.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <thread>
 
 namespace vpipe {
@@ -18,10 +20,18 @@ void Pipeline::fail(std::exception_ptr error) noexcept {
 }
 
 void Pipeline::run() {
+  // A CUDA device is current per thread: the stages run on the device the
+  // caller made current (--gpus puts a stream's pipeline on its GPU); device 0,
+  // every thread's default, needs no call (nor does a machine without CUDA).
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) device = 0;
   std::vector<std::jthread> threads;
   threads.reserve(nodes_.size());
   for (auto& node : nodes_) {
-    threads.emplace_back([&n = *node] { n.body(n); });
+    threads.emplace_back([&n = *node, device] {
+      if (device > 0) (void)cudaSetDevice(device);
+      n.body(n);
+    });
   }
   threads.clear();  // joins
   std::lock_guard lock(error_mutex_);

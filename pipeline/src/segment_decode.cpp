@@ -1,5 +1,7 @@
 #include "vpipe/pipeline/segment_decode.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -54,7 +56,13 @@ SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRat
                                        std::size_t max_segment)
     : sessions_(std::max(1, sessions)), make_session_(std::move(make_session)), time_base_(time_base),
       limit_(limit), counters_(counters), max_segment_(max_segment) {
-  for (int w = 0; w < sessions_; ++w) workers_.emplace_back([this, w] { work(w); });
+  int device = 0;  // the workers decode on the device their creator had current (see Pipeline::run)
+  if (cudaGetDevice(&device) != cudaSuccess) device = 0;
+  for (int w = 0; w < sessions_; ++w)
+    workers_.emplace_back([this, w, device] {
+      if (device > 0) (void)cudaSetDevice(device);
+      work(w);
+    });
 }
 
 SegmentDecodeStage::~SegmentDecodeStage() {
