@@ -86,6 +86,7 @@ void add_metrics_options(CLI::App* app, int& port, std::string& address) {
 }
 
 void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts);
+void add_streams_and_gpus(CLI::App* tc, Cli& c);
 void add_bench(Cli& c);
 void add_bench_headroom(Cli& c);
 void add_soak(Cli& c);
@@ -173,6 +174,21 @@ void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts) {
                "latency (p50/p99/max) in the report");
 }
 
+// --streams, --gpus and --budget: how many pipelines, on which GPUs, under what cap.
+void add_streams_and_gpus(CLI::App* tc, Cli& c) {
+  tc->add_option("--gpus", c.gpus_text,
+                 "the GPUs the streams are placed on, by headroom: all, a count (2: the first two), or "
+                 "a list (0,1; '1,' is device 1 alone); each GPU has its own --mem strategy and --budget")
+      ->check([](const std::string& v) { return v.empty() ? std::string("--gpus: empty") : std::string(); });
+  tc->add_option("--streams", c.streams,
+                 "run N copies of the pipeline at once in this process, sharing one device memory "
+                 "strategy per GPU (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  tc->add_option("--budget", c.tc_budget,
+                 "CUDA path: cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out "
+                 "of memory trims and retries twice, then fails with a report");
+}
+
 void add_transcode(Cli& cli) {
   auto* c = &cli;
   auto& app = c->app;
@@ -224,17 +240,7 @@ void add_transcode(Cli& cli) {
                  "counted")
       ->check(CLI::Range(0, 100000))->capture_default_str();
   add_live_input(tc, topts);
-  tc->add_option("--gpus", c->gpus_text,
-                 "the GPUs the streams are placed on, by headroom: all, a count (2: the first two), or "
-                 "a list (0,1; '1,' is device 1 alone); each GPU has its own --mem strategy and --budget")
-      ->check([](const std::string& v) { return v.empty() ? std::string("--gpus: empty") : std::string(); });
-  tc->add_option("--streams", c->streams,
-                 "run N copies of the pipeline at once in this process, sharing one device memory "
-                 "strategy (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")
-      ->check(CLI::Range(1, 256))->capture_default_str();
-  tc->add_option("--budget", c->tc_budget,
-                 "CUDA path: cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out "
-                 "of memory trims and retries twice, then fails with a report");
+  add_streams_and_gpus(tc, *c);
   tc->add_option("--loop", topts.loop, "read the input N times over, timestamps continuing")
       ->check(CLI::Range(1, 1000000))->capture_default_str();
   tc->add_option("--queue-depth", topts.queue_depth, "frames in flight between two stages")

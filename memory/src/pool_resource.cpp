@@ -46,6 +46,12 @@ ResourceUsage StreamOrderedPool::usage() const {
   return u;
 }
 
+std::optional<std::size_t> StreamOrderedPool::reserved_bytes() const {
+  std::uint64_t reserved = 0;
+  VPIPE_CUDA_TRY(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  return static_cast<std::size_t>(reserved);
+}
+
 void StreamOrderedPool::trim() { VPIPE_CUDA_TRY(cudaMemPoolTrimTo(pool_, 0)); }
 
 }  // namespace vpipe

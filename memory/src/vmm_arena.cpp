@@ -285,7 +285,7 @@ void VmmArena::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) 
 void VmmArena::trim() {
   std::unique_lock lock(mutex_);
   reclaim_all(lock);
-  unmap_idle_chunks(SIZE_MAX, SIZE_MAX, 0);
+  unmap_idle_chunks(SIZE_MAX, SIZE_MAX, 0);  // every idle chunk (an empty range kept)
 }
 
 ResourceUsage VmmArena::usage() const {

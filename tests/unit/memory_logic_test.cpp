@@ -828,6 +828,7 @@ TEST(Adaptors, EveryAdaptorForwardsTheUpstreamsQueries) {
     std::string_view name() const noexcept override { return "syncing"; }
     bool deallocate_synchronizes_device() const noexcept override { return true; }
     void trim() override { ++trims; }
+    std::optional<std::size_t> reserved_bytes() const override { return 4096; }
     int trims = 0;
 
    private:
@@ -839,10 +840,12 @@ TEST(Adaptors, EveryAdaptorForwardsTheUpstreamsQueries) {
   BudgetAdaptor budget(up, 1024);
   RetryAdaptor retry(up, up);
   LoggingAdaptor logging(up, log);
-  for (DeviceMemoryResource* a : std::initializer_list<DeviceMemoryResource*>{&stats, &budget, &retry, &logging}) {
+  HeldBudgetAdaptor held(up, 8192);
+  for (DeviceMemoryResource* a : std::initializer_list<DeviceMemoryResource*>{&stats, &budget, &retry, &logging, &held}) {
     EXPECT_TRUE(a->deallocate_synchronizes_device());
     EXPECT_EQ(a->name(), "syncing");
+    EXPECT_EQ(a->reserved_bytes(), 4096u);
     a->trim();
   }
-  EXPECT_EQ(up.trims, 4);
+  EXPECT_EQ(up.trims, 5);
 }

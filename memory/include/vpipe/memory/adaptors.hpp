@@ -44,6 +44,7 @@ class ResourceAdaptor : public DeviceMemoryResource {
   explicit ResourceAdaptor(DeviceMemoryResource& upstream) : upstream_(upstream) {}
   [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
   [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
+  [[nodiscard]] std::optional<std::size_t> reserved_bytes() const override { return upstream_.reserved_bytes(); }
   void trim() override { upstream_.trim(); }
   [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
     return upstream_.deallocate_synchronizes_device();
@@ -112,7 +113,7 @@ class HeldBudgetAdaptor final : public ResourceAdaptor {
 
  private:
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
-  [[nodiscard]] std::size_t held() const { return upstream_.usage().reserved.value_or(0); }
+  [[nodiscard]] std::size_t held() const { return upstream_.reserved_bytes().value_or(0); }
   std::size_t limit_;
   std::atomic<std::int64_t> trims_{0};
 };

@@ -55,6 +55,10 @@ class DeviceMemoryResource {
   // A short name a user types (`--mem naive`), or the adaptor stack's description.
   [[nodiscard]] virtual std::string_view name() const noexcept = 0;
   [[nodiscard]] virtual ResourceUsage usage() const { return {}; }
+  // What it holds from the device now (usage().reserved), where a resource
+  // can say so more cheaply than a whole usage() (the held-budget check asks
+  // on every allocation).
+  [[nodiscard]] virtual std::optional<std::size_t> reserved_bytes() const { return usage().reserved; }
   // Gives cached memory back to the device where the strategy caches any.
   virtual void trim() {}
   // True where deallocate synchronizes the whole device (cudaFree does).

@@ -29,6 +29,7 @@ class StreamOrderedPool final : public DeviceMemoryResource {
   ~StreamOrderedPool() override;
   [[nodiscard]] std::string_view name() const noexcept override { return "pool"; }
   [[nodiscard]] ResourceUsage usage() const override;
+  [[nodiscard]] std::optional<std::size_t> reserved_bytes() const override;  // one attribute query
   void trim() override;  // cudaMemPoolTrimTo(pool, 0)
   [[nodiscard]] cudaMemPool_t handle() const noexcept { return pool_; }
 
