@@ -1,0 +1,263 @@
+// CUDA geometry: resize, flip, crop and pad (see cuda_ops.hpp for the contracts).
+#include "kernel_common.cuh"
+
+namespace vpipe::cuda {
+
+namespace {
+
+enum class ResizeMode { kNearest, kBilinear, kAreaInt };
+
+// Four consecutive output bytes (1–4 pixels, kCh channels) per thread, one
+// 32-bit store where the row allows: per-thread set-up is shared and the
+// stores are four times fewer than byte by byte.
+template <int kCh, ResizeMode kMode>
+__global__ void resize4_kernel(Plane s, Plane d, float sx, float sy, double dsx, double dsy, int kx, int ky) {
+  const int e0 = 4 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int row_elems = d.width * kCh;
+  if (e0 >= row_elems || y >= d.height) return;
+  std::uint8_t v[4] = {};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int e = e0 + j, x = e / kCh, c = e % kCh;
+    if (e >= row_elems) break;
+    if constexpr (kMode == ResizeMode::kNearest) {
+      const int xs = min(static_cast<int>(floor(x * dsx)), s.width - 1);
+      const int ys = min(static_cast<int>(floor(y * dsy)), s.height - 1);
+      v[j] = s.row(ys)[xs * kCh + c];
+    } else if constexpr (kMode == ResizeMode::kBilinear) {
+      const Bilinear b(s, (x + 0.5f) * sx - 0.5f, (y + 0.5f) * sy - 0.5f);
+      v[j] = to_u8(b(kCh, c));
+    } else {  // area, whole-number ratios: the mean of a kx × ky block
+      int sum = 0;
+      for (int r = 0; r < ky; ++r) {
+        const std::uint8_t* row = s.row(y * ky + r) + x * kx * kCh + c;
+        for (int q = 0; q < kx; ++q) sum += row[q * kCh];
+      }
+      v[j] = to_u8(exact_f(static_cast<std::uint32_t>(sum)) / static_cast<float>(kx * ky));
+    }
+  }
+  std::uint8_t* out = d.row(y) + e0;
+  if (d.aligned4 && e0 + 4 <= row_elems) {
+    *reinterpret_cast<std::uint32_t*>(out) = v[0] | v[1] << 8 | v[2] << 16 | static_cast<std::uint32_t>(v[3]) << 24;
+  } else {
+    for (int j = 0; j < 4 && e0 + j < row_elems; ++j) out[j] = v[j];
+  }
+}
+
+// Exactly half size in both directions, bilinear or area: both are the mean
+// of each 2×2 block, (a + b + c + d + 2) / 4 (the general kernels round the
+// same sum the same way). Four output bytes per thread from two 8-byte loads
+// per source row; 1-, 2- and 4-byte pixels.
+template <int kCh>
+__global__ void half2x2_kernel(Plane s, Plane d) {
+  const int e0 = 4 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int row_elems = d.width * kCh;
+  if (e0 >= row_elems || y >= d.height) return;
+  const std::uint8_t* r0 = s.row(2 * y);
+  const std::uint8_t* r1 = s.row(2 * y + 1);
+  std::uint8_t* out = d.row(y) + e0;
+  auto mean = [](int a, int b, int c, int e) { return static_cast<std::uint32_t>((a + b + c + e + 2) >> 2); };
+  if (e0 + 4 <= row_elems) {  // source bytes 2*e0 .. 2*e0+7 of both rows
+    const uint2 a = *reinterpret_cast<const uint2*>(r0 + 2 * e0);
+    const uint2 b = *reinterpret_cast<const uint2*>(r1 + 2 * e0);
+    auto byte = [](uint2 w, int i) { return static_cast<int>(((i < 4 ? w.x : w.y) >> (8 * (i % 4))) & 0xFF); };
+    std::uint32_t v = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int i = 2 * j - j % kCh;  // this byte's channel in the first pixel of its pair
+      v |= mean(byte(a, i), byte(a, i + kCh), byte(b, i), byte(b, i + kCh)) << (8 * j);
+    }
+    *reinterpret_cast<std::uint32_t*>(out) = v;
+    return;
+  }
+  for (int j = 0; e0 + j < row_elems; ++j) {
+    const int i = 2 * (e0 + j) - (e0 + j) % kCh;
+    out[j] = static_cast<std::uint8_t>(mean(r0[i], r0[i + kCh], r1[i], r1[i + kCh]));
+  }
+}
+
+// Pad: 16 destination bytes per thread, each written once: fill, or the
+// source's bytes (16 at a time where they line up), or a mix at the edges.
+__global__ void pad16_kernel(Plane s, Plane d, int x, int y, std::uint8_t fill) {
+  const int o = 16 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int yy = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int rb = d.width * d.channels;
+  if (o >= rb || yy >= d.height) return;
+  const int sy = yy - y, sx0 = x * d.channels, sx1 = (x + s.width) * d.channels;
+  std::uint8_t* out = d.row(yy) + o;
+  const bool whole = o + 16 <= rb;
+  const bool touches = sy >= 0 && sy < s.height && o + 16 > sx0 && o < sx1;
+  if (touches) {
+    const std::uint8_t* in = s.row(sy);
+    if (whole && o >= sx0 && o + 16 <= sx1 && reinterpret_cast<std::uintptr_t>(in + (o - sx0)) % 16 == 0) {
+      *reinterpret_cast<uint4*>(out) = *reinterpret_cast<const uint4*>(in + (o - sx0));
+      return;
+    }
+    for (int k = 0; k < 16 && o + k < rb; ++k)
+      out[k] = o + k >= sx0 && o + k < sx1 ? in[o + k - sx0] : fill;
+    return;
+  }
+  if (whole) {
+    const std::uint32_t f = fill * 0x01010101u;
+    *reinterpret_cast<uint4*>(out) = make_uint4(f, f, f, f);
+    return;
+  }
+  for (int k = 0; o + k < rb; ++k) out[k] = fill;
+}
+
+template <int kCh>
+void launch_resize4(const PlaneView& src, const PlaneView& dst, ResizeMode mode, double sx, double sy,
+                    cudaStream_t stream) {
+  const dim3 block(32, 8), grid = grid2d((dst.width * kCh + 3) / 4, dst.height, block);
+  const auto fx = static_cast<float>(sx), fy = static_cast<float>(sy);
+  const int kx = static_cast<int>(sx), ky = static_cast<int>(sy);
+  if (mode == ResizeMode::kNearest)
+    resize4_kernel<kCh, ResizeMode::kNearest><<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
+  else if (mode == ResizeMode::kBilinear)
+    resize4_kernel<kCh, ResizeMode::kBilinear><<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
+  else
+    resize4_kernel<kCh, ResizeMode::kAreaInt><<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
+}
+
+// Each output pixel: the source pixels its footprint covers, weighted by overlap.
+__global__ void resize_area_kernel(Plane s, Plane d, double sx, double sy) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  const double x0 = x * sx, x1 = min((x + 1) * sx, static_cast<double>(s.width));
+  const double y0 = y * sy, y1 = min((y + 1) * sy, static_cast<double>(s.height));
+  float acc[4] = {0, 0, 0, 0};
+  for (int ys = static_cast<int>(floor(y0)); ys < static_cast<int>(ceil(y1)); ++ys) {
+    const float wy = static_cast<float>(min(ys + 1.0, y1) - max(static_cast<double>(ys), y0));
+    const std::uint8_t* row = s.row(ys);
+    for (int xs = static_cast<int>(floor(x0)); xs < static_cast<int>(ceil(x1)); ++xs) {
+      const float w = wy * static_cast<float>(min(xs + 1.0, x1) - max(static_cast<double>(xs), x0));
+      for (int ch = 0; ch < s.channels; ++ch) acc[ch] += w * row[xs * s.channels + ch];
+    }
+  }
+  const float inv = static_cast<float>(1.0 / ((x1 - x0) * (y1 - y0)));
+  for (int ch = 0; ch < d.channels; ++ch) d.row(y)[x * d.channels + ch] = to_u8(acc[ch] * inv);
+}
+
+__global__ void flip_kernel(Plane s, Plane d, bool h, bool v) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= d.width || y >= d.height) return;
+  const int xs = h ? s.width - 1 - x : x, ys = v ? s.height - 1 - y : y;
+  if (d.channels == 4 && s.aligned4 && d.aligned4) {  // whole pixels
+    *reinterpret_cast<std::uint32_t*>(d.row(y) + 4 * x) =
+        *reinterpret_cast<const std::uint32_t*>(s.row(ys) + 4 * xs);
+    return;
+  }
+  for (int ch = 0; ch < d.channels; ++ch) d.row(y)[x * d.channels + ch] = s.row(ys)[xs * s.channels + ch];
+}
+
+
+// 16 bytes per thread for 1-, 2- and 4-byte pixels when rows are 16-byte
+// aligned and a whole number of 16 bytes long: a horizontal flip reverses
+// the pixels inside the 16 bytes it reads from the mirrored place.
+template <int kCh>
+__global__ void flip16_kernel(Plane s, Plane d, bool h, bool v) {
+  const int o = 16 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int row_bytes = d.width * kCh;
+  if (o >= row_bytes || y >= d.height) return;
+  const std::uint8_t* in = s.row(v ? s.height - 1 - y : y);
+  uint4 w = *reinterpret_cast<const uint4*>(in + (h ? row_bytes - 16 - o : o));
+  if (h) {
+    constexpr unsigned kSel = kCh == 1 ? 0x0123 : kCh == 2 ? 0x1032 : 0x3210;  // pixels in a word
+    w = make_uint4(__byte_perm(w.w, 0, kSel), __byte_perm(w.z, 0, kSel), __byte_perm(w.y, 0, kSel),
+                   __byte_perm(w.x, 0, kSel));
+  }
+  *reinterpret_cast<uint4*>(d.row(y) + o) = w;
+}
+
+
+}  // namespace
+
+void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp,
+                  cudaStream_t stream) {
+  VPIPE_EXPECTS(src.channels == dst.channels && src.channels <= 4, "resize: channel counts differ");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::resize_plane", stream);
+  const double sx = static_cast<double>(src.width) / dst.width;
+  const double sy = static_cast<double>(src.height) / dst.height;
+  ResizeMode mode = interp == ref::Interp::kNearest ? ResizeMode::kNearest : ResizeMode::kBilinear;
+  const int ch = src.channels;
+  if (interp != ref::Interp::kNearest && src.width == 2 * dst.width && src.height == 2 * dst.height &&
+      (ch == 1 || ch == 2 || ch == 4) && aligned(src, 8) && aligned(dst, 4)) {
+    const dim3 block(32, 8), grid = grid2d((dst.width * ch + 3) / 4, dst.height, block);
+    if (ch == 1) half2x2_kernel<1><<<grid, block, 0, stream>>>(dev(src), dev(dst));
+    if (ch == 2) half2x2_kernel<2><<<grid, block, 0, stream>>>(dev(src), dev(dst));
+    if (ch == 4) half2x2_kernel<4><<<grid, block, 0, stream>>>(dev(src), dev(dst));
+    return;
+  }
+  if (interp == ref::Interp::kArea && sx >= 1 && sy >= 1) {
+    if (src.width % dst.width || src.height % dst.height) {  // fractional footprints
+      const dim3 block(32, 8);
+      resize_area_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(dev(src), dev(dst), sx, sy);
+      return;
+    }
+    mode = ResizeMode::kAreaInt;
+  }
+  switch (src.channels) {
+    case 1: launch_resize4<1>(src, dst, mode, sx, sy, stream); break;
+    case 2: launch_resize4<2>(src, dst, mode, sx, sy, stream); break;
+    case 3: launch_resize4<3>(src, dst, mode, sx, sy, stream); break;
+    default: launch_resize4<4>(src, dst, mode, sx, sy, stream); break;
+  }
+}
+
+void flip_plane(const PlaneView& src, const PlaneView& dst, bool horizontal, bool vertical,
+                cudaStream_t stream) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "flip: planes differ in size");
+  VPIPE_EXPECTS(src.data != dst.data, "flip: not in place");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::flip_plane", stream);
+  const dim3 block(32, 8);
+  const int ch = src.channels;
+  if ((ch == 1 || ch == 2 || ch == 4) && src.row_bytes() % 16 == 0 && aligned(src, 16) && aligned(dst, 16)) {
+    const dim3 grid = grid2d(static_cast<int>(src.row_bytes() / 16), dst.height, block);
+    if (ch == 1) flip16_kernel<1><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
+    if (ch == 2) flip16_kernel<2><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
+    if (ch == 4) flip16_kernel<4><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
+    return;
+  }
+  flip_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(dev(src), dev(dst),
+                                                                          horizontal, vertical);
+}
+
+void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y, cudaStream_t stream) {
+  VPIPE_EXPECTS(src.channels == dst.channels && x >= 0 && y >= 0 && x + dst.width <= src.width &&
+                    y + dst.height <= src.height,
+                "crop: rectangle outside the source");
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::crop_plane", stream);
+  VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.data, dst.pitch, src.row(y) + x * src.channels, src.pitch,
+                                   dst.row_bytes(), static_cast<std::size_t>(dst.height),
+                                   cudaMemcpyDeviceToDevice, stream));
+}
+
+
+void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill,
+               cudaStream_t stream) {
+  detail::expect_pad(src, dst, x, y);
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::pad_plane", stream);
+  if (aligned(dst, 16)) {  // each destination byte written once, 16 at a time
+    const dim3 block(32, 8);
+    pad16_kernel<<<grid2d(static_cast<int>((dst.row_bytes() + 15) / 16), dst.height, block), block, 0, stream>>>(
+        dev(src), dev(dst), x, y, fill);
+    return;
+  }
+  VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, fill, dst.row_bytes(),
+                                   static_cast<std::size_t>(dst.height), stream));
+  if (src.width && src.height)
+    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.row(y) + x * dst.channels, dst.pitch, src.data, src.pitch,
+                                     src.row_bytes(), static_cast<std::size_t>(src.height),
+                                     cudaMemcpyDeviceToDevice, stream));
+}
+
+
+}  // namespace vpipe::cuda
