@@ -18,6 +18,7 @@
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/memory/cuda_event.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 
@@ -46,20 +47,13 @@ struct DevPlane {
 double median_ms(const std::function<void()>& run, cudaStream_t s, int n, int batch = 10) {
   for (int i = 0; i < 3; ++i) run();
   std::vector<float> t;
-  cudaEvent_t a, b;
-  VPIPE_CUDA_TRY(cudaEventCreate(&a));
-  VPIPE_CUDA_TRY(cudaEventCreate(&b));
+  CudaEvent a(CudaEvent::Timing::kOn), b(CudaEvent::Timing::kOn);
   for (int i = 0; i < n; ++i) {
-    VPIPE_CUDA_TRY(cudaEventRecord(a, s));
+    a.record(s);
     for (int k = 0; k < batch; ++k) run();
-    VPIPE_CUDA_TRY(cudaEventRecord(b, s));
-    VPIPE_CUDA_TRY(cudaEventSynchronize(b));
-    float ms = 0;
-    VPIPE_CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms / static_cast<float>(batch));
+    b.record(s);
+    t.push_back(b.elapsed_ms_since(a) / static_cast<float>(batch));
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }

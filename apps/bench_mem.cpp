@@ -30,6 +30,7 @@
 #include "vpipe/kernels/synthetic.hpp"
 #include "vpipe/memory/adaptors.hpp"
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/memory/cuda_event.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
@@ -161,11 +162,10 @@ FrameLoopResult frame_loop(const std::string& name, int threads, int frames, boo
   Histogram host;
   auto body = [&] {
     Stream stream;
-    std::vector<cudaEvent_t> done(static_cast<std::size_t>(depth));
-    for (auto& e : done) VPIPE_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    std::vector<CudaEvent> done(static_cast<std::size_t>(depth));
     for (int i = 0; i < frames; ++i) {
-      cudaEvent_t& slot = done[static_cast<std::size_t>(i % depth)];
-      if (i >= depth) VPIPE_CUDA_TRY(cudaEventSynchronize(slot));  // bounded frames in flight
+      CudaEvent& slot = done[static_cast<std::size_t>(i % depth)];
+      if (i >= depth) slot.synchronize();  // bounded frames in flight
       auto t0 = now_ns();
       auto* in = static_cast<std::uint8_t*>(mr.allocate(nv12, stream.s));
       auto* work = static_cast<float*>(mr.allocate(rgbf, stream.s));
@@ -180,11 +180,10 @@ FrameLoopResult frame_loop(const std::string& name, int threads, int frames, boo
       mr.deallocate(out, rgb8, stream.s);
       spent += now_ns() - t0;
       host.record(static_cast<std::uint64_t>(spent));
-      VPIPE_CUDA_TRY(cudaEventRecord(slot, stream.s));
+      slot.record(stream.s);
       if (sync_each_frame) VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
     }
     VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
-    for (auto& e : done) cudaEventDestroy(e);
   };
   body();  // warm-up pass: the strategy's caches fill, as in a long run
   host.reset();
@@ -251,19 +250,13 @@ json bench_threshold(bool quick) {
 // ---- 4. staging bandwidth ------------------------------------------------------
 
 double copy_gbps(const std::function<void(int)>& enqueue, int reps, std::size_t bytes, cudaStream_t s) {
-  cudaEvent_t a, b;
-  VPIPE_CUDA_TRY(cudaEventCreate(&a));
-  VPIPE_CUDA_TRY(cudaEventCreate(&b));
+  CudaEvent a(CudaEvent::Timing::kOn), b(CudaEvent::Timing::kOn);
   for (int i = 0; i < 3; ++i) enqueue(i);  // warm-up
   VPIPE_CUDA_TRY(cudaStreamSynchronize(s));
-  VPIPE_CUDA_TRY(cudaEventRecord(a, s));
+  a.record(s);
   for (int i = 0; i < reps; ++i) enqueue(i);
-  VPIPE_CUDA_TRY(cudaEventRecord(b, s));
-  VPIPE_CUDA_TRY(cudaEventSynchronize(b));
-  float ms = 0;
-  VPIPE_CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+  b.record(s);
+  const float ms = b.elapsed_ms_since(a);
   return static_cast<double>(bytes) * reps / (ms * 1e-3) / 1e9;
 }
 

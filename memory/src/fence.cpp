@@ -6,10 +6,6 @@
 
 namespace vpipe {
 
-CudaFences::~CudaFences() {
-  for (cudaEvent_t e : events_) cudaEventDestroy(e);
-}
-
 FenceId CudaFences::record(cudaStream_t stream) {
   std::lock_guard lock(mutex_);
   FenceId id;
@@ -17,22 +13,20 @@ FenceId CudaFences::record(cudaStream_t stream) {
     id = free_ids_.back();
     free_ids_.pop_back();
   } else {
-    cudaEvent_t e{};
-    VPIPE_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    events_.push_back(e);
+    events_.emplace_back();
     id = static_cast<FenceId>(events_.size() - 1);
   }
-  VPIPE_CUDA_TRY(cudaEventRecord(events_[id], stream));
+  events_[id].record(stream);
   return id;
 }
 
 bool CudaFences::ready(FenceId id) {
   cudaEvent_t e;
   {
-    std::lock_guard lock(mutex_);
-    e = events_.at(id);
+    std::lock_guard lock(mutex_);  // (events_ may grow, moving its elements; handles stay)
+    e = events_.at(id).get();
   }
-  const cudaError_t s = cudaEventQuery(e);
+  const cudaError_t s = cudaEventQuery(e);  // outside the lock
   if (s == cudaErrorNotReady) return false;
   VPIPE_CUDA_TRY(s);
   return true;
@@ -42,9 +36,9 @@ void CudaFences::wait(FenceId id) {
   cudaEvent_t e;
   {
     std::lock_guard lock(mutex_);
-    e = events_.at(id);
+    e = events_.at(id).get();
   }
-  VPIPE_CUDA_TRY(cudaEventSynchronize(e));
+  VPIPE_CUDA_TRY(cudaEventSynchronize(e));  // outside the lock: other streams' fences go on
 }
 
 void CudaFences::release(FenceId id) noexcept {

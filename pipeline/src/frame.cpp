@@ -90,14 +90,10 @@ DeviceBuffer::~DeviceBuffer() {
   }
   if (free_stream_ != owner_stream_) {
     // The owner (NVDEC's copy into a recycled surface) must not overtake the last reader.
-    cudaEvent_t ev{};
-    cudaError_t err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
-    if (err == cudaSuccess) err = cudaEventRecord(ev, free_stream_);
-    if (err == cudaSuccess) err = cudaStreamWaitEvent(owner_stream_, ev);
-    if (ev) cudaEventDestroy(ev);
-    if (err != cudaSuccess) {
-      spdlog::error("releasing a decoder surface: {}; waiting for the device instead",
-                    cudaGetErrorString(err));
+    try {
+      RecordedEvent(free_stream_).wait_on(owner_stream_);
+    } catch (const std::exception& e) {
+      spdlog::error("releasing a decoder surface: {}; waiting for the device instead", e.what());
       cudaStreamSynchronize(free_stream_);
     }
   }
@@ -123,22 +119,6 @@ Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t strea
       base, bytes, stream);
   f.ready = std::make_shared<ReadyEvent>(stream);
   return f;
-}
-
-ReadyEvent::ReadyEvent(cudaStream_t producer) {
-  VPIPE_CUDA_TRY(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
-  VPIPE_CUDA_TRY(cudaEventRecord(event_, producer));
-}
-ReadyEvent::~ReadyEvent() { cudaEventDestroy(event_); }
-void ReadyEvent::wait_on(cudaStream_t consumer) const {
-  VPIPE_CUDA_TRY(cudaStreamWaitEvent(consumer, event_));
-}
-void ReadyEvent::synchronize() const { VPIPE_CUDA_TRY(cudaEventSynchronize(event_)); }
-bool ReadyEvent::done() const {
-  const cudaError_t e = cudaEventQuery(event_);
-  if (e == cudaErrorNotReady) return false;
-  VPIPE_CUDA_TRY(e);
-  return true;
 }
 
 Frame Frame::allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,

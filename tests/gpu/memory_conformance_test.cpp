@@ -13,6 +13,7 @@
 #include "vpipe/kernels/synthetic.hpp"
 #include "vpipe/memory/adaptors.hpp"
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/memory/cuda_event.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 
@@ -265,4 +266,42 @@ TEST(ConformanceNames, EveryListedStrategyIsCoveredAndUnknownFails) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
   for (const auto& n : strategy_names()) EXPECT_NO_THROW((void)make_strategy(n)) << n;
   EXPECT_THROW((void)make_strategy("pool2"), logic_error);
+}
+
+// The one event wrapper: a returned event is handed out again (no cudaEventCreate
+// per frame), and a recorded event orders a second stream after the first.
+TEST(EventPool, RecyclesEventsAndOrdersStreams) {
+  if (auto reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
+  cudaEvent_t first = nullptr;
+  {
+    CudaEvent e = EventPool::take();
+    first = e.get();
+    EventPool::give(std::move(e));
+  }
+  EXPECT_EQ(EventPool::take().get(), first);
+
+  cudaStream_t a{}, b{};
+  VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+  VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+  constexpr std::size_t kWords = 16u << 20;  // 64 MiB: long enough that b would overtake a
+  std::uint32_t* words = nullptr;
+  unsigned long long* bad = nullptr;
+  VPIPE_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&words), kWords * 4));
+  VPIPE_CUDA_TRY(cudaMallocManaged(reinterpret_cast<void**>(&bad), sizeof *bad));
+  *bad = 0;
+  synthetic::fill_pattern(words, kWords, 7, a);
+  {
+    const RecordedEvent written(a);
+    written.wait_on(b);
+  }  // (given back at once: the wait was already enqueued)
+  synthetic::count_mismatches(words, kWords, 7, bad, b);
+  VPIPE_CUDA_TRY(cudaStreamSynchronize(b));
+  EXPECT_EQ(*bad, 0u);
+  RecordedEvent end(b);
+  end.synchronize();
+  EXPECT_TRUE(end.done());
+  cudaFree(words);
+  cudaFree(bad);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
 }

@@ -4,7 +4,7 @@
 // once the fence is ready: reuse is then safe across streams without any
 // device-wide synchronization.
 //
-// CudaFences backs them with a pool of CUDA events (created once, reused).
+// CudaFences backs them with CUDA events (CudaEvent; created once, reused).
 // Tests of the recycling logic use ManualFences, which complete on command.
 #pragma once
 
@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <mutex>
 #include <vector>
+
+#include "vpipe/memory/cuda_event.hpp"
 
 namespace vpipe {
 
@@ -31,7 +33,6 @@ class FenceSource {
 class CudaFences final : public FenceSource {
  public:
   CudaFences() = default;
-  ~CudaFences() override;
   CudaFences(const CudaFences&) = delete;
   CudaFences& operator=(const CudaFences&) = delete;
   FenceId record(cudaStream_t stream) override;
@@ -41,7 +42,7 @@ class CudaFences final : public FenceSource {
 
  private:
   std::mutex mutex_;
-  std::vector<cudaEvent_t> events_;
+  std::vector<CudaEvent> events_;
   std::vector<FenceId> free_ids_;
 };
 

@@ -18,6 +18,7 @@ extern "C" {
 #include <cuda_runtime_api.h>
 
 #include "vpipe/kernels/image.hpp"
+#include "vpipe/memory/cuda_event.hpp"
 #include "vpipe/memory/device_resource.hpp"
 #include "vpipe/pipeline/av.hpp"
 #include "vpipe/pipeline/stage.hpp"
@@ -81,21 +82,9 @@ class DeviceBuffer {
   cudaStream_t owner_stream_ = nullptr;
 };
 
-// A CUDA event the producer recorded after writing a device frame; consumers
-// make their stream wait on it.
-class ReadyEvent {
- public:
-  explicit ReadyEvent(cudaStream_t producer);
-  ~ReadyEvent();
-  ReadyEvent(const ReadyEvent&) = delete;
-  ReadyEvent& operator=(const ReadyEvent&) = delete;
-  void wait_on(cudaStream_t consumer) const;  // no host blocking
-  void synchronize() const;                   // blocks the calling thread
-  [[nodiscard]] bool done() const;            // completed (cudaEventQuery), no blocking
-
- private:
-  cudaEvent_t event_{};
-};
+// The event the producer recorded after writing a device frame; consumers
+// make their stream wait on it (one pooled event: vpipe/memory/cuda_event.hpp).
+using ReadyEvent = RecordedEvent;
 
 struct Frame {
   FrameFormat format;

@@ -1,0 +1,61 @@
+// The one CUDA event wrapper: CudaEvent owns an event (timing off), and
+// EventPool recycles them per device, so an event per frame per stage costs
+// no cudaEventCreate. CudaFences, the frames' ReadyEvent and the release of
+// decoder surfaces all use it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+namespace vpipe {
+
+class CudaEvent {
+ public:
+  enum class Timing { kOff, kOn };
+  explicit CudaEvent(Timing timing = Timing::kOff);  // an event of the current device
+  ~CudaEvent();
+  CudaEvent(CudaEvent&& other) noexcept;
+  CudaEvent& operator=(CudaEvent&& other) noexcept;
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+
+  void record(cudaStream_t stream);
+  void wait_on(cudaStream_t consumer) const;  // the consumer's stream waits; the host does not
+  void synchronize() const;                   // blocks the calling thread
+  [[nodiscard]] bool done() const;            // cudaEventQuery, no blocking
+  // Milliseconds from `start` to this event (both recorded with Timing::kOn; waits for this one).
+  [[nodiscard]] float elapsed_ms_since(const CudaEvent& start) const;
+  [[nodiscard]] cudaEvent_t get() const { return event_; }
+  [[nodiscard]] int device() const { return device_; }
+
+ private:
+  cudaEvent_t event_{};
+  int device_ = 0;
+};
+
+// Spare events, one list per device (an event belongs to the device it was
+// made on). Thread-safe; taking falls back to creating one.
+class EventPool {
+ public:
+  [[nodiscard]] static CudaEvent take();
+  static void give(CudaEvent event) noexcept;
+};
+
+// An event recorded on the producer's stream, taken from and returned to the
+// pool: "the work enqueued so far is done".
+class RecordedEvent {
+ public:
+  explicit RecordedEvent(cudaStream_t producer);
+  ~RecordedEvent() { EventPool::give(std::move(event_)); }
+  RecordedEvent(const RecordedEvent&) = delete;
+  RecordedEvent& operator=(const RecordedEvent&) = delete;
+  void wait_on(cudaStream_t consumer) const { event_.wait_on(consumer); }
+  void synchronize() const { event_.synchronize(); }
+  [[nodiscard]] bool done() const { return event_.done(); }
+
+ private:
+  CudaEvent event_;
+};
+
+}  // namespace vpipe
