@@ -20,25 +20,24 @@ FenceId CudaFences::record(cudaStream_t stream) {
   return id;
 }
 
+// The handle, looked up under the lock (events_ may grow, moving its
+// elements; handles stay): CUDA calls on it run outside the lock.
+cudaEvent_t CudaFences::event(FenceId id) {
+  std::lock_guard lock(mutex_);
+  return events_.at(id).get();
+}
+
 bool CudaFences::ready(FenceId id) {
-  cudaEvent_t e;
-  {
-    std::lock_guard lock(mutex_);  // (events_ may grow, moving its elements; handles stay)
-    e = events_.at(id).get();
-  }
-  const cudaError_t s = cudaEventQuery(e);  // outside the lock
+  const cudaError_t s = cudaEventQuery(event(id));
   if (s == cudaErrorNotReady) return false;
   VPIPE_CUDA_TRY(s);
   return true;
 }
 
-void CudaFences::wait(FenceId id) {
-  cudaEvent_t e;
-  {
-    std::lock_guard lock(mutex_);
-    e = events_.at(id).get();
-  }
-  VPIPE_CUDA_TRY(cudaEventSynchronize(e));  // outside the lock: other streams' fences go on
+void CudaFences::wait(FenceId id) { VPIPE_CUDA_TRY(cudaEventSynchronize(event(id))); }
+
+void CudaFences::order_after(FenceId id, cudaStream_t stream) {
+  VPIPE_CUDA_TRY(cudaStreamWaitEvent(stream, event(id)));
 }
 
 void CudaFences::release(FenceId id) noexcept {

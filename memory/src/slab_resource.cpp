@@ -146,32 +146,16 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
     it = classes_.emplace(size, SizeClass{size, {}, 0}).first;
   }
   SizeClass& c = it->second;
-  // A ready block (the oldest freed is the likeliest to be done), else wait
-  // for the oldest pending one, else (every block held by a live frame) grow.
-  // Waiting before growing keeps the set of buffers fixed once it covers the
-  // frames a pipeline holds: growing on pending blocks made the slab step up
-  // minutes into a constant-workload soak on the H200, whenever the GPU fell a
-  // few frames behind. Indices, not iterators: growing appends to the deque.
+  // The oldest freed block (stream-ordered reuse: see the header), else (every
+  // block held by a live frame) grow. Reusing rather than growing keeps the set
+  // of buffers fixed once it covers the frames a pipeline holds: growing on
+  // pending blocks made the slab step up minutes into a constant-workload soak
+  // on the H200, whenever the GPU fell a few frames behind.
+  // A block freed on this stream (or never used) needs no CUDA call at all.
   std::optional<std::size_t> pick;
-  for (std::size_t i = 0; i < c.free.size(); ++i) {
-    if (!c.free[i].fence || fences_->ready(*c.free[i].fence)) {
-      pick = i;
-      break;
-    }
-  }
-  if (!pick && !c.free.empty()) {
-    // The oldest pending block is taken (out of the free list, its batch
-    // marked in use) before the lock is released for the wait: one stream's
-    // backlog never stalls another thread's deallocate.
-    const FreeBlock block = c.free.front();
-    c.free.pop_front();
-    --std::prev(batches_.upper_bound(block.ptr))->second.free_blocks;
-    used_ += size;
-    lock.unlock();
-    fences_->wait(*block.fence);
-    fences_->release(*block.fence);
-    return block.ptr;
-  }
+  for (std::size_t i = 0; i < c.free.size() && !pick; ++i)
+    if (!c.free[i].fence || c.free[i].freed_on == stream) pick = i;
+  if (!pick && !c.free.empty()) pick = 0;
   if (!pick) {
     if (grow(c, stream)) {
       pick = c.free.size() - 1;  // a fresh block
@@ -194,6 +178,7 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
     }
   }
   const FreeBlock block = c.free[*pick];
+  if (block.fence && block.freed_on != stream) fences_->order_after(*block.fence, stream);
   c.free.erase(c.free.begin() + static_cast<std::ptrdiff_t>(*pick));
   if (block.fence) fences_->release(*block.fence);
   --std::prev(batches_.upper_bound(block.ptr))->second.free_blocks;
@@ -217,7 +202,7 @@ void SlabResource::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stre
   } catch (...) {
     cudaStreamSynchronize(stream);
   }
-  classes_.at(size).free.push_back({p, fence});
+  classes_.at(size).free.push_back({p, fence, stream});
   ++std::prev(batches_.upper_bound(p))->second.free_blocks;
   used_ -= size;
 }

@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 #include <tuple>
@@ -172,12 +173,17 @@ void VmmArena::give_back(std::size_t offset, std::size_t bytes) {
 }
 
 void VmmArena::reclaim_ready() {
+  // Oldest first; once a stream's fence is not done, its later ones are not
+  // either: one query per stream with work in flight, not one per free.
+  std::vector<cudaStream_t> behind;
   std::size_t kept = 0;
   for (auto& p : pending_) {
-    if (fences_->ready(p.fence)) {
+    const bool stream_behind = std::find(behind.begin(), behind.end(), p.stream) != behind.end();
+    if (!stream_behind && fences_->ready(p.fence)) {
       fences_->release(p.fence);
       give_back(p.offset, p.bytes);
     } else {
+      if (!stream_behind) behind.push_back(p.stream);
       pending_[kept++] = p;
     }
   }
@@ -274,7 +280,7 @@ void VmmArena::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) 
   std::lock_guard lock(mutex_);
   const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(ptr) - backing_->base());
   try {
-    pending_.push_back({offset, block_bytes(bytes), fences_->record(stream)});
+    pending_.push_back({offset, block_bytes(bytes), fences_->record(stream), stream});
   } catch (...) {
     // Could not record a fence: fall back to waiting for the stream.
     cudaStreamSynchronize(stream);

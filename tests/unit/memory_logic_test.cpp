@@ -336,48 +336,55 @@ TEST(VmmArena, UnderATightBudgetFreePagesServeRequestsElsewhere) {
 
 // ---- SlabResource ---------------------------------------------------------------
 
-TEST(SlabResource, RecyclesSameSizeBlocksOnlyAfterTheirFence) {
+// Two streams as the fakes see them (HostResource and ManualFences only compare them).
+const auto kStreamA = reinterpret_cast<cudaStream_t>(0x10);
+const auto kStreamB = reinterpret_cast<cudaStream_t>(0x20);
+
+// Stream-ordered reuse: a block freed on another stream comes back at once,
+// the allocating stream ordered after the fence (no host wait); one freed on
+// the allocating stream needs no CUDA call; the slab grows only when every
+// block is held by a live frame.
+TEST(SlabResource, ReusesFreedBlocksInStreamOrderWithoutHostWaits) {
   HostResource up;
   auto fences = std::make_unique<ManualFences>();
   auto* f = fences.get();
   SlabResource slab(up, {2, std::nullopt, 8, 1}, std::move(fences));
-  void* a = slab.allocate(1000, nullptr);
-  void* b = slab.allocate(1000, nullptr);
+  void* a = slab.allocate(1000, kStreamA);
+  void* b = slab.allocate(1000, kStreamA);
   EXPECT_EQ(slab.upstream_allocations(), 1u) << "one batch of two";
-  slab.deallocate(a, 1000, nullptr);
-  const FenceId fa = f->last();
-  f->complete(fa);
-  void* c = slab.allocate(1000, nullptr);  // a's fence is done: a comes back, no wait
+  slab.deallocate(a, 1000, kStreamA);
+  void* c = slab.allocate(1000, kStreamA);  // freed on this stream: stream order suffices
   EXPECT_EQ(c, a);
-  EXPECT_EQ(f->waits(), 0);
-  slab.deallocate(b, 1000, nullptr);  // b pending, its fence not done
+  EXPECT_EQ(f->stream_waits(), 0);
+  slab.deallocate(b, 1000, kStreamB);  // b pending on another stream, its fence not done
   EXPECT_FALSE(f->ready(f->last()));
-  void* d = slab.allocate(1000, nullptr);  // waits for b's fence rather than growing
+  void* d = slab.allocate(1000, kStreamA);  // handed out, stream A ordered after B's fence
   EXPECT_EQ(d, b);
-  EXPECT_EQ(f->waits(), 1);
-  EXPECT_EQ(slab.upstream_allocations(), 1u) << "a pending block is waited for, not grown past";
-  void* e = slab.allocate(1000, nullptr);  // both blocks held by live frames: grows
+  EXPECT_EQ(f->stream_waits(), 1);
+  EXPECT_EQ(f->waits(), 0) << "the host never waits in allocate";
+  EXPECT_EQ(slab.upstream_allocations(), 1u) << "a pending block is reused, not grown past";
+  void* e = slab.allocate(1000, kStreamA);  // both blocks held by live frames: grows
   EXPECT_EQ(slab.upstream_allocations(), 2u);
-  for (void* p : {c, d, e}) slab.deallocate(p, 1000, nullptr);
+  for (void* p : {c, d, e}) slab.deallocate(p, 1000, kStreamA);
   EXPECT_EQ(*slab.usage().used, 0u);
 }
 
-TEST(SlabResource, CapExhaustsLoudlyAndWaitsForPendingBlocks) {
+TEST(SlabResource, CapExhaustsLoudlyAndReusesPendingBlocks) {
   HostResource up;
   auto fences = std::make_unique<ManualFences>();
   auto* f = fences.get();
   SlabResource slab(up, {2, 2 * 1024, 8, 1}, std::move(fences));  // room for one batch of 1 KiB
-  void* a = slab.allocate(1024, nullptr);
-  void* b = slab.allocate(1024, nullptr);
-  EXPECT_THROW((void)slab.allocate(1024, nullptr), out_of_memory) << "cap reached, none free";
+  void* a = slab.allocate(1024, kStreamA);
+  void* b = slab.allocate(1024, kStreamA);
+  EXPECT_THROW((void)slab.allocate(1024, kStreamA), out_of_memory) << "cap reached, none free";
   EXPECT_EQ(slab.exhaustions(), 1u);
-  slab.deallocate(a, 1024, nullptr);
-  const int waits = f->waits();
-  void* c = slab.allocate(1024, nullptr);  // the only free block is pending: waits on it
+  slab.deallocate(a, 1024, kStreamB);
+  void* c = slab.allocate(1024, kStreamA);  // the only free block is pending: ordered after it
   EXPECT_EQ(c, a);
-  EXPECT_EQ(f->waits(), waits + 1);
-  slab.deallocate(b, 1024, nullptr);
-  slab.deallocate(c, 1024, nullptr);
+  EXPECT_EQ(f->stream_waits(), 1);
+  EXPECT_EQ(f->waits(), 0);
+  slab.deallocate(b, 1024, kStreamA);
+  slab.deallocate(c, 1024, kStreamA);
 }
 
 TEST(SlabResource, NewSizeReleasesIdleBatchesOfOthersUnderTheCap) {
@@ -749,7 +756,15 @@ class GatedFences final : public FenceSource {
     changed_.wait(lock, [&] { return open_; });
     --waiting_;
   }
+  void order_after(FenceId, cudaStream_t) override {
+    std::lock_guard lock(mutex_);
+    ++stream_waits_;
+  }
   void release(FenceId) noexcept override {}
+  [[nodiscard]] int stream_waits() {
+    std::lock_guard lock(mutex_);
+    return stream_waits_;
+  }
   void open() {
     std::lock_guard lock(mutex_);
     open_ = true;
@@ -766,6 +781,7 @@ class GatedFences final : public FenceSource {
   std::condition_variable changed_;
   FenceId next_ = 0;
   int waiting_ = 0;
+  int stream_waits_ = 0;
   bool open_ = false;
 };
 
@@ -803,20 +819,24 @@ TEST(VmmArena, ASlowStreamDoesNotStallADeallocateOnAnotherThread) {
   arena.deallocate(c, 2 * MiB, nullptr);
 }
 
-TEST(SlabResource, ASlowStreamDoesNotStallADeallocateOnAnotherThread) {
+// A slow stream's pending block is handed out without any host wait (the
+// gate is never opened before allocate returns), so nothing can stall behind it.
+TEST(SlabResource, ASlowStreamNeverStallsAnAllocation) {
   HostResource up;
   auto gated = std::make_unique<GatedFences>();
   auto* fences = gated.get();
   SlabResource slab(up, {2, 2 * 1024, 8, 1}, std::move(gated));  // room for two 1 KiB blocks
-  void* a = slab.allocate(1024, nullptr);
-  void* b = slab.allocate(1024, nullptr);
-  slab.deallocate(a, 1024, nullptr);  // pending on a slow stream
-  void* c = nullptr;
-  expect_deallocate_not_stalled(
-      *fences, [&] { c = slab.allocate(1024, nullptr); },  // only a is free: waits for it
-      [&] { slab.deallocate(b, 1024, nullptr); });
-  EXPECT_EQ(c, a);
-  slab.deallocate(c, 1024, nullptr);
+  void* a = slab.allocate(1024, kStreamA);
+  void* b = slab.allocate(1024, kStreamA);
+  slab.deallocate(a, 1024, kStreamB);  // pending on a slow stream
+  auto c = std::async(std::launch::async, [&] { return slab.allocate(1024, kStreamA); });
+  ASSERT_EQ(c.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+      << "the allocation waited on the host for the slow stream";
+  EXPECT_EQ(c.get(), a);
+  EXPECT_EQ(fences->stream_waits(), 1);
+  fences->open();
+  slab.deallocate(a, 1024, kStreamA);
+  slab.deallocate(b, 1024, kStreamA);
   EXPECT_EQ(*slab.usage().used, 0u);
 }
 

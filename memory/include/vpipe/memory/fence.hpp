@@ -27,6 +27,9 @@ class FenceSource {
   virtual FenceId record(cudaStream_t stream) = 0;
   [[nodiscard]] virtual bool ready(FenceId id) = 0;  // non-blocking
   virtual void wait(FenceId id) = 0;                  // blocks the calling thread only
+  // Work enqueued on `stream` from now on runs after the fence; the host does
+  // not wait (stream-ordered reuse, as RMM does with cudaStreamWaitEvent).
+  virtual void order_after(FenceId id, cudaStream_t stream) = 0;
   virtual void release(FenceId id) noexcept = 0;      // the id may be reused
 };
 
@@ -38,9 +41,11 @@ class CudaFences final : public FenceSource {
   FenceId record(cudaStream_t stream) override;
   bool ready(FenceId id) override;
   void wait(FenceId id) override;
+  void order_after(FenceId id, cudaStream_t stream) override;
   void release(FenceId id) noexcept override;
 
  private:
+  [[nodiscard]] cudaEvent_t event(FenceId id);
   std::mutex mutex_;
   std::vector<CudaEvent> events_;
   std::vector<FenceId> free_ids_;
@@ -55,15 +60,21 @@ class ManualFences final : public FenceSource {
     done_.at(id) = true;
     ++waits_;
   }
+  void order_after(FenceId id, cudaStream_t) override {
+    (void)done_.at(id);
+    ++stream_waits_;
+  }
   void release(FenceId) noexcept override {}
   void complete(FenceId id) { done_.at(id) = true; }
   void complete_all() { done_.assign(done_.size(), true); }
-  [[nodiscard]] int waits() const { return waits_; }
+  [[nodiscard]] int waits() const { return waits_; }                // host waits
+  [[nodiscard]] int stream_waits() const { return stream_waits_; }  // order_after calls
   [[nodiscard]] FenceId last() const { return static_cast<FenceId>(done_.size() - 1); }
 
  private:
   std::vector<bool> done_;
   int waits_ = 0;
+  int stream_waits_ = 0;
 };
 
 }  // namespace vpipe

@@ -12,10 +12,12 @@
 // go to the upstream resource untouched (and when upstream refuses, idle
 // batches are returned and the call is retried once).
 //
-// Stream rule: as for vmm, a freed block is handed out again only once the
-// fence recorded on the freeing stream is ready. When every free block of the
-// class is still pending, the slab waits on the oldest fence rather than
-// growing: it grows only when every block is held by a live frame.
+// Stream rule: stream-ordered reuse, as cudaMallocAsync and RMM do. The
+// oldest freed block of the class is handed out at once: freed on the
+// allocating stream, stream order already puts the new work after the old;
+// freed on another stream, the allocating stream waits (on the device) for the
+// fence recorded there. The host never waits in allocate, and the slab grows
+// only when every block is held by a live frame.
 #pragma once
 
 #include <cstddef>
@@ -63,6 +65,7 @@ class SlabResource final : public DeviceMemoryResource {
   struct FreeBlock {
     std::byte* ptr;
     std::optional<FenceId> fence;  // nullopt: never used, ready
+    cudaStream_t freed_on = nullptr;
   };
   struct SizeClass {
     std::size_t block_bytes;

@@ -74,6 +74,7 @@ class VmmArena final : public DeviceMemoryResource {
   struct Pending {
     std::size_t offset, bytes;
     FenceId fence;
+    cudaStream_t stream;  // fences of one stream complete in the order recorded
   };
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
