@@ -11,7 +11,8 @@ enum class ResizeMode { kNearest, kBilinear, kAreaInt };
 // 32-bit store where the row allows: per-thread set-up is shared and the
 // stores are four times fewer than byte by byte.
 template <int kCh, ResizeMode kMode>
-__global__ void resize4_kernel(Plane s, Plane d, float sx, float sy, double dsx, double dsy, int kx, int ky) {
+__global__ void resize4_kernel(Plane s, Plane d, float sx, float sy, double dsx, double dsy, int kx,
+                               int ky) {
   const int e0 = 4 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   const int row_elems = d.width * kCh;
@@ -39,7 +40,8 @@ __global__ void resize4_kernel(Plane s, Plane d, float sx, float sy, double dsx,
   }
   std::uint8_t* out = d.row(y) + e0;
   if (d.aligned4 && e0 + 4 <= row_elems) {
-    *reinterpret_cast<std::uint32_t*>(out) = v[0] | v[1] << 8 | v[2] << 16 | static_cast<std::uint32_t>(v[3]) << 24;
+    *reinterpret_cast<std::uint32_t*>(out) =
+        v[0] | v[1] << 8 | v[2] << 16 | static_cast<std::uint32_t>(v[3]) << 24;
   } else {
     for (int j = 0; j < 4 && e0 + j < row_elems; ++j) out[j] = v[j];
   }
@@ -58,11 +60,15 @@ __global__ void half2x2_kernel(Plane s, Plane d) {
   const std::uint8_t* r0 = s.row(2 * y);
   const std::uint8_t* r1 = s.row(2 * y + 1);
   std::uint8_t* out = d.row(y) + e0;
-  auto mean = [](int a, int b, int c, int e) { return static_cast<std::uint32_t>((a + b + c + e + 2) >> 2); };
+  auto mean = [](int a, int b, int c, int e) {
+    return static_cast<std::uint32_t>((a + b + c + e + 2) >> 2);
+  };
   if (e0 + 4 <= row_elems) {  // source bytes 2*e0 .. 2*e0+7 of both rows
     const uint2 a = *reinterpret_cast<const uint2*>(r0 + 2 * e0);
     const uint2 b = *reinterpret_cast<const uint2*>(r1 + 2 * e0);
-    auto byte = [](uint2 w, int i) { return static_cast<int>(((i < 4 ? w.x : w.y) >> (8 * (i % 4))) & 0xFF); };
+    auto byte = [](uint2 w, int i) {
+      return static_cast<int>(((i < 4 ? w.x : w.y) >> (8 * (i % 4))) & 0xFF);
+    };
     std::uint32_t v = 0;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -91,7 +97,8 @@ __global__ void pad16_kernel(Plane s, Plane d, int x, int y, std::uint8_t fill) 
   const bool touches = sy >= 0 && sy < s.height && o + 16 > sx0 && o < sx1;
   if (touches) {
     const std::uint8_t* in = s.row(sy);
-    if (whole && o >= sx0 && o + 16 <= sx1 && reinterpret_cast<std::uintptr_t>(in + (o - sx0)) % 16 == 0) {
+    if (whole && o >= sx0 && o + 16 <= sx1 &&
+        reinterpret_cast<std::uintptr_t>(in + (o - sx0)) % 16 == 0) {
       *reinterpret_cast<uint4*>(out) = *reinterpret_cast<const uint4*>(in + (o - sx0));
       return;
     }
@@ -108,17 +115,20 @@ __global__ void pad16_kernel(Plane s, Plane d, int x, int y, std::uint8_t fill) 
 }
 
 template <int kCh>
-void launch_resize4(const PlaneView& src, const PlaneView& dst, ResizeMode mode, double sx, double sy,
-                    cudaStream_t stream) {
+void launch_resize4(const PlaneView& src, const PlaneView& dst, ResizeMode mode, double sx,
+                    double sy, cudaStream_t stream) {
   const dim3 block(32, 8), grid = grid2d((dst.width * kCh + 3) / 4, dst.height, block);
   const auto fx = static_cast<float>(sx), fy = static_cast<float>(sy);
   const int kx = static_cast<int>(sx), ky = static_cast<int>(sy);
   if (mode == ResizeMode::kNearest)
-    resize4_kernel<kCh, ResizeMode::kNearest><<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
+    resize4_kernel<kCh, ResizeMode::kNearest>
+        <<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
   else if (mode == ResizeMode::kBilinear)
-    resize4_kernel<kCh, ResizeMode::kBilinear><<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
+    resize4_kernel<kCh, ResizeMode::kBilinear>
+        <<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
   else
-    resize4_kernel<kCh, ResizeMode::kAreaInt><<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
+    resize4_kernel<kCh, ResizeMode::kAreaInt>
+        <<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
 }
 
 // Each output pixel: the source pixels its footprint covers, weighted by overlap.
@@ -149,9 +159,9 @@ __global__ void flip_kernel(Plane s, Plane d, bool h, bool v) {
         *reinterpret_cast<const std::uint32_t*>(s.row(ys) + 4 * xs);
     return;
   }
-  for (int ch = 0; ch < d.channels; ++ch) d.row(y)[x * d.channels + ch] = s.row(ys)[xs * s.channels + ch];
+  for (int ch = 0; ch < d.channels; ++ch)
+    d.row(y)[x * d.channels + ch] = s.row(ys)[xs * s.channels + ch];
 }
-
 
 // 16 bytes per thread for 1-, 2- and 4-byte pixels when rows are 16-byte
 // aligned and a whole number of 16 bytes long: a horizontal flip reverses
@@ -172,6 +182,15 @@ __global__ void flip16_kernel(Plane s, Plane d, bool h, bool v) {
   *reinterpret_cast<uint4*>(d.row(y) + o) = w;
 }
 
+// Each destination byte from the source byte at its clamped position.
+__global__ void pad_edge_kernel(Plane s, Plane d) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int c = d.channels;
+  if (e >= d.width * c || y >= d.height) return;
+  const int x = min(e / c, s.width - 1);
+  d.row(y)[e] = s.row(min(y, s.height - 1))[x * c + e % c];
+}
 
 }  // namespace
 
@@ -184,8 +203,9 @@ void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp
   const double sy = static_cast<double>(src.height) / dst.height;
   ResizeMode mode = interp == ref::Interp::kNearest ? ResizeMode::kNearest : ResizeMode::kBilinear;
   const int ch = src.channels;
-  if (interp != ref::Interp::kNearest && src.width == 2 * dst.width && src.height == 2 * dst.height &&
-      (ch == 1 || ch == 2 || ch == 4) && aligned(src, 8) && aligned(dst, 4)) {
+  if (interp != ref::Interp::kNearest && src.width == 2 * dst.width &&
+      src.height == 2 * dst.height && (ch == 1 || ch == 2 || ch == 4) && aligned(src, 8) &&
+      aligned(dst, 4)) {
     const dim3 block(32, 8), grid = grid2d((dst.width * ch + 3) / 4, dst.height, block);
     if (ch == 1) half2x2_kernel<1><<<grid, block, 0, stream>>>(dev(src), dev(dst));
     if (ch == 2) half2x2_kernel<2><<<grid, block, 0, stream>>>(dev(src), dev(dst));
@@ -195,16 +215,25 @@ void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp
   if (interp == ref::Interp::kArea && sx >= 1 && sy >= 1) {
     if (src.width % dst.width || src.height % dst.height) {  // fractional footprints
       const dim3 block(32, 8);
-      resize_area_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(dev(src), dev(dst), sx, sy);
+      resize_area_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(
+          dev(src), dev(dst), sx, sy);
       return;
     }
     mode = ResizeMode::kAreaInt;
   }
   switch (src.channels) {
-    case 1: launch_resize4<1>(src, dst, mode, sx, sy, stream); break;
-    case 2: launch_resize4<2>(src, dst, mode, sx, sy, stream); break;
-    case 3: launch_resize4<3>(src, dst, mode, sx, sy, stream); break;
-    default: launch_resize4<4>(src, dst, mode, sx, sy, stream); break;
+    case 1:
+      launch_resize4<1>(src, dst, mode, sx, sy, stream);
+      break;
+    case 2:
+      launch_resize4<2>(src, dst, mode, sx, sy, stream);
+      break;
+    case 3:
+      launch_resize4<3>(src, dst, mode, sx, sy, stream);
+      break;
+    default:
+      launch_resize4<4>(src, dst, mode, sx, sy, stream);
+      break;
   }
 }
 
@@ -217,11 +246,15 @@ void flip_plane(const PlaneView& src, const PlaneView& dst, bool horizontal, boo
   LaunchScope scope("vpipe::flip_plane", stream);
   const dim3 block(32, 8);
   const int ch = src.channels;
-  if ((ch == 1 || ch == 2 || ch == 4) && src.row_bytes() % 16 == 0 && aligned(src, 16) && aligned(dst, 16)) {
+  if ((ch == 1 || ch == 2 || ch == 4) && src.row_bytes() % 16 == 0 && aligned(src, 16) &&
+      aligned(dst, 16)) {
     const dim3 grid = grid2d(static_cast<int>(src.row_bytes() / 16), dst.height, block);
-    if (ch == 1) flip16_kernel<1><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
-    if (ch == 2) flip16_kernel<2><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
-    if (ch == 4) flip16_kernel<4><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
+    if (ch == 1)
+      flip16_kernel<1><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
+    if (ch == 2)
+      flip16_kernel<2><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
+    if (ch == 4)
+      flip16_kernel<4><<<grid, block, 0, stream>>>(dev(src), dev(dst), horizontal, vertical);
     return;
   }
   flip_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(dev(src), dev(dst),
@@ -239,7 +272,6 @@ void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y, cudaSt
                                    cudaMemcpyDeviceToDevice, stream));
 }
 
-
 void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill,
                cudaStream_t stream) {
   detail::expect_pad(src, dst, x, y);
@@ -247,8 +279,8 @@ void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::ui
   LaunchScope scope("vpipe::pad_plane", stream);
   if (aligned(dst, 16)) {  // each destination byte written once, 16 at a time
     const dim3 block(32, 8);
-    pad16_kernel<<<grid2d(static_cast<int>((dst.row_bytes() + 15) / 16), dst.height, block), block, 0, stream>>>(
-        dev(src), dev(dst), x, y, fill);
+    pad16_kernel<<<grid2d(static_cast<int>((dst.row_bytes() + 15) / 16), dst.height, block), block,
+                   0, stream>>>(dev(src), dev(dst), x, y, fill);
     return;
   }
   VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, fill, dst.row_bytes(),
@@ -259,5 +291,14 @@ void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::ui
                                      cudaMemcpyDeviceToDevice, stream));
 }
 
+void pad_edge_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream) {
+  detail::expect_pad(src, dst, 0, 0);
+  if (dst.width == 0 || dst.height == 0) return;
+  VPIPE_EXPECTS(src.width > 0 && src.height > 0, "pad: an empty picture has no edge to repeat");
+  LaunchScope scope("vpipe::pad_edge_plane", stream);
+  const dim3 block(128, 2);
+  pad_edge_kernel<<<grid2d(static_cast<int>(dst.row_bytes()), dst.height, block), block, 0,
+                    stream>>>(dev(src), dev(dst));
+}
 
 }  // namespace vpipe::cuda

@@ -4,6 +4,7 @@
 // converted by the chain builder first.
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -17,6 +18,7 @@ extern "C" {
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/image_file.hpp"
 #include "vpipe/pipeline/stamp.hpp"
 
 namespace vpipe {
@@ -27,8 +29,8 @@ const AVPixFmtDescriptor& descriptor(AVPixelFormat f) { return *av_pix_fmt_desc_
 // Formats the plane-wise filters take.
 void expect_planar_8bit(std::string_view filter, const FrameFormat& in) {
   if (!has_plane_layout(in.pix_fmt))
-    throw not_negotiated(fmt::format("{}: cannot take {} (8-bit planar formats only)", filter,
-                                     to_string(in)));
+    throw not_negotiated(
+        fmt::format("{}: cannot take {} (8-bit planar formats only)", filter, to_string(in)));
 }
 
 // Width/height must be multiples of the chroma subsampling of `fmt`.
@@ -36,8 +38,8 @@ void expect_chroma_aligned(std::string_view what, int w, int h, AVPixelFormat fm
   const auto& d = descriptor(fmt);
   const int mw = 1 << d.log2_chroma_w, mh = 1 << d.log2_chroma_h;
   if (w % mw || h % mh)
-    throw chain_error(fmt::format("{}: {}x{} must be a multiple of {}x{} for {}", what, w, h, mw,
-                                  mh, d.name));
+    throw chain_error(
+        fmt::format("{}: {}x{} must be a multiple of {}x{} for {}", what, w, h, mw, mh, d.name));
 }
 
 // Ratio of a plane's width to the luma width (chroma of 4:2:0: 0.5).
@@ -56,7 +58,8 @@ void for_each_plane(const Frame& in, Frame& out, Op&& op) {
 
 // The `interp` parameter of resize and resize_rgb: "auto" is area when the
 // picture shrinks in either direction, else bilinear.
-ref::Interp pick_interp(const std::string& name, const FrameFormat& in, int out_width, int out_height) {
+ref::Interp pick_interp(const std::string& name, const FrameFormat& in, int out_width,
+                        int out_height) {
   const bool shrinking = out_width < in.width || out_height < in.height;
   return name == "nearest"    ? ref::Interp::kNearest
          : name == "area"     ? ref::Interp::kArea
@@ -64,18 +67,26 @@ ref::Interp pick_interp(const std::string& name, const FrameFormat& in, int out_
          : shrinking          ? ref::Interp::kArea
                               : ref::Interp::kBilinear;
 }
-const char* const kInterpHelp = "auto (area when shrinking, else bilinear), bilinear, area, nearest";
+const char* const kInterpHelp =
+    "auto (area when shrinking, else bilinear), bilinear, area, nearest";
 
 class Resize final : public Filter {
  public:
   static FilterInfo info() {
-    return {"resize",
-            "Scale the picture (bilinear up, pixel-area averaging down by default).",
-            {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT; -1 keeps aspect", {}},
-             {"interp", ParamType::kChoice, "auto", 0, 0, kInterpHelp, {"auto", "bilinear", "area", "nearest"}}},
-            [](const ParamValues& p) {
-              return std::make_unique<Resize>(p.get_size("size"), p.get_string("interp"));
-            }};
+    return {
+        "resize",
+        "Scale the picture (bilinear up, pixel-area averaging down by default).",
+        {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT; -1 keeps aspect", {}},
+         {"interp",
+          ParamType::kChoice,
+          "auto",
+          0,
+          0,
+          kInterpHelp,
+          {"auto", "bilinear", "area", "nearest"}}},
+        [](const ParamValues& p) {
+          return std::make_unique<Resize>(p.get_size("size"), p.get_string("interp"));
+        }};
   }
   Resize(Size size, std::string interp) : size_(size), interp_(std::move(interp)) {}
 
@@ -131,21 +142,29 @@ class Resize final : public Filter {
 class ResizeRgb final : public Filter {
  public:
   static FilterInfo info() {
-    return {"resize_rgb",
-            "NV12 to resized RGB24/RGBA in one pass (bilinear, area or nearest; BT.601 or BT.709, "
-            "limited or full range). The chain uses it for resize + format=rgb24|rgba on NV12 input.",
-            {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
-             {"interp", ParamType::kChoice, "auto", 0, 0, kInterpHelp, {"auto", "bilinear", "area", "nearest"}},
-             {"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
-             {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
-             {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
-            [](const ParamValues& p) {
-              return std::make_unique<ResizeRgb>(
-                  p.get_size("size"), p.get_string("interp"),
-                  p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
-                  ColorSpec{p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
-                            p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
-            }};
+    return {
+        "resize_rgb",
+        "NV12 to resized RGB24/RGBA in one pass (bilinear, area or nearest; BT.601 or BT.709, "
+        "limited or full range). The chain uses it for resize + format=rgb24|rgba on NV12 input.",
+        {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
+         {"interp",
+          ParamType::kChoice,
+          "auto",
+          0,
+          0,
+          kInterpHelp,
+          {"auto", "bilinear", "area", "nearest"}},
+         {"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
+         {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
+         {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
+        [](const ParamValues& p) {
+          return std::make_unique<ResizeRgb>(
+              p.get_size("size"), p.get_string("interp"),
+              p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
+              ColorSpec{
+                  p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
+                  p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
+        }};
   }
   ResizeRgb(Size size, std::string interp_name, AVPixelFormat target, ColorSpec spec)
       : size_(size), interp_name_(std::move(interp_name)), target_(target), spec_(spec) {}
@@ -186,7 +205,8 @@ class ResizeRgb final : public Filter {
 class PlanarToNv12 final : public Filter {
  public:
   static FilterInfo info() {
-    return {"yuv420p_to_nv12", "YUV420P to NV12, exact (the chain uses it before resize_rgb on YUV420P input)",
+    return {"yuv420p_to_nv12",
+            "YUV420P to NV12, exact (the chain uses it before resize_rgb on YUV420P input)",
             {},
             [](const ParamValues&) { return std::make_unique<PlanarToNv12>(); },
             "yuv420p",
@@ -203,7 +223,8 @@ class PlanarToNv12 final : public Filter {
     ref::interleave_uv(in.planes[1], in.planes[2], out.planes[1]);
   }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
-    cuda::copy_plane(in.planes[0], out.planes[0].data, out.planes[0].pitch, cudaMemcpyDeviceToDevice, ctx.stream);
+    cuda::copy_plane(in.planes[0], out.planes[0].data, out.planes[0].pitch,
+                     cudaMemcpyDeviceToDevice, ctx.stream);
     cuda::interleave_uv(in.planes[1], in.planes[2], out.planes[1], ctx.stream);
   }
 };
@@ -211,23 +232,26 @@ class PlanarToNv12 final : public Filter {
 class RgbToYuv final : public Filter {
  public:
   static FilterInfo info() {
-    return {"rgb_to_yuv",
-            "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601 or BT.709, limited or full range; "
-            "chroma = mean of each 2x2 block). The chain uses it for format=nv12|yuv420p on RGB input.",
-            {{"format", ParamType::kChoice, "nv12", 0, 0, "nv12 or yuv420p", {"nv12", "yuv420p"}},
-             {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
-             {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
-            [](const ParamValues& p) {
-              return std::make_unique<RgbToYuv>(
-                  p.get_string("format") == "yuv420p" ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12,
-                  ColorSpec{p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
-                            p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
-            }};
+    return {
+        "rgb_to_yuv",
+        "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601 or BT.709, limited or full range; "
+        "chroma = mean of each 2x2 block). The chain uses it for format=nv12|yuv420p on RGB input.",
+        {{"format", ParamType::kChoice, "nv12", 0, 0, "nv12 or yuv420p", {"nv12", "yuv420p"}},
+         {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
+         {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
+        [](const ParamValues& p) {
+          return std::make_unique<RgbToYuv>(
+              p.get_string("format") == "yuv420p" ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12,
+              ColorSpec{
+                  p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
+                  p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
+        }};
   }
   RgbToYuv(AVPixelFormat target, ColorSpec spec) : target_(target), spec_(spec) {}
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_RGB24 && in.pix_fmt != AV_PIX_FMT_RGBA)
-      throw not_negotiated(fmt::format("rgb_to_yuv: cannot take {} (rgb24 or rgba only)", to_string(in)));
+      throw not_negotiated(
+          fmt::format("rgb_to_yuv: cannot take {} (rgb24 or rgba only)", to_string(in)));
     return {target_, in.width, in.height};
   }
   void process(const Frame& in, Frame& out) override {
@@ -241,7 +265,8 @@ class RgbToYuv final : public Filter {
     if (target_ == AV_PIX_FMT_NV12)
       cuda::rgb_to_nv12(in.planes[0], out.planes[0], out.planes[1], spec_, ctx.stream);
     else
-      cuda::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_, ctx.stream);
+      cuda::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_,
+                           ctx.stream);
   }
 
  private:
@@ -254,10 +279,11 @@ class RgbToYuv final : public Filter {
 class Blur final : public Filter {
  public:
   static FilterInfo info() {
-    return {"blur",
-            "Gaussian blur. sigma is in luma pixels; subsampled chroma planes get it scaled.",
-            {{"sigma", ParamType::kFloat, "1.0", 0, 64, "standard deviation in pixels (0: off)", {}}},
-            [](const ParamValues& p) { return std::make_unique<Blur>(p.get_float("sigma")); }};
+    return {
+        "blur",
+        "Gaussian blur. sigma is in luma pixels; subsampled chroma planes get it scaled.",
+        {{"sigma", ParamType::kFloat, "1.0", 0, 64, "standard deviation in pixels (0: off)", {}}},
+        [](const ParamValues& p) { return std::make_unique<Blur>(p.get_float("sigma")); }};
   }
   explicit Blur(double sigma) : sigma_(sigma) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -282,7 +308,9 @@ class Blur final : public Filter {
 
 // ---- box, unsharp, sobel, eq: the tested kernels as filters --------------------
 
-bool is_rgb(const FrameFormat& f) { return (descriptor(f.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB) != 0; }
+bool is_rgb(const FrameFormat& f) {
+  return (descriptor(f.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB) != 0;
+}
 // The planes a luma filter touches: the first of a YUV or gray frame, every one of RGB.
 bool luma_or_rgb(const FrameFormat& f, int plane) { return plane == 0 || is_rgb(f); }
 
@@ -293,7 +321,9 @@ class Box final : public Filter {
             "Box blur: the mean of a (2r+1)² neighbourhood. radius is in luma pixels; subsampled "
             "chroma planes get it scaled (at least 1).",
             {{"radius", ParamType::kInt, "2", 0, 192, "radius in pixels (0: off)", {}}},
-            [](const ParamValues& p) { return std::make_unique<Box>(static_cast<int>(p.get_int("radius"))); }};
+            [](const ParamValues& p) {
+              return std::make_unique<Box>(static_cast<int>(p.get_int("radius")));
+            }};
   }
   explicit Box(int radius) : radius_(radius) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -302,7 +332,9 @@ class Box final : public Filter {
   }
   [[nodiscard]] bool is_identity() const override { return radius_ == 0; }
   void process(const Frame& in, Frame& out) override {
-    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) { ref::box_blur_plane(s, d, radius(in, p)); });
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      ref::box_blur_plane(s, d, radius(in, p));
+    });
   }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
@@ -348,7 +380,8 @@ class LumaFilter : public Filter {
   }
 
  protected:
-  LumaFilter(const char* name, bool neutral_chroma) : name_(name), neutral_chroma_(neutral_chroma) {}
+  LumaFilter(const char* name, bool neutral_chroma)
+      : name_(name), neutral_chroma_(neutral_chroma) {}
   virtual void luma(const PlaneView& s, const PlaneView& d) = 0;
   virtual void luma_cuda(const PlaneView& s, const PlaneView& d, const CudaContext& ctx) = 0;
 
@@ -361,17 +394,30 @@ class LumaFilter : public Filter {
 class Unsharp final : public LumaFilter {
  public:
   static FilterInfo info() {
-    return {"unsharp",
-            "Unsharp mask: src + amount × (src − gaussian(src, sigma)), on luma (every channel of RGB).",
-            {{"sigma", ParamType::kFloat, "1.0", 0.1, 32, "the blur's standard deviation in pixels", {}},
-             {"amount", ParamType::kFloat, "1.0", 0, 10, "how much of the detail to add (0: off)", {}}},
-            [](const ParamValues& p) { return std::make_unique<Unsharp>(p.get_float("sigma"), p.get_float("amount")); }};
+    return {
+        "unsharp",
+        "Unsharp mask: src + amount × (src − gaussian(src, sigma)), on luma (every channel of "
+        "RGB).",
+        {{"sigma",
+          ParamType::kFloat,
+          "1.0",
+          0.1,
+          32,
+          "the blur's standard deviation in pixels",
+          {}},
+         {"amount", ParamType::kFloat, "1.0", 0, 10, "how much of the detail to add (0: off)", {}}},
+        [](const ParamValues& p) {
+          return std::make_unique<Unsharp>(p.get_float("sigma"), p.get_float("amount"));
+        }};
   }
-  Unsharp(double sigma, double amount) : LumaFilter("unsharp", false), sigma_(sigma), amount_(amount) {}
+  Unsharp(double sigma, double amount)
+      : LumaFilter("unsharp", false), sigma_(sigma), amount_(amount) {}
   [[nodiscard]] bool is_identity() const override { return amount_ == 0; }
 
  private:
-  void luma(const PlaneView& s, const PlaneView& d) override { ref::unsharp_plane(s, d, sigma_, amount_); }
+  void luma(const PlaneView& s, const PlaneView& d) override {
+    ref::unsharp_plane(s, d, sigma_, amount_);
+  }
   void luma_cuda(const PlaneView& s, const PlaneView& d, const CudaContext& ctx) override {
     cuda::unsharp_plane(s, d, sigma_, amount_, ctx.memory, ctx.stream);
   }
@@ -399,15 +445,17 @@ class Sobel final : public LumaFilter {
 class Eq final : public LumaFilter {
  public:
   static FilterInfo info() {
-    return {"eq",
-            "Brightness, contrast and gamma, as one lookup table, on luma (every channel of RGB): "
-            "x = ((v/255 − 0.5) × contrast + 0.5 + brightness), clamped to [0, 1], then x^(1/gamma).",
-            {{"brightness", ParamType::kFloat, "0", -1, 1, "added, in units of full scale", {}},
-             {"contrast", ParamType::kFloat, "1", 0, 4, "around mid-grey", {}},
-             {"gamma", ParamType::kFloat, "1", 0.1, 10, "above 1 brightens the mid-tones", {}}},
-            [](const ParamValues& p) {
-              return std::make_unique<Eq>(p.get_float("brightness"), p.get_float("contrast"), p.get_float("gamma"));
-            }};
+    return {
+        "eq",
+        "Brightness, contrast and gamma, as one lookup table, on luma (every channel of RGB): "
+        "x = ((v/255 − 0.5) × contrast + 0.5 + brightness), clamped to [0, 1], then x^(1/gamma).",
+        {{"brightness", ParamType::kFloat, "0", -1, 1, "added, in units of full scale", {}},
+         {"contrast", ParamType::kFloat, "1", 0, 4, "around mid-grey", {}},
+         {"gamma", ParamType::kFloat, "1", 0.1, 10, "above 1 brightens the mid-tones", {}}},
+        [](const ParamValues& p) {
+          return std::make_unique<Eq>(p.get_float("brightness"), p.get_float("contrast"),
+                                      p.get_float("gamma"));
+        }};
   }
   Eq(double brightness, double contrast, double gamma)
       : LumaFilter("eq", false), identity_(brightness == 0 && contrast == 1 && gamma == 1) {
@@ -441,7 +489,9 @@ class Crop final : public Filter {
             }};
   }
   Crop(long long w, long long h, long long x, long long y)
-      : w_(static_cast<int>(w)), h_(static_cast<int>(h)), x_(static_cast<int>(x)),
+      : w_(static_cast<int>(w)),
+        h_(static_cast<int>(h)),
+        x_(static_cast<int>(x)),
         y_(static_cast<int>(y)) {}
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("crop", in);
@@ -470,8 +520,8 @@ class Crop final : public Filter {
   }
   int offset_x(const Frame& in, int p) const { return static_cast<int>(x_ * plane_scale(in, p)); }
   int offset_y(const Frame& in, int p) const {
-    return static_cast<int>(y_ * static_cast<double>(in.planes[static_cast<std::size_t>(p)].height) /
-                            in.format.height);
+    return static_cast<int>(
+        y_ * static_cast<double>(in.planes[static_cast<std::size_t>(p)].height) / in.format.height);
   }
 
  private:
@@ -481,35 +531,94 @@ class Crop final : public Filter {
 
 // ---- pad -------------------------------------------------------------------
 
-// What an encoder that needs even sizes gets from an odd-sized picture (the
-// default of --fit): the last column and row repeated, no black border.
+// pad=w:h: the picture at the top left, its right column and bottom row
+// repeated (what an encoder that needs even sizes gets from an odd-sized
+// picture, the default of --fit). With a colour: a border of that colour, the
+// picture at (x, y) (a letterbox).
 class Pad final : public Filter {
  public:
   static FilterInfo info() {
     return {"pad",
-            "Extend the picture to w x h (the picture at the top left; its right and bottom "
-            "edges repeated).",
+            "Extend the picture to w x h: edges repeated, or a coloured border with the picture "
+            "at (x, y).",
             {{"w", ParamType::kInt, "", 1, 65536, "width, at least the picture's", {}},
-             {"h", ParamType::kInt, "", 1, 65536, "height, at least the picture's", {}}},
-            [](const ParamValues& p) { return std::make_unique<Pad>(p.get_int("w"), p.get_int("h")); }};
+             {"h", ParamType::kInt, "", 1, 65536, "height, at least the picture's", {}},
+             {"x", ParamType::kInt, "0", 0, 65536, "left edge of the picture (with a colour)", {}},
+             {"y", ParamType::kInt, "0", 0, 65536, "top edge of the picture (with a colour)", {}},
+             {"color",
+              ParamType::kChoice,
+              "edge",
+              0,
+              0,
+              "edge (repeat the right column and bottom row), black, white or gray",
+              {"edge", "black", "white", "gray"}}},
+            [](const ParamValues& p) {
+              return std::make_unique<Pad>(p.get_int("w"), p.get_int("h"), p.get_int("x"),
+                                           p.get_int("y"), p.get_string("color"));
+            }};
   }
-  Pad(long long w, long long h) : w_(static_cast<int>(w)), h_(static_cast<int>(h)) {}
+  Pad(long long w, long long h, long long x, long long y, std::string color)
+      : w_(static_cast<int>(w)),
+        h_(static_cast<int>(h)),
+        x_(static_cast<int>(x)),
+        y_(static_cast<int>(y)),
+        color_(std::move(color)) {}
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("pad", in);
-    if (w_ < in.width || h_ < in.height)
-      throw chain_error(fmt::format("pad: {}x{} is smaller than the picture's {}x{} (use crop)", w_, h_,
-                                    in.width, in.height));
+    if (color_ == "edge" && (x_ || y_))
+      throw chain_error(
+          "pad: color=edge repeats the right and bottom edges, so x and y must be 0 "
+          "(give color=black for a border around the picture)");
+    if (x_ + in.width > w_ || y_ + in.height > h_)
+      throw chain_error(fmt::format("pad: the {}x{} picture at ({},{}) does not fit in {}x{}",
+                                    in.width, in.height, x_, y_, w_, h_));
     expect_chroma_aligned("pad", w_, h_, in.pix_fmt);
+    expect_chroma_aligned("pad offset", x_, y_, in.pix_fmt);
+    fills_ = plane_fills(in.pix_fmt);
     identity_ = w_ == in.width && h_ == in.height;
     return {in.pix_fmt, w_, h_};
   }
   [[nodiscard]] bool is_identity() const override { return identity_; }
   void process(const Frame& in, Frame& out) override {
-    for_each_plane(in, out, [](int, const PlaneView& s, const PlaneView& d) { ref::pad_plane(s, d); });
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      if (color_ == "edge")
+        ref::pad_plane(s, d);
+      else
+        ref::pad_plane(s, d, offset(out, p, x_, true), offset(out, p, y_, false),
+                       fills_[static_cast<std::size_t>(p)]);
+    });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      if (color_ == "edge")
+        cuda::pad_edge_plane(s, d, ctx.stream);
+      else
+        cuda::pad_plane(s, d, offset(out, p, x_, true), offset(out, p, y_, false),
+                        fills_[static_cast<std::size_t>(p)], ctx.stream);
+    });
   }
 
  private:
-  int w_, h_;
+  // The offset in plane p's samples (chroma planes are subsampled).
+  static int offset(const Frame& out, int p, int v, bool horizontal) {
+    const auto& o = out.planes[static_cast<std::size_t>(p)];
+    return horizontal ? v * o.width / out.format.width : v * o.height / out.format.height;
+  }
+  // The sample value of the colour in each plane: limited range for YUV
+  // (black is Y 16), full range for RGB, gray and the yuvj formats.
+  std::array<std::uint8_t, 4> plane_fills(AVPixelFormat f) const {
+    const auto& d = descriptor(f);
+    const bool rgb = d.flags & AV_PIX_FMT_FLAG_RGB;
+    const bool full =
+        rgb || d.nb_components <= 2 || std::string_view(d.name).substr(0, 4) == "yuvj";
+    const int level = color_ == "white" ? 255 : color_ == "gray" ? 128 : 0;
+    const auto luma = static_cast<std::uint8_t>(full ? level : 16 + level * 219 / 255);
+    if (rgb) return {luma, luma, luma, luma};
+    return {luma, 128, 128, 255};  // (a fourth plane is alpha: opaque)
+  }
+  int w_, h_, x_, y_;
+  std::string color_;
+  std::array<std::uint8_t, 4> fills_{};
   bool identity_ = false;
 };
 
@@ -520,7 +629,12 @@ class Flip final : public Filter {
   static FilterInfo info() {
     return {"flip",
             "Mirror the picture.",
-            {{"dir", ParamType::kChoice, "h", 0, 0, "h (left-right), v (upside down), hv (both)",
+            {{"dir",
+              ParamType::kChoice,
+              "h",
+              0,
+              0,
+              "h (left-right), v (upside down), hv (both)",
               {"h", "v", "hv"}}},
             [](const ParamValues& p) { return std::make_unique<Flip>(p.get_string("dir")); }};
   }
@@ -545,13 +659,80 @@ class Flip final : public Filter {
   bool h_, v_;
 };
 
+// ---- overlay ---------------------------------------------------------------
+
+// A picture from a file (a watermark: PNG with alpha) blended over RGB(A)
+// frames at (x, y); the parts outside the frame are cut off. The picture is
+// read once, and on the CUDA path uploaded once.
+class Overlay final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"overlay",
+            "Blend a picture from a file (PNG with alpha) over the frame: c = base(1 - a) + "
+            "over a, a = alpha/255 x opacity.",
+            {{"file", ParamType::kString, "", 0, 0, "the picture (anything FFmpeg reads)", {}},
+             {"x", ParamType::kInt, "0", 0, 65536, "left edge of the picture", {}},
+             {"y", ParamType::kInt, "0", 0, 65536, "top edge of the picture", {}},
+             {"opacity", ParamType::kFloat, "1", 0, 1, "0 (invisible) … 1 (its own alpha)", {}}},
+            [](const ParamValues& p) {
+              return std::make_unique<Overlay>(p.get_string("file"), p.get_int("x"), p.get_int("y"),
+                                               p.get_float("opacity"));
+            }};
+  }
+  Overlay(std::string file, long long x, long long y, double opacity)
+      : file_(std::move(file)),
+        x_(static_cast<int>(x)),
+        y_(static_cast<int>(y)),
+        opacity_(static_cast<float>(opacity)) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    if (in.pix_fmt != AV_PIX_FMT_RGBA && in.pix_fmt != AV_PIX_FMT_RGB24)
+      throw not_negotiated(fmt::format(
+          "overlay: cannot take {} (rgb24 or rgba: put format=rgba before it)", to_string(in)));
+    if (image_.num_planes == 0) image_ = load_image_rgba(file_);
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    ref::overlay_rgba(in.planes[0], image_.planes[0], out.planes[0], x_, y_, opacity_);
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    if (!device_) upload(ctx.stream);
+    cuda::overlay_rgba(in.planes[0], device_view_, out.planes[0], x_, y_, opacity_, ctx.stream);
+  }
+
+ private:
+  struct CudaFree {
+    void operator()(std::uint8_t* p) const noexcept { cudaFree(p); }
+  };
+  void upload(cudaStream_t stream) {
+    const PlaneView& host = image_.planes[0];
+    const std::size_t pitch = (host.row_bytes() + 15) / 16 * 16;
+    void* p = nullptr;
+    VPIPE_CUDA_TRY(cudaMalloc(&p, pitch * static_cast<std::size_t>(host.height)));
+    device_.reset(static_cast<std::uint8_t*>(p));
+    device_view_ = host;
+    device_view_.data = device_.get();
+    device_view_.pitch = pitch;
+    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(device_.get(), pitch, host.data, host.pitch, host.row_bytes(),
+                                     static_cast<std::size_t>(host.height), cudaMemcpyHostToDevice,
+                                     stream));
+  }
+  std::string file_;
+  int x_, y_;
+  float opacity_;
+  Frame image_;  // host RGBA
+  std::unique_ptr<std::uint8_t, CudaFree> device_;
+  PlaneView device_view_{};
+};
+
 // ---- invert ----------------------------------------------------------------
 
 class Invert final : public Filter {
  public:
   static FilterInfo info() {
-    return {"invert", "Photographic negative (255 - value, every plane).", {},
-            [](const ParamValues&) { return std::make_unique<Invert>(); }};
+    return {
+        "invert", "Photographic negative (255 - value, every plane).", {}, [](const ParamValues&) {
+          return std::make_unique<Invert>();
+        }};
   }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("invert", in);
@@ -614,7 +795,8 @@ class Stamp final : public Filter {
     expect_planar_8bit("stamp", in);
     if (descriptor(in.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB)
       throw not_negotiated(fmt::format("stamp: cannot take {} (YUV only)", to_string(in)));
-    if (in.width < 128) throw chain_error(fmt::format("stamp: {} is narrower than 128", to_string(in)));
+    if (in.width < 128)
+      throw chain_error(fmt::format("stamp: {} is narrower than 128", to_string(in)));
     return in;
   }
   void process(const Frame& in, Frame& out) override {
@@ -630,7 +812,9 @@ class Stamp final : public Filter {
 class Grayscale final : public Filter {
  public:
   static FilterInfo info() {
-    return {"grayscale", "Drop the colour: keep luma, set chroma to neutral (YUV formats).", {},
+    return {"grayscale",
+            "Drop the colour: keep luma, set chroma to neutral (YUV formats).",
+            {},
             [](const ParamValues&) { return std::make_unique<Grayscale>(); }};
   }
   FrameFormat configure(const FrameFormat& in) override {
@@ -685,8 +869,8 @@ class Format final : public Filter {
   FrameFormat configure(const FrameFormat& in) override {
     in_ = in;
     sws_.reset(sws_getContext(in.width, in.height, in.pix_fmt, in.width, in.height, target_,
-                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr,
-                              nullptr, nullptr));
+                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr,
+                              nullptr));
     if (!sws_)
       throw not_negotiated(fmt::format("format: swscale cannot convert {} to {}", to_string(in),
                                        av_get_pix_fmt_name(target_)));
@@ -721,6 +905,10 @@ void register_builtin_filters(FilterRegistry& registry) {
   registry.add(with_cuda(Unsharp::info()));
   registry.add(with_cuda(Sobel::info()));
   registry.add(with_cuda(Eq::info()));
+  registry.add(with_cuda(Pad::info()));
+  FilterInfo overlay = with_cuda(Overlay::info());
+  overlay.formats = "rgb24 or rgba";
+  registry.add(overlay);
   FilterInfo resize_rgb = with_cuda(ResizeRgb::info());
   resize_rgb.formats = "nv12 in; rgb24 or rgba out";
   registry.add(resize_rgb);
@@ -728,7 +916,6 @@ void register_builtin_filters(FilterRegistry& registry) {
   rgb_to_yuv.formats = "rgb24 or rgba in; nv12 or yuv420p out";
   registry.add(rgb_to_yuv);
   registry.add(PlanarToNv12::info());
-  registry.add(Pad::info());
   registry.add(Delay::info());
   registry.add(Stamp::info());
   FilterInfo format = Format::info();

@@ -21,20 +21,33 @@ namespace {
 
 constexpr int kFrames = 3;
 
-cv::Mat mat(const PlaneView& v) { return cv::Mat(v.height, v.width, CV_8UC(v.channels), v.data, v.pitch); }
+cv::Mat mat(const PlaneView& v) {
+  return cv::Mat(v.height, v.width, CV_8UC(v.channels), v.data, v.pitch);
+}
 
 // A lossless clip (ffv1, YUV420P) of w x h with detail in every plane.
 std::string write_clip(const fs::path& path, int w, int h) {
   write_yuv420p_clip(path.string(), "ffv1", w, h, kFrames, [](int i, int p, int x, int y) {
-    return p == 0 ? (x * 5 + y * 3 + 11 * i) % 220 + ((x / 4 + y / 4) % 2) * 30 : 70 + (x * 3 + y + p * 40 + i) % 110;
+    return p == 0 ? (x * 5 + y * 3 + 11 * i) % 220 + ((x / 4 + y / 4) % 2) * 30
+                  : 70 + (x * 3 + y + p * 40 + i) % 110;
   });
   return path.string();
 }
 
 // (crop: the w2 x h2 rectangle at (w2/2, h2/2) rounded down to even, as the --vf says)
+// (pad: to {wp}x{hp}, the picture at (8, 4) in black, Y 16 and chroma 128; pad-edge: the
+// right column and bottom row repeated)
 Frame expected(const std::string& chain, const Frame& in, int w2, int h2) {
   const bool sized = chain == "resize" || chain == "crop";
-  Frame out = Frame::allocate_host({AV_PIX_FMT_YUV420P, sized ? w2 : in.format.width, sized ? h2 : in.format.height});
+  const bool padded = chain == "pad" || chain == "pad-edge";
+  const int wp = (in.format.width + 1) / 2 * 2 + 16, hp = (in.format.height + 1) / 2 * 2 + 8;
+  Frame out = Frame::allocate_host({AV_PIX_FMT_YUV420P,
+                                    sized    ? w2
+                                    : padded ? wp
+                                             : in.format.width,
+                                    sized    ? h2
+                                    : padded ? hp
+                                             : in.format.height});
   for (int p = 0; p < 3; ++p) {
     const auto k = static_cast<std::size_t>(p);
     cv::Mat src = mat(in.planes[k]), dst = mat(out.planes[k]);
@@ -43,6 +56,12 @@ Frame expected(const std::string& chain, const Frame& in, int w2, int h2) {
     } else if (chain == "crop") {
       const int x = w2 / 4 * 2, y = h2 / 4 * 2;  // even offsets
       src(cv::Rect(p ? x / 2 : x, p ? y / 2 : y, dst.cols, dst.rows)).copyTo(dst);
+    } else if (chain == "pad") {
+      dst.setTo(p ? 128 : 16);
+      src.copyTo(dst(cv::Rect(p ? 4 : 8, p ? 2 : 4, src.cols, src.rows)));
+    } else if (chain == "pad-edge") {
+      cv::copyMakeBorder(src, dst, 0, dst.rows - src.rows, 0, dst.cols - src.cols,
+                         cv::BORDER_REPLICATE);
     } else if (chain == "blur") {
       const double sigma = p ? 0.75 : 1.5;  // chroma: sigma scaled with the plane
       const int side = 2 * static_cast<int>(std::ceil(3 * sigma)) + 1;
@@ -90,16 +109,24 @@ Frame expected(const std::string& chain, const Frame& in, int w2, int h2) {
 }  // namespace
 
 TEST(CpuSweep, TheCpuPathMatchesOpenCvOnEverySize) {
-  const fs::path dir = fs::temp_directory_path() / ("vpipe_cpu_sweep_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("vpipe_cpu_sweep_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   // (chain, its --vf, the largest |diff| allowed: OpenCV's 8-bit Gaussian is
   // fixed point, vpipe's reference computes in float, 2 LSB apart at most)
   const std::vector<std::tuple<std::string, std::string, int>> chains = {
-      {"pointwise", "flip,invert,grayscale", 0}, {"blur", "blur=sigma=1.5", 2}, {"resize", "resize={w2}x{h2}", 0},
-      {"crop", "crop=w={w2}:h={h2}:x={x}:y={y}", 0}, {"box", "box=radius=2", 1},
-      {"unsharp", "unsharp=sigma=1.5:amount=0.8", 1}, {"sobel", "sobel", 1},
-      {"eq", "eq=brightness=0.1:contrast=1.2:gamma=0.9", 0}};
-  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{2, 2}, {720, 405}, {720, 404}, {1281, 721}, {1920, 1080}, {1920, 1088}}) {
+      {"pointwise", "flip,invert,grayscale", 0},
+      {"blur", "blur=sigma=1.5", 2},
+      {"resize", "resize={w2}x{h2}", 0},
+      {"crop", "crop=w={w2}:h={h2}:x={x}:y={y}", 0},
+      {"box", "box=radius=2", 1},
+      {"unsharp", "unsharp=sigma=1.5:amount=0.8", 1},
+      {"sobel", "sobel", 1},
+      {"eq", "eq=brightness=0.1:contrast=1.2:gamma=0.9", 0},
+      {"pad", "pad=w={wp}:h={hp}:x=8:y=4:color=black", 0},
+      {"pad-edge", "pad=w={wp}:h={hp}", 0}};
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{
+           {2, 2}, {720, 405}, {720, 404}, {1281, 721}, {1920, 1080}, {1920, 1088}}) {
     const std::string clip = write_clip(dir / fmt::format("in-{}x{}.mkv", w, h), w, h);
     std::vector<Frame> in;
     for_each_frame(clip, [&](const Frame& f) { in.push_back(f); });
@@ -110,11 +137,18 @@ TEST(CpuSweep, TheCpuPathMatchesOpenCvOnEverySize) {
       if ((name == "blur" || name == "box" || name == "unsharp") && w < 8) continue;
       SCOPED_TRACE(fmt::format("{}x{} {}", w, h, name));
       std::string vf = vf_text;
-      for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{
-               {"{w2}", w2}, {"{h2}", h2}, {"{x}", w2 / 4 * 2}, {"{y}", h2 / 4 * 2}})
-        for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key)) vf.replace(at, key.size(), std::to_string(value));
+      const int wp = (w + 1) / 2 * 2 + 16, hp = (h + 1) / 2 * 2 + 8;
+      for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{{"{w2}", w2},
+                                                                               {"{h2}", h2},
+                                                                               {"{x}", w2 / 4 * 2},
+                                                                               {"{y}", h2 / 4 * 2},
+                                                                               {"{wp}", wp},
+                                                                               {"{hp}", hp}})
+        for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key))
+          vf.replace(at, key.size(), std::to_string(value));
       const auto out = (dir / "out.mkv").string();
-      const auto r = run_vpipe("transcode " + clip + " " + out + " --device cpu --encoder ffv1 --vf \"" + vf + "\"");
+      const auto r = run_vpipe("transcode " + clip + " " + out +
+                               " --device cpu --encoder ffv1 --vf \"" + vf + "\"");
       ASSERT_EQ(r.exit_code, 0) << r.err;
       std::vector<Frame> got;
       for_each_frame(out, [&](const Frame& f) { got.push_back(f); });

@@ -9,11 +9,13 @@
 
 #include <sys/wait.h>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,12 +45,12 @@ inline const std::string kSample = env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) +
 // test command: scripts/test installs it and sets VPIPE_REQUIRE_FFMPEG_TOOL,
 // and there a missing tool fails (a skip would hide a broken install step).
 inline bool have_ffmpeg_tool() { return std::system("command -v ffmpeg >/dev/null 2>&1") == 0; }
-#define VPIPE_NEED_FFMPEG_TOOL()                                                             \
-  do {                                                                                       \
-    if (!::vpipe::test::have_ffmpeg_tool()) {                                                \
+#define VPIPE_NEED_FFMPEG_TOOL()                                                            \
+  do {                                                                                      \
+    if (!::vpipe::test::have_ffmpeg_tool()) {                                               \
       if (std::getenv("VPIPE_REQUIRE_FFMPEG_TOOL")) FAIL() << "the ffmpeg tool is missing"; \
-      GTEST_SKIP() << "no ffmpeg command-line tool here (scripts/test installs it)";         \
-    }                                                                                        \
+      GTEST_SKIP() << "no ffmpeg command-line tool here (scripts/test installs it)";        \
+    }                                                                                       \
   } while (0)
 
 struct CommandResult {
@@ -62,8 +64,8 @@ inline CommandResult run_vpipe(const std::string& args, const std::string& wrapp
   const auto dir = std::filesystem::temp_directory_path();
   const auto out = dir / ("vpipe_out_" + std::to_string(::getpid()));
   const auto err = dir / ("vpipe_err_" + std::to_string(::getpid()));
-  const std::string cmd = (wrapper.empty() ? "" : wrapper + " ") + kBin + " " + args + " >" + out.string() + " 2>" +
-                          err.string() + " </dev/null";
+  const std::string cmd = (wrapper.empty() ? "" : wrapper + " ") + kBin + " " + args + " >" +
+                          out.string() + " 2>" + err.string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -89,8 +91,8 @@ class BusyPort {
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof addr;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd_, 1) == 0 &&
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        ::listen(fd_, 1) == 0 && ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
       port_ = ntohs(addr.sin_port);
   }
   ~BusyPort() { ::close(fd_); }
@@ -140,14 +142,16 @@ inline StreamSummary summarize(const std::string& path) {
     }
     av_packet_unref(pkt.get());
   }
-  if (first <= last) s.video_duration_s = (last - first) * av_q2d(vs->time_base) + s.frame_duration_s;
+  if (first <= last)
+    s.video_duration_s = (last - first) * av_q2d(vs->time_base) + s.frame_duration_s;
   return s;
 }
 
 // Decodes every video frame of `path` (software, yuv420p expected), calling
 // `on_frame` with each, in presentation order. Returns the frame count.
 // `setup` may adjust the decoder before it opens (threads, get_buffer2).
-inline int for_each_frame(const std::string& path, const std::function<void(const Frame&)>& on_frame,
+inline int for_each_frame(const std::string& path,
+                          const std::function<void(const Frame&)>& on_frame,
                           const std::function<void(AVCodecContext*)>& setup = {}) {
   auto ctx = open_input(path);
   const int v = av_find_best_stream(ctx.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
@@ -210,7 +214,8 @@ inline UniqueAVFrame make_yuv420p_frame(int w, int h, std::int64_t pts,
 }
 
 // Sends `frame` (null: flush) to `enc`, writing each packet out as `st`'s.
-inline void encode_into(AVCodecContext* enc, AVFormatContext* oc, AVStream* st, const AVFrame* frame) {
+inline void encode_into(AVCodecContext* enc, AVFormatContext* oc, AVStream* st,
+                        const AVFrame* frame) {
   av_check(avcodec_send_frame(enc, frame), "encode");
   auto pkt = make_av_packet();
   while (avcodec_receive_packet(enc, pkt.get()) >= 0) {
@@ -222,8 +227,8 @@ inline void encode_into(AVCodecContext* enc, AVFormatContext* oc, AVStream* st, 
 
 // Writes a Matroska clip of `frames` YUV420P frames of w x h (pixel as
 // make_yuv420p_frame takes it) with `encoder` ("ffv1": lossless; "libx264": crf 18).
-inline void write_yuv420p_clip(const std::string& path, const char* encoder, int w, int h, int frames,
-                               const std::function<int(int, int, int, int)>& pixel) {
+inline void write_yuv420p_clip(const std::string& path, const char* encoder, int w, int h,
+                               int frames, const std::function<int(int, int, int, int)>& pixel) {
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, "matroska", path.c_str()), "mkv");
   UniqueMuxContext oc(raw);
@@ -245,11 +250,40 @@ inline void write_yuv420p_clip(const std::string& path, const char* encoder, int
   av_check(avio_open(&oc->pb, path.c_str(), AVIO_FLAG_WRITE), "open " + path);
   av_check(avformat_write_header(oc.get(), nullptr), "header");
   for (int i = 0; i < frames; ++i) {
-    const auto f = make_yuv420p_frame(w, h, i, [&](int p, int x, int y) { return pixel(i, p, x, y); });
+    const auto f =
+        make_yuv420p_frame(w, h, i, [&](int p, int x, int y) { return pixel(i, p, x, y); });
     encode_into(enc.get(), oc.get(), st, f.get());
   }
   encode_into(enc.get(), oc.get(), st, nullptr);
   av_check(av_write_trailer(oc.get()), "trailer");
+}
+
+// A w×h RGBA picture written as PNG through libavcodec's encoder (the device
+// machine has no ffmpeg tool): the overlay filter's watermark.
+inline void write_rgba_png(const std::string& path, int w, int h,
+                           const std::function<std::array<int, 4>(int, int)>& rgba) {
+  const AVCodec* codec = avcodec_find_encoder(AV_CODEC_ID_PNG);
+  if (!codec) throw std::runtime_error("no PNG encoder in this FFmpeg");
+  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
+  enc->width = w;
+  enc->height = h;
+  enc->pix_fmt = AV_PIX_FMT_RGBA;
+  enc->time_base = {1, 25};
+  av_check(avcodec_open2(enc.get(), codec, nullptr), "png encoder");
+  UniqueAVFrame f = make_av_frame();
+  f->width = w;
+  f->height = h;
+  f->format = AV_PIX_FMT_RGBA;
+  av_check(av_frame_get_buffer(f.get(), 0), "png frame");
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 4; ++c)
+        f->data[0][y * f->linesize[0] + 4 * x + c] = static_cast<std::uint8_t>(rgba(x, y)[c]);
+  av_check(avcodec_send_frame(enc.get(), f.get()), "png encode");
+  av_check(avcodec_send_frame(enc.get(), nullptr), "png flush");
+  UniqueAVPacket pkt = make_av_packet();
+  av_check(avcodec_receive_packet(enc.get(), pkt.get()), "png packet");
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(pkt->data), pkt->size);
 }
 
 // The largest |a - b| over every sample of every plane (same formats).
@@ -268,8 +302,8 @@ inline int max_abs_diff(const Frame& a, const Frame& b) {
 // Writes an MPEG-TS H.264 clip whose picture size changes mid-stream: for each
 // {width, height} in `sizes`, `frames_each` frames of a moving gradient from a
 // fresh libx264 (in-band SPS/PPS, as a broadcast feed that switches does).
-inline void write_size_change_clip(const std::string& path, const std::vector<std::pair<int, int>>& sizes,
-                                   int frames_each) {
+inline void write_size_change_clip(const std::string& path,
+                                   const std::vector<std::pair<int, int>>& sizes, int frames_each) {
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, "mpegts", path.c_str()), "mpegts");
   UniqueMuxContext oc(raw);
@@ -296,7 +330,8 @@ inline void write_size_change_clip(const std::string& path, const std::vector<st
     av_dict_free(&opts);
     av_check(ret, "libx264");
     for (int i = 0; i < frames_each; ++i, ++pts) {
-      const auto f = make_yuv420p_frame(w, h, pts, [&](int p, int x, int y) { return x * (p + 1) + y + 5 * pts; });
+      const auto f = make_yuv420p_frame(
+          w, h, pts, [&](int p, int x, int y) { return x * (p + 1) + y + 5 * pts; });
       encode_into(enc.get(), oc.get(), st, f.get());
     }
     encode_into(enc.get(), oc.get(), st, nullptr);
@@ -307,7 +342,8 @@ inline void write_size_change_clip(const std::string& path, const std::vector<st
 // Picture sizes of every decoded frame of `path`, in order.
 inline std::vector<std::pair<int, int>> frame_sizes(const std::string& path) {
   std::vector<std::pair<int, int>> sizes;
-  for_each_frame(path, [&](const Frame& f) { sizes.emplace_back(f.format.width, f.format.height); });
+  for_each_frame(path,
+                 [&](const Frame& f) { sizes.emplace_back(f.format.width, f.format.height); });
   return sizes;
 }
 

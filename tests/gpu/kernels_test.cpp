@@ -39,7 +39,8 @@ struct TestPlane {
     if (seed) {
       std::mt19937 rng(seed);
       for (int y = 0; y < h; ++y)
-        for (std::size_t i = 0; i < host.row_bytes(); ++i) host.row(y)[i] = static_cast<std::uint8_t>(rng());
+        for (std::size_t i = 0; i < host.row_bytes(); ++i)
+          host.row(y)[i] = static_cast<std::uint8_t>(rng());
     }
     void* d = nullptr;
     VPIPE_CUDA_TRY(cudaMalloc(&d, std::max<std::size_t>(bytes.size(), 1)));
@@ -49,7 +50,9 @@ struct TestPlane {
   ~TestPlane() { cudaFree(device.data); }
   TestPlane(const TestPlane&) = delete;
   TestPlane& operator=(const TestPlane&) = delete;
-  void upload() { VPIPE_CUDA_TRY(cudaMemcpy(device.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice)); }
+  void upload() {
+    VPIPE_CUDA_TRY(cudaMemcpy(device.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  }
   std::vector<std::uint8_t> download() const {
     std::vector<std::uint8_t> out(bytes.size());
     VPIPE_CUDA_TRY(cudaMemcpy(out.data(), device.data, out.size(), cudaMemcpyDeviceToHost));
@@ -62,7 +65,8 @@ void dump_pgm(const std::string& name, const PlaneView& p) {
   const std::string path = std::string(dir ? dir : "/tmp") + "/" + name + ".pgm";
   std::ofstream f(path, std::ios::binary);
   f << "P5\n" << p.row_bytes() << " " << p.height << "\n255\n";
-  for (int y = 0; y < p.height; ++y) f.write(reinterpret_cast<const char*>(p.row(y)), static_cast<long>(p.row_bytes()));
+  for (int y = 0; y < p.height; ++y)
+    f.write(reinterpret_cast<const char*>(p.row(y)), static_cast<long>(p.row_bytes()));
 }
 
 // Compares the device output with the reference plane (host): max |diff| <= tol
@@ -82,7 +86,8 @@ void dump_pgm(const std::string& name, const PlaneView& p) {
       want_real |= want.row(y)[i] != kPoison && want.row(y)[i] != 0;
     }
     for (std::size_t i = g.row_bytes(); i < g.pitch; ++i)
-      if (g.row(y)[i] != kPoison) return ::testing::AssertionFailure() << what << ": wrote into the pitch padding";
+      if (g.row(y)[i] != kPoison)
+        return ::testing::AssertionFailure() << what << ": wrote into the pitch padding";
   }
   // (Unless the reference is all zero too: Sobel of a 2×2 plane is flat.)
   if (g.row_bytes() * static_cast<std::size_t>(g.height) >= 16 && !any_real && want_real)
@@ -90,8 +95,8 @@ void dump_pgm(const std::string& name, const PlaneView& p) {
   if (worst > tol) {
     dump_pgm("vpipe_fail_got", g);
     dump_pgm("vpipe_fail_want", want);
-    return ::testing::AssertionFailure() << what << ": |diff| " << worst << " > " << tol << " at byte "
-                                         << wx << ", row " << wy;
+    return ::testing::AssertionFailure()
+           << what << ": |diff| " << worst << " > " << tol << " at byte " << wx << ", row " << wy;
   }
   return ::testing::AssertionSuccess();
 }
@@ -128,7 +133,8 @@ const std::vector<Shape>& shapes() {
     const char* env = std::getenv("VPIPE_KERNEL_SHAPES");
     std::vector<Shape> all(std::begin(kAllShapes), std::end(kAllShapes));
     if (!env || std::string(env) != "small") return all;
-    std::fprintf(stderr, "kernels_test: VPIPE_KERNEL_SHAPES=small: shape sweeps without 1921x1081\n");
+    std::fprintf(stderr,
+                 "kernels_test: VPIPE_KERNEL_SHAPES=small: shape sweeps without 1921x1081\n");
     all.pop_back();
     return all;
   }();
@@ -142,7 +148,8 @@ const ColorSpec kSpecs[] = {{ColorMatrix::kBT601, ColorRange::kLimited},
 
 std::string label(const char* op, Shape s, int pad, int ch = 1) {
   return std::string(op) + " " + std::to_string(s.w) + "x" + std::to_string(s.h) + "x" +
-         std::to_string(ch) + (pad < 0 ? " rows aligned to " + std::to_string(-pad) : " pad " + std::to_string(pad));
+         std::to_string(ch) +
+         (pad < 0 ? " rows aligned to " + std::to_string(-pad) : " pad " + std::to_string(pad));
 }
 
 }  // namespace
@@ -188,27 +195,30 @@ TEST_F(Kernels, RgbToNv12AndYuv420pMatchReference) {
 }
 
 TEST_F(Kernels, ResizeMatchesOpenCv) {
-  const std::pair<Shape, Shape> cases[] = {{{1921, 1081}, {640, 360}}, {{1280, 720}, {1921, 1081}},
-                                           {{7, 5}, {3, 2}},           {{2, 2}, {1, 1}},
-                                           {{1, 1}, {5, 3}},           {{64, 64}, {33, 17}},
-                                           {{1920, 1080}, {960, 540}},
-                                           {{66, 34}, {33, 17}},  // exact halves, ragged rows
-                                           {{99, 64}, {33, 16}}};  // whole-number area ratios 3 × 4
+  const std::pair<Shape, Shape> cases[] = {
+      {{1921, 1081}, {640, 360}}, {{1280, 720}, {1921, 1081}},
+      {{7, 5}, {3, 2}},           {{2, 2}, {1, 1}},
+      {{1, 1}, {5, 3}},           {{64, 64}, {33, 17}},
+      {{1920, 1080}, {960, 540}}, {{66, 34}, {33, 17}},  // exact halves, ragged rows
+      {{99, 64}, {33, 16}}};                             // whole-number area ratios 3 × 4
   for (auto [from, to] : cases)
     for (int ch : {1, 2, 4})
       for (int pad : kPads)
         for (auto interp : {ref::Interp::kNearest, ref::Interp::kBilinear, ref::Interp::kArea}) {
           const bool shrinking = to.w <= from.w && to.h <= from.h;
           if (interp == ref::Interp::kArea && !shrinking) continue;  // area is for shrinking
-          TestPlane src(from.w, from.h, ch, pad, 31), out(to.w, to.h, ch, pad, 0), want(to.w, to.h, ch, pad, 0);
+          TestPlane src(from.w, from.h, ch, pad, 31), out(to.w, to.h, ch, pad, 0),
+              want(to.w, to.h, ch, pad, 0);
           cuda::resize_plane(src.device, out.device, interp, stream_);
           sync();
           ref::resize_plane(src.host, want.host, interp);
           const int tol = interp == ref::Interp::kNearest ? 0 : 1;
           ASSERT_TRUE(matches(out, want.host, tol,
                               label(interp == ref::Interp::kNearest ? "resize nearest"
-                                    : interp == ref::Interp::kArea ? "resize area" : "resize bilinear",
-                                    from, pad, ch) + " → " + std::to_string(to.w) + "x" + std::to_string(to.h)));
+                                    : interp == ref::Interp::kArea  ? "resize area"
+                                                                    : "resize bilinear",
+                                    from, pad, ch) +
+                                  " → " + std::to_string(to.w) + "x" + std::to_string(to.h)));
         }
 }
 
@@ -219,11 +229,13 @@ TEST_F(Kernels, GaussianBlurMatchesOpenCv) {
       for (int ch : {1, 2, 3, 4})
         // radius 2, 5, 8 (the largest of the one-pass kernel), 12 (two passes)
         for (double sigma : {0.5, 1.5, 2.5, 4.0}) {
-          TestPlane src(s.w, s.h, ch, pad, 41), out(s.w, s.h, ch, pad, 0), want(s.w, s.h, ch, pad, 0);
+          TestPlane src(s.w, s.h, ch, pad, 41), out(s.w, s.h, ch, pad, 0),
+              want(s.w, s.h, ch, pad, 0);
           cuda::gaussian_blur_plane(src.device, out.device, sigma, scratch.resource(), stream_);
           sync();
           ref::gaussian_blur_plane(src.host, want.host, sigma);
-          ASSERT_TRUE(matches(out, want.host, 1, label("blur", s, pad, ch) + " sigma " + std::to_string(sigma)));
+          ASSERT_TRUE(matches(out, want.host, 1,
+                              label("blur", s, pad, ch) + " sigma " + std::to_string(sigma)));
           if (sigma == 1.5) {  // in place: the two-pass path
             cuda::gaussian_blur_plane(src.device, src.device, sigma, scratch.resource(), stream_);
             sync();
@@ -270,7 +282,8 @@ TEST_F(Kernels, PointwiseFlipCropFillAreExact) {
 TEST_F(Kernels, InterleaveUvIsAnExactCopy) {
   for (Shape s : shapes())
     for (int pad : kPads) {
-      TestPlane u(s.w, s.h, 1, pad, 11), v(s.w, s.h, 1, pad, 12), out(s.w, s.h, 2, pad, 0), want(s.w, s.h, 2, pad, 0);
+      TestPlane u(s.w, s.h, 1, pad, 11), v(s.w, s.h, 1, pad, 12), out(s.w, s.h, 2, pad, 0),
+          want(s.w, s.h, 2, pad, 0);
       cuda::interleave_uv(u.device, v.device, out.device, stream_);
       sync();
       ref::interleave_uv(u.host, v.host, want.host);
@@ -291,14 +304,18 @@ TEST_F(Kernels, FusedNv12ResizeToRgbMatchesReference) {
       for (int pad : {37, -64})
         for (int ch : {3, 4}) {
           const int opad = pad < 0 ? pad : 0;
-          TestPlane y(from.w, from.h, 1, pad, 61), uv((from.w + 1) / 2, (from.h + 1) / 2, 2, opad, 62),
-              out(to.w, to.h, ch, opad, 0), want(to.w, to.h, ch, opad, 0);
+          TestPlane y(from.w, from.h, 1, pad, 61),
+              uv((from.w + 1) / 2, (from.h + 1) / 2, 2, opad, 62), out(to.w, to.h, ch, opad, 0),
+              want(to.w, to.h, ch, opad, 0);
           cuda::nv12_resize_to_rgb(y.device, uv.device, out.device, {}, interp, stream_);
           sync();
           ref::nv12_resize_to_rgb(y.host, uv.host, want.host, {}, interp);
-          const char* how = interp == ref::Interp::kArea ? " area" : interp == ref::Interp::kNearest ? " nearest" : "";
-          ASSERT_TRUE(matches(out, want.host, 1, label("nv12_resize_to_rgb", from, pad, ch) + " → " +
-                                                     std::to_string(to.w) + "x" + std::to_string(to.h) + how));
+          const char* how = interp == ref::Interp::kArea      ? " area"
+                            : interp == ref::Interp::kNearest ? " nearest"
+                                                              : "";
+          ASSERT_TRUE(matches(out, want.host, 1,
+                              label("nv12_resize_to_rgb", from, pad, ch) + " → " +
+                                  std::to_string(to.w) + "x" + std::to_string(to.h) + how));
         }
 }
 
@@ -319,7 +336,8 @@ TEST_F(Kernels, RealFrameFromTheSample) {
     }
   y.upload();
   uv.upload();
-  cuda::nv12_to_rgb(y.device, uv.device, rgb.device, {ColorMatrix::kBT709, ColorRange::kLimited}, stream_);
+  cuda::nv12_to_rgb(y.device, uv.device, rgb.device, {ColorMatrix::kBT709, ColorRange::kLimited},
+                    stream_);
   sync();
   ref::nv12_to_rgb(y.host, uv.host, want.host, {ColorMatrix::kBT709, ColorRange::kLimited});
   EXPECT_TRUE(matches(rgb, want.host, 1, "nv12_to_rgb on the sample's first frame"));
@@ -345,14 +363,16 @@ TEST_F(Kernels, BoxBlurUnsharpAndSobelMatchOpenCv) {
           cuda::box_blur_plane(src.device, out.device, r, scratch.resource(), stream_);
           sync();
           ref::box_blur_plane(src.host, want.host, r);
-          ASSERT_TRUE(matches(out, want.host, 1, label("box blur", s, pad, ch) + " r " + std::to_string(r)));
+          ASSERT_TRUE(matches(out, want.host, 1,
+                              label("box blur", s, pad, ch) + " r " + std::to_string(r)));
         }
         for (double amount : {0.0, 0.8, 2.0}) {
           out.upload();
           cuda::unsharp_plane(src.device, out.device, 1.2, amount, scratch.resource(), stream_);
           sync();
           ref::unsharp_plane(src.host, want.host, 1.2, amount);
-          ASSERT_TRUE(matches(out, want.host, 1, label("unsharp", s, pad, ch) + " amount " + std::to_string(amount)));
+          ASSERT_TRUE(matches(out, want.host, 1,
+                              label("unsharp", s, pad, ch) + " amount " + std::to_string(amount)));
         }
         out.upload();
         cuda::sobel_plane(src.device, out.device, stream_);
@@ -367,7 +387,8 @@ TEST_F(Kernels, PadOverlayAndP010MatchReference) {
     for (int pad : kPads) {
       // pad: the source into a canvas 6 wider and 4 taller, at (3, 2); and a
       // letterbox (8 rows above and below, at x = 0: whole 16-byte copies).
-      TestPlane src(s.w, s.h, 2, pad, 81), canvas(s.w + 6, s.h + 4, 2, pad, 0), want(s.w + 6, s.h + 4, 2, pad, 0);
+      TestPlane src(s.w, s.h, 2, pad, 81), canvas(s.w + 6, s.h + 4, 2, pad, 0),
+          want(s.w + 6, s.h + 4, 2, pad, 0);
       cuda::pad_plane(src.device, canvas.device, 3, 2, 16, stream_);
       sync();
       ref::pad_plane(src.host, want.host, 3, 2, 16);
@@ -377,9 +398,20 @@ TEST_F(Kernels, PadOverlayAndP010MatchReference) {
       sync();
       ref::pad_plane(src.host, wantbox.host, 0, 8, 16);
       ASSERT_TRUE(matches(box, wantbox.host, 0, label("letterbox", s, pad, 2)));
+      // pad, edges repeated (the pad filter's default), 1 and 2 bytes per pixel: the
+      // reference is OpenCV's BORDER_REPLICATE.
+      for (int ch : {1, 2}) {
+        TestPlane from(s.w, s.h, ch, pad, 86), edge(s.w + 5, s.h + 3, ch, pad, 0),
+            wantedge(s.w + 5, s.h + 3, ch, pad, 0);
+        cuda::pad_edge_plane(from.device, edge.device, stream_);
+        sync();
+        ref::pad_plane(from.host, wantedge.host);
+        ASSERT_TRUE(matches(edge, wantedge.host, 0, label("pad_edge", s, pad, ch)));
+      }
       // overlay: an RGBA mark over an RGB(A) frame, partly outside it.
       for (int ch : {3, 4}) {
-        TestPlane base(s.w, s.h, ch, pad, 82), mark(std::max(1, s.w / 2 + 1), std::max(1, s.h / 2 + 1), 4, pad, 83),
+        TestPlane base(s.w, s.h, ch, pad, 82),
+            mark(std::max(1, s.w / 2 + 1), std::max(1, s.h / 2 + 1), 4, pad, 83),
             out(s.w, s.h, ch, pad, 0), wantov(s.w, s.h, ch, pad, 0);
         const int ox = s.w / 2, oy = s.h / 3;
         cuda::overlay_rgba(base.device, mark.device, out.device, ox, oy, 0.7f, stream_);

@@ -31,9 +31,9 @@ namespace {
 
 struct Chain {
   const char* name;
-  const char* vf;  // {w2}x{h2}: half the size, even
-  int max_diff;    // the kernels' measured accuracy against the CPU path
-  bool nvdec_only; // the fused pass takes NV12 (NVDEC's frames)
+  const char* vf;   // {w2}x{h2}: half the size, even
+  int max_diff;     // the kernels' measured accuracy against the CPU path
+  bool nvdec_only;  // the fused pass takes NV12 (NVDEC's frames)
 };
 const Chain kChains[] = {
     {"pointwise", "flip,invert,grayscale", 0, false},
@@ -45,6 +45,9 @@ const Chain kChains[] = {
     {"unsharp", "unsharp=sigma=1.5:amount=0.8", 1, false},
     {"sobel", "sobel", 1, false},
     {"eq", "eq=brightness=0.1:contrast=1.2:gamma=0.9", 0, false},
+    {"pad", "pad=w={wp}:h={hp}:x=8:y=4:color=black", 0, false},
+    {"pad-edge", "pad=w={wp}:h={hp}", 0, false},
+    {"overlay", "format=rgba,overlay=file={png}:x=8:y=4:opacity=0.7,format=yuv420p", 2, false},
 };
 const std::pair<int, int> kSizes[] = {{2, 2},       {720, 405},   {720, 404},  {1281, 721},
                                       {1920, 1080}, {1920, 1088}, {3840, 2160}};
@@ -62,17 +65,26 @@ bool selected(const char* name, const std::string& item) {
 // H.264 where the size allows it (NVDEC can take it), else ffv1.
 std::string write_clip(const std::string& path, int w, int h) {
   const bool h264 = w % 2 == 0 && h % 2 == 0 && w >= 16 && h >= 16;
-  write_yuv420p_clip(path, h264 ? "libx264" : "ffv1", w, h, kFrames, [](int i, int p, int x, int y) {
-    return p == 0 ? (x * 3 + y * 2 + 7 * i) % 200 + (((x / 8) + (y / 8)) % 2) * 40 : 90 + (x + 2 * y + p * 31 + i) % 80;
-  });
+  write_yuv420p_clip(
+      path, h264 ? "libx264" : "ffv1", w, h, kFrames, [](int i, int p, int x, int y) {
+        return p == 0 ? (x * 3 + y * 2 + 7 * i) % 200 + (((x / 8) + (y / 8)) % 2) * 40
+                      : 90 + (x + 2 * y + p * 31 + i) % 80;
+      });
   return h264 ? "h264" : "ffv1";
 }
 
 std::string expand(std::string vf, int w, int h) {
   const int w2 = std::max(2, w / 2 / 2 * 2), h2 = std::max(2, h / 2 / 2 * 2);
-  for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{
-           {"{w2}", w2}, {"{h2}", h2}, {"{x}", w2 / 4 * 2}, {"{y}", h2 / 4 * 2}})
-    for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key)) vf.replace(at, key.size(), std::to_string(value));
+  // {wp}x{hp}: room for the picture at (8, 4) with a border, even
+  const int wp = (w + 1) / 2 * 2 + 16, hp = (h + 1) / 2 * 2 + 8;
+  for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{{"{w2}", w2},
+                                                                           {"{h2}", h2},
+                                                                           {"{x}", w2 / 4 * 2},
+                                                                           {"{y}", h2 / 4 * 2},
+                                                                           {"{wp}", wp},
+                                                                           {"{hp}", hp}})
+    for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key))
+      vf.replace(at, key.size(), std::to_string(value));
   return vf;
 }
 
@@ -101,7 +113,15 @@ TEST_F(Sweep, TheGpuPathMatchesTheCpuPathOnEverySizeDecoderAndStrategy) {
     const std::string codec = write_clip(clip, w, h);
     for (const auto& chain : kChains) {
       if (!selected("VPIPE_SWEEP_CHAINS", chain.name)) continue;
-      const std::string vf = expand(chain.vf, w, h);
+      std::string vf = expand(chain.vf, w, h);
+      if (const auto at = vf.find("{png}"); at != std::string::npos) {
+        const std::string png = path("mark.png");
+        if (!fs::exists(png))
+          write_rgba_png(png, 40, 24, [](int x, int y) {
+            return std::array<int, 4>{250 - 5 * x, 9 * y, 120, (x * 37 + y * 11) % 256};
+          });
+        vf.replace(at, 5, png);
+      }
       const std::string common = " --encoder ffv1 --vf \"" + vf + "\"";
       const std::string cpu_out = path("cpu.mkv");
       const auto cpu = run_vpipe("transcode " + clip + " " + cpu_out + " --device cpu" + common);
@@ -110,17 +130,22 @@ TEST_F(Sweep, TheGpuPathMatchesTheCpuPathOnEverySizeDecoderAndStrategy) {
       for_each_frame(cpu_out, [&](const Frame& f) { want.push_back(f); });
       ASSERT_EQ(want.size(), static_cast<std::size_t>(kFrames));
       for (const std::string decode : {"nvdec", "cpu"}) {
-        if ((chain.nvdec_only && decode == "cpu") || !selected("VPIPE_SWEEP_DECODE", decode)) continue;
+        if ((chain.nvdec_only && decode == "cpu") || !selected("VPIPE_SWEEP_DECODE", decode))
+          continue;
         for (const auto& mem : strategy_names()) {
           if (!selected("VPIPE_SWEEP_MEM", mem)) continue;
-          SCOPED_TRACE(fmt::format("{}x{} {} {} --decode {} --mem {}", w, h, codec, vf, decode, mem));
-          nlohmann::json c = {{"width", w}, {"height", h}, {"codec", codec}, {"chain", chain.name},
-                              {"vf", vf}, {"decode", decode}, {"mem", mem}, {"max_diff_allowed", chain.max_diff}};
+          SCOPED_TRACE(
+              fmt::format("{}x{} {} {} --decode {} --mem {}", w, h, codec, vf, decode, mem));
+          nlohmann::json c = {{"width", w},     {"height", h},
+                              {"codec", codec}, {"chain", chain.name},
+                              {"vf", vf},       {"decode", decode},
+                              {"mem", mem},     {"max_diff_allowed", chain.max_diff}};
           if (!wrap.empty()) c["under"] = wrap;
           const std::string out = path("gpu.mkv");
           fs::remove(out);
-          const auto r = run_vpipe("transcode " + clip + " " + out + " --device cuda --decode " + decode +
-                                   " --mem " + mem + common, wrap);
+          const auto r = run_vpipe("transcode " + clip + " " + out + " --device cuda --decode " +
+                                       decode + " --mem " + mem + common,
+                                   wrap);
           if (r.exit_code != 0) {
             // NVDEC refusing a size or format it cannot take is a clear
             // refusal, not a wrong picture: recorded, never silently wrong.
@@ -145,7 +170,8 @@ TEST_F(Sweep, TheGpuPathMatchesTheCpuPathOnEverySizeDecoderAndStrategy) {
           EXPECT_GE(worst_psnr, 48.0);
           EXPECT_LE(worst_diff, chain.max_diff);
           c["outcome"] = worst_psnr >= 48.0 && worst_diff <= chain.max_diff ? "pass" : "FAIL";
-          c["worst_psnr_db"] = std::isinf(worst_psnr) ? nlohmann::json("inf") : nlohmann::json(worst_psnr);
+          c["worst_psnr_db"] =
+              std::isinf(worst_psnr) ? nlohmann::json("inf") : nlohmann::json(worst_psnr);
           c["worst_abs_diff"] = worst_diff;
           cases.push_back(c);
         }
@@ -153,5 +179,6 @@ TEST_F(Sweep, TheGpuPathMatchesTheCpuPathOnEverySizeDecoderAndStrategy) {
     }
   }
   EXPECT_FALSE(cases.empty()) << "the VPIPE_SWEEP_* selection left no case to run";
-  if (const char* report = std::getenv("VPIPE_SWEEP_REPORT")) std::ofstream(report) << cases.dump(1) << '\n';
+  if (const char* report = std::getenv("VPIPE_SWEEP_REPORT"))
+    std::ofstream(report) << cases.dump(1) << '\n';
 }

@@ -1,5 +1,13 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "../e2e/media_check.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/pipeline/filter.hpp"
 
@@ -45,7 +53,8 @@ TEST(ChainParser, RejectsMalformedText) {
 }
 
 TEST(ChainBuilder, ConfiguresFormatsThroughTheChain) {
-  const auto chain = build_chain(parse_chain("resize=640x360,blur=sigma=1.5,crop=w=320:h=240"), k720);
+  const auto chain =
+      build_chain(parse_chain("resize=640x360,blur=sigma=1.5,crop=w=320:h=240"), k720);
   ASSERT_EQ(chain.size(), 3u);
   EXPECT_EQ(chain[0].out, (FrameFormat{AV_PIX_FMT_YUV420P, 640, 360}));
   EXPECT_EQ(chain[2].out, (FrameFormat{AV_PIX_FMT_YUV420P, 320, 240}));
@@ -114,7 +123,10 @@ TEST(ChainBuilder, UsesTheFusedPassForResizeToRgbOnNv12) {
   EXPECT_NE(chain[0].label.find("fused"), std::string::npos) << chain[0].label;
   EXPECT_EQ(build_chain(parse_chain("resize=100x50:interp=nearest,format=rgba"), nv12).size(), 1u);
   // Not fused: the input is not NV12, or the target is not RGB.
-  EXPECT_EQ(build_chain(parse_chain("resize=1280x720,format=rgb24"), FrameFormat{AV_PIX_FMT_YUV420P, 640, 360}).size(), 2u);
+  EXPECT_EQ(build_chain(parse_chain("resize=1280x720,format=rgb24"),
+                        FrameFormat{AV_PIX_FMT_YUV420P, 640, 360})
+                .size(),
+            2u);
   EXPECT_EQ(build_chain(parse_chain("resize=1280x720,format=yuv420p"), nv12).size(), 2u);
 }
 
@@ -127,11 +139,13 @@ TEST(ChainBuilder, TheFusedPassInterpolatesAsResizeWould) {
   std::mt19937 rng(3);
   for (int p = 0; p < 2; ++p)
     for (int y = 0; y < in.planes[p].height; ++y)
-      for (std::size_t i = 0; i < in.planes[p].row_bytes(); ++i) in.planes[p].row(y)[i] = static_cast<std::uint8_t>(rng());
-  const std::pair<const char*, ref::Interp> cases[] = {{"resize=60x34,format=rgb24", ref::Interp::kArea},
-                                                       {"resize=150x80,format=rgb24", ref::Interp::kBilinear},
-                                                       {"resize=60x34:interp=bilinear,format=rgb24", ref::Interp::kBilinear},
-                                                       {"resize=60x34:interp=nearest,format=rgb24", ref::Interp::kNearest}};
+      for (std::size_t i = 0; i < in.planes[p].row_bytes(); ++i)
+        in.planes[p].row(y)[i] = static_cast<std::uint8_t>(rng());
+  const std::pair<const char*, ref::Interp> cases[] = {
+      {"resize=60x34,format=rgb24", ref::Interp::kArea},
+      {"resize=150x80,format=rgb24", ref::Interp::kBilinear},
+      {"resize=60x34:interp=bilinear,format=rgb24", ref::Interp::kBilinear},
+      {"resize=60x34:interp=nearest,format=rgb24", ref::Interp::kNearest}};
   for (const auto& [vf, interp] : cases) {
     auto chain = build_chain(parse_chain(vf), nv12);
     ASSERT_EQ(chain.size(), 1u) << vf;
@@ -140,8 +154,9 @@ TEST(ChainBuilder, TheFusedPassInterpolatesAsResizeWould) {
     chain[0].filter->process(in, got);
     const ColorSpec bt601{ColorMatrix::kBT601, ColorRange::kLimited};  // resize_rgb's default
     ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], want.planes[0], bt601, interp);
-    ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], other.planes[0], bt601,
-                            interp == ref::Interp::kBilinear ? ref::Interp::kNearest : ref::Interp::kBilinear);
+    ref::nv12_resize_to_rgb(
+        in.planes[0], in.planes[1], other.planes[0], bt601,
+        interp == ref::Interp::kBilinear ? ref::Interp::kNearest : ref::Interp::kBilinear);
     bool same = true, differs = false;
     for (int y = 0; y < got.format.height; ++y)
       for (std::size_t i = 0; i < got.planes[0].row_bytes(); ++i) {
@@ -159,7 +174,8 @@ namespace {
 Frame smooth_nv12(int w, int h) {
   Frame in = Frame::allocate_host(FrameFormat{AV_PIX_FMT_NV12, w, h});
   for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x) in.planes[0].row(y)[x] = static_cast<std::uint8_t>(16 + (x * 219) / (w - 1));
+    for (int x = 0; x < w; ++x)
+      in.planes[0].row(y)[x] = static_cast<std::uint8_t>(16 + (x * 219) / (w - 1));
   for (int y = 0; y < h / 2; ++y)
     for (int x = 0; x < w / 2; ++x) {
       in.planes[1].row(y)[2 * x] = static_cast<std::uint8_t>(64 + y * 180 / h);
@@ -211,9 +227,10 @@ TEST(ChainBuilder, TheFusedPassMatchesResizeThenConvert) {
   // coefficients by mistake gave mean 4.0, worst 19 for the bilinear case.
   // (Which sampling the fused pass uses is checked on noise, where it shows:
   // ColorReference.FusedResizeSamplesLumaAsResizePlane.)
-  for (const char* resize : {"resize=640x360", "resize=640x360:interp=bilinear",  // upscale: bilinear
-                             "resize=200x112", "resize=160x90",                   // area, 1.6× and 2×
-                             "resize=200x112:interp=nearest"}) {
+  for (const char* resize :
+       {"resize=640x360", "resize=640x360:interp=bilinear",  // upscale: bilinear
+        "resize=200x112", "resize=160x90",                   // area, 1.6× and 2×
+        "resize=200x112:interp=nearest"}) {
     const Diff d = fused_vs_split(in, resize);
     EXPECT_LT(d.mean, 0.6) << resize << ": mean difference (LSB)";
     EXPECT_LE(d.worst, 2) << resize;
@@ -238,12 +255,14 @@ TEST(ChainBuilder, AConversionToRgbAloneRunsOnTheGpuPathAsTheFusedPass) {
   const FilterInfo& fi = FilterRegistry::instance().info("format");
   auto swscale = fi.create(parse_params(fi, {{"", "rgb24"}}));
   chain = build_chain(parse_chain("format=rgb24"), in.format);
-  Frame a = Frame::allocate_host(chain[0].out), b = Frame::allocate_host(swscale->configure(in.format));
+  Frame a = Frame::allocate_host(chain[0].out),
+        b = Frame::allocate_host(swscale->configure(in.format));
   chain[0].filter->process(in, a);
   swscale->process(in, b);
   int worst = 0;
   for (int y = 0; y < 180; ++y)
-    for (int x = 0; x < 320 * 3; ++x) worst = std::max(worst, std::abs(a.planes[0].row(y)[x] - b.planes[0].row(y)[x]));
+    for (int x = 0; x < 320 * 3; ++x)
+      worst = std::max(worst, std::abs(a.planes[0].row(y)[x] - b.planes[0].row(y)[x]));
   EXPECT_LE(worst, 2);
 }
 
@@ -262,8 +281,10 @@ TEST(ChainBuilder, ReturnsFromRgbToYuvInOnePass) {
   ASSERT_EQ(chain.size(), 1u);
   EXPECT_EQ(chain[0].out, (FrameFormat{AV_PIX_FMT_YUV420P, 64, 32}));
   EXPECT_TRUE(chain[0].filter->has_cuda());
-  EXPECT_FALSE(build_chain(parse_chain("format=yuv444p"), FrameFormat{AV_PIX_FMT_RGB24, 64, 32})[0].filter->has_cuda());
-  EXPECT_FALSE(build_chain(parse_chain("format=nv12"), FrameFormat{AV_PIX_FMT_YUV420P, 64, 32})[0].filter->has_cuda());
+  EXPECT_FALSE(build_chain(parse_chain("format=yuv444p"), FrameFormat{AV_PIX_FMT_RGB24, 64, 32})[0]
+                   .filter->has_cuda());
+  EXPECT_FALSE(build_chain(parse_chain("format=nv12"), FrameFormat{AV_PIX_FMT_YUV420P, 64, 32})[0]
+                   .filter->has_cuda());
 }
 
 TEST(ChainBuilder, TheWayBackMatchesSwscale) {
@@ -300,7 +321,8 @@ TEST(ChainBuilder, TheWayBackMatchesSwscale) {
           worst = std::max(worst, d);
         }
       const double mean = sum / (static_cast<double>(row_bytes) * pa.height);
-      // Measured: mean 0.004–0.024 LSB, worst 1 (BT.709 coefficients by mistake: mean 2.5–6.0, worst 17).
+      // Measured: mean 0.004–0.024 LSB, worst 1 (BT.709 coefficients by mistake: mean 2.5–6.0,
+      // worst 17).
       EXPECT_LT(mean, 0.5) << target << " plane " << p;
       EXPECT_LE(worst, 2) << target << " plane " << p;
     }
@@ -329,7 +351,8 @@ TEST(ChainBuilder, TheWayBackRunsWhereItsInputIs) {
 // the GPU's fused pass (NVDEC's NV12), so the two paths agree; on YUV420P the
 // planes are interleaved to NV12 first (exact), then resize_rgb.
 TEST(ChainBuilder, ResizeToRgbOnYuv420pUsesTheFusedPassLikeNv12) {
-  const auto chain = build_chain(parse_chain("resize=320x180,format=rgb24"), {AV_PIX_FMT_YUV420P, 640, 360});
+  const auto chain =
+      build_chain(parse_chain("resize=320x180,format=rgb24"), {AV_PIX_FMT_YUV420P, 640, 360});
   ASSERT_EQ(chain.size(), 2u);
   EXPECT_EQ(chain[0].out.pix_fmt, AV_PIX_FMT_NV12);
   EXPECT_NE(chain[1].label.find("fused: resize_rgb"), std::string::npos) << chain[1].label;
@@ -343,22 +366,99 @@ TEST(FusionRules, APluginRuleRewritesTheChainAfterTheBuiltIns) {
   ASSERT_GE(registry.fusions().size(), 3u);
   EXPECT_EQ(registry.fusions().front().name, "resize+format→resize_rgb");
   // invert twice is no change: a rule that drops the pair (what a plugin could add).
-  registry.add_fusion({"test: invert,invert → nothing",
-                       [](vpipe::ChainBuilder&, const std::vector<vpipe::FilterSpec>& specs, std::size_t i) {
-                         return i + 1 < specs.size() && specs[i].name == "invert" && specs[i + 1].name == "invert"
-                                    ? std::size_t{2}
-                                    : std::size_t{0};
-                       }});
+  registry.add_fusion(
+      {"test: invert,invert → nothing",
+       [](vpipe::ChainBuilder&, const std::vector<vpipe::FilterSpec>& specs, std::size_t i) {
+         return i + 1 < specs.size() && specs[i].name == "invert" && specs[i + 1].name == "invert"
+                    ? std::size_t{2}
+                    : std::size_t{0};
+       }});
   EXPECT_THROW(registry.add_fusion({"test: invert,invert → nothing",
-                                    [](vpipe::ChainBuilder&, const std::vector<vpipe::FilterSpec>&, std::size_t) {
-                                      return std::size_t{0};
-                                    }}),
+                                    [](vpipe::ChainBuilder&, const std::vector<vpipe::FilterSpec>&,
+                                       std::size_t) { return std::size_t{0}; }}),
                vpipe::logic_error);
-  const auto chain = vpipe::build_chain(vpipe::parse_chain("invert,invert,flip"), {AV_PIX_FMT_YUV420P, 64, 32});
+  const auto chain =
+      vpipe::build_chain(vpipe::parse_chain("invert,invert,flip"), {AV_PIX_FMT_YUV420P, 64, 32});
   ASSERT_EQ(chain.size(), 1u) << "the pair is gone";
   EXPECT_EQ(chain[0].label, "flip");
   // The built-in rules still come first: resize + format is fused as before.
-  const auto fused = vpipe::build_chain(vpipe::parse_chain("resize=32x16,format=rgb24"), {AV_PIX_FMT_NV12, 64, 32});
+  const auto fused = vpipe::build_chain(vpipe::parse_chain("resize=32x16,format=rgb24"),
+                                        {AV_PIX_FMT_NV12, 64, 32});
   ASSERT_EQ(fused.size(), 1u);
   EXPECT_NE(fused[0].label.find("fused: resize_rgb"), std::string::npos) << fused[0].label;
+}
+
+// ---- pad and overlay ----------------------------------------------------------
+
+// The blend as the filter's help states it, computed here independently:
+// c = base(1 - a) + over·a, a = alpha/255 × opacity; the picture partly
+// outside the frame is cut off, the frame's alpha kept.
+TEST(Filters, OverlayBlendsAPictureFromAFileAsItsHelpSays) {
+  const std::string png = (std::filesystem::temp_directory_path() /
+                           ("vpipe_overlay_" + std::to_string(::getpid()) + ".png"))
+                              .string();
+  auto mark = [](int x, int y) { return std::array<int, 4>{200, 10 * x, 40 * y, 60 * x + 20}; };
+  test::write_rgba_png(png, 6, 4, mark);
+  auto chain = build_chain(parse_chain("overlay=file=" + png + ":x=12:y=5:opacity=0.5"),
+                           {AV_PIX_FMT_RGBA, 16, 8});
+  ASSERT_EQ(chain.size(), 1u);
+  Frame in = Frame::allocate_host({AV_PIX_FMT_RGBA, 16, 8}), out = Frame::allocate_host(in.format);
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 64; ++x) in.planes[0].row(y)[x] = static_cast<std::uint8_t>(x * 3 + y * 17);
+  chain[0].filter->process(in, out);
+  int worst = 0;
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 16; ++x)
+      for (int c = 0; c < 4; ++c) {
+        const int base = in.planes[0].row(y)[4 * x + c];
+        int want = base;
+        const int u = x - 12, v = y - 5;
+        if (c < 3 && u >= 0 && u < 6 && v >= 0 && v < 4) {
+          const double a = mark(u, v)[3] / 255.0 * 0.5;
+          want = static_cast<int>(std::lround(base * (1 - a) + mark(u, v)[c] * a));
+        }
+        worst = std::max(worst, std::abs(out.planes[0].row(y)[4 * x + c] - want));
+      }
+  EXPECT_LE(worst, 1);
+  std::filesystem::remove(png);
+}
+
+TEST(Filters, OverlayAndPadSayWhatIsWrong) {
+  auto message = [](const std::string& chain, FrameFormat in) -> std::string {
+    try {
+      (void)build_chain(parse_chain(chain), in);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return {};
+  };
+  EXPECT_NE(message("overlay=file=/nonexistent/logo.png", {AV_PIX_FMT_RGBA, 16, 8})
+                .find("/nonexistent/logo.png"),
+            std::string::npos);
+  EXPECT_NE(message("overlay=file=x.png", k720).find("put format=rgba before it"),
+            std::string::npos);
+  EXPECT_NE(chain_error_of("pad=w=1300:h=730:x=8").find("x and y must be 0"), std::string::npos);
+  EXPECT_NE(chain_error_of("pad=w=1280:h=720:x=8:color=black").find("does not fit"),
+            std::string::npos);
+}
+
+// pad with a colour: the border in that colour (limited-range black for
+// yuv420p: Y 16, chroma 128), the picture at (x, y).
+TEST(Filters, PadWithAColourLetterboxesThePicture) {
+  auto chain =
+      build_chain(parse_chain("pad=w=12:h=10:x=4:y=2:color=black"), {AV_PIX_FMT_YUV420P, 6, 4});
+  ASSERT_EQ(chain.size(), 1u);
+  Frame in = Frame::allocate_host({AV_PIX_FMT_YUV420P, 6, 4}),
+        out = Frame::allocate_host(chain[0].out);
+  for (int p = 0; p < 3; ++p)
+    for (int y = 0; y < in.planes[p].height; ++y)
+      for (int x = 0; x < in.planes[p].width; ++x) in.planes[p].row(y)[x] = 200;
+  chain[0].filter->process(in, out);
+  EXPECT_EQ(out.planes[0].row(0)[0], 16);
+  EXPECT_EQ(out.planes[1].row(0)[0], 128);
+  EXPECT_EQ(out.planes[0].row(2)[4], 200);  // the picture's first pixel
+  EXPECT_EQ(out.planes[0].row(5)[9], 200);  // and its last
+  EXPECT_EQ(out.planes[0].row(6)[9], 16);   // below it
+  EXPECT_EQ(out.planes[1].row(1)[2], 200);  // chroma at (x/2, y/2)
+  EXPECT_EQ(out.planes[2].row(1)[1], 128);
 }

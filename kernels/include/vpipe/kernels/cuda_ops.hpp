@@ -11,8 +11,6 @@
 
 #include "vpipe/kernels/color.hpp"
 #include "vpipe/kernels/image.hpp"
-#include "vpipe/kernels/color.hpp"
-#include "vpipe/kernels/image.hpp"
 
 namespace vpipe {
 class DeviceMemoryResource;
@@ -64,6 +62,9 @@ void sobel_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream
 // Pad / letterbox: dst filled with `fill`, src copied at (x, y) inside it.
 void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill,
                cudaStream_t stream);
+// Pad by repeating the right column and bottom row (src at the top left of
+// dst): OpenCV's BORDER_REPLICATE, what an odd-sized picture gets for 4:2:0.
+void pad_edge_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream);
 // Alpha overlay (a watermark): dst = base, with the RGBA `overlay` blended in
 // at (x, y): c = base·(1 − a) + over·a, a = over_alpha/255 · opacity. base and
 // dst are RGB or RGBA (alpha kept), the same size.
@@ -76,7 +77,8 @@ void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
                  cudaStream_t stream);
 void invert_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream);
 // YUV420P's U and V planes into NV12's UV plane (an exact copy).
-void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv, cudaStream_t stream);
+void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv,
+                   cudaStream_t stream);
 // dst = lut[src]: brightness, contrast and gamma become one table.
 void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256],
                cudaStream_t stream);
