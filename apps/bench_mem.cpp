@@ -46,7 +46,8 @@ constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
 
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1e3; }
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 std::string size_label(std::size_t b) {
   if (b >= MiB) return fmt::format("{:g} MB", static_cast<double>(b) / MiB);
@@ -70,8 +71,11 @@ const std::vector<std::string> kStrategies{"naive", "pool", "vmm", "slab"};
 
 json bench_latency(bool quick, bool& targets_met) {
   fmt::print("\n## 1. Allocation latency (host time per call, µs)\n\n");
-  fmt::print("Allocate then free on one stream, repeatedly (steady state, after 5 warm-up pairs).\n\n");
-  fmt::print("| strategy | size | n | alloc p50 | alloc p99 | alloc max | free p50 | free p99 | free max | alloc+free p50 |\n");
+  fmt::print(
+      "Allocate then free on one stream, repeatedly (steady state, after 5 warm-up pairs).\n\n");
+  fmt::print(
+      "| strategy | size | n | alloc p50 | alloc p99 | alloc max | free p50 | free p99 | free max "
+      "| alloc+free p50 |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
   const std::vector<std::size_t> sizes{1 * KiB, 64 * KiB, 1 * MiB, 8 * MiB, 32 * MiB, 256 * MiB};
   json out = json::array();
@@ -94,13 +98,19 @@ json bench_latency(bool quick, bool& targets_met) {
         both.record(static_cast<std::uint64_t>(t2 - t0));
       }
       VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
-      fmt::print("| {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", name,
-                 size_label(size), n, us(a.percentile(.5)), us(a.percentile(.99)), us(a.max()),
-                 us(f.percentile(.5)), us(f.percentile(.99)), us(f.max()), us(both.percentile(.5)));
-      out.push_back({{"strategy", name}, {"bytes", size}, {"n", n},
-                     {"alloc_us", {{"p50", us(a.percentile(.5))}, {"p99", us(a.percentile(.99))}, {"max", us(a.max())}}},
-                     {"free_us", {{"p50", us(f.percentile(.5))}, {"p99", us(f.percentile(.99))}, {"max", us(f.max())}}},
-                     {"alloc_free_p50_us", us(both.percentile(.5))}});
+      fmt::print(
+          "| {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", name,
+          size_label(size), n, us(a.percentile(.5)), us(a.percentile(.99)), us(a.max()),
+          us(f.percentile(.5)), us(f.percentile(.99)), us(f.max()), us(both.percentile(.5)));
+      out.push_back(
+          {{"strategy", name},
+           {"bytes", size},
+           {"n", n},
+           {"alloc_us",
+            {{"p50", us(a.percentile(.5))}, {"p99", us(a.percentile(.99))}, {"max", us(a.max())}}},
+           {"free_us",
+            {{"p50", us(f.percentile(.5))}, {"p99", us(f.percentile(.99))}, {"max", us(f.max())}}},
+           {"alloc_free_p50_us", us(both.percentile(.5))}});
       if (name != "naive" && us(both.percentile(.5)) > 2.0) targets_met = false;
     }
   }
@@ -115,7 +125,9 @@ json bench_latency(bool quick, bool& targets_met) {
 // allocation pays (issue #25).
 json bench_vmm_mapping(bool quick) {
   fmt::print("\n### vmm: the cost of mapping (every allocate maps: trimmed before each)\n\n");
-  fmt::print("| size | n | pages mapped per allocate | alloc p50 µs | alloc p99 µs | µs per page (p50) |\n");
+  fmt::print(
+      "| size | n | pages mapped per allocate | alloc p50 µs | alloc p99 µs | µs per page (p50) "
+      "|\n");
   fmt::print("|---|---|---|---|---|---|\n");
   json out = json::array();
   Stream stream;
@@ -134,8 +146,12 @@ json bench_vmm_mapping(bool quick) {
     }
     const double pages = static_cast<double>(arena.map_calls() - maps0) / n;
     fmt::print("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n", size_label(size), n, pages,
-               us(a.percentile(.5)), us(a.percentile(.99)), us(a.percentile(.5)) / std::max(pages, 1.0));
-    out.push_back({{"bytes", size}, {"n", n}, {"pages_per_allocate", pages}, {"page_bytes", arena.chunk_bytes()},
+               us(a.percentile(.5)), us(a.percentile(.99)),
+               us(a.percentile(.5)) / std::max(pages, 1.0));
+    out.push_back({{"bytes", size},
+                   {"n", n},
+                   {"pages_per_allocate", pages},
+                   {"page_bytes", arena.chunk_bytes()},
                    {"alloc_us", {{"p50", us(a.percentile(.5))}, {"p99", us(a.percentile(.99))}}}});
   }
   return out;
@@ -204,11 +220,16 @@ FrameLoopResult frame_loop(const std::string& name, int threads, int frames, boo
 
 json bench_frames(bool quick) {
   const int frames = quick ? 100 : 1000;
-  fmt::print("\n## 2. Per-frame loop, 1080p (NV12 3.1 MB in → float RGB 24.9 MB → RGB8 6.2 MB out)\n\n");
-  fmt::print("Per frame: 3 allocations, a memset standing in for the upload, NV12→RGB float and "
-             "float→RGB8 kernels, 3 frees; at most 4 frames in flight per stream; {} frames per "
-             "thread after a warm-up pass.\n\n", frames);
-  fmt::print("| strategy | threads | frames/s | alloc+free host µs/frame p50 | p99 | device syncs | 4-thread / 1-thread |\n");
+  fmt::print(
+      "\n## 2. Per-frame loop, 1080p (NV12 3.1 MB in → float RGB 24.9 MB → RGB8 6.2 MB out)\n\n");
+  fmt::print(
+      "Per frame: 3 allocations, a memset standing in for the upload, NV12→RGB float and "
+      "float→RGB8 kernels, 3 frees; at most 4 frames in flight per stream; {} frames per "
+      "thread after a warm-up pass.\n\n",
+      frames);
+  fmt::print(
+      "| strategy | threads | frames/s | alloc+free host µs/frame p50 | p99 | device syncs | "
+      "4-thread / 1-thread |\n");
   fmt::print("|---|---|---|---|---|---|---|\n");
   json out = json::array();
   for (const auto& name : kStrategies) {
@@ -219,8 +240,11 @@ json bench_frames(bool quick) {
       fmt::print("| {} | {} | {:.0f} | {:.2f} | {:.2f} | {} | {} |\n", name, threads, r.fps,
                  r.alloc_free_us_per_frame_p50, r.alloc_free_us_per_frame_p99, r.device_syncs,
                  threads == 1 ? std::string("") : fmt::format("{:.2f}×", r.fps / one));
-      out.push_back({{"strategy", name}, {"threads", threads}, {"frames_per_thread", frames},
-                     {"fps", r.fps}, {"alloc_free_us_p50", r.alloc_free_us_per_frame_p50},
+      out.push_back({{"strategy", name},
+                     {"threads", threads},
+                     {"frames_per_thread", frames},
+                     {"fps", r.fps},
+                     {"alloc_free_us_p50", r.alloc_free_us_per_frame_p50},
                      {"alloc_free_us_p99", r.alloc_free_us_per_frame_p99},
                      {"device_syncs", r.device_syncs}});
     }
@@ -230,16 +254,20 @@ json bench_frames(bool quick) {
 
 json bench_threshold(bool quick) {
   const int frames = quick ? 100 : 1000;
-  fmt::print("\n## 3. Pool release threshold: kept (UINT64_MAX) vs 0, synchronizing every frame\n\n");
+  fmt::print(
+      "\n## 3. Pool release threshold: kept (UINT64_MAX) vs 0, synchronizing every frame\n\n");
   fmt::print("| pool | frames/s | alloc+free host µs/frame p50 | p99 |\n|---|---|---|---|\n");
   json out = json::array();
   double kept = 0;
   for (const std::string name : {"pool", "pool-release0"}) {
     const auto r = frame_loop(name, 1, frames, true);
     if (name == "pool") kept = r.fps;
-    fmt::print("| {} | {:.0f} | {:.2f} | {:.2f} |\n", name == "pool" ? "threshold kept" : "threshold 0",
-               r.fps, r.alloc_free_us_per_frame_p50, r.alloc_free_us_per_frame_p99);
-    out.push_back({{"strategy", name}, {"fps", r.fps}, {"alloc_free_us_p50", r.alloc_free_us_per_frame_p50},
+    fmt::print("| {} | {:.0f} | {:.2f} | {:.2f} |\n",
+               name == "pool" ? "threshold kept" : "threshold 0", r.fps,
+               r.alloc_free_us_per_frame_p50, r.alloc_free_us_per_frame_p99);
+    out.push_back({{"strategy", name},
+                   {"fps", r.fps},
+                   {"alloc_free_us_p50", r.alloc_free_us_per_frame_p50},
                    {"alloc_free_us_p99", r.alloc_free_us_per_frame_p99}});
   }
   fmt::print("\nThreshold 0 runs at {:.2f}× the frame rate of a kept pool.\n",
@@ -249,7 +277,8 @@ json bench_threshold(bool quick) {
 
 // ---- 4. staging bandwidth ------------------------------------------------------
 
-double copy_gbps(const std::function<void(int)>& enqueue, int reps, std::size_t bytes, cudaStream_t s) {
+double copy_gbps(const std::function<void(int)>& enqueue, int reps, std::size_t bytes,
+                 cudaStream_t s) {
   CudaEvent a(CudaEvent::Timing::kOn), b(CudaEvent::Timing::kOn);
   for (int i = 0; i < 3; ++i) enqueue(i);  // warm-up
   VPIPE_CUDA_TRY(cudaStreamSynchronize(s));
@@ -262,9 +291,12 @@ double copy_gbps(const std::function<void(int)>& enqueue, int reps, std::size_t 
 
 json bench_staging(bool quick, bool& targets_met) {
   fmt::print("\n## 4. Staging bandwidth (GB/s, CUDA events around back-to-back copies)\n\n");
-  fmt::print("Through a PinnedRing (4 slots; 2 at 256 MB), each copy from/to the next slot, vs raw "
-             "cudaMemcpyAsync to/from one cudaHostAlloc buffer.\n\n");
-  fmt::print("| size | direction | raw pinned | ring pinned | ring pinned WC | ring pageable | ring pinned / raw | pinned / pageable |\n");
+  fmt::print(
+      "Through a PinnedRing (4 slots; 2 at 256 MB), each copy from/to the next slot, vs raw "
+      "cudaMemcpyAsync to/from one cudaHostAlloc buffer.\n\n");
+  fmt::print(
+      "| size | direction | raw pinned | ring pinned | ring pinned WC | ring pageable | ring "
+      "pinned / raw | pinned / pageable |\n");
   fmt::print("|---|---|---|---|---|---|---|---|\n");
   const std::vector<std::pair<std::string, std::size_t>> sizes{
       {"1080p NV12 (3.1 MB)", 1920ull * 1080 * 3 / 2},
@@ -289,7 +321,8 @@ json bench_staging(bool quick, bool& targets_met) {
           },
           reps, bytes, stream.s);
       std::map<HostMemory, double> ring_gbps;
-      for (auto mode : {HostMemory::kPinned, HostMemory::kPinnedWriteCombined, HostMemory::kPageable}) {
+      for (auto mode :
+           {HostMemory::kPinned, HostMemory::kPinnedWriteCombined, HostMemory::kPageable}) {
         PinnedRing ring(slots, bytes, mode);
         for (std::size_t i = 0; i < slots; ++i) {  // touch every page once (no first-touch faults)
           auto slot = ring.acquire();
@@ -311,10 +344,14 @@ json bench_staging(bool quick, bool& targets_met) {
                  h2d ? "H2D" : "D2H", raw_gbps, ring_gbps[HostMemory::kPinned],
                  ring_gbps[HostMemory::kPinnedWriteCombined], ring_gbps[HostMemory::kPageable],
                  100 * ratio, ring_gbps[HostMemory::kPinned] / ring_gbps[HostMemory::kPageable]);
-      out.push_back({{"size", label}, {"bytes", bytes}, {"direction", h2d ? "H2D" : "D2H"},
-                     {"raw_pinned_gbps", raw_gbps}, {"ring_pinned_gbps", ring_gbps[HostMemory::kPinned]},
+      out.push_back({{"size", label},
+                     {"bytes", bytes},
+                     {"direction", h2d ? "H2D" : "D2H"},
+                     {"raw_pinned_gbps", raw_gbps},
+                     {"ring_pinned_gbps", ring_gbps[HostMemory::kPinned]},
                      {"ring_pinned_wc_gbps", ring_gbps[HostMemory::kPinnedWriteCombined]},
-                     {"ring_pageable_gbps", ring_gbps[HostMemory::kPageable]}, {"reps", reps}});
+                     {"ring_pageable_gbps", ring_gbps[HostMemory::kPageable]},
+                     {"reps", reps}});
     }
     cudaFree(dev);
     cudaFreeHost(raw);
@@ -356,7 +393,8 @@ class Scenario {
   void sample() {
     const auto u = s_.strategy().usage();
     const auto st = s_.stats().stats();
-    r_.peak_reserved = std::max(r_.peak_reserved, u.reserved.value_or(static_cast<std::size_t>(st.bytes.value)));
+    r_.peak_reserved =
+        std::max(r_.peak_reserved, u.reserved.value_or(static_cast<std::size_t>(st.bytes.value)));
     r_.peak_used = std::max(r_.peak_used, static_cast<std::size_t>(st.bytes.value));
     if (auto f = u.fragmentation()) r_.max_fragmentation = std::max(r_.max_fragmentation, *f);
   }
@@ -398,7 +436,7 @@ ScenarioResult scenario_mixed(MemoryStrategy& s, DeviceMemoryResource& mr, cudaS
       it = expiring.erase(it);
     }
     const double l = std::log(64.0 * KiB) + (std::log(96.0 * MiB) - std::log(64.0 * KiB)) *
-                                                 std::uniform_real_distribution<>(0, 1)(rng);
+                                                std::uniform_real_distribution<>(0, 1)(rng);
     const auto bytes = static_cast<std::size_t>(std::exp(l));
     const int life = 1 + static_cast<int>(rng() % 160);
     if (void* p = sc.alloc(bytes)) expiring.emplace(i + life, std::make_pair(p, bytes));
@@ -419,7 +457,8 @@ ScenarioResult scenario_ladder(MemoryStrategy& s, DeviceMemoryResource& mr, cuda
     std::vector<std::pair<void*, std::size_t>> bufs;
     for (std::size_t b : frame_set(r)) bufs.emplace_back(sc.alloc(b), b);
     if (bufs[0].first && bufs[1].first && bufs[2].first) {
-      synthetic::nv12_to_rgbf(static_cast<std::uint8_t*>(bufs[0].first), static_cast<std::size_t>(r.w), r.w, r.h,
+      synthetic::nv12_to_rgbf(static_cast<std::uint8_t*>(bufs[0].first),
+                              static_cast<std::size_t>(r.w), r.w, r.h,
                               static_cast<float*>(bufs[1].first), st);
       synthetic::rgbf_to_rgb8(static_cast<float*>(bufs[1].first), r.w, r.h,
                               static_cast<std::uint8_t*>(bufs[2].first), st);
@@ -438,7 +477,8 @@ ScenarioResult scenario_ladder(MemoryStrategy& s, DeviceMemoryResource& mr, cuda
 
 // (c) 1080p frames with one small block per frame that lives `life` frames.
 ScenarioResult scenario_small_long_lived(MemoryStrategy& s, DeviceMemoryResource& mr,
-                                         cudaStream_t st, int frames, int life, std::size_t budget) {
+                                         cudaStream_t st, int frames, int life,
+                                         std::size_t budget) {
   Scenario sc(s, mr, st);
   std::deque<std::vector<std::pair<void*, std::size_t>>> in_flight;
   std::deque<std::pair<void*, std::size_t>> small;
@@ -465,20 +505,28 @@ ScenarioResult scenario_small_long_lived(MemoryStrategy& s, DeviceMemoryResource
 
 json print_scenario(const std::string& title, const std::map<std::string, ScenarioResult>& rs) {
   fmt::print("\n{}\n\n", title);
-  fmt::print("| strategy | failed / allocations | peak reserved MiB | peak used MiB | reserved at end MiB | max fragmentation | largest block at end MiB | allocations/s |\n");
+  fmt::print(
+      "| strategy | failed / allocations | peak reserved MiB | peak used MiB | reserved at end MiB "
+      "| max fragmentation | largest block at end MiB | allocations/s |\n");
   fmt::print("|---|---|---|---|---|---|---|---|\n");
   json out = json::object();
   for (const auto& name : kStrategies) {
     const auto& r = rs.at(name);
-    fmt::print("| {} | {} / {} | {:.0f} | {:.0f} | {:.0f} | {} | {:.0f} | {:.0f} |\n", name, r.failures,
-               r.allocations, static_cast<double>(r.peak_reserved) / MiB,
-               static_cast<double>(r.peak_used) / MiB, static_cast<double>(r.end_reserved) / MiB,
-               r.max_fragmentation < 0 ? std::string("n/a") : fmt::format("{:.2f}", r.max_fragmentation),
-               static_cast<double>(r.largest_block_end) / MiB, static_cast<double>(r.allocations) / r.seconds);
-    out[name] = {{"allocations", r.allocations}, {"failures", r.failures},
-                 {"peak_reserved", r.peak_reserved}, {"peak_used", r.peak_used},
-                 {"end_reserved", r.end_reserved}, {"max_fragmentation", r.max_fragmentation},
-                 {"largest_block_end", r.largest_block_end}, {"seconds", r.seconds}};
+    fmt::print(
+        "| {} | {} / {} | {:.0f} | {:.0f} | {:.0f} | {} | {:.0f} | {:.0f} |\n", name, r.failures,
+        r.allocations, static_cast<double>(r.peak_reserved) / MiB,
+        static_cast<double>(r.peak_used) / MiB, static_cast<double>(r.end_reserved) / MiB,
+        r.max_fragmentation < 0 ? std::string("n/a") : fmt::format("{:.2f}", r.max_fragmentation),
+        static_cast<double>(r.largest_block_end) / MiB,
+        static_cast<double>(r.allocations) / r.seconds);
+    out[name] = {{"allocations", r.allocations},
+                 {"failures", r.failures},
+                 {"peak_reserved", r.peak_reserved},
+                 {"peak_used", r.peak_used},
+                 {"end_reserved", r.end_reserved},
+                 {"max_fragmentation", r.max_fragmentation},
+                 {"largest_block_end", r.largest_block_end},
+                 {"seconds", r.seconds}};
   }
   return out;
 }
@@ -486,26 +534,59 @@ json print_scenario(const std::string& title, const std::map<std::string, Scenar
 // Replays `entries` against each strategy under `o`; prints a table row each.
 json replay_rows(const std::vector<LogEntry>& entries, const std::vector<std::string>& names,
                  const StrategyOptions& o, cudaStream_t stream) {
-  fmt::print("| strategy | failed / allocations | frees | peak in use MiB | seconds |\n|---|---|---|---|---|\n");
+  fmt::print(
+      "| strategy | failed / allocations | frees | peak in use MiB | seconds "
+      "|\n|---|---|---|---|---|\n");
   json rows = json::object();
   for (const auto& name : names) {
     auto s = make_strategy(name, o);
     const auto r = replay(entries, s.resource(), {stream});
     VPIPE_CUDA_TRY(cudaStreamSynchronize(stream));
-    fmt::print("| {} | {} / {} | {} | {:.0f} | {:.3f} |\n", name, r.failures, r.allocations, r.frees,
-               static_cast<double>(r.peak_in_use) / MiB, r.seconds);
-    rows[name] = {{"failures", r.failures}, {"allocations", r.allocations}, {"frees", r.frees},
-                  {"peak_in_use", r.peak_in_use}, {"seconds", r.seconds}};
+    fmt::print("| {} | {} / {} | {} | {:.0f} | {:.3f} |\n", name, r.failures, r.allocations,
+               r.frees, static_cast<double>(r.peak_in_use) / MiB, r.seconds);
+    rows[name] = {{"failures", r.failures},
+                  {"allocations", r.allocations},
+                  {"frees", r.frees},
+                  {"peak_in_use", r.peak_in_use},
+                  {"seconds", r.seconds}};
   }
   return rows;
 }
 
+// Where does each strategy start failing? The ladder of (b) under tighter budgets.
+json ladder_budget_sweep(cudaStream_t stream, int frames, int k) {
+  fmt::print("\n(b) again under tighter budgets: failed allocations of {}\n\n| budget GiB |",
+             3 * frames);
+  for (const auto& name : kStrategies) fmt::print(" {} |", name);
+  fmt::print("\n|---|");
+  for (std::size_t i = 0; i < kStrategies.size(); ++i) fmt::print("---|");
+  fmt::print("\n");
+  json sweep = json::array();
+  for (double gib : {0.75, 0.85, 1.0, 1.25}) {
+    StrategyOptions tight;
+    tight.budget = static_cast<std::size_t>(gib * (1 << 30));
+    fmt::print("| {:.2f} |", gib);
+    json row{{"budget_gib", gib}};
+    for (const auto& name : kStrategies) {
+      auto s = make_strategy(name, tight);
+      const auto r = scenario_ladder(s, s.resource(), stream, frames, k, *tight.budget);
+      fmt::print(" {} |", r.failures);
+      row[name] = r.failures;
+    }
+    fmt::print("\n");
+    sweep.push_back(row);
+  }
+  return sweep;
+}
+
 json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_path) {
-  fmt::print("\n## 5. Fragmentation under a {:.2f} GiB budget\n\n", static_cast<double>(budget) / (1 << 30));
-  fmt::print("The budget is each strategy's own cap: pool max size, vmm mapped bytes, slab total; "
-             "naive has none, so a budget adaptor counts its requested bytes (naive cannot show "
-             "fragmentation this way: the driver's own is invisible to it). Largest block: probed by "
-             "binary search (4 MiB steps) after the scenario freed everything.\n");
+  fmt::print("\n## 5. Fragmentation under a {:.2f} GiB budget\n\n",
+             static_cast<double>(budget) / (1 << 30));
+  fmt::print(
+      "The budget is each strategy's own cap: pool max size, vmm mapped bytes, slab total; "
+      "naive has none, so a budget adaptor counts its requested bytes (naive cannot show "
+      "fragmentation this way: the driver's own is invisible to it). Largest block: probed by "
+      "binary search (4 MiB steps) after the scenario freed everything.\n");
   json out;
   Stream stream;
   StrategyOptions o;
@@ -522,13 +603,17 @@ json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_
       rs[name] = scenario_mixed(s, s.resource(), stream.s, steps, budget);
     }
   }
-  out["a_mixed"] = print_scenario(fmt::format(
-      "### (a) mixed sizes 64 KB–96 MB (log-uniform), lifetimes 1–160 steps, {} steps", steps), rs);
+  out["a_mixed"] = print_scenario(
+      fmt::format("### (a) mixed sizes 64 KB–96 MB (log-uniform), lifetimes 1–160 steps, {} steps",
+                  steps),
+      rs);
   // Replay (a)'s log against every strategy.
   const auto entries = parse_allocation_log(log);
   if (!log_path.empty()) std::ofstream(log_path) << log.str();
-  fmt::print("\nReplay of (a)'s allocation log ({} entries, recorded through naive) against every "
-             "strategy, same budget, no kernels:\n\n", entries.size());
+  fmt::print(
+      "\nReplay of (a)'s allocation log ({} entries, recorded through naive) against every "
+      "strategy, same budget, no kernels:\n\n",
+      entries.size());
   out["a_replay"] = replay_rows(entries, kStrategies, o, stream.s);
 
   const int frames = quick ? 150 : 1000, k = quick ? 15 : 50;
@@ -536,40 +621,25 @@ json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_
     auto s = make_strategy(name, o);
     rs[name] = scenario_ladder(s, s.resource(), stream.s, frames, k, budget);
   }
-  out["b_ladder"] = print_scenario(fmt::format(
-      "### (b) resolution ladder 1080p → 720p → 4K → 480p → 1440p, switching every {} frames, "
-      "6 frames in flight (NV12 + float RGB + RGB8 each), {} frames", k, frames), rs);
-  // Where does each strategy start failing? The same ladder under tighter budgets.
-  fmt::print("\n(b) again under tighter budgets: failed allocations of {}\n\n| budget GiB |", 3 * frames);
-  for (const auto& name : kStrategies) fmt::print(" {} |", name);
-  fmt::print("\n|---|");
-  for (std::size_t i = 0; i < kStrategies.size(); ++i) fmt::print("---|");
-  fmt::print("\n");
-  json sweep = json::array();
-  for (double gib : {0.75, 0.85, 1.0, 1.25}) {
-    StrategyOptions tight;
-    tight.budget = static_cast<std::size_t>(gib * (1 << 30));
-    fmt::print("| {:.2f} |", gib);
-    json row{{"budget_gib", gib}};
-    for (const auto& name : kStrategies) {
-      auto s = make_strategy(name, tight);
-      const auto r = scenario_ladder(s, s.resource(), stream.s, frames, k, *tight.budget);
-      fmt::print(" {} |", r.failures);
-      row[name] = r.failures;
-    }
-    fmt::print("\n");
-    sweep.push_back(row);
-  }
-  out["b_ladder_budget_sweep"] = sweep;
+  out["b_ladder"] = print_scenario(
+      fmt::format(
+          "### (b) resolution ladder 1080p → 720p → 4K → 480p → 1440p, switching every {} frames, "
+          "6 frames in flight (NV12 + float RGB + RGB8 each), {} frames",
+          k, frames),
+      rs);
+  out["b_ladder_budget_sweep"] = ladder_budget_sweep(stream.s, frames, k);
 
   const int frames_c = quick ? 300 : 2000, life = quick ? 100 : 500;
   for (const auto& name : kStrategies) {
     auto s = make_strategy(name, o);
     rs[name] = scenario_small_long_lived(s, s.resource(), stream.s, frames_c, life, budget);
   }
-  out["c_small_long_lived"] = print_scenario(fmt::format(
-      "### (c) 1080p frames, 6 in flight, plus one 64 KB block per frame that lives {} frames, "
-      "{} frames", life, frames_c), rs);
+  out["c_small_long_lived"] = print_scenario(
+      fmt::format(
+          "### (c) 1080p frames, 6 in flight, plus one 64 KB block per frame that lives {} frames, "
+          "{} frames",
+          life, frames_c),
+      rs);
   return out;
 }
 
@@ -588,8 +658,8 @@ int run_replay(const std::string& log_path, const std::string& strategy, double 
   fmt::print("Replay of {} ({} entries){}\n\n", log_path, entries.size(),
              o.budget ? fmt::format(" under a {:.2f} GiB budget", budget_gib) : std::string());
   Stream stream;
-  (void)replay_rows(entries, strategy == "all" ? kStrategies : std::vector<std::string>{strategy}, o,
-                    stream.s);
+  (void)replay_rows(entries, strategy == "all" ? kStrategies : std::vector<std::string>{strategy},
+                    o, stream.s);
   return 0;
 }
 
@@ -599,11 +669,12 @@ int run_mem_bench(const MemBenchOptions& o) {
     return 1;  // the machine lacks what it needs: not a usage error
   }
   const auto sys = query_cuda_system();
-  fmt::print("# vpipe bench mem\n\nDevice: {} (compute {}.{}, {:.1f} GiB), driver {}, runtime {}{}\n",
-             sys.devices[0].name, sys.devices[0].cc_major, sys.devices[0].cc_minor,
-             static_cast<double>(sys.devices[0].total_memory) / (1 << 30),
-             cuda_version_string(sys.driver_version), cuda_version_string(sys.runtime_version),
-             o.quick ? " — QUICK run (smoke test, fewer iterations)" : "");
+  fmt::print(
+      "# vpipe bench mem\n\nDevice: {} (compute {}.{}, {:.1f} GiB), driver {}, runtime {}{}\n",
+      sys.devices[0].name, sys.devices[0].cc_major, sys.devices[0].cc_minor,
+      static_cast<double>(sys.devices[0].total_memory) / (1 << 30),
+      cuda_version_string(sys.driver_version), cuda_version_string(sys.runtime_version),
+      o.quick ? " — QUICK run (smoke test, fewer iterations)" : "");
   json j{{"device", sys.devices[0].name}, {"quick", o.quick}};
   bool latency_ok = true, staging_ok = true;
   auto want = [&](const char* s) { return o.only.empty() || o.only == s; };

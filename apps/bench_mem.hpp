@@ -6,11 +6,11 @@
 namespace vpipe::bench {
 
 struct MemBenchOptions {
-  bool quick = false;          // fewer iterations: a smoke run, not for RESULTS
-  double budget_gib = 1.5;     // fragmentation scenarios' device budget
-  std::string json_path;       // all figures, machine-readable
-  std::string log_path;        // scenario (a)'s allocation log (CSV)
-  std::string only;            // run one section: latency|frames|threshold|staging|fragmentation
+  bool quick = false;       // fewer iterations: a smoke run, not for RESULTS
+  double budget_gib = 1.5;  // fragmentation scenarios' device budget
+  std::string json_path;    // all figures, machine-readable
+  std::string log_path;     // scenario (a)'s allocation log (CSV)
+  std::string only;         // run one section: latency|frames|threshold|staging|fragmentation
 };
 
 // Replays an allocation log (LoggingAdaptor's CSV) against strategies

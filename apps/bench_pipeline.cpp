@@ -59,9 +59,9 @@ double encode_only_fps(const PipelineBenchOptions& b, std::int64_t* frames_out) 
   if (frames.empty()) throw std::runtime_error("encode-only: no frames");
   const FrameFormat fmt = frames.front().format;
   const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
-  auto enc = open_video_encoder(codec, fmt, frames.front().time_base.num ? frames.front().time_base
-                                                                          : AVRational{1, 90000},
-                                {30, 1}, false, o, nullptr);
+  auto enc = open_video_encoder(
+      codec, fmt, frames.front().time_base.num ? frames.front().time_base : AVRational{1, 90000},
+      {30, 1}, false, o, nullptr);
   auto pkt = make_av_packet();
   std::int64_t packets = 0;
   auto drain = [&] {
@@ -85,6 +85,52 @@ double encode_only_fps(const PipelineBenchOptions& b, std::int64_t* frames_out) 
   return static_cast<double>(packets) / s;
 }
 
+// One row: decode-only, no-encoder and end-to-end runs of one configuration,
+// printed as a table row and returned as JSON.
+nlohmann::json bench_row(const PipelineBenchOptions& b, const std::string& decoder,
+                         const std::string& mem, const std::string& host,
+                         const std::string& download, double enc_fps,
+                         const std::filesystem::path& tmp) {
+  TranscodeOptions o = base(b);
+  o.download_copy = download == "copy";
+  o.decode = from_name<Decode>(decoder, "decode");
+  if (b.device != "cpu") {
+    o.mem = mem;
+    o.host = from_name<HostMemory>(host, "host");
+  }
+  auto run = [&](const std::string& out, const std::string& filters) {
+    TranscodeOptions x = o;
+    x.output = out;
+    x.filters = filters;
+    return transcode(x);
+  };
+  const auto dec_only = run("null", "");
+  const auto no_enc = run("null", b.filters);
+  const auto e2e = run(tmp.string(), b.filters);
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  const double ceiling = std::min(dec_only.fps, enc_fps);
+  const auto& m = e2e.memory;
+  const double frames = static_cast<double>(std::max<std::int64_t>(e2e.video_packets_written, 1));
+  const double allocs =
+      m.is_null() ? 0 : static_cast<double>(m["allocations"].get<std::int64_t>()) / frames;
+  const std::int64_t syncs = m.is_null() ? 0 : m["device_syncs"].get<std::int64_t>();
+  fmt::print(
+      "| {} | {} | {} | {} | {:.0f} | {:.0f} | {:.0f} | {:.2f} | {:.1f} / {:.1f} | {:.2f} "
+      "| {} |\n",
+      e2e.decode, mem, host, download, dec_only.fps, no_enc.fps, e2e.fps, e2e.fps / ceiling,
+      e2e.latency_ms_p50, e2e.latency_ms_p99, allocs, syncs);
+  std::fflush(stdout);
+  return {{"decode", e2e.decode},
+          {"mem", mem},
+          {"host", host},
+          {"download", download},
+          {"decode_only", dec_only.to_json()},
+          {"no_encoder", no_enc.to_json()},
+          {"end_to_end", e2e.to_json()},
+          {"ratio_to_ceiling", e2e.fps / ceiling}};
+}
+
 }  // namespace
 
 int run_pipeline_bench(const PipelineBenchOptions& options) {
@@ -98,59 +144,37 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
     fmt::print(stderr, "vpipe bench pipeline: {} (--device cpu runs the CPU path)\n", why);
     return 1;  // the machine lacks what it needs: not a usage error
   }
-  const auto tmp = std::filesystem::temp_directory_path() /
-                   fmt::format("vpipe_bench_{}.mp4", ::getpid());
+  const auto tmp =
+      std::filesystem::temp_directory_path() / fmt::format("vpipe_bench_{}.mp4", ::getpid());
   nlohmann::json rows = nlohmann::json::array();
   std::int64_t enc_frames = 0;
   const double enc_fps = encode_only_fps(b, &enc_frames);
   fmt::print(stderr, "encode-only (libx264 {}): {:.1f} fps over {} frames\n", b.preset, enc_fps,
              enc_frames);
 
-  fmt::print("| decode | --mem | --host | download | decode-only fps | no-encoder fps | end-to-end fps | "
-             "e2e / min(decode, encode) | e2e latency p50 / p99 ms | device allocs / frame | "
-             "device syncs |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print(
+      "| decode | --mem | --host | download | decode-only fps | no-encoder fps | end-to-end fps | "
+      "e2e / min(decode, encode) | e2e latency p50 / p99 ms | device allocs / frame | "
+      "device syncs |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& decoder : b.decoders)
     for (const auto& mem : b.mems)
       for (const auto& host : b.hosts)
-      for (const auto& download : b.downloads) {
-        TranscodeOptions o = base(b);
-        o.download_copy = download == "copy";
-        o.decode = from_name<Decode>(decoder, "decode");
-        if (b.device != "cpu") {
-          o.mem = mem;
-          o.host = from_name<HostMemory>(host, "host");
+        for (const auto& download : b.downloads) {
+          rows.push_back(bench_row(b, decoder, mem, host, download, enc_fps, tmp));
         }
-        auto run = [&](const std::string& out, const std::string& filters) {
-          TranscodeOptions x = o;
-          x.output = out;
-          x.filters = filters;
-          return transcode(x);
-        };
-        const auto dec_only = run("null", "");
-        const auto no_enc = run("null", b.filters);
-        const auto e2e = run(tmp.string(), b.filters);
-        std::error_code ec;
-        std::filesystem::remove(tmp, ec);
-        const double ceiling = std::min(dec_only.fps, enc_fps);
-        const auto& m = e2e.memory;
-        const double frames = static_cast<double>(std::max<std::int64_t>(e2e.video_packets_written, 1));
-        const double allocs = m.is_null() ? 0 : static_cast<double>(m["allocations"].get<std::int64_t>()) / frames;
-        const std::int64_t syncs = m.is_null() ? 0 : m["device_syncs"].get<std::int64_t>();
-        fmt::print("| {} | {} | {} | {} | {:.0f} | {:.0f} | {:.0f} | {:.2f} | {:.1f} / {:.1f} | {:.2f} | {} |\n",
-                   e2e.decode, mem, host, download, dec_only.fps, no_enc.fps, e2e.fps, e2e.fps / ceiling,
-                   e2e.latency_ms_p50, e2e.latency_ms_p99, allocs, syncs);
-        std::fflush(stdout);
-        rows.push_back({{"decode", e2e.decode}, {"mem", mem}, {"host", host}, {"download", download},
-                        {"decode_only", dec_only.to_json()}, {"no_encoder", no_enc.to_json()},
-                        {"end_to_end", e2e.to_json()}, {"ratio_to_ceiling", e2e.fps / ceiling}});
-      }
-  fmt::print("\nencode-only (libx264 preset {}, frames from memory): {:.0f} fps over {} frames. "
-             "Chain: {}. Input: {} ×{}.\n", b.preset, enc_fps, enc_frames, b.filters, b.input, b.loop);
+  fmt::print(
+      "\nencode-only (libx264 preset {}, frames from memory): {:.0f} fps over {} frames. "
+      "Chain: {}. Input: {} ×{}.\n",
+      b.preset, enc_fps, enc_frames, b.filters, b.input, b.loop);
   if (!b.json_path.empty()) {
     std::ofstream f(b.json_path);
-    f << nlohmann::json{{"input", b.input}, {"loop", b.loop}, {"filters", b.filters},
-                        {"encode_only_fps", enc_fps}, {"encode_only_frames", enc_frames},
-                        {"rows", rows}}.dump(2)
+    f << nlohmann::json{{"input", b.input},
+                        {"loop", b.loop},
+                        {"filters", b.filters},
+                        {"encode_only_fps", enc_fps},
+                        {"encode_only_frames", enc_frames},
+                        {"rows", rows}}
+             .dump(2)
       << '\n';
   }
   return 0;

@@ -44,8 +44,11 @@ std::size_t parse_bytes(const std::string& s) {
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
   const std::string unit = end ? end : "";
-  const double mult = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1024.0 * 1024
-                      : unit == "G" ? 1024.0 * 1024 * 1024 : -1;
+  const double mult = unit.empty()  ? 1
+                      : unit == "K" ? 1024.0
+                      : unit == "M" ? 1024.0 * 1024
+                      : unit == "G" ? 1024.0 * 1024 * 1024
+                                    : -1;
   if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e15))
     throw vpipe::usage_error(fmt::format("--budget {}: expected bytes or 800M, 1.5G", s));
   return static_cast<std::size_t>(v * mult);
@@ -59,7 +62,8 @@ const CLI::Validator kPositiveCount(
     [](std::string& v) {
       char* end = nullptr;
       const long long n = std::strtoll(v.c_str(), &end, 10);
-      return end != v.c_str() && *end == 0 && n >= 1 ? std::string() : v + ": expected a whole number, 1 or more";
+      return end != v.c_str() && *end == 0 && n >= 1 ? std::string()
+                                                     : v + ": expected a whole number, 1 or more";
     },
     "N>=1");
 
@@ -71,15 +75,18 @@ CLI::Option* add_enum(CLI::App* app, const std::string& flag, E& value, const st
   for (const auto& [name, v] : vpipe::names_of<E>()) names += (names.empty() ? "" : "|") + name;
   CLI::CheckedTransformer to_value(vpipe::names_of<E>());
   to_value.description("{" + names + "}");
-  return app->add_option(flag, value, help)->transform(to_value)->default_str(std::string(vpipe::name_of(value)));
+  return app->add_option(flag, value, help)
+      ->transform(to_value)
+      ->default_str(std::string(vpipe::name_of(value)));
 }
 
 void add_transcode(Cli& c);  // one function per subcommand's options
 // --metrics-port / --metrics-address: one endpoint for soak and transcode.
 void add_metrics_options(CLI::App* app, int& port, std::string& address) {
-  app->add_option("--metrics-port", port,
-                  "serve Prometheus text at http://ADDRESS:PORT/metrics while running, and /healthz, "
-                  "/readyz (200 once every input is open and has a frame out) (0: off)")
+  app->add_option(
+         "--metrics-port", port,
+         "serve Prometheus text at http://ADDRESS:PORT/metrics while running, and /healthz, "
+         "/readyz (200 once every input is open and has a frame out) (0: off)")
       ->check(CLI::Range(0, 65535));
   app->add_option("--metrics-address", address, "address the metrics endpoint listens on")
       ->capture_default_str();
@@ -94,26 +101,38 @@ void add_soak(Cli& c);
 }  // namespace
 
 void add_run(Cli& c) {
-  c.run = c.app.add_subcommand("run", "run many feeds from one config file (YAML or JSON), each restarted by "
-                                      "its own policy; SIGHUP re-reads the file: streams added start, "
-                                      "removed stop (outputs finalized), changed restart; SIGTERM drains all");
-  c.run->footer("CONFIG:\n"
-                "  defaults: {vf: \"resize=1280x720\", mem: pool}\n"
-                "  streams:\n"
-                "    - name: cam1\n"
-                "      input: udp://0.0.0.0:5000\n"
-                "      output: /data/cam1.ts\n"
-                "      restart: {max: 10, backoff_s: 1, backoff_max_s: 30}\n"
-                "Keys per stream: input, output, vf, device, decode, mem, encoder, crf, preset, realtime, loop,\n"
-                "frames, restart, restart_on_end (default: live inputs), skip_done, budget_bytes, stall_timeout_s.\n"
-                "A restarted live feed writes OUT-restartN.ext (a restart never replaces a finalized output).");
-  c.run->add_option("config", c.run_config, "the config file")->required()->check(CLI::ExistingFile);
-  c.run->add_option("--shard", c.run_shard,
-                    "run shard INDEX of COUNT: the streams sorted by name, dealt round-robin (a StatefulSet's "
-                    "pod ordinal, an Indexed Job's completion index)")
+  c.run =
+      c.app.add_subcommand("run",
+                           "run many feeds from one config file (YAML or JSON), each restarted by "
+                           "its own policy; SIGHUP re-reads the file: streams added start, "
+                           "removed stop (outputs finalized), changed restart; SIGTERM drains all");
+  c.run->footer(
+      "CONFIG:\n"
+      "  defaults: {vf: \"resize=1280x720\", mem: pool}\n"
+      "  streams:\n"
+      "    - name: cam1\n"
+      "      input: udp://0.0.0.0:5000\n"
+      "      output: /data/cam1.ts\n"
+      "      restart: {max: 10, backoff_s: 1, backoff_max_s: 30}\n"
+      "Keys per stream: input, output, vf, device, decode, mem, encoder, crf, preset, realtime, "
+      "loop,\n"
+      "frames, restart, restart_on_end (default: live inputs), skip_done, budget_bytes, "
+      "stall_timeout_s.\n"
+      "A restarted live feed writes OUT-restartN.ext (a restart never replaces a finalized "
+      "output).");
+  c.run->add_option("config", c.run_config, "the config file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  c.run
+      ->add_option("--shard", c.run_shard,
+                   "run shard INDEX of COUNT: the streams sorted by name, dealt round-robin (a "
+                   "StatefulSet's "
+                   "pod ordinal, an Indexed Job's completion index)")
       ->capture_default_str();
-  c.run->add_option("--report", c.report_path, "write every stream's state, restarts and run reports as JSON");
-  c.run->add_flag("--check", c.run_check, "read and check the config, print this shard's streams, run nothing");
+  c.run->add_option("--report", c.report_path,
+                    "write every stream's state, restarts and run reports as JSON");
+  c.run->add_flag("--check", c.run_check,
+                  "read and check the config, print this shard's streams, run nothing");
   add_metrics_options(c.run, c.metrics_port, c.metrics_address);
 }
 
@@ -123,9 +142,11 @@ std::unique_ptr<Cli> make_cli() {
   app.footer(
       "Examples:\n"
       "  vpipe transcode media/sample-720p.mp4 out.mp4 --vf \"resize=640x360,blur=sigma=1.5\"\n"
-      "  vpipe transcode in.mp4 out.mp4 --vf \"resize=1280x720,blur=sigma=1.5\" --mem pool --host pinned\n"
+      "  vpipe transcode in.mp4 out.mp4 --vf \"resize=1280x720,blur=sigma=1.5\" --mem pool --host "
+      "pinned\n"
       "  vpipe transcode in.mkv out.mkv --encoder ffv1 --report report.json\n"
-      "  vpipe transcode in.mp4 null --decode nvdec --vf resize=1280x720 --loop 10   (measure, write nothing)\n"
+      "  vpipe transcode in.mp4 null --decode nvdec --vf resize=1280x720 --loop 10   (measure, "
+      "write nothing)\n"
       "  vpipe transcode udp://127.0.0.1:5000 live.mp4 --vf resize=1280x720   (live MPEG-TS in)\n"
       "  vpipe transcode in.mp4 udp://127.0.0.1:5002 --realtime   (MPEG-TS over UDP out, paced)\n"
       "  vpipe transcode in.mp4 null --realtime --streams 8 --mem slab   (8 paced feeds, one GPU)\n"
@@ -161,11 +182,13 @@ void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts) {
                  "live input (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): seconds without "
                  "data before the input counts as stalled: the output is finalized, or the input "
                  "reopened (see --reconnect)")
-      ->check(CLI::Range(0.05, 3600.0))->capture_default_str();
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
   tc->add_option("--reconnect", topts.reconnect,
                  "live input with a connection (rtsp, srt, rtmp, tcp): times to reopen it after a "
                  "stall or a dropped connection (0: never)")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   tc->add_option("--input-option", topts.input_options,
                  "key=value passed to FFmpeg when opening the input (repeatable), e.g. "
                  "rtsp_transport=tcp, or localaddr=… for udp");
@@ -176,17 +199,59 @@ void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts) {
 
 // --streams, --gpus and --budget: how many pipelines, on which GPUs, under what cap.
 void add_streams_and_gpus(CLI::App* tc, Cli& c) {
-  tc->add_option("--gpus", c.gpus_text,
-                 "the GPUs the streams are placed on, by headroom: all, a count (2: the first two), or "
-                 "a list (0,1; '1,' is device 1 alone); each GPU has its own --mem strategy and --budget")
-      ->check([](const std::string& v) { return v.empty() ? std::string("--gpus: empty") : std::string(); });
-  tc->add_option("--streams", c.streams,
-                 "run N copies of the pipeline at once in this process, sharing one device memory "
-                 "strategy per GPU (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")
-      ->check(CLI::Range(1, 256))->capture_default_str();
+  tc->add_option(
+        "--gpus", c.gpus_text,
+        "the GPUs the streams are placed on, by headroom: all, a count (2: the first two), or "
+        "a list (0,1; '1,' is device 1 alone); each GPU has its own --mem strategy and --budget")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("--gpus: empty") : std::string();
+      });
+  tc->add_option(
+        "--streams", c.streams,
+        "run N copies of the pipeline at once in this process, sharing one device memory "
+        "strategy per GPU (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   tc->add_option("--budget", c.tc_budget,
                  "CUDA path: cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out "
                  "of memory trims and retries twice, then fails with a report");
+}
+
+// --encoder, --crf, --preset, --qscale: what writes OUT.
+void add_encoder_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
+  tc->add_option("--encoder", topts.encoder,
+                 "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says "
+                 "which and why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
+      ->capture_default_str();
+  tc->add_option("--crf", topts.crf, "libx264 quality: 0 lossless … 51 worst")
+      ->check(CLI::Range(0, 51))
+      ->capture_default_str();
+  tc->add_option("--preset", topts.preset, "libx264 preset: ultrafast … veryslow")
+      ->capture_default_str();
+  tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")
+      ->check(CLI::Range(2, 31))
+      ->capture_default_str();
+}
+
+// --loop, --queue-depth, --decode-threads, --decode-sessions: how IN is read and decoded.
+void add_reading_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
+  tc->add_option("--loop", topts.loop, "read the input N times over, timestamps continuing")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  tc->add_option("--queue-depth", topts.queue_depth, "frames in flight between two stages")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  tc->add_option("--decode-threads", topts.decode_threads, "decoder threads (0: automatic)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  tc->add_option(
+        "--decode-sessions", topts.decode_sessions,
+        "decode one input with N decoder sessions at once, each a segment (GOP) between "
+        "keyframes, frames put back in order (NVDEC: one session per engine, up to 7 on an "
+        "H200); an open GOP is decoded with the one before it; keyframes further apart than "
+        "a segment's limit fall back to one session")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
 }
 
 void add_transcode(Cli& cli) {
@@ -195,15 +260,18 @@ void add_transcode(Cli& cli) {
   auto& topts = c->topts;
   auto& report_path = c->report_path;
   auto& frames = c->frames;
-  auto* tc = c->tc = app.add_subcommand("transcode", "decode IN, run the filter chain, encode OUT (audio copied)");
+  auto* tc = c->tc =
+      app.add_subcommand("transcode", "decode IN, run the filter chain, encode OUT (audio copied)");
   tc->add_option("input", topts.input,
                  "input file or URL (anything FFmpeg reads; udp://, rtp://, srt://, rtsp://, "
                  "rtmp://, tcp:// are live: low-latency open, stall timeout, frames dropped when "
-                 "behind)")->required();
+                 "behind)")
+      ->required();
   tc->add_option("output", topts.output,
                  "output file (the extension picks the container), udp://HOST:PORT, srt://… or "
                  "rtp://… (MPEG-TS), or null: write nothing (no encoder; measures decode and "
-                 "filters)")->required();
+                 "filters)")
+      ->required();
   tc->add_option("--vf", topts.filters,
                  "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')");
   add_enum(tc, "--device", topts.device,
@@ -215,17 +283,11 @@ void add_transcode(Cli& cli) {
                  "CUDA path: device memory per frame: naive (cudaMalloc/cudaFree), pool "
                  "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
                  "(recycled fixed blocks); see README 'Which memory strategy when'")
-      ->check(CLI::IsMember(vpipe::strategy_names()))->capture_default_str();
-  add_enum(tc, "--host", topts.host, "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable");
-  tc->add_option("--encoder", topts.encoder,
-                 "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says "
-                 "which and why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
+      ->check(CLI::IsMember(vpipe::strategy_names()))
       ->capture_default_str();
-  tc->add_option("--crf", topts.crf, "libx264 quality: 0 lossless … 51 worst")
-      ->check(CLI::Range(0, 51))->capture_default_str();
-  tc->add_option("--preset", topts.preset, "libx264 preset: ultrafast … veryslow")->capture_default_str();
-  tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")->check(CLI::Range(2, 31))
-      ->capture_default_str();
+  add_enum(tc, "--host", topts.host,
+           "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable");
+  add_encoder_options(tc, topts);
   tc->add_option("--frames", frames, "stop after N video frames")->check(kPositiveCount);
   add_enum(tc, "--fit", topts.fit,
            "a picture size the encoder cannot take (odd, for 4:2:0): pad (repeat the last "
@@ -238,49 +300,43 @@ void add_transcode(Cli& cli) {
                  "at most N frames between the decoder and the output (0: only the queues bound "
                  "them); at the limit the decoder waits (--drop block) or drops the new frame, "
                  "counted")
-      ->check(CLI::Range(0, 100000))->capture_default_str();
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
   add_live_input(tc, topts);
   add_streams_and_gpus(tc, *c);
-  tc->add_option("--loop", topts.loop, "read the input N times over, timestamps continuing")
-      ->check(CLI::Range(1, 1000000))->capture_default_str();
-  tc->add_option("--queue-depth", topts.queue_depth, "frames in flight between two stages")
-      ->check(CLI::Range(1, 256))->capture_default_str();
-  tc->add_option("--decode-threads", topts.decode_threads, "decoder threads (0: automatic)")
-      ->check(CLI::Range(0, 64))->capture_default_str();
-  tc->add_option("--decode-sessions", topts.decode_sessions,
-                 "decode one input with N decoder sessions at once, each a segment (GOP) between "
-                 "keyframes, frames put back in order (NVDEC: one session per engine, up to 7 on an "
-                 "H200); an open GOP is decoded with the one before it; keyframes further apart than "
-                 "a segment's limit fall back to one session")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+  add_reading_options(tc, topts);
   tc->add_option("--report", report_path, "write a JSON report (frames, fps, latency, stages)");
   add_metrics_options(tc, c->metrics_port, c->metrics_address);
   tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");
   tc->add_flag("--realtime", topts.realtime,
                "read the input no faster than its timestamps (rehearse a live feed with a file)");
-
 }
 
 void add_bench(Cli& cli) {
   auto* c = &cli;
   auto& app = c->app;
-  auto* bench = c->bench = app.add_subcommand("bench", "measure vpipe on this machine (needs a CUDA device)");
+  auto* bench = c->bench =
+      app.add_subcommand("bench", "measure vpipe on this machine (needs a CUDA device)");
   bench->require_subcommand(1);
   auto& mopts = c->mopts;
   auto* bmem = c->bmem = bench->add_subcommand(
-      "mem", "memory strategies: allocation latency, per-frame loop, pool release threshold, "
-             "staging bandwidth, fragmentation under a budget (markdown tables on stdout)");
+      "mem",
+      "memory strategies: allocation latency, per-frame loop, pool release threshold, "
+      "staging bandwidth, fragmentation under a budget (markdown tables on stdout)");
   bmem->add_flag("--quick", mopts.quick, "fewer iterations: a smoke run, not for results");
   bmem->add_option("--budget-gib", mopts.budget_gib, "device budget of the fragmentation scenarios")
-      ->check(CLI::Range(0.25, 64.0))->capture_default_str();
+      ->check(CLI::Range(0.25, 64.0))
+      ->capture_default_str();
   bmem->add_option("--json", mopts.json_path, "write every figure as JSON");
   bmem->add_option("--log", mopts.log_path, "write scenario (a)'s allocation log (CSV)");
   bmem->add_option("--only", mopts.only, "one section")
       ->check(CLI::IsMember({"latency", "frames", "threshold", "staging", "fragmentation"}));
   auto& kquick = c->kquick;
   auto& kjson = c->kjson;
-  auto* bkern = c->bkern = bench->add_subcommand("kernels", "CUDA filter kernels: µs and GB/s vs a device copy, 1080p and 4K "
-                                                        "(exit 1 when a kernel misses its bandwidth goal)");
+  auto* bkern = c->bkern =
+      bench->add_subcommand("kernels",
+                            "CUDA filter kernels: µs and GB/s vs a device copy, 1080p and 4K "
+                            "(exit 1 when a kernel misses its bandwidth goal)");
   bkern->add_flag("--quick", kquick, "fewer runs");
   bkern->add_option("--json", kjson, "write every figure as JSON");
   auto& replay_log = c->replay_log;
@@ -294,44 +350,61 @@ void add_bench(Cli& cli) {
   breplay->add_option("--budget-gib", replay_budget, "device budget (0: none)");
   auto& popts = c->popts;
   auto* bpipe = c->bpipe = bench->add_subcommand(
-      "pipeline", "transcode throughput per decoder × --mem × --host: decode-only, no-encoder, "
-                  "end-to-end, and libx264 encode-only (markdown table on stdout)");
+      "pipeline",
+      "transcode throughput per decoder × --mem × --host: decode-only, no-encoder, "
+      "end-to-end, and libx264 encode-only (markdown table on stdout)");
   bpipe->add_option("input", popts.input, "input video (e.g. 1080p H.264)")->required();
   bpipe->add_option("--vf", popts.filters, "filter chain")->capture_default_str();
   bpipe->add_option("--decode", popts.decoders, "decoders to compare")
-      ->check(CLI::IsMember({"cpu", "nvdec"}))->delimiter(',');
+      ->check(CLI::IsMember({"cpu", "nvdec"}))
+      ->delimiter(',');
   bpipe->add_option("--mem", popts.mems, "memory strategies to compare")
-      ->check(CLI::IsMember(vpipe::strategy_names()))->delimiter(',');
+      ->check(CLI::IsMember(vpipe::strategy_names()))
+      ->delimiter(',');
   bpipe->add_option("--host", popts.hosts, "host staging modes to compare")
-      ->check(CLI::IsMember({"pinned", "pageable"}))->delimiter(',');
-  bpipe->add_option("--download", popts.downloads,
-                    "slot: the encoder reads the download's staging slot; copy: the slot is "
-                    "copied into a fresh frame first (A/B)")
-      ->check(CLI::IsMember({"slot", "copy"}))->delimiter(',');
+      ->check(CLI::IsMember({"pinned", "pageable"}))
+      ->delimiter(',');
+  bpipe
+      ->add_option("--download", popts.downloads,
+                   "slot: the encoder reads the download's staging slot; copy: the slot is "
+                   "copied into a fresh frame first (A/B)")
+      ->check(CLI::IsMember({"slot", "copy"}))
+      ->delimiter(',');
   bpipe->add_option("--loop", popts.loop, "read the input N times over per run")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   bpipe->add_option("--preset", popts.preset, "libx264 preset")->capture_default_str();
   bpipe->add_option("--json", popts.json_path, "write every run's report as JSON");
   bpipe->add_option("--device", popts.device, "cuda, or cpu for one CPU-path row")
-      ->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
 }
 
 void add_bench_headroom(Cli& cli) {
   auto& h = cli.hopts;
   auto* b = cli.bhead = cli.bench->add_subcommand(
-      "headroom", "the smallest budget each memory strategy runs each soak workload under with no "
-                  "failed allocation (bisection), as a multiple of the workload's live set");
+      "headroom",
+      "the smallest budget each memory strategy runs each soak workload under with no "
+      "failed allocation (bisection), as a multiple of the workload's live set");
   b->add_option("--workload", h.workloads, "workloads to measure")
-      ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))->delimiter(',')->capture_default_str();
+      ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))
+      ->delimiter(',')
+      ->capture_default_str();
   b->add_option("--mem", h.strategies, "strategies to measure")
-      ->check(CLI::IsMember(vpipe::strategy_names()))->delimiter(',')->capture_default_str();
+      ->check(CLI::IsMember(vpipe::strategy_names()))
+      ->delimiter(',')
+      ->capture_default_str();
   b->add_option("--probe", cli.head_probe, "each probe's soak: seconds, or with a unit (90s, 5m)")
       ->capture_default_str();
   b->add_option("--low", h.low, "the search range's low end, × the live set")
-      ->check(CLI::Range(0.1, 100.0))->capture_default_str();
+      ->check(CLI::Range(0.1, 100.0))
+      ->capture_default_str();
   b->add_option("--high", h.high, "the search range's high end, × the live set")
-      ->check(CLI::Range(0.1, 100.0))->capture_default_str();
-  b->add_option("--steps", h.steps, "bisection steps between the ends")->check(CLI::Range(0, 20))->capture_default_str();
+      ->check(CLI::Range(0.1, 100.0))
+      ->capture_default_str();
+  b->add_option("--steps", h.steps, "bisection steps between the ends")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str();
   b->add_option("--vf", h.soak.filters, "filter chain of the soak")->capture_default_str();
   b->add_option("--size", cli.head_size, "source frame size WxH")->capture_default_str();
   b->add_option("--json", h.json_path, "write every probe as JSON");
@@ -352,11 +425,13 @@ void add_soak(Cli& cli) {
   auto& max_drift_pct = c->max_drift_pct;
   auto& warmup_pct = c->warmup_pct;
   auto* soak = c->soak = app.add_subcommand(
-      "soak", "run a workload for a long time per memory strategy, sampling fps, latency, device "
-              "memory, fragmentation, failures; CSV/JSON/PNG/HTML out; non-zero exit (3) when "
-              "memory grows, latency drifts or an allocation fails");
+      "soak",
+      "run a workload for a long time per memory strategy, sampling fps, latency, device "
+      "memory, fragmentation, failures; CSV/JSON/PNG/HTML out; non-zero exit (3) when "
+      "memory grows, latency drifts or an allocation fails");
   soak->add_option("--mem", soak_mem, "the strategy to soak")
-      ->check(CLI::IsMember(vpipe::strategy_names()))->capture_default_str();
+      ->check(CLI::IsMember(vpipe::strategy_names()))
+      ->capture_default_str();
   soak->add_option("--compare", soak_compare,
                    "several strategies, one after the other, same workload and seed: e.g. "
                    "naive,pool,vmm,slab");
@@ -366,31 +441,42 @@ void add_soak(Cli& cli) {
   soak->add_option("--workload", sopts.workload,
                    "constant | ladder (1, 3/4, 1/2, 1/3 of --size, switching every --ladder-every "
                    "frames) | roi (random regions) | burst (extra frames held in spikes)")
-      ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))->capture_default_str();
-  soak->add_option("--duration", soak_duration, "per strategy: seconds, or with a unit: 90s, 20m, 2h");
-  soak->add_option("--frames", soak_frames, "per strategy: stop after N frames")->check(kPositiveCount);
+      ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))
+      ->capture_default_str();
+  soak->add_option("--duration", soak_duration,
+                   "per strategy: seconds, or with a unit: 90s, 20m, 2h");
+  soak->add_option("--frames", soak_frames, "per strategy: stop after N frames")
+      ->check(kPositiveCount);
   soak->add_option("--interval", sopts.interval_s, "seconds between samples")
-      ->check(CLI::Range(0.05, 3600.0))->capture_default_str();
+      ->check(CLI::Range(0.05, 3600.0))
+      ->capture_default_str();
   soak->add_option("--probe-interval", sopts.probe_interval_s,
                    "seconds between largest-block probes of the device (0: never)")
-      ->check(CLI::Range(0.0, 86400.0))->capture_default_str();
-  soak->add_option("--budget", soak_budget, "device memory cap per strategy, e.g. 1.5G, 800M (emulates a shared GPU)");
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  soak->add_option("--budget", soak_budget,
+                   "device memory cap per strategy, e.g. 1.5G, 800M (emulates a shared GPU)");
   auto& soak_size = c->soak_size;
-  soak->add_option("--size", soak_size, "source frame size WxH (the ladder's top rung)")->capture_default_str();
+  soak->add_option("--size", soak_size, "source frame size WxH (the ladder's top rung)")
+      ->capture_default_str();
   soak->add_option("--vf", sopts.filters, "filter chain")->capture_default_str();
   soak->add_option("--device", sopts.device, "cuda, cpu or auto")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))->capture_default_str();
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
   soak->add_option("--host", sopts.host, "download staging: pinned or pageable")
-      ->check(CLI::IsMember({"pinned", "pageable"}))->capture_default_str();
+      ->check(CLI::IsMember({"pinned", "pageable"}))
+      ->capture_default_str();
   soak->add_option("--ladder-every", sopts.ladder_every, "ladder: frames per rung")
-      ->check(kPositiveCount)->capture_default_str();
+      ->check(kPositiveCount)
+      ->capture_default_str();
   soak->add_option("--fps", sopts.fps, "pace the source (0: full speed)")->capture_default_str();
   soak->add_option("--seed", sopts.seed, "random seed (roi workload)")->capture_default_str();
   auto& rejudge = c->rejudge;
   soak->add_option("--rejudge", rejudge,
                    "judge a finished soak's soak.json again with these --max-growth, --max-drift "
                    "and --warmup (runs nothing)");
-  soak->add_option("--out", sopts.out_dir, "write samples.csv, soak.json, *.png and report.html here");
+  soak->add_option("--out", sopts.out_dir,
+                   "write samples.csv, soak.json, *.png and report.html here");
   add_metrics_options(soak, metrics_port, metrics_address);
   soak->add_option("--max-growth", max_growth_pct,
                    "verdict: % growth of reserved device memory (CPU: RSS) after warm-up")
@@ -399,7 +485,8 @@ void add_soak(Cli& cli) {
                    "verdict: % rise of p99 latency, last third vs first third after warm-up")
       ->capture_default_str();
   soak->add_option("--warmup", warmup_pct, "verdict: % of the samples ignored at the start")
-      ->check(CLI::Range(0.0, 90.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 90.0))
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -407,9 +494,10 @@ void add_soak(Cli& cli) {
 namespace {
 void parse_size(const std::string& text, int& width, int& height) {
   char tail = 0;
-  if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &tail) != 2 || width < 2 || height < 2 ||
-      width > 16384 || height > 16384)
-    throw vpipe::usage_error(fmt::format("--size {}: expected WxH from 2x2 to 16384x16384, e.g. 1920x1080", text));
+  if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &tail) != 2 || width < 2 ||
+      height < 2 || width > 16384 || height > 16384)
+    throw vpipe::usage_error(
+        fmt::format("--size {}: expected WxH from 2x2 to 16384x16384, e.g. 1920x1080", text));
 }
 }  // namespace
 
@@ -424,12 +512,14 @@ void finish(Cli& c) {
   if (c.bhead->parsed()) {
     c.hopts.probe_s = parse_duration(c.head_probe);
     if (c.hopts.low >= c.hopts.high)
-      throw vpipe::usage_error(fmt::format("--low {} must be below --high {}", c.hopts.low, c.hopts.high));
+      throw vpipe::usage_error(
+          fmt::format("--low {} must be below --high {}", c.hopts.low, c.hopts.high));
     parse_size(c.head_size, c.hopts.soak.width, c.hopts.soak.height);
   }
   if (!c.soak->parsed()) return;
   auto& o = c.sopts;
-  o.strategies = c.soak_compare.empty() ? std::vector<std::string>{c.soak_mem} : split_list(c.soak_compare);
+  o.strategies =
+      c.soak_compare.empty() ? std::vector<std::string>{c.soak_mem} : split_list(c.soak_compare);
   if (!c.soak_duration.empty()) o.duration_s = parse_duration(c.soak_duration);
   if (c.soak_frames > 0) o.frames = c.soak_frames;
   if (!c.soak_budget.empty()) o.budget = parse_bytes(c.soak_budget);

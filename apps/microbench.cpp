@@ -26,7 +26,9 @@ constexpr std::size_t MiB = 1u << 20;
 // Address space with no memory behind it: mapping is bookkeeping only.
 class HostBacking final : public vpipe::VmmBacking {
  public:
-  std::byte* base() const noexcept override { return reinterpret_cast<std::byte*>(0x7f0000000000ull); }
+  std::byte* base() const noexcept override {
+    return reinterpret_cast<std::byte*>(0x7f0000000000ull);
+  }
   std::size_t reserved_bytes() const noexcept override { return 64ull << 30; }
   std::size_t granularity() const noexcept override { return 2 * MiB; }
   void map(std::size_t, std::size_t) override {}
@@ -51,7 +53,8 @@ class HostUpstream final : public DeviceMemoryResource {
 const std::size_t kFrame[] = {1920 * 1080 * 3 / 2, 1920 * 1080 * 3, 1280 * 720 * 3 / 2};
 
 // Frames in flight, freed oldest first, their fences done a frame later.
-void frames_through(benchmark::State& state, DeviceMemoryResource& mr, vpipe::ManualFences* fences) {
+void frames_through(benchmark::State& state, DeviceMemoryResource& mr,
+                    vpipe::ManualFences* fences) {
   std::vector<std::vector<void*>> in_flight;
   for (auto _ : state) {
     std::vector<void*> frame;
@@ -74,7 +77,9 @@ void FreeListFirstFit(benchmark::State& state) {
   for (auto _ : state) {
     for (std::size_t bytes : kFrame) live.emplace_back(*list.allocate(bytes, 256), bytes);
     if (live.size() > 24) {
-      for (int k = 0; k < 3; ++k) list.free(live[static_cast<std::size_t>(k)].first, live[static_cast<std::size_t>(k)].second);
+      for (int k = 0; k < 3; ++k)
+        list.free(live[static_cast<std::size_t>(k)].first,
+                  live[static_cast<std::size_t>(k)].second);
       live.erase(live.begin(), live.begin() + 3);
     }
   }

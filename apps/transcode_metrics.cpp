@@ -35,31 +35,50 @@ std::string escape(const std::string& v) {
 }
 
 std::string stream_labels(const LiveStats& s) {
-  return fmt::format("stream=\"{}\",input=\"{}\",output=\"{}\"", escape(s.stream), escape(s.input), escape(s.output));
+  return fmt::format("stream=\"{}\",input=\"{}\",output=\"{}\"", escape(s.stream), escape(s.input),
+                     escape(s.output));
 }
 
 const std::vector<Series>& per_stream() {
   static const std::vector<Series> table = {
-      {"vpipe_frames_decoded_total", "counter", "Frames out of the decoder.", [](const LiveStats& s) { return double(s.frames_decoded); }},
-      {"vpipe_frames_written_total", "counter", "Frames encoded and written (or consumed by a null output).", [](const LiveStats& s) { return double(s.frames_written); }},
-      {"vpipe_frames_dropped_total", "counter", "Frames a drop policy threw away, all queues.", [](const LiveStats& s) { return double(s.frames_dropped); }},
-      {"vpipe_packets_read_total", "counter", "Packets read from the input.", [](const LiveStats& s) { return double(s.packets_read); }},
-      {"vpipe_decode_errors_total", "counter", "Damaged packets or frames the decoder skipped.", [](const LiveStats& s) { return double(s.decode_errors); }},
-      {"vpipe_input_stalls_total", "counter", "Reads that waited past the stall timeout.", [](const LiveStats& s) { return double(s.stalls); }},
-      {"vpipe_input_reconnects_total", "counter", "Reconnections of a live input.", [](const LiveStats& s) { return double(s.reconnects); }},
-      {"vpipe_fps", "gauge", "Frames written per second since the run started.", [](const LiveStats& s) { return s.elapsed_s > 0 ? double(s.frames_written) / s.elapsed_s : 0.0; }},
-      {"vpipe_run_seconds", "gauge", "Seconds since the run started.", [](const LiveStats& s) { return s.elapsed_s; }},
+      {"vpipe_frames_decoded_total", "counter", "Frames out of the decoder.",
+       [](const LiveStats& s) { return double(s.frames_decoded); }},
+      {"vpipe_frames_written_total", "counter",
+       "Frames encoded and written (or consumed by a null output).",
+       [](const LiveStats& s) { return double(s.frames_written); }},
+      {"vpipe_frames_dropped_total", "counter", "Frames a drop policy threw away, all queues.",
+       [](const LiveStats& s) { return double(s.frames_dropped); }},
+      {"vpipe_packets_read_total", "counter", "Packets read from the input.",
+       [](const LiveStats& s) { return double(s.packets_read); }},
+      {"vpipe_decode_errors_total", "counter", "Damaged packets or frames the decoder skipped.",
+       [](const LiveStats& s) { return double(s.decode_errors); }},
+      {"vpipe_input_stalls_total", "counter", "Reads that waited past the stall timeout.",
+       [](const LiveStats& s) { return double(s.stalls); }},
+      {"vpipe_input_reconnects_total", "counter", "Reconnections of a live input.",
+       [](const LiveStats& s) { return double(s.reconnects); }},
+      {"vpipe_fps", "gauge", "Frames written per second since the run started.",
+       [](const LiveStats& s) {
+         return s.elapsed_s > 0 ? double(s.frames_written) / s.elapsed_s : 0.0;
+       }},
+      {"vpipe_run_seconds", "gauge", "Seconds since the run started.",
+       [](const LiveStats& s) { return s.elapsed_s; }},
   };
   return table;
 }
 
 const std::vector<Series>& per_strategy() {
   static const std::vector<Series> table = {
-      {"vpipe_device_memory_in_use_bytes", "gauge", "Device memory handed out by the strategy.", [](const LiveStats& s) { return double(s.memory_in_use); }},
-      {"vpipe_device_memory_peak_bytes", "gauge", "Most device memory handed out at once.", [](const LiveStats& s) { return double(s.memory_peak); }},
-      {"vpipe_device_memory_reserved_bytes", "gauge", "Device memory the strategy holds (in use or cached).", [](const LiveStats& s) { return double(s.memory_reserved); }},
-      {"vpipe_allocation_failures_total", "counter", "Allocations the device refused.", [](const LiveStats& s) { return double(s.allocation_failures); }},
-      {"vpipe_allocation_retries_total", "counter", "Allocations retried after a trim.", [](const LiveStats& s) { return double(s.allocation_retries); }},
+      {"vpipe_device_memory_in_use_bytes", "gauge", "Device memory handed out by the strategy.",
+       [](const LiveStats& s) { return double(s.memory_in_use); }},
+      {"vpipe_device_memory_peak_bytes", "gauge", "Most device memory handed out at once.",
+       [](const LiveStats& s) { return double(s.memory_peak); }},
+      {"vpipe_device_memory_reserved_bytes", "gauge",
+       "Device memory the strategy holds (in use or cached).",
+       [](const LiveStats& s) { return double(s.memory_reserved); }},
+      {"vpipe_allocation_failures_total", "counter", "Allocations the device refused.",
+       [](const LiveStats& s) { return double(s.allocation_failures); }},
+      {"vpipe_allocation_retries_total", "counter", "Allocations retried after a trim.",
+       [](const LiveStats& s) { return double(s.allocation_retries); }},
   };
   return table;
 }
@@ -81,20 +100,27 @@ std::string transcode_metrics_text(const std::vector<LiveStats>& runs) {
   std::string out;
   for (const auto& series : per_stream()) {
     header(out, series.name, series.type, series.help);
-    for (const auto& s : runs) out += fmt::format("{}{{{}}} {}\n", series.name, stream_labels(s), series.get(s));
+    for (const auto& s : runs)
+      out += fmt::format("{}{{{}}} {}\n", series.name, stream_labels(s), series.get(s));
   }
   // One group per family (the exposition format asks for it), streams inside.
-  header(out, "vpipe_latency_seconds", "gauge", "Demux to output latency per frame, quantiles since the start.");
+  header(out, "vpipe_latency_seconds", "gauge",
+         "Demux to output latency per frame, quantiles since the start.");
   for (const auto& s : runs)
-    for (const auto& [q, v] : {std::pair{"0.5", s.latency_ms_p50}, {"0.99", s.latency_ms_p99}, {"1", s.latency_ms_max}})
-      out += fmt::format("vpipe_latency_seconds{{{},quantile=\"{}\"}} {}\n", stream_labels(s), q, v / 1e3);
-  header(out, "vpipe_glass_to_glass_seconds", "gauge", "Sender's stamp to the encoder (--read-stamps), quantiles.");
+    for (const auto& [q, v] :
+         {std::pair{"0.5", s.latency_ms_p50}, {"0.99", s.latency_ms_p99}, {"1", s.latency_ms_max}})
+      out += fmt::format("vpipe_latency_seconds{{{},quantile=\"{}\"}} {}\n", stream_labels(s), q,
+                         v / 1e3);
+  header(out, "vpipe_glass_to_glass_seconds", "gauge",
+         "Sender's stamp to the encoder (--read-stamps), quantiles.");
   for (const auto& s : runs)
     if (s.glass_frames > 0)
       for (const auto& [q, v] : {std::pair{"0.5", s.glass_ms_p50}, {"0.99", s.glass_ms_p99}})
-        out += fmt::format("vpipe_glass_to_glass_seconds{{{},quantile=\"{}\"}} {}\n", stream_labels(s), q, v / 1e3);
+        out += fmt::format("vpipe_glass_to_glass_seconds{{{},quantile=\"{}\"}} {}\n",
+                           stream_labels(s), q, v / 1e3);
   for (const auto& [name, help, capacity] :
-       {std::tuple{"vpipe_queue_depth", "Frames or packets waiting in a queue between two stages.", false},
+       {std::tuple{"vpipe_queue_depth", "Frames or packets waiting in a queue between two stages.",
+                   false},
         {"vpipe_queue_capacity", "The queue's bound.", true}}) {
     header(out, name, "gauge", help);
     for (const auto& s : runs)
@@ -109,7 +135,9 @@ std::string transcode_metrics_text(const std::vector<LiveStats>& runs) {
     if (!s.strategy.empty() && seen.insert(s.strategy).second) strategies.push_back(&s);
   for (const auto& series : per_strategy()) {
     header(out, series.name, series.type, series.help);
-    for (const auto* s : strategies) out += fmt::format("{}{{strategy=\"{}\"}} {}\n", series.name, escape(s->strategy), series.get(*s));
+    for (const auto* s : strategies)
+      out += fmt::format("{}{{strategy=\"{}\"}} {}\n", series.name, escape(s->strategy),
+                         series.get(*s));
   }
   header(out, "vpipe_process_resident_memory_bytes", "gauge", "Resident set size of the process.");
   out += fmt::format("vpipe_process_resident_memory_bytes {}\n", process_rss_bytes());

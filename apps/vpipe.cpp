@@ -23,11 +23,11 @@
 // with N errors (damaged input: frames concealed or dropped, counted; the
 // output is complete), 130/143 interrupted by SIGINT/SIGTERM (the output is
 // finalized and playable).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <atomic>
 #include <csignal>
@@ -49,14 +49,14 @@ extern "C" {
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
 #include "cli.hpp"
-#include "soak/metrics_server.hpp"
 #include "run/fleet.hpp"
-#include "transcode_metrics.hpp"
-#include "vpipe/pipeline/live.hpp"
+#include "soak/metrics_server.hpp"
 #include "soak/soak.hpp"
+#include "transcode_metrics.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/hw_probe.hpp"
+#include "vpipe/pipeline/live.hpp"
 #include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
@@ -69,8 +69,9 @@ std::atomic<int> g_signal{0};
 extern "C" void on_signal(int sig) {
   if (g_signal.load() != 0) {
     if (vpipe::remove_partial_outputs_now() == 0) {
-      const char line[] = "vpipe: stopped at once (second signal): outputs left as they are (--keep-partial, "
-                          "or none begun); an unfinished MP4 may not play\n";
+      const char line[] =
+          "vpipe: stopped at once (second signal): outputs left as they are (--keep-partial, "
+          "or none begun); an unfinished MP4 may not play\n";
       (void)!write(STDERR_FILENO, line, sizeof line - 1);
     }
     std::_Exit(128 + sig);
@@ -147,10 +148,11 @@ int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_p
       rc = 1;
       continue;
     }
-    fmt::print(stderr, "vpipe: stream {} → {}: {} frames, {:.1f} fps, latency p50 {:.1f} ms p99 {:.1f} ms, "
-                       "{} dropped{}\n", i + 1, r.output, r.video_packets_written, r.fps,
-               r.latency_ms_p50, r.latency_ms_p99, r.frames_dropped,
-               r.errors() ? fmt::format(", {} errors", r.errors()) : "");
+    fmt::print(stderr,
+               "vpipe: stream {} → {}: {} frames, {:.1f} fps, latency p50 {:.1f} ms p99 {:.1f} ms, "
+               "{} dropped{}\n",
+               i + 1, r.output, r.video_packets_written, r.fps, r.latency_ms_p50, r.latency_ms_p99,
+               r.frames_dropped, r.errors() ? fmt::format(", {} errors", r.errors()) : "");
     if (r.interrupted && rc == 0) rc = 128 + g_signal.load();
     if (r.errors() > 0 && rc == 0) rc = 4;
   }
@@ -161,24 +163,31 @@ int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_p
 void print_summary(const vpipe::TranscodeReport& r) {
   for (const auto& note : r.notes) fmt::print(stderr, "vpipe: {}\n", note);
   if (!r.memory.is_null())
-    fmt::print(stderr, "vpipe: CUDA path ({} decode), --mem {} --host {}: {} allocations, peak {:.1f} MB, "
-                       "allocate p50 {:.2f} µs, {} device syncs, {} failures\n",
-               r.decode, r.memory["strategy"].get<std::string>(), r.memory["host_staging"].get<std::string>(),
-               r.memory["allocations"].get<std::int64_t>(),
-               static_cast<double>(r.memory["bytes_peak"].get<std::int64_t>()) / 1e6,
-               r.memory["allocate_us"]["p50"].get<double>(), r.memory["device_syncs"].get<std::int64_t>(),
-               r.memory["failures"].get<std::int64_t>());
-  fmt::print(stderr, "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 {:.1f} ms{}{}\n",
+    fmt::print(
+        stderr,
+        "vpipe: CUDA path ({} decode), --mem {} --host {}: {} allocations, peak {:.1f} MB, "
+        "allocate p50 {:.2f} µs, {} device syncs, {} failures\n",
+        r.decode, r.memory["strategy"].get<std::string>(),
+        r.memory["host_staging"].get<std::string>(), r.memory["allocations"].get<std::int64_t>(),
+        static_cast<double>(r.memory["bytes_peak"].get<std::int64_t>()) / 1e6,
+        r.memory["allocate_us"]["p50"].get<double>(), r.memory["device_syncs"].get<std::int64_t>(),
+        r.memory["failures"].get<std::int64_t>());
+  fmt::print(stderr,
+             "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 "
+             "{:.1f} ms{}{}\n",
              r.input, r.output, r.video_packets_written, r.output_format.width,
              r.output_format.height, r.wall_s, r.fps, r.latency_ms_p50, r.latency_ms_p99,
              r.errors() ? fmt::format(", completed with {} errors", r.errors())
-             : r.frames_dropped ? fmt::format(", {} frames dropped (--drop {})", r.frames_dropped, r.drop)
-                                : "",
+             : r.frames_dropped
+                 ? fmt::format(", {} frames dropped (--drop {})", r.frames_dropped, r.drop)
+                 : "",
              r.interrupted ? " (interrupted: output finalized)" : "");
   if (!r.glass.is_null() && r.glass["frames_with_stamp"].get<std::int64_t>() > 0)
-    fmt::print(stderr, "vpipe: glass to glass (stamp → encoder): p50 {:.1f} ms p99 {:.1f} ms max {:.1f} ms over {} frames\n",
-               r.glass["p50"].get<double>(), r.glass["p99"].get<double>(), r.glass["max"].get<double>(),
-               r.glass["frames_with_stamp"].get<std::int64_t>());
+    fmt::print(stderr,
+               "vpipe: glass to glass (stamp → encoder): p50 {:.1f} ms p99 {:.1f} ms max {:.1f} ms "
+               "over {} frames\n",
+               r.glass["p50"].get<double>(), r.glass["p99"].get<double>(),
+               r.glass["max"].get<double>(), r.glass["frames_with_stamp"].get<std::int64_t>());
 }
 
 // vpipe run: the config's streams for this shard.
@@ -197,7 +206,8 @@ int run_fleet(const vpipe::cli::Cli& c) {
   const auto shard = vpipe::parse_shard(c.run_shard);
   auto streams = fleet_streams(c.run_config, shard);
   if (c.run_check) {  // stdout: one line per stream of this shard
-    for (const auto& s : streams) fmt::print("{}\t{}\t{}\n", s.name, s.options.input, s.options.output);
+    for (const auto& s : streams)
+      fmt::print("{}\t{}\t{}\n", s.name, s.options.input, s.options.output);
     return 0;
   }
   install_signals();
@@ -216,10 +226,11 @@ int run_fleet(const vpipe::cli::Cli& c) {
         c.metrics_address, c.metrics_port,
         [&] { return vpipe::transcode_metrics_text(live.sample()) + fleet.metrics_text(); },
         [&] { return live.ready(); });
-    fmt::print(stderr, "vpipe: metrics at http://{}:{}/metrics (/healthz, /readyz)\n", c.metrics_address, server->port());
+    fmt::print(stderr, "vpipe: metrics at http://{}:{}/metrics (/healthz, /readyz)\n",
+               c.metrics_address, server->port());
   }
-  fmt::print(stderr, "vpipe run: {} stream(s) of {} (shard {}/{})\n", streams.size(), c.run_config, shard.first,
-             shard.second);
+  fmt::print(stderr, "vpipe run: {} stream(s) of {} (shard {}/{})\n", streams.size(), c.run_config,
+             shard.first, shard.second);
   fleet.apply(streams);
   bool stopping = false;
   while (!fleet.all_finished()) {
@@ -236,12 +247,15 @@ int run_fleet(const vpipe::cli::Cli& c) {
     }
   }
   const auto status = fleet.status();
-  write_json(c.report_path, {{"config", c.run_config}, {"shard", c.run_shard}, {"streams", status}});
+  write_json(c.report_path,
+             {{"config", c.run_config}, {"shard", c.run_shard}, {"streams", status}});
   int rc = 0;
   for (const auto& s : status) {
     fmt::print(stderr, "vpipe run: {}: {}, {} restart(s){}\n", s["name"].get<std::string>(),
                s["state"].get<std::string>(), s["restarts"].get<int>(),
-               s["last_error"].get<std::string>().empty() ? "" : "; last error: " + s["last_error"].get<std::string>());
+               s["last_error"].get<std::string>().empty()
+                   ? ""
+                   : "; last error: " + s["last_error"].get<std::string>());
     if (s["state"] == "gave up") rc = 1;
   }
   return g_signal.load() ? 128 + g_signal.load() : rc;
@@ -249,7 +263,8 @@ int run_fleet(const vpipe::cli::Cli& c) {
 
 int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams,
                   const std::string& metrics_address, int metrics_port) {
-  vpipe::check_side_file(report_path, "--report", opts.input, opts.output);  // before the work, not after
+  vpipe::check_side_file(report_path, "--report", opts.input,
+                         opts.output);  // before the work, not after
   const bool tty = isatty(STDERR_FILENO) != 0;
   prepare_run(opts, tty);
   // The endpoint reads the registry: it goes first.
@@ -260,7 +275,8 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
     server = std::make_unique<vpipe::MetricsServer>(
         metrics_address, metrics_port, [&] { return vpipe::transcode_metrics_text(live.sample()); },
         [&] { return live.ready(); });
-    fmt::print(stderr, "vpipe: metrics at http://{}:{}/metrics (/healthz, /readyz)\n", metrics_address, server->port());
+    fmt::print(stderr, "vpipe: metrics at http://{}:{}/metrics (/healthz, /readyz)\n",
+               metrics_address, server->port());
   }
   if (streams > 1 || !opts.gpus.empty()) return run_streams(opts, report_path, streams, tty);
   vpipe::TranscodeReport r;
@@ -281,21 +297,26 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
 }
 
 void print_soak_table(const vpipe::SoakResult& result) {
-  fmt::print("| strategy | verdict | frames | mean fps | peak held MB | peak used MB | memory growth | p99 drift | failures | why |\n"
-             "|---|---|---|---|---|---|---|---|---|---|\n");
+  fmt::print(
+      "| strategy | verdict | frames | mean fps | peak held MB | peak used MB | memory growth | "
+      "p99 drift | failures | why |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : result.runs) {
     std::string why;
     for (const auto& reason : r.verdict.reasons) why += (why.empty() ? "" : "; ") + reason;
-    const auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("-"); };
-    double held = 0, used = 0;  // over the samples: what the strategy held from the device, handed out
+    const auto pct = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("-");
+    };
+    double held = 0,
+           used = 0;  // over the samples: what the strategy held from the device, handed out
     for (const auto& s : r.samples) {
       held = std::max(held, s.reserved_mb.value_or(0));
       used = std::max(used, s.used_mb.value_or(0));
     }
     fmt::print("| {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} ({}) | {} | {} | {} |\n", r.strategy,
-               r.verdict.pass ? "PASS" : "FAIL", r.frames, r.wall_s > 0 ? r.frames / r.wall_s : 0.0, held,
-               used, pct(r.verdict.memory_growth), r.verdict.memory_metric, pct(r.verdict.p99_drift),
-               r.verdict.failures, why);
+               r.verdict.pass ? "PASS" : "FAIL", r.frames, r.wall_s > 0 ? r.frames / r.wall_s : 0.0,
+               held, used, pct(r.verdict.memory_growth), r.verdict.memory_metric,
+               pct(r.verdict.p99_drift), r.verdict.failures, why);
   }
 }
 
@@ -313,7 +334,8 @@ int run_soak_cli(vpipe::SoakOptions& o, const std::string& metrics_address, int 
       for (const auto& [k, s] : latest) v.push_back(s);
       return vpipe::prometheus_text(v);
     });
-    fmt::print(stderr, "vpipe soak: metrics at http://{}:{}/metrics\n", metrics_address, server->port());
+    fmt::print(stderr, "vpipe soak: metrics at http://{}:{}/metrics\n", metrics_address,
+               server->port());
   }
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto result = vpipe::run_soak(o, [&](const vpipe::SoakSample& s) {
@@ -323,9 +345,10 @@ int run_soak_cli(vpipe::SoakOptions& o, const std::string& metrics_address, int 
     }
     const std::string mem = s.reserved_mb ? fmt::format("reserved {:.0f} MB", *s.reserved_mb)
                                           : fmt::format("RSS {:.0f} MB", s.rss_mb);
-    const std::string line = fmt::format("[{}] {:.0f} s  {} frames  {:.0f} fps  p99 {:.2f} ms  {}  {}x{}{}",
-                                         s.strategy, s.t_s, s.frames, s.fps, s.p99_ms, mem, s.width, s.height,
-                                         s.failures ? fmt::format("  {} FAILURES", s.failures) : "");
+    const std::string line =
+        fmt::format("[{}] {:.0f} s  {} frames  {:.0f} fps  p99 {:.2f} ms  {}  {}x{}{}", s.strategy,
+                    s.t_s, s.frames, s.fps, s.p99_ms, mem, s.width, s.height,
+                    s.failures ? fmt::format("  {} FAILURES", s.failures) : "");
     if (tty) fmt::print(stderr, "\r{:<100}", line);
   });
   if (tty) fmt::print(stderr, "\n");
@@ -340,21 +363,26 @@ int run_info() {
   const auto cuda = vpipe::query_cuda_system();
   fmt::print("vpipe {}\n", "0.1.0");
   fmt::print("CUDA runtime (built with): {}\n", vpipe::cuda_version_string(cuda.runtime_version));
-  fmt::print("CUDA driver: {}\n", cuda.driver_version ? vpipe::cuda_version_string(cuda.driver_version)
-                                                      : std::string("none"));
+  fmt::print("CUDA driver: {}\n", cuda.driver_version
+                                      ? vpipe::cuda_version_string(cuda.driver_version)
+                                      : std::string("none"));
   if (cuda.devices.empty()) {
     fmt::print("CUDA devices: none ({}); vpipe runs the CPU path\n", cuda.unavailable_reason);
   }
   for (const auto& d : cuda.devices) {
-    fmt::print("CUDA device {}: {}, compute {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free), memory pools: {}\n",
-               d.index, d.name, d.cc_major, d.cc_minor, d.multiprocessors,
-               static_cast<double>(d.total_memory) / (1 << 30),
-               static_cast<double>(d.free_memory) / (1 << 30), d.memory_pools ? "yes" : "no");
+    fmt::print(
+        "CUDA device {}: {}, compute {}.{}, {} SMs, {:.1f} GiB ({:.1f} GiB free), memory pools: "
+        "{}\n",
+        d.index, d.name, d.cc_major, d.cc_minor, d.multiprocessors,
+        static_cast<double>(d.total_memory) / (1 << 30),
+        static_cast<double>(d.free_memory) / (1 << 30), d.memory_pools ? "yes" : "no");
   }
   const auto hw = vpipe::probe_hw_codecs();
   fmt::print("FFmpeg CUDA hwaccel: {} ({})\n", hw.cuda_hwdevice ? "yes" : "no", hw.cuda_detail);
-  fmt::print("NVDEC through FFmpeg: {} ({})\n", hw.nvdec ? "usable" : "not usable", hw.nvdec_detail);
-  fmt::print("NVENC through FFmpeg: {} ({})\n", hw.nvenc ? "usable" : "not usable", hw.nvenc_detail);
+  fmt::print("NVDEC through FFmpeg: {} ({})\n", hw.nvdec ? "usable" : "not usable",
+             hw.nvdec_detail);
+  fmt::print("NVENC through FFmpeg: {} ({})\n", hw.nvenc ? "usable" : "not usable",
+             hw.nvenc_detail);
   fmt::print("Encoder for transcode: {}\n",
              hw.nvenc ? "h264_nvenc (--encoder auto picks it; --encoder libx264 for x264)"
                       : "libx264 (--encoder auto: no usable NVENC here)");
@@ -390,11 +418,13 @@ int run_filters() {
     fmt::print("{}\n    {}\n    formats: {}; CUDA: {}\n", name, info.summary, info.formats,
                info.cuda ? "yes" : "no (CPU only)");
     for (const auto& p : info.params) {
-      fmt::print("    {:<8} {}{}\n", p.name, p.help,
-                 p.default_value.empty() ? " (required)" : fmt::format(" (default {})", p.default_value));
+      fmt::print(
+          "    {:<8} {}{}\n", p.name, p.help,
+          p.default_value.empty() ? " (required)" : fmt::format(" (default {})", p.default_value));
     }
   }
-  fmt::print("\nChain syntax: name=value:key=value,next…  e.g. \"resize=1280x720,blur=sigma=1.5\"\n");
+  fmt::print(
+      "\nChain syntax: name=value:key=value,next…  e.g. \"resize=1280x720,blur=sigma=1.5\"\n");
   return 0;
 }
 
@@ -459,7 +489,8 @@ int main(int argc, char** argv) {
       }
       return run_soak_cli(c.sopts, c.metrics_address, c.metrics_port);
     }
-    if (c.breplay->parsed()) return vpipe::bench::run_replay(c.replay_log, c.replay_mem, c.replay_budget);
+    if (c.breplay->parsed())
+      return vpipe::bench::run_replay(c.replay_log, c.replay_mem, c.replay_budget);
     if (c.run->parsed()) return run_fleet(c);
     return run_transcode(c.topts, c.report_path, c.streams, c.metrics_address, c.metrics_port);
   } catch (const vpipe::usage_error& e) {  // a bad option value: like CLI11's own checks

@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto& v = frame.planes[static_cast<std::size_t>(p)];
       for (int y = 0; y < v.height; ++y)
         for (std::size_t x = 0; x < v.row_bytes(); ++x)
-          v.row(y)[x] = static_cast<std::uint8_t>(x * 7 + static_cast<std::size_t>(y) * 3 + static_cast<std::size_t>(p));
+          v.row(y)[x] = static_cast<std::uint8_t>(x * 7 + static_cast<std::size_t>(y) * 3 +
+                                                  static_cast<std::size_t>(p));
     }
     for (auto& c : chain) {
       if (c.filter->is_identity()) continue;

@@ -31,10 +31,17 @@ std::int64_t seek(void* opaque, std::int64_t offset, int whence) {
   if (whence & AVSEEK_SIZE) return static_cast<std::int64_t>(m->size);
   std::int64_t base = 0;
   switch (whence & ~AVSEEK_FORCE) {
-    case SEEK_SET: base = 0; break;
-    case SEEK_CUR: base = static_cast<std::int64_t>(m->pos); break;
-    case SEEK_END: base = static_cast<std::int64_t>(m->size); break;
-    default: return -1;
+    case SEEK_SET:
+      base = 0;
+      break;
+    case SEEK_CUR:
+      base = static_cast<std::int64_t>(m->pos);
+      break;
+    case SEEK_END:
+      base = static_cast<std::int64_t>(m->size);
+      break;
+    default:
+      return -1;
   }
   const std::int64_t to = base + offset;
   if (to < 0 || to > static_cast<std::int64_t>(m->size)) return -1;
@@ -61,7 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     vpipe::UniqueDemuxContext ctx(fmt);
     if (avformat_find_stream_info(ctx.get(), nullptr) >= 0) {
       const int v = av_find_best_stream(ctx.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-      const AVCodec* codec = v >= 0 ? avcodec_find_decoder(ctx->streams[v]->codecpar->codec_id) : nullptr;
+      const AVCodec* codec =
+          v >= 0 ? avcodec_find_decoder(ctx->streams[v]->codecpar->codec_id) : nullptr;
       if (codec) {
         vpipe::UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
         avcodec_parameters_to_context(dec.get(), ctx->streams[v]->codecpar);
@@ -72,7 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             while (true) {
               auto f = vpipe::make_av_frame();
               if (avcodec_receive_frame(dec.get(), f.get()) < 0) return;
-              const auto frame = vpipe::Frame::from_av_frame(std::move(f), ctx->streams[v]->time_base);
+              const auto frame =
+                  vpipe::Frame::from_av_frame(std::move(f), ctx->streams[v]->time_base);
               (void)frame;
             }
           };

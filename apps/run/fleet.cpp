@@ -26,7 +26,8 @@ void StreamSupervisor::stop() {
 
 bool StreamSupervisor::wait_backoff(double seconds) {
   std::unique_lock lock(m_);
-  return !cv_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return stop_.load() != 0; });
+  return !cv_.wait_for(lock, std::chrono::duration<double>(seconds),
+                       [&] { return stop_.load() != 0; });
 }
 
 // A live feed restarted writes a new file each time (OUT-restart1.ts…), so
@@ -35,7 +36,9 @@ std::string StreamSupervisor::output_for(int attempt) const {
   const std::string& out = spec_.options.output;
   if (attempt == 0 || out == "null" || out.find("://") != std::string::npos) return out;
   const std::filesystem::path p(out);
-  return (p.parent_path() / fmt::format("{}-restart{}{}", p.stem().string(), attempt, p.extension().string())).string();
+  return (p.parent_path() /
+          fmt::format("{}-restart{}{}", p.stem().string(), attempt, p.extension().string()))
+      .string();
 }
 
 void StreamSupervisor::run() {
@@ -98,17 +101,18 @@ void StreamSupervisor::run() {
 nlohmann::json StreamSupervisor::status() const {
   std::lock_guard lock(m_);
   return {{"name", spec_.name}, {"input", spec_.options.input}, {"output", spec_.options.output},
-          {"state", state_}, {"restarts", restarts_}, {"last_error", last_error_}, {"runs", runs_}};
+          {"state", state_},    {"restarts", restarts_},        {"last_error", last_error_},
+          {"runs", runs_}};
 }
 
 bool same_stream(const StreamSpec& a, const StreamSpec& b) {
   const auto& x = a.options;
   const auto& y = b.options;
-  return x.input == y.input && x.output == y.output && x.filters == y.filters && x.device == y.device &&
-         x.decode == y.decode && x.mem == y.mem && x.encoder == y.encoder && x.crf == y.crf &&
-         x.preset == y.preset && x.realtime == y.realtime && x.loop == y.loop && x.max_frames == y.max_frames &&
-         a.restart.max == b.restart.max && a.restart.backoff_s == b.restart.backoff_s &&
-         a.restart_on_end == b.restart_on_end;
+  return x.input == y.input && x.output == y.output && x.filters == y.filters &&
+         x.device == y.device && x.decode == y.decode && x.mem == y.mem && x.encoder == y.encoder &&
+         x.crf == y.crf && x.preset == y.preset && x.realtime == y.realtime && x.loop == y.loop &&
+         x.max_frames == y.max_frames && a.restart.max == b.restart.max &&
+         a.restart.backoff_s == b.restart.backoff_s && a.restart_on_end == b.restart_on_end;
 }
 
 void Fleet::apply(const std::vector<StreamSpec>& streams) {
@@ -157,7 +161,8 @@ std::string Fleet::metrics_text() const {
     for (const auto& s : all)
       out += fmt::format("{}{{stream=\"{}\"}} {}\n", name, s["name"].get<std::string>(), value(s));
   };
-  family("vpipe_stream_restarts_total", "counter", "Times the stream was restarted after it failed or ended.",
+  family("vpipe_stream_restarts_total", "counter",
+         "Times the stream was restarted after it failed or ended.",
          [](const nlohmann::json& s) { return s["restarts"].get<int>(); });
   family("vpipe_stream_up", "gauge", "1 while the stream runs.",
          [](const nlohmann::json& s) { return s["state"] == "running" ? 1 : 0; });

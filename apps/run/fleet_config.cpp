@@ -50,7 +50,8 @@ StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
   for (const auto& kv : n) {
     const auto key = kv.first.as<std::string>();
     if (kFleetKeys.count(key)) continue;
-    if (!kv.second.IsScalar()) throw usage_error(fmt::format("{}: '{}' takes one value", here, key));
+    if (!kv.second.IsScalar())
+      throw usage_error(fmt::format("{}: '{}' takes one value", here, key));
     set_option(o, key, kv.second.Scalar(), here);
   }
   if (o.input.empty() || o.output.empty())
@@ -59,8 +60,10 @@ StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
     s.restart.max = r["max"].as<int>(s.restart.max);
     s.restart.backoff_s = r["backoff_s"].as<double>(s.restart.backoff_s);
     s.restart.backoff_max_s = r["backoff_max_s"].as<double>(s.restart.backoff_max_s);
-    if (s.restart.max < 0 || s.restart.backoff_s < 0 || s.restart.backoff_max_s < s.restart.backoff_s)
-      throw input_error(fmt::format("{}: restart: max ≥ 0 and 0 ≤ backoff_s ≤ backoff_max_s", here));
+    if (s.restart.max < 0 || s.restart.backoff_s < 0 ||
+        s.restart.backoff_max_s < s.restart.backoff_s)
+      throw input_error(
+          fmt::format("{}: restart: max ≥ 0 and 0 ≤ backoff_s ≤ backoff_max_s", here));
   }
   s.restart_on_end = n["restart_on_end"].as<bool>(is_live_input(o.input));
   s.skip_done = n["skip_done"].as<bool>(false);
@@ -88,7 +91,8 @@ FleetConfig load_fleet_config(const std::string& path) {
     const std::string where = fmt::format("{}: streams[{}]", path, k++);
     try {
       StreamSpec s = stream_of(merged(root["defaults"], node, where), where);
-      if (!names.insert(s.name).second) throw input_error(fmt::format("{}: the name '{}' is used twice", where, s.name));
+      if (!names.insert(s.name).second)
+        throw input_error(fmt::format("{}: the name '{}' is used twice", where, s.name));
       c.streams.push_back(std::move(s));
     } catch (const YAML::Exception& e) {
       throw input_error(fmt::format("{}: {} (line {})", where, e.msg, e.mark.line + 1));
@@ -102,7 +106,8 @@ std::vector<std::string> shard_streams(std::vector<std::string> names, int index
     throw input_error(fmt::format("--shard {}/{}: expected 0 ≤ index < count", index, count));
   std::sort(names.begin(), names.end());
   std::vector<std::string> mine;
-  for (std::size_t i = static_cast<std::size_t>(index); i < names.size(); i += static_cast<std::size_t>(count))
+  for (std::size_t i = static_cast<std::size_t>(index); i < names.size();
+       i += static_cast<std::size_t>(count))
     mine.push_back(names[i]);
   return mine;
 }

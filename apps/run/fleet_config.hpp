@@ -18,8 +18,8 @@
 namespace vpipe {
 
 struct RestartPolicy {
-  int max = 5;              // restarts before the stream gives up (0: never restart)
-  double backoff_s = 1;     // wait before the first restart, doubled each time
+  int max = 5;           // restarts before the stream gives up (0: never restart)
+  double backoff_s = 1;  // wait before the first restart, doubled each time
   double backoff_max_s = 30;
 };
 
@@ -30,7 +30,7 @@ struct StreamSpec {
   // A stream that ends is restarted too (a live feed whose sender went away);
   // default: live inputs yes, files no.
   bool restart_on_end = false;
-  bool skip_done = false;    // an output that exists is complete (failed ones are removed): skip
+  bool skip_done = false;  // an output that exists is complete (failed ones are removed): skip
 };
 
 struct FleetConfig {
@@ -47,7 +47,8 @@ struct FleetConfig {
 // dealt round-robin, so every stream runs on exactly one shard, shards
 // differ by at most one stream, and the answer does not depend on the
 // order of the file. Throws input_error for index outside [0, count).
-[[nodiscard]] std::vector<std::string> shard_streams(std::vector<std::string> names, int index, int count);
+[[nodiscard]] std::vector<std::string> shard_streams(std::vector<std::string> names, int index,
+                                                     int count);
 
 // "2/5" → {2, 5}; throws input_error.
 [[nodiscard]] std::pair<int, int> parse_shard(const std::string& text);

@@ -68,16 +68,22 @@ ProbeRun summarize(const SoakRun& run) {
   p.frames = run.frames;
   p.failures = run.verdict.failures;
   p.peak_used = run.peak_used_bytes;
-  for (const auto& s : run.samples) p.peak_reserved_mb = std::max(p.peak_reserved_mb, s.reserved_mb.value_or(0));
+  for (const auto& s : run.samples)
+    p.peak_reserved_mb = std::max(p.peak_reserved_mb, s.reserved_mb.value_or(0));
   p.error = run.error;
   p.pass = run.error.empty() && run.verdict.failures == 0;
   return p;
 }
 
 json probe_json(double multiple, std::size_t budget, const ProbeRun& p) {
-  return {{"multiple", multiple}, {"budget_bytes", budget}, {"pass", p.pass}, {"frames", p.frames},
-          {"failures", p.failures}, {"peak_used_bytes", p.peak_used},
-          {"peak_reserved_mb", p.peak_reserved_mb}, {"error", p.error}};
+  return {{"multiple", multiple},
+          {"budget_bytes", budget},
+          {"pass", p.pass},
+          {"frames", p.frames},
+          {"failures", p.failures},
+          {"peak_used_bytes", p.peak_used},
+          {"peak_reserved_mb", p.peak_reserved_mb},
+          {"error", p.error}};
 }
 
 // The workload's live set: every strategy at once with no budget; the most any
@@ -88,7 +94,8 @@ std::size_t live_set(const HeadroomOptions& o, const std::string& workload, json
   for (const auto& run : r.runs) {
     const auto p = summarize(run);
     out[run.strategy] = probe_json(0, 0, p);
-    if (!p.pass) spdlog::warn("headroom {}: {} failed with no budget: {}", workload, run.strategy, p.error);
+    if (!p.pass)
+      spdlog::warn("headroom {}: {} failed with no budget: {}", workload, run.strategy, p.error);
     peak = std::max(peak, static_cast<std::size_t>(p.peak_used));
   }
   return peak;
@@ -123,9 +130,15 @@ int run_headroom(const HeadroomOptions& o) {
     fmt::print(stderr, "vpipe bench headroom: {}: nothing to measure\n", reason);
     return 1;
   }
-  json out{{"probe_s", o.probe_s}, {"low", o.low}, {"high", o.high}, {"steps", o.steps},
-           {"filters", o.soak.filters}, {"width", o.soak.width}, {"height", o.soak.height},
-           {"device", query_cuda_system().devices.at(0).name}, {"workloads", json::array()}};
+  json out{{"probe_s", o.probe_s},
+           {"low", o.low},
+           {"high", o.high},
+           {"steps", o.steps},
+           {"filters", o.soak.filters},
+           {"width", o.soak.width},
+           {"height", o.soak.height},
+           {"device", query_cuda_system().devices.at(0).name},
+           {"workloads", json::array()}};
   fmt::print("| workload | live set MB |");
   for (const auto& s : o.strategies) fmt::print(" {} |", s);
   fmt::print("\n|---|---|");
@@ -138,7 +151,8 @@ int run_headroom(const HeadroomOptions& o) {
     std::vector<json> results(o.strategies.size());
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < o.strategies.size(); ++i)
-      threads.emplace_back([&, i] { results[i] = bisect_strategy(o, workload, o.strategies[i], live); });
+      threads.emplace_back(
+          [&, i] { results[i] = bisect_strategy(o, workload, o.strategies[i], live); });
     for (auto& t : threads) t.join();
     fmt::print("| {} | {:.1f} |", workload, static_cast<double>(live) / 1e6);
     for (std::size_t i = 0; i < o.strategies.size(); ++i) {
@@ -148,7 +162,8 @@ int run_headroom(const HeadroomOptions& o) {
     fmt::print("\n");
     std::fflush(stdout);
     out["workloads"].push_back(w);
-    if (!o.json_path.empty()) std::ofstream(o.json_path) << out.dump(1) << '\n';  // after each workload
+    if (!o.json_path.empty())
+      std::ofstream(o.json_path) << out.dump(1) << '\n';  // after each workload
   }
   return 0;
 }

@@ -19,12 +19,13 @@
 namespace vpipe {
 
 struct HeadroomOptions {
-  SoakOptions soak;  // filters, size, queue depth; its workload, budget and duration are set per probe
+  SoakOptions
+      soak;  // filters, size, queue depth; its workload, budget and duration are set per probe
   std::vector<std::string> workloads{"constant", "ladder", "roi", "burst"};
   std::vector<std::string> strategies{"naive", "pool", "vmm", "slab"};
-  double probe_s = 8;              // each soak probe
-  double low = 1.0, high = 3.0;    // the search range, multiples of the live set
-  int steps = 4;                   // bisection steps after the two ends
+  double probe_s = 8;            // each soak probe
+  double low = 1.0, high = 3.0;  // the search range, multiples of the live set
+  int steps = 4;                 // bisection steps after the two ends
   std::string json_path;
 };
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "vpipe/memory/errors.hpp"
 #include <thread>
+#include "vpipe/memory/errors.hpp"
 
 namespace vpipe {
 
@@ -17,20 +17,23 @@ struct MetricsServer::Impl {
   std::thread thread;
 };
 
-MetricsServer::MetricsServer(const std::string& address, int port, std::function<std::string()> body,
-                             std::function<bool()> ready)
+MetricsServer::MetricsServer(const std::string& address, int port,
+                             std::function<std::string()> body, std::function<bool()> ready)
     : impl_(std::make_unique<Impl>()) {
-  impl_->server.Get("/metrics", [body = std::move(body)](const httplib::Request&, httplib::Response& res) {
-    res.set_content(body(), "text/plain; version=0.0.4; charset=utf-8");
-  });
+  impl_->server.Get("/metrics",
+                    [body = std::move(body)](const httplib::Request&, httplib::Response& res) {
+                      res.set_content(body(), "text/plain; version=0.0.4; charset=utf-8");
+                    });
   impl_->server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
-  impl_->server.Get("/readyz", [ready = std::move(ready)](const httplib::Request&, httplib::Response& res) {
-    const bool ok = ready();
-    res.status = ok ? 200 : 503;
-    res.set_content(ok ? "ready\n" : "not ready: inputs not open or no frame out yet\n", "text/plain");
-  });
+  impl_->server.Get(
+      "/readyz", [ready = std::move(ready)](const httplib::Request&, httplib::Response& res) {
+        const bool ok = ready();
+        res.status = ok ? 200 : 503;
+        res.set_content(ok ? "ready\n" : "not ready: inputs not open or no frame out yet\n",
+                        "text/plain");
+      });
   impl_->server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("vpipe: /metrics (Prometheus text), /healthz, /readyz\n", "text/plain");
   });
@@ -40,8 +43,10 @@ MetricsServer::MetricsServer(const std::string& address, int port, std::function
   if (port_ <= 0) {  // bind(2)'s errno survives httplib's close: say why ("address in use")
     const int err = errno;
     throw input_error(fmt::format("--metrics-port: cannot listen on {}:{}: {}", address, port,
-                                  err == EADDRINUSE ? std::string("address in use (another program has the port)")
-                                  : err ? std::string(std::strerror(err)) : std::string("bind failed")));
+                                  err == EADDRINUSE
+                                      ? std::string("address in use (another program has the port)")
+                                  : err ? std::string(std::strerror(err))
+                                        : std::string("bind failed")));
   }
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
 }

@@ -14,8 +14,9 @@ class MetricsServer {
  public:
   // Listens on address:port (port 0: any free port). Throws std::runtime_error
   // naming the address when it cannot bind.
-  MetricsServer(const std::string& address, int port, std::function<std::string()> body,
-                std::function<bool()> ready = [] { return true; });
+  MetricsServer(
+      const std::string& address, int port, std::function<std::string()> body,
+      std::function<bool()> ready = [] { return true; });
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

@@ -15,10 +15,10 @@ namespace vpipe {
 
 namespace {
 // Distinct, colour-blind-safe-ish (Okabe–Ito), in BGR.
-const std::array<cv::Scalar, 8> kColours = {
-    cv::Scalar(178, 114, 0),  cv::Scalar(0, 159, 230), cv::Scalar(115, 158, 0),
-    cv::Scalar(0, 94, 213),   cv::Scalar(167, 121, 204), cv::Scalar(233, 180, 86),
-    cv::Scalar(66, 228, 240), cv::Scalar(0, 0, 0)};
+const std::array<cv::Scalar, 8> kColours = {cv::Scalar(178, 114, 0),   cv::Scalar(0, 159, 230),
+                                            cv::Scalar(115, 158, 0),   cv::Scalar(0, 94, 213),
+                                            cv::Scalar(167, 121, 204), cv::Scalar(233, 180, 86),
+                                            cv::Scalar(66, 228, 240),  cv::Scalar(0, 0, 0)};
 
 std::string tick_label(double v) {
   const double a = std::abs(v);
@@ -37,7 +37,8 @@ void write_line_chart_png(const std::string& path, const std::string& title,
   const int pw = width - left - right, ph = height - top - bottom;
   double xmax = 0, ymax = 0, ymin = 0;
   for (const auto& s : series) {
-    for (double x : s.x) if (std::isfinite(x)) xmax = std::max(xmax, x);
+    for (double x : s.x)
+      if (std::isfinite(x)) xmax = std::max(xmax, x);
     for (double y : s.y)
       if (std::isfinite(y)) {
         ymax = std::max(ymax, y);
@@ -83,14 +84,16 @@ void write_line_chart_png(const std::string& path, const std::string& title,
     flush();
     const int ly = top + 16 + static_cast<int>(k) * 18;
     cv::line(img, {left + pw - 150, ly - 4}, {left + pw - 125, ly - 4}, colour, 3);
-    cv::putText(img, s.name, {left + pw - 118, ly}, font, 0.45, cv::Scalar(0, 0, 0), 1, cv::LINE_AA);
+    cv::putText(img, s.name, {left + pw - 118, ly}, font, 0.45, cv::Scalar(0, 0, 0), 1,
+                cv::LINE_AA);
   }
   png_image image{};
   image.version = PNG_IMAGE_VERSION;
   image.width = static_cast<png_uint_32>(width);
   image.height = static_cast<png_uint_32>(height);
   image.format = PNG_FORMAT_BGR;
-  if (!png_image_write_to_file(&image, path.c_str(), 0, img.data, static_cast<png_int_32>(img.step), nullptr))
+  if (!png_image_write_to_file(&image, path.c_str(), 0, img.data, static_cast<png_int_32>(img.step),
+                               nullptr))
     throw std::runtime_error(fmt::format("cannot write '{}': {}", path, image.message));
 }
 

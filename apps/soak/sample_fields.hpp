@@ -14,15 +14,15 @@ namespace vpipe {
 
 struct SampleField {
   enum class Kind { kInt, kReal, kOptionalReal };
-  const char* key;        // JSON and CSV
+  const char* key;  // JSON and CSV
   Kind kind;
-  int csv_decimals;       // kReal / kOptionalReal
+  int csv_decimals;  // kReal / kOptionalReal
   std::function<std::optional<double>(const SoakSample&)> get;
   std::function<void(SoakSample&, std::optional<double>)> set;
-  const char* chart = nullptr;   // PNG file, title and unit; nullptr: not plotted
+  const char* chart = nullptr;  // PNG file, title and unit; nullptr: not plotted
   const char* title = nullptr;
   const char* unit = nullptr;
-  const char* gauge = nullptr;   // Prometheus name and help; nullptr: not exported
+  const char* gauge = nullptr;  // Prometheus name and help; nullptr: not exported
   const char* help = nullptr;
 };
 

@@ -19,16 +19,16 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "soak/plot.hpp"
 #include "vpipe/kernels/synthetic.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/cuda_stages.hpp"
+#include "vpipe/pipeline/frame_graph.hpp"
 #include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/pipeline.hpp"
-#include "soak/plot.hpp"
-#include "vpipe/pipeline/frame_graph.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe {
@@ -60,17 +60,22 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
     v.pass = false;
     v.reasons.push_back(fmt::format("{} allocation failure(s) after retrying", v.failures));
   }
-  const auto start = static_cast<std::size_t>(std::floor(static_cast<double>(samples.size()) * t.warmup));
-  const std::vector<SoakSample> post(samples.begin() + static_cast<std::ptrdiff_t>(std::min(start, samples.size())),
-                                     samples.end());
+  const auto start =
+      static_cast<std::size_t>(std::floor(static_cast<double>(samples.size()) * t.warmup));
+  const std::vector<SoakSample> post(
+      samples.begin() + static_cast<std::ptrdiff_t>(std::min(start, samples.size())),
+      samples.end());
   if (post.size() < 3) {
     v.pass = false;
-    v.reasons.push_back(fmt::format("only {} sample(s) after warm-up: run longer or sample more "
-                                    "often (--interval)", post.size()));
+    v.reasons.push_back(
+        fmt::format("only {} sample(s) after warm-up: run longer or sample more "
+                    "often (--interval)",
+                    post.size()));
     return v;
   }
   const std::size_t k = std::max<std::size_t>(1, post.size() / 3);
-  const bool device = std::any_of(post.begin(), post.end(), [](const SoakSample& s) { return s.reserved_mb.has_value(); });
+  const bool device = std::any_of(post.begin(), post.end(),
+                                  [](const SoakSample& s) { return s.reserved_mb.has_value(); });
   v.memory_metric = device ? "reserved" : "rss";
   auto mem = [&](const SoakSample& s) { return device ? s.reserved_mb.value_or(0) : s.rss_mb; };
   // A trend, not a swing (issue #25): naive's "reserved" is its frames in
@@ -83,16 +88,17 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
   for (std::size_t i = 0; i < start; ++i) warm.push_back(mem(samples[i]));
   for (std::size_t i = 0; i < k; ++i) first_third.push_back(mem(post[i]));
   for (std::size_t i = post.size() - k; i < post.size(); ++i) last_third.push_back(mem(post[i]));
-  const double base = start == 0 ? mem(post.front()) : std::max(percentile(warm, 0.95), median(first_third));
+  const double base =
+      start == 0 ? mem(post.front()) : std::max(percentile(warm, 0.95), median(first_third));
   const double level = median(last_third);
   if (base > 0) {
     v.memory_growth = level / base - 1;
     if (*v.memory_growth > t.max_reserved_growth) {
       v.pass = false;
-      v.reasons.push_back(fmt::format("{} memory grew {:.1f} % after warm-up ({:.1f} → {:.1f} MB: the "
-                                      "last third's median against the warm-up's p95; limit {:.0f} %)",
-                                      v.memory_metric, *v.memory_growth * 100, base, level,
-                                      t.max_reserved_growth * 100));
+      v.reasons.push_back(fmt::format(
+          "{} memory grew {:.1f} % after warm-up ({:.1f} → {:.1f} MB: the "
+          "last third's median against the warm-up's p95; limit {:.0f} %)",
+          v.memory_metric, *v.memory_growth * 100, base, level, t.max_reserved_growth * 100));
     }
   }
   std::vector<double> first_p99, last_p99;
@@ -103,16 +109,18 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
     v.p99_drift = b / a - 1;
     if (*v.p99_drift > t.max_p99_drift) {
       v.pass = false;
-      v.reasons.push_back(fmt::format("p99 latency drifted {:.0f} % ({:.2f} → {:.2f} ms, medians of "
-                                      "the first and last thirds; limit {:.0f} %)",
-                                      *v.p99_drift * 100, a, b, t.max_p99_drift * 100));
+      v.reasons.push_back(
+          fmt::format("p99 latency drifted {:.0f} % ({:.2f} → {:.2f} ms, medians of "
+                      "the first and last thirds; limit {:.0f} %)",
+                      *v.p99_drift * 100, a, b, t.max_p99_drift * 100));
     }
   }
   return v;
 }
 
 bool SoakResult::pass() const {
-  return std::all_of(runs.begin(), runs.end(), [](const SoakRun& r) { return r.verdict.pass && r.error.empty(); });
+  return std::all_of(runs.begin(), runs.end(),
+                     [](const SoakRun& r) { return r.verdict.pass && r.error.empty(); });
 }
 
 // ---- the workload ------------------------------------------------------------
@@ -132,7 +140,8 @@ struct SourceState {
 
 class SoakSource final : public Source<Frame> {
  public:
-  SoakSource(const SoakOptions& o, DeviceMemoryResource* mr, cudaStream_t stream, SourceState& state)
+  SoakSource(const SoakOptions& o, DeviceMemoryResource* mr, cudaStream_t stream,
+             SourceState& state)
       : o_(o), mr_(mr), stream_(stream), state_(state), rng_(o.seed) {}
   [[nodiscard]] std::string name() const override { return "source"; }
 
@@ -144,8 +153,9 @@ class SoakSource final : public Source<Frame> {
         (o_.interrupt && o_.interrupt->load()))
       return Flow::kStop;
     if (o_.fps > 0)
-      std::this_thread::sleep_until(start_ + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(static_cast<double>(i_) / o_.fps)));
+      std::this_thread::sleep_until(
+          start_ + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(static_cast<double>(i_) / o_.fps)));
     const FrameFormat format = size_for(i_);
     state_.width = format.width;
     state_.height = format.height;
@@ -166,7 +176,8 @@ class SoakSource final : public Source<Frame> {
     const int w = o_.width, h = o_.height;
     if (o_.workload == "ladder") {
       static constexpr std::array<double, 4> kRungs = {1.0, 0.75, 0.5, 1.0 / 3};
-      const double s = kRungs[static_cast<std::size_t>(i / std::max(1, o_.ladder_every)) % kRungs.size()];
+      const double s =
+          kRungs[static_cast<std::size_t>(i / std::max(1, o_.ladder_every)) % kRungs.size()];
       return {AV_PIX_FMT_NV12, even(w * s), even(h * s)};
     }
     if (o_.workload == "roi") {
@@ -179,8 +190,9 @@ class SoakSource final : public Source<Frame> {
   Frame make_frame(const FrameFormat& format) {
     if (mr_) {
       Frame f = Frame::allocate_device(format, *mr_, stream_);
-      synthetic::fill_pattern(reinterpret_cast<std::uint32_t*>(f.device->data()), f.device->bytes() / 4,
-                              o_.seed ^ static_cast<std::uint32_t>(i_), stream_);
+      synthetic::fill_pattern(reinterpret_cast<std::uint32_t*>(f.device->data()),
+                              f.device->bytes() / 4, o_.seed ^ static_cast<std::uint32_t>(i_),
+                              stream_);
       f.ready = std::make_shared<ReadyEvent>(stream_);
       return f;
     }
@@ -197,7 +209,8 @@ class SoakSource final : public Source<Frame> {
   void burst(const FrameFormat& format) {
     while (!held_.empty() && held_.front().first <= i_) held_.pop_front();
     if (o_.burst_every > 0 && i_ > 0 && i_ % o_.burst_every == 0)
-      for (int k = 0; k < o_.burst_frames; ++k) held_.emplace_back(i_ + o_.burst_hold, make_frame(format));
+      for (int k = 0; k < o_.burst_frames; ++k)
+        held_.emplace_back(i_ + o_.burst_hold, make_frame(format));
   }
 
   const SoakOptions& o_;
@@ -216,7 +229,8 @@ std::size_t probe_device_largest(cudaStream_t stream, std::optional<std::size_t>
   std::size_t free = 0, total = 0;
   VPIPE_CUDA_TRY(cudaMemGetInfo(&free, &total));
   NaiveResource naive;
-  return probe_largest_block(naive, stream, cap ? std::min(free, *cap) : free, 0, std::size_t{16} << 20);
+  return probe_largest_block(naive, stream, cap ? std::min(free, *cap) : free, 0,
+                             std::size_t{16} << 20);
 }
 
 // One strategy's soak: owns what its pipeline uses, as members declared in the
@@ -226,11 +240,15 @@ class SoakRunner {
  public:
   SoakRunner(const SoakOptions& o, const std::string& strategy_name, bool cuda,
              const std::function<void(const SoakSample&)>& on_sample)
-      : o_(o), cuda_(cuda), on_sample_(on_sample),
-        strategy_(cuda ? std::optional<MemoryStrategy>(make_strategy(strategy_name, budget_of(o))) : std::nullopt),
-        retry_(cuda ? std::make_unique<RetryAdaptor>(strategy_->resource(), strategy_->strategy()) : nullptr),
-        graph_({retry_.get(), &streams_, from_name<HostMemory>(o.host, "host"), false}, DropPolicy::kBlock,
-               plan_queues(o.queue_depth, false)) {
+      : o_(o),
+        cuda_(cuda),
+        on_sample_(on_sample),
+        strategy_(cuda ? std::optional<MemoryStrategy>(make_strategy(strategy_name, budget_of(o)))
+                       : std::nullopt),
+        retry_(cuda ? std::make_unique<RetryAdaptor>(strategy_->resource(), strategy_->strategy())
+                    : nullptr),
+        graph_({retry_.get(), &streams_, from_name<HostMemory>(o.host, "host"), false},
+               DropPolicy::kBlock, plan_queues(o.queue_depth, false)) {
     run_.strategy = strategy_name;
     wire();
     probe_stream_ = cuda ? streams_.make() : nullptr;
@@ -242,8 +260,10 @@ class SoakRunner {
     std::thread sampler([&] {
       auto next = t0_;
       while (!done.load()) {
-        next += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.interval_s));
-        while (!done.load() && Clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        next += std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(o_.interval_s));
+        while (!done.load() && Clock::now() < next)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
         if (done.load()) break;
         try {
           sample();
@@ -260,14 +280,16 @@ class SoakRunner {
     done = true;
     sampler.join();
     // The tail since the last sample (or the whole run, if it was shorter than one interval).
-    if (run_.samples.empty() || run_.samples.back().frames < counters_.video_packets_written.load()) sample();
+    if (run_.samples.empty() || run_.samples.back().frames < counters_.video_packets_written.load())
+      sample();
     run_.frames = counters_.video_packets_written.load();
     if (cuda_) run_.peak_used_bytes = strategy_->stats().stats().bytes.peak;
     run_.wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();
     run_.verdict = judge(run_.samples, o_.thresholds);
     if (!run_.error.empty()) {
       run_.verdict.pass = false;
-      run_.verdict.reasons.insert(run_.verdict.reasons.begin(), "the run ended early: " + run_.error);
+      run_.verdict.reasons.insert(run_.verdict.reasons.begin(),
+                                  "the run ended early: " + run_.error);
     }
     return std::move(run_);
   }
@@ -283,24 +305,32 @@ class SoakRunner {
   void wire() {
     auto q = graph_.frame_queue(pipeline_, "source→", o_.queue_depth);
     const cudaStream_t source_stream = cuda_ ? streams_.make() : nullptr;
-    pipeline_.add_source<Frame>(std::make_unique<SoakSource>(o_, retry_.get(), source_stream, state_), q);
+    pipeline_.add_source<Frame>(
+        std::make_unique<SoakSource>(o_, retry_.get(), source_stream, state_), q);
     auto chain = build_chain(parse_chain(o_.filters), {AV_PIX_FMT_NV12, o_.width, o_.height});
-    const FrameFormat out = chain.empty() ? FrameFormat{AV_PIX_FMT_NV12, o_.width, o_.height} : chain.back().out;
+    const FrameFormat out =
+        chain.empty() ? FrameFormat{AV_PIX_FMT_NV12, o_.width, o_.height} : chain.back().out;
     std::optional<CudaSegment> on_gpu;
     if (cuda_ && !chain.empty()) {
       for (const auto& c : chain)
         if (!c.filter->has_cuda())
-          throw input_error(fmt::format("soak on the GPU: '{}' has no CUDA implementation", c.label));
+          throw input_error(
+              fmt::format("soak on the GPU: '{}' has no CUDA implementation", c.label));
       on_gpu = CudaSegment{0, chain.size() - 1};
     }
     q = graph_.add_chain(pipeline_, q, std::move(chain), on_gpu, cuda_);
     q = graph_.to_host(pipeline_, q, out);
-    pipeline_.add_sink<Frame>(std::make_unique<NullSink>(counters_, [this](const Frame& f) {
-                                const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - f.origin).count();
-                                std::lock_guard lock(window_mu_);
-                                window_.record(static_cast<std::uint64_t>(ns));
-                              }),
-                              q);
+    pipeline_.add_sink<Frame>(
+        std::make_unique<NullSink>(counters_,
+                                   [this](const Frame& f) {
+                                     const auto ns =
+                                         std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             Clock::now() - f.origin)
+                                             .count();
+                                     std::lock_guard lock(window_mu_);
+                                     window_.record(static_cast<std::uint64_t>(ns));
+                                   }),
+        q);
   }
 
   void sample() {
@@ -338,9 +368,11 @@ class SoakRunner {
     s.retries = retry_->retries();
     s.pinned_mb = static_cast<double>(graph_.pinned_bytes()) / 1e6;
     if (o_.probe_interval_s > 0 && now >= next_probe_) {
-      next_probe_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.probe_interval_s));
+      next_probe_ = now + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(o_.probe_interval_s));
       std::unique_lock lock(retry_->gate());  // no allocation races the probe
-      s.largest_block_mb = static_cast<double>(probe_device_largest(probe_stream_, o_.budget)) / 1e6;
+      s.largest_block_mb =
+          static_cast<double>(probe_device_largest(probe_stream_, o_.budget)) / 1e6;
     }
   }
 
@@ -374,7 +406,8 @@ SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSam
     throw input_error(fmt::format("--device {}: expected cpu, cuda or auto", o.device));
   static const std::vector<std::string> kWorkloads = {"constant", "ladder", "roi", "burst"};
   if (std::find(kWorkloads.begin(), kWorkloads.end(), o.workload) == kWorkloads.end())
-    throw input_error(fmt::format("--workload {}: expected constant, ladder, roi or burst", o.workload));
+    throw input_error(
+        fmt::format("--workload {}: expected constant, ladder, roi or burst", o.workload));
   if (!o.duration_s && !o.frames) throw input_error("soak: give --duration or --frames");
   if (o.width < 2 || o.height < 2) throw input_error("soak: --size must be at least 2x2");
   const std::string why = o.device == "cpu" ? "--device cpu" : cuda_unavailable_reason();
@@ -387,8 +420,10 @@ SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSam
         throw input_error(fmt::format("--mem/--compare: unknown strategy '{}'", s));
   const auto strategies = r.device == "cuda" ? o.strategies : std::vector<std::string>{"cpu"};
   if (r.device == "cpu" && o.strategies.size() > 1)
-    spdlog::warn("soak: {}: the CPU path has no device memory strategy; --compare {} becomes one "
-                 "CPU run", why, fmt::join(o.strategies, ","));
+    spdlog::warn(
+        "soak: {}: the CPU path has no device memory strategy; --compare {} becomes one "
+        "CPU run",
+        why, fmt::join(o.strategies, ","));
   if (o.parallel && strategies.size() > 1) {
     r.runs.resize(strategies.size());
     std::vector<std::thread> threads;
@@ -435,31 +470,46 @@ nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
       nlohmann::json sj = nlohmann::json::object();
       for (const auto& f : sample_fields()) {
         const auto v = f.get(s);
-        sj[f.key] = !v                                     ? nlohmann::json()
-                    : f.kind == SampleField::Kind::kInt ? nlohmann::json(static_cast<std::int64_t>(*v))
-                                                         : nlohmann::json(*v);
+        sj[f.key] = !v ? nlohmann::json()
+                    : f.kind == SampleField::Kind::kInt
+                        ? nlohmann::json(static_cast<std::int64_t>(*v))
+                        : nlohmann::json(*v);
       }
       samples.push_back(std::move(sj));
     }
-    runs_j.push_back({{"strategy", r.strategy}, {"frames", r.frames}, {"wall_s", r.wall_s},
+    runs_j.push_back({{"strategy", r.strategy},
+                      {"frames", r.frames},
+                      {"wall_s", r.wall_s},
                       {"error", r.error},
-                      {"verdict", {{"pass", r.verdict.pass}, {"reasons", r.verdict.reasons},
-                                   {"memory_metric", r.verdict.memory_metric},
-                                   {"memory_growth", opt(r.verdict.memory_growth)},
-                                   {"p99_drift", opt(r.verdict.p99_drift)},
-                                   {"failures", r.verdict.failures}}},
+                      {"verdict",
+                       {{"pass", r.verdict.pass},
+                        {"reasons", r.verdict.reasons},
+                        {"memory_metric", r.verdict.memory_metric},
+                        {"memory_growth", opt(r.verdict.memory_growth)},
+                        {"p99_drift", opt(r.verdict.p99_drift)},
+                        {"failures", r.verdict.failures}}},
                       {"samples", samples}});
   }
   return {{"device", device},
-          {"options", {{"workload", o.workload}, {"filters", o.filters}, {"width", o.width},
-                       {"height", o.height}, {"ladder_every", o.ladder_every},
-                       {"duration_s", opt(o.duration_s)}, {"frames", opt(o.frames)},
-                       {"interval_s", o.interval_s}, {"budget_bytes", opt(o.budget)},
-                       {"host", o.host}, {"seed", o.seed}, {"fps", o.fps},
-                       {"parallel", o.parallel}, {"strategies", o.strategies},
-                       {"thresholds", {{"warmup", o.thresholds.warmup},
-                                       {"max_reserved_growth", o.thresholds.max_reserved_growth},
-                                       {"max_p99_drift", o.thresholds.max_p99_drift}}}}},
+          {"options",
+           {{"workload", o.workload},
+            {"filters", o.filters},
+            {"width", o.width},
+            {"height", o.height},
+            {"ladder_every", o.ladder_every},
+            {"duration_s", opt(o.duration_s)},
+            {"frames", opt(o.frames)},
+            {"interval_s", o.interval_s},
+            {"budget_bytes", opt(o.budget)},
+            {"host", o.host},
+            {"seed", o.seed},
+            {"fps", o.fps},
+            {"parallel", o.parallel},
+            {"strategies", o.strategies},
+            {"thresholds",
+             {{"warmup", o.thresholds.warmup},
+              {"max_reserved_growth", o.thresholds.max_reserved_growth},
+              {"max_p99_drift", o.thresholds.max_p99_drift}}}}},
           {"pass", pass()},
           {"runs", runs_j}};
 }
@@ -507,13 +557,16 @@ void write_samples_csv(const SoakResult& r, const fs::path& dir) {
       csv << s.strategy;
       for (const auto& f : sample_fields()) {
         const auto v = f.get(s);
-        csv << ',' << (!v ? std::string()
-                       : f.kind == SampleField::Kind::kInt ? fmt::format("{}", static_cast<std::int64_t>(*v))
-                                                            : fmt::format("{:.{}f}", *v, f.csv_decimals));
+        csv << ','
+            << (!v ? std::string()
+                : f.kind == SampleField::Kind::kInt
+                    ? fmt::format("{}", static_cast<std::int64_t>(*v))
+                    : fmt::format("{:.{}f}", *v, f.csv_decimals));
       }
       csv << '\n';
     }
-  if (!csv) throw std::runtime_error(fmt::format("cannot write '{}'", (dir / "samples.csv").string()));
+  if (!csv)
+    throw std::runtime_error(fmt::format("cannot write '{}'", (dir / "samples.csv").string()));
 }
 
 // One PNG per measure, every strategy a line; returns the files written.
@@ -545,18 +598,20 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
   std::ofstream html(dir / "report.html");
   html << "<!doctype html><meta charset=utf-8><title>vpipe soak</title>\n"
           "<style>body{font-family:sans-serif;max-width:1700px;margin:1em auto}"
-          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
+          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px "
+          "8px;text-align:right}"
           ".pass{background:#d4f4d4}.fail{background:#f8d0d0}img{width:820px;margin:4px}</style>\n";
-  html << fmt::format("<h1>vpipe soak: {} workload on {}</h1>\n<p>{}x{} source, chain <code>{}</code>, "
-                      "{}{}{}, sampled every {} s, {} staging. Verdict thresholds: warm-up {:.0f} % of "
-                      "samples, memory growth ≤ {:.0f} %, p99 drift ≤ {:.0f} %, no failure.</p>\n",
-                      o.workload, r.device, o.width, o.height, o.filters,
-                      o.duration_s ? fmt::format("{} s per strategy", *o.duration_s)
-                                   : fmt::format("{} frames per strategy", o.frames.value_or(0)),
-                      o.budget ? fmt::format(", budget {:.0f} MB", static_cast<double>(*o.budget) / 1e6) : "",
-                      o.parallel && r.runs.size() > 1 ? ", the strategies running at the same time on one GPU" : "",
-                      o.interval_s, o.host, o.thresholds.warmup * 100,
-                      o.thresholds.max_reserved_growth * 100, o.thresholds.max_p99_drift * 100);
+  html << fmt::format(
+      "<h1>vpipe soak: {} workload on {}</h1>\n<p>{}x{} source, chain <code>{}</code>, "
+      "{}{}{}, sampled every {} s, {} staging. Verdict thresholds: warm-up {:.0f} % of "
+      "samples, memory growth ≤ {:.0f} %, p99 drift ≤ {:.0f} %, no failure.</p>\n",
+      o.workload, r.device, o.width, o.height, o.filters,
+      o.duration_s ? fmt::format("{} s per strategy", *o.duration_s)
+                   : fmt::format("{} frames per strategy", o.frames.value_or(0)),
+      o.budget ? fmt::format(", budget {:.0f} MB", static_cast<double>(*o.budget) / 1e6) : "",
+      o.parallel && r.runs.size() > 1 ? ", the strategies running at the same time on one GPU" : "",
+      o.interval_s, o.host, o.thresholds.warmup * 100, o.thresholds.max_reserved_growth * 100,
+      o.thresholds.max_p99_drift * 100);
   html << "<table><tr><th>strategy</th><th>verdict</th><th>frames</th><th>mean fps</th>"
           "<th>p99 ms (median)</th><th>memory growth</th><th>p99 drift</th><th>retries</th>"
           "<th>failures</th><th>why</th></tr>\n";
@@ -567,15 +622,18 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
       p99.push_back(s.p99_ms);
       retries = s.retries;
     }
-    const auto pct = [](const std::optional<double>& v) { return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("—"); };
+    const auto pct = [](const std::optional<double>& v) {
+      return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("—");
+    };
     std::string why;
     for (const auto& reason : run.verdict.reasons) why += reason + "; ";
-    html << fmt::format("<tr class={}><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.2f}</td>"
-                        "<td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td style=text-align:left>{}</td></tr>\n",
-                        run.verdict.pass ? "pass" : "fail", run.strategy, run.verdict.pass ? "PASS" : "FAIL",
-                        run.frames, run.wall_s > 0 ? static_cast<double>(run.frames) / run.wall_s : 0,
-                        median(p99), pct(run.verdict.memory_growth), run.verdict.memory_metric,
-                        pct(run.verdict.p99_drift), retries, run.verdict.failures, why);
+    html << fmt::format(
+        "<tr class={}><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.2f}</td>"
+        "<td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td style=text-align:left>{}</td></tr>\n",
+        run.verdict.pass ? "pass" : "fail", run.strategy, run.verdict.pass ? "PASS" : "FAIL",
+        run.frames, run.wall_s > 0 ? static_cast<double>(run.frames) / run.wall_s : 0, median(p99),
+        pct(run.verdict.memory_growth), run.verdict.memory_metric, pct(run.verdict.p99_drift),
+        retries, run.verdict.failures, why);
   }
   html << "</table>\n";
   for (const auto& f : charts) html << fmt::format("<img src=\"{}\" alt=\"{}\">\n", f, f);
@@ -602,7 +660,8 @@ std::string prometheus_text(const std::vector<SoakSample>& latest) {
     if (!g.gauge) continue;
     std::string lines;
     for (const auto& s : latest)
-      if (const auto v = g.get(s)) lines += fmt::format("{}{{strategy=\"{}\"}} {}\n", g.gauge, s.strategy, *v);
+      if (const auto v = g.get(s))
+        lines += fmt::format("{}{{strategy=\"{}\"}} {}\n", g.gauge, s.strategy, *v);
     if (lines.empty()) continue;
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", g.gauge, g.help, g.gauge, lines);
   }

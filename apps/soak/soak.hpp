@@ -29,58 +29,58 @@
 namespace vpipe {
 
 struct SoakThresholds {
-  double warmup = 0.2;             // fraction of the samples ignored at the start
+  double warmup = 0.2;                // fraction of the samples ignored at the start
   double max_reserved_growth = 0.10;  // reserved (device) or RSS (CPU) growth after warm-up
-  double max_p99_drift = 0.50;     // p99 latency: last third vs first third after warm-up
+  double max_p99_drift = 0.50;        // p99 latency: last third vs first third after warm-up
 };
 
 struct SoakOptions {
-  std::string device = "auto";                    // cuda | cpu | auto
-  std::vector<std::string> strategies{"pool"};     // one run each, same seed
-  bool parallel = false;                          // the runs at once, sharing the GPU
-  std::string workload = "constant";              // constant | ladder | roi | burst
+  std::string device = "auto";                  // cuda | cpu | auto
+  std::vector<std::string> strategies{"pool"};  // one run each, same seed
+  bool parallel = false;                        // the runs at once, sharing the GPU
+  std::string workload = "constant";            // constant | ladder | roi | burst
   std::string filters = "resize=1280x720,blur=sigma=1.5";
-  int width = 1920, height = 1080;                // the source size (ladder's top rung)
+  int width = 1920, height = 1080;  // the source size (ladder's top rung)
   int ladder_every = 300;
   int burst_every = 600, burst_frames = 24, burst_hold = 120;
-  std::optional<double> duration_s;               // per strategy
-  std::optional<std::int64_t> frames;             // per strategy
+  std::optional<double> duration_s;    // per strategy
+  std::optional<std::int64_t> frames;  // per strategy
   double interval_s = 1.0;
-  double probe_interval_s = 30;                   // largest-block probe (up to the budget); 0: never
-  std::optional<std::size_t> budget;              // device bytes per strategy
-  std::string host = "pinned";                    // download staging
+  double probe_interval_s = 30;       // largest-block probe (up to the budget); 0: never
+  std::optional<std::size_t> budget;  // device bytes per strategy
+  std::string host = "pinned";        // download staging
   std::uint32_t seed = 1;
-  double fps = 0;                                 // source pacing; 0: full speed
+  double fps = 0;  // source pacing; 0: full speed
   std::size_t queue_depth = 8;
   SoakThresholds thresholds;
-  std::string out_dir;                            // CSV, JSON, PNG, HTML; empty: none
+  std::string out_dir;  // CSV, JSON, PNG, HTML; empty: none
   const std::atomic<int>* interrupt = nullptr;
 };
 
 // One sample of one strategy's run.
 struct SoakSample {
   std::string strategy;
-  double t_s = 0;                  // since the run's start
-  std::int64_t frames = 0;         // done, cumulative
-  double fps = 0;                  // over the interval
+  double t_s = 0;                             // since the run's start
+  std::int64_t frames = 0;                    // done, cumulative
+  double fps = 0;                             // over the interval
   double p50_ms = 0, p99_ms = 0, max_ms = 0;  // latency of the interval's frames, source → sink
-  std::optional<double> reserved_mb;   // held from the device by the strategy
-  std::optional<double> used_mb;       // handed out
-  std::optional<double> fragmentation; // 1 − largest free ÷ free, where the strategy sees it
+  std::optional<double> reserved_mb;          // held from the device by the strategy
+  std::optional<double> used_mb;              // handed out
+  std::optional<double> fragmentation;     // 1 − largest free ÷ free, where the strategy sees it
   std::optional<double> largest_block_mb;  // probed (device), on probe samples only
   std::int64_t failures = 0, retries = 0;  // cumulative
   double rss_mb = 0;
   double pinned_mb = 0;
-  int width = 0, height = 0;       // the source size at the sample
+  int width = 0, height = 0;  // the source size at the sample
 };
 
 struct SoakVerdict {
   bool pass = true;
-  std::vector<std::string> reasons;  // why not
+  std::vector<std::string> reasons;     // why not
   std::optional<double> memory_growth;  // fraction, after warm-up
   std::optional<double> p99_drift;      // fraction
   std::int64_t failures = 0;
-  std::string memory_metric;            // "reserved" or "rss"
+  std::string memory_metric;  // "reserved" or "rss"
 };
 
 // Judges one strategy's samples (in time order). Pure: tested on synthetic series.
@@ -99,7 +99,7 @@ struct SoakRun {
   std::int64_t frames = 0;
   double wall_s = 0;
   std::int64_t peak_used_bytes = 0;  // the most the strategy had handed out at once (device runs)
-  std::string error;  // what ended the run early, if anything
+  std::string error;                 // what ended the run early, if anything
 };
 
 struct SoakResult {
@@ -111,7 +111,8 @@ struct SoakResult {
 
 // Runs every strategy in turn. `on_sample` sees each sample as it is taken
 // (the live endpoint and the progress line use it).
-SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSample&)>& on_sample = {});
+SoakResult run_soak(const SoakOptions& o,
+                    const std::function<void(const SoakSample&)>& on_sample = {});
 
 // Reads a soak.json back (to judge it again with other thresholds).
 [[nodiscard]] SoakResult read_soak_json(const std::string& path);

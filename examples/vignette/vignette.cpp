@@ -12,13 +12,19 @@ class Vignette final : public vpipe::Filter {
  public:
   // The contract: name, help, typed parameters (range, default, help).
   static vpipe::FilterInfo info() {
-    vpipe::FilterInfo i{"vignette",
-                        "Darken towards the corners (luma only).",
-                        {{"strength", vpipe::ParamType::kFloat, "0.5", 0, 1,
-                          "darkening at the corners: 0 none, 1 black", {}}},
-                        [](const vpipe::ParamValues& p) {
-                          return std::make_unique<Vignette>(static_cast<float>(p.get_float("strength")));
-                        }};
+    vpipe::FilterInfo i{
+        "vignette",
+        "Darken towards the corners (luma only).",
+        {{"strength",
+          vpipe::ParamType::kFloat,
+          "0.5",
+          0,
+          1,
+          "darkening at the corners: 0 none, 1 black",
+          {}}},
+        [](const vpipe::ParamValues& p) {
+          return std::make_unique<Vignette>(static_cast<float>(p.get_float("strength")));
+        }};
     i.formats = "yuv420p, nv12";
     i.cuda = true;  // process_cuda below: said once, here
     return i;
@@ -39,7 +45,8 @@ class Vignette final : public vpipe::Filter {
     const vpipe::PlaneView& d = out.planes[0];
     for (int y = 0; y < s.height; ++y)
       for (int x = 0; x < s.width; ++x)
-        d.row(y)[x] = vignette_apply(s.row(y)[x], vignette_gain(x, y, s.width, s.height, strength_));
+        d.row(y)[x] =
+            vignette_apply(s.row(y)[x], vignette_gain(x, y, s.width, s.height, strength_));
     for (int p = 1; p < in.num_planes; ++p)
       for (int y = 0; y < in.planes[p].height; ++y)
         std::memcpy(out.planes[p].row(y), in.planes[p].row(y), in.planes[p].row_bytes());
@@ -47,7 +54,8 @@ class Vignette final : public vpipe::Filter {
 
   // CUDA (info's `cuda = true` says it exists): the same on ctx.stream
   // (device frames), never synchronizing.
-  void process_cuda(const vpipe::Frame& in, vpipe::Frame& out, const vpipe::CudaContext& ctx) override {
+  void process_cuda(const vpipe::Frame& in, vpipe::Frame& out,
+                    const vpipe::CudaContext& ctx) override {
     const vpipe::PlaneView& s = in.planes[0];
     const vpipe::PlaneView& d = out.planes[0];
     vignette_luma_cuda(s.data, s.pitch, d.data, d.pitch, s.width, s.height, strength_, ctx.stream);

@@ -13,5 +13,6 @@ void vignette_luma_cuda(const std::uint8_t* src, std::size_t src_pitch, std::uin
                         std::size_t dst_pitch, int width, int height, float strength,
                         cudaStream_t stream) {
   const dim3 block(32, 8), grid((width + 31) / 32, (height + 7) / 8);
-  vignette_kernel<<<grid, block, 0, stream>>>(src, src_pitch, dst, dst_pitch, width, height, strength);
+  vignette_kernel<<<grid, block, 0, stream>>>(src, src_pitch, dst, dst_pitch, width, height,
+                                              strength);
 }

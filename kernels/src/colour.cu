@@ -40,7 +40,8 @@ struct Yuv420ToRgb {
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
         const std::uint32_t h = k ? w.y : w.x;
-        cu[2 * k] = byte_f(h, 0), cv[2 * k] = byte_f(h, 1), cu[2 * k + 1] = byte_f(h, 2), cv[2 * k + 1] = byte_f(h, 3);
+        cu[2 * k] = byte_f(h, 0), cv[2 * k] = byte_f(h, 1), cu[2 * k + 1] = byte_f(h, 2),
+               cv[2 * k + 1] = byte_f(h, 3);
       }
     } else {
       const std::uint32_t wu = *reinterpret_cast<const std::uint32_t*>(u.row(cy) + x / 2);
@@ -147,8 +148,8 @@ struct P010ToRgb {
       float r[8], g[8], b[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i)
-        yuv_to_rgb(c, i % 2 ? hi10(yws[i / 2]) : lo10(yws[i / 2]), lo10(cws[i / 2]), hi10(cws[i / 2]),
-                   r[i], g[i], b[i]);
+        yuv_to_rgb(c, i % 2 ? hi10(yws[i / 2]) : lo10(yws[i / 2]), lo10(cws[i / 2]),
+                   hi10(cws[i / 2]), r[i], g[i], b[i]);
       store_rgb_px<kCh, 8>(rgb.row(2 * cy + dy) + kCh * x, r, g, b);
     }
   }
@@ -171,9 +172,9 @@ __global__ void group8_kernel(const __grid_constant__ Op op, int width, int heig
 template <class Op>
 void launch_group8(const Op& op, int width, int height, cudaStream_t stream) {
   const dim3 block(32, 8);
-  group8_kernel<<<grid2d((width + 7) / 8, (height + 1) / 2, block), block, 0, stream>>>(op, width, height);
+  group8_kernel<<<grid2d((width + 7) / 8, (height + 1) / 2, block), block, 0, stream>>>(op, width,
+                                                                                        height);
 }
-
 
 }  // namespace
 
@@ -184,9 +185,11 @@ void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
   LaunchScope scope("vpipe::nv12_to_rgb", stream);
   const bool vec = aligned(y, 8) && aligned(uv, 8) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(Yuv420ToRgb<true, 4>{dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(Yuv420ToRgb<true, 4>{dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec), vec},
+                  y.width, y.height, stream);
   else
-    launch_group8(Yuv420ToRgb<true, 3>{dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(Yuv420ToRgb<true, 3>{dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec), vec},
+                  y.width, y.height, stream);
 }
 
 void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
@@ -195,11 +198,14 @@ void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
   detail::expect_420(y, v, rgb, 1);
   if (y.width == 0 || y.height == 0) return;
   LaunchScope scope("vpipe::yuv420p_to_rgb", stream);
-  const bool vec = aligned(y, 8) && aligned(u, 4) && aligned(v, 4) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
+  const bool vec =
+      aligned(y, 8) && aligned(u, 4) && aligned(v, 4) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(Yuv420ToRgb<false, 4>{dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(Yuv420ToRgb<false, 4>{dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec), vec},
+                  y.width, y.height, stream);
   else
-    launch_group8(Yuv420ToRgb<false, 3>{dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(Yuv420ToRgb<false, 3>{dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec), vec},
+                  y.width, y.height, stream);
 }
 
 void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, ColorSpec spec,
@@ -209,9 +215,11 @@ void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, 
   LaunchScope scope("vpipe::rgb_to_nv12", stream);
   const bool vec = aligned(y, 8) && aligned(uv, 8) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(RgbToYuv420<true, 4>{dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(RgbToYuv420<true, 4>{dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec), vec},
+                  y.width, y.height, stream);
   else
-    launch_group8(RgbToYuv420<true, 3>{dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(RgbToYuv420<true, 3>{dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec), vec},
+                  y.width, y.height, stream);
 }
 
 void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u,
@@ -220,13 +228,15 @@ void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u
   detail::expect_420(y, v, rgb, 1);
   if (y.width == 0 || y.height == 0) return;
   LaunchScope scope("vpipe::rgb_to_yuv420p", stream);
-  const bool vec = aligned(y, 8) && aligned(u, 4) && aligned(v, 4) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
+  const bool vec =
+      aligned(y, 8) && aligned(u, 4) && aligned(v, 4) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(RgbToYuv420<false, 4>{dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(RgbToYuv420<false, 4>{dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec), vec},
+                  y.width, y.height, stream);
   else
-    launch_group8(RgbToYuv420<false, 3>{dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(RgbToYuv420<false, 3>{dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec), vec},
+                  y.width, y.height, stream);
 }
-
 
 void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec,
                  cudaStream_t stream) {
@@ -235,11 +245,12 @@ void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
   LaunchScope scope("vpipe::p010_to_rgb", stream);
   const bool vec = aligned(y, 16) && aligned(uv, 16) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(P010ToRgb<4>{dev(y), dev(uv), dev(rgb), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(P010ToRgb<4>{dev(y), dev(uv), dev(rgb), color_coefs(spec), vec}, y.width,
+                  y.height, stream);
   else
-    launch_group8(P010ToRgb<3>{dev(y), dev(uv), dev(rgb), color_coefs(spec), vec}, y.width, y.height, stream);
+    launch_group8(P010ToRgb<3>{dev(y), dev(uv), dev(rgb), color_coefs(spec), vec}, y.width,
+                  y.height, stream);
 }
-
 
 namespace {
 __global__ void interleave_uv_kernel(Plane u, Plane v, Plane uv) {
@@ -252,16 +263,17 @@ __global__ void interleave_uv_kernel(Plane u, Plane v, Plane uv) {
 }
 }  // namespace
 
-void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv, cudaStream_t stream) {
-  VPIPE_EXPECTS(u.width == uv.width && v.width == uv.width && u.height == uv.height && v.height == uv.height &&
-                    uv.channels == 2 && u.channels == 1 && v.channels == 1,
+void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv,
+                   cudaStream_t stream) {
+  VPIPE_EXPECTS(u.width == uv.width && v.width == uv.width && u.height == uv.height &&
+                    v.height == uv.height && uv.channels == 2 && u.channels == 1 && v.channels == 1,
                 "interleave_uv: U and V planes of the UV plane's size");
   if (uv.width == 0 || uv.height == 0) return;
   LaunchScope scope("vpipe::interleave_uv", stream);
   const dim3 block(32, 8);
-  interleave_uv_kernel<<<grid2d(uv.width, uv.height, block), block, 0, stream>>>(dev(u), dev(v), dev(uv));
+  interleave_uv_kernel<<<grid2d(uv.width, uv.height, block), block, 0, stream>>>(dev(u), dev(v),
+                                                                                 dev(uv));
   VPIPE_CUDA_TRY(cudaGetLastError());
 }
-
 
 }  // namespace vpipe::cuda

@@ -8,19 +8,21 @@
 namespace vpipe::detail {
 
 // y, its 4:2:0 chroma plane(s) with `c_channels` interleaved, an RGB(A) plane of y's size.
-inline void expect_420(const PlaneView& y, const PlaneView& c, const PlaneView& rgb, int c_channels) {
-  VPIPE_EXPECTS(c.width == (y.width + 1) / 2 && c.height == (y.height + 1) / 2 &&
-                    c.channels == c_channels,
-                "4:2:0 chroma plane must be ceil(w/2) x ceil(h/2)");
-  VPIPE_EXPECTS(rgb.width == y.width && rgb.height == y.height &&
-                    (rgb.channels == 3 || rgb.channels == 4),
-                "RGB plane must match luma and have 3 or 4 channels");
+inline void expect_420(const PlaneView& y, const PlaneView& c, const PlaneView& rgb,
+                       int c_channels) {
+  VPIPE_EXPECTS(
+      c.width == (y.width + 1) / 2 && c.height == (y.height + 1) / 2 && c.channels == c_channels,
+      "4:2:0 chroma plane must be ceil(w/2) x ceil(h/2)");
+  VPIPE_EXPECTS(
+      rgb.width == y.width && rgb.height == y.height && (rgb.channels == 3 || rgb.channels == 4),
+      "RGB plane must match luma and have 3 or 4 channels");
 }
 
 // NV12 source of the fused resize: any RGB(A) output size.
 inline void expect_nv12_to_any_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb) {
-  VPIPE_EXPECTS(uv.width == (y.width + 1) / 2 && uv.height == (y.height + 1) / 2 && uv.channels == 2,
-                "NV12 chroma plane must be ceil(w/2) x ceil(h/2) x 2");
+  VPIPE_EXPECTS(
+      uv.width == (y.width + 1) / 2 && uv.height == (y.height + 1) / 2 && uv.channels == 2,
+      "NV12 chroma plane must be ceil(w/2) x ceil(h/2) x 2");
   VPIPE_EXPECTS(rgb.channels == 3 || rgb.channels == 4, "RGB plane needs 3 or 4 channels");
 }
 

@@ -13,11 +13,12 @@ namespace {
 enum class Sample { kBilinear, kNearest, kArea };
 
 struct Scale {
-  float fx, fy;     // bilinear
-  double dx, dy;    // nearest and area
+  float fx, fy;   // bilinear
+  double dx, dy;  // nearest and area
 };
 
-__device__ __forceinline__ float area_sample(const Plane& p, int x, int y, double sx, double sy, int ch) {
+__device__ __forceinline__ float area_sample(const Plane& p, int x, int y, double sx, double sy,
+                                             int ch) {
   const double x0 = x * sx, x1 = min((x + 1) * sx, static_cast<double>(p.width));
   const double y0 = y * sy, y1 = min((y + 1) * sy, static_cast<double>(p.height));
   float acc = 0;
@@ -34,9 +35,11 @@ __device__ __forceinline__ float area_sample(const Plane& p, int x, int y, doubl
 
 // Channels 0..n-1 of plane p at output pixel (x, y).
 template <Sample kMode, int kN>
-__device__ __forceinline__ void sample_plane(const Plane& p, int x, int y, Scale s, float (&out)[kN]) {
+__device__ __forceinline__ void sample_plane(const Plane& p, int x, int y, Scale s,
+                                             float (&out)[kN]) {
   if constexpr (kMode == Sample::kBilinear) {
-    const Bilinear b(p, (x + 0.5f) * s.fx - 0.5f, (y + 0.5f) * s.fy - 0.5f);  // shared by the channels
+    const Bilinear b(p, (x + 0.5f) * s.fx - 0.5f,
+                     (y + 0.5f) * s.fy - 0.5f);  // shared by the channels
 #pragma unroll
     for (int k = 0; k < kN; ++k) out[k] = b(p.channels, k);
   } else if constexpr (kMode == Sample::kNearest) {
@@ -51,7 +54,8 @@ __device__ __forceinline__ void sample_plane(const Plane& p, int x, int y, Scale
 }
 
 template <Sample kY, Sample kC>
-__global__ void nv12_resize_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c, Scale ys, Scale cs) {
+__global__ void nv12_resize_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c, Scale ys,
+                                       Scale cs) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, yy = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= rgb.width || yy >= rgb.height) return;
   float fy[1], fc[2];
@@ -77,7 +81,8 @@ __global__ void nv12_half_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c)
   const std::uint8_t* cr = uv.row(yy);
   if (x0 + 4 > rgb.width) {  // the row's ragged end
     for (int x = x0; x < rgb.width; ++x) {
-      const float fy = (static_cast<float>(r0[2 * x] + r0[2 * x + 1] + r1[2 * x] + r1[2 * x + 1])) * 0.25f;
+      const float fy =
+          (static_cast<float>(r0[2 * x] + r0[2 * x + 1] + r1[2 * x] + r1[2 * x + 1])) * 0.25f;
       float r, g, b;
       yuv_to_rgb(c, fy, cr[2 * x], cr[2 * x + 1], r, g, b);
       store_rgb(rgb, x, yy, r, g, b);
@@ -92,12 +97,12 @@ __global__ void nv12_half_rgb_kernel(Plane y, Plane uv, Plane rgb, ColorCoefs c)
   for (int k = 0; k < 4; ++k) {
     const std::uint32_t la = k < 2 ? a.x : a.y, lb = k < 2 ? b.x : b.y, cw = k < 2 ? w.x : w.y;
     const int i = 2 * (k % 2);
-    const float fy = (byte_f(la, i) + byte_f(la, i + 1) + byte_f(lb, i) + byte_f(lb, i + 1)) * 0.25f;
+    const float fy =
+        (byte_f(la, i) + byte_f(la, i + 1) + byte_f(lb, i) + byte_f(lb, i + 1)) * 0.25f;
     yuv_to_rgb(c, fy, byte_f(cw, i), byte_f(cw, i + 1), rr[k], gg[k], bb[k]);
   }
   store_rgb_px<kCh, 4>(rgb.row(yy) + kCh * x0, rr, gg, bb);
 }
-
 
 }  // namespace
 
@@ -113,14 +118,17 @@ void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView
       aligned(y, 8) && aligned(uv, 8) && aligned(rgb, rgb.channels == 4 ? 16 : 4)) {
     const dim3 grid = grid2d((rgb.width + 3) / 4, rgb.height, block);
     if (rgb.channels == 4)
-      nv12_half_rgb_kernel<4><<<grid, block, 0, stream>>>(dev(y), dev(uv), dev(rgb), color_coefs(spec));
+      nv12_half_rgb_kernel<4>
+          <<<grid, block, 0, stream>>>(dev(y), dev(uv), dev(rgb), color_coefs(spec));
     else
-      nv12_half_rgb_kernel<3><<<grid, block, 0, stream>>>(dev(y), dev(uv), dev(rgb), color_coefs(spec));
+      nv12_half_rgb_kernel<3>
+          <<<grid, block, 0, stream>>>(dev(y), dev(uv), dev(rgb), color_coefs(spec));
     return;
   }
   auto scale = [&](const PlaneView& p) {
     return Scale{static_cast<float>(p.width) / rgb.width, static_cast<float>(p.height) / rgb.height,
-                 static_cast<double>(p.width) / rgb.width, static_cast<double>(p.height) / rgb.height};
+                 static_cast<double>(p.width) / rgb.width,
+                 static_cast<double>(p.height) / rgb.height};
   };
   const Scale ys = scale(y), cs = scale(uv);
   const dim3 grid = grid2d(rgb.width, rgb.height, block);
@@ -141,6 +149,5 @@ void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView
   else
     launch(nv12_resize_rgb_kernel<Sample::kBilinear, Sample::kBilinear>);
 }
-
 
 }  // namespace vpipe::cuda

@@ -18,7 +18,6 @@
 namespace vpipe::cuda {
 namespace {
 
-
 // NVTX range for one launch; the debug switch synchronizes and checks after it.
 class LaunchScope {
  public:
@@ -58,8 +57,9 @@ struct Plane {
   __device__ std::uint8_t* row(int y) const { return data + static_cast<std::size_t>(y) * pitch; }
 };
 inline Plane dev(const PlaneView& p) {
-  return {p.data, p.width, p.height, p.channels, p.pitch,
-          reinterpret_cast<std::uintptr_t>(p.data) % 4 == 0 && p.pitch % 4 == 0};
+  return {p.data,   p.width,
+          p.height, p.channels,
+          p.pitch,  reinterpret_cast<std::uintptr_t>(p.data) % 4 == 0 && p.pitch % 4 == 0};
 }
 
 inline dim3 grid2d(int w, int h, dim3 block) {
@@ -111,8 +111,8 @@ inline bool aligned(const PlaneView& p, std::size_t n) {
 // RGBA as 16-byte stores; RGB (3·kN bytes) as 8-byte stores for 8 pixels,
 // 4-byte ones for 4.
 template <int kCh, int kN>
-__device__ __forceinline__ void store_rgb_px(std::uint8_t* p, const float (&r)[kN], const float (&g)[kN],
-                                             const float (&b)[kN]) {
+__device__ __forceinline__ void store_rgb_px(std::uint8_t* p, const float (&r)[kN],
+                                             const float (&g)[kN], const float (&b)[kN]) {
   constexpr int kWords = kN * kCh / 4;
   std::uint32_t w[kWords] = {};
 #pragma unroll
@@ -124,17 +124,20 @@ __device__ __forceinline__ void store_rgb_px(std::uint8_t* p, const float (&r)[k
   if constexpr (kCh == 4) {
 #pragma unroll
     for (int q = 0; q < kWords / 4; ++q)
-      reinterpret_cast<uint4*>(p)[q] = make_uint4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
+      reinterpret_cast<uint4*>(p)[q] =
+          make_uint4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
   } else if constexpr (kN == 8) {
 #pragma unroll
-    for (int q = 0; q < kWords / 2; ++q) reinterpret_cast<uint2*>(p)[q] = make_uint2(w[2 * q], w[2 * q + 1]);
+    for (int q = 0; q < kWords / 2; ++q)
+      reinterpret_cast<uint2*>(p)[q] = make_uint2(w[2 * q], w[2 * q + 1]);
   } else {
 #pragma unroll
     for (int q = 0; q < kWords; ++q) reinterpret_cast<std::uint32_t*>(p)[q] = w[q];
   }
 }
 template <int kCh>
-__device__ __forceinline__ void load_rgb8(const std::uint8_t* p, float (&r)[8], float (&g)[8], float (&b)[8]) {
+__device__ __forceinline__ void load_rgb8(const std::uint8_t* p, float (&r)[8], float (&g)[8],
+                                          float (&b)[8]) {
   std::uint32_t w[2 * kCh];
 #pragma unroll
   for (int q = 0; q < kCh / 2; ++q) {  // 4 → two uint4, 3 → one and a half: three uint2
@@ -183,7 +186,8 @@ struct Bilinear {
   }
   // Channel k of a plane with `channels` interleaved.
   __device__ float operator()(int channels, int k) const {
-    return (1 - ay) * ((1 - ax) * exact_f(ra[xa * channels + k]) + ax * exact_f(ra[xb * channels + k])) +
+    return (1 - ay) *
+               ((1 - ax) * exact_f(ra[xa * channels + k]) + ax * exact_f(ra[xb * channels + k])) +
            ay * ((1 - ax) * exact_f(rb[xa * channels + k]) + ax * exact_f(rb[xb * channels + k]));
   }
 };

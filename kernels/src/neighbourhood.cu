@@ -1,4 +1,5 @@
-// CUDA neighbourhood filters: Gaussian and box blur, unsharp mask, Sobel (see cuda_ops.hpp for the contracts).
+// CUDA neighbourhood filters: Gaussian and box blur, unsharp mask, Sobel (see cuda_ops.hpp for the
+// contracts).
 #include "kernel_common.cuh"
 
 namespace vpipe::cuda {
@@ -69,7 +70,8 @@ __global__ void blur_v_kernel(const float* tmp, Plane d, const __grid_constant__
   float acc[kStrip] = {};
   for (int t = 0; t < kStrip + 2 * r; ++t) {
     const int ys = y0 - r + t;
-    const float v = tmp[static_cast<std::size_t>(interior ? ys : reflect101(ys, d.height)) * row_elems + xb];
+    const float v =
+        tmp[static_cast<std::size_t>(interior ? ys : reflect101(ys, d.height)) * row_elems + xb];
 #pragma unroll
     for (int j = 0; j < kStrip; ++j) {
       const int i = t - j;
@@ -91,7 +93,8 @@ __global__ void blur_v_kernel(const float* tmp, Plane d, const __grid_constant__
 void launch_blur(const PlaneView& src, const PlaneView& dst, float* tmp, const GaussKernel& k,
                  float amount, cudaStream_t stream) {
   const dim3 hblock(kHTile, kHRows), vblock(64, 4);
-  const std::size_t smem = static_cast<std::size_t>(kHRows) * (kHTile + 2 * k.radius) * src.channels;
+  const std::size_t smem =
+      static_cast<std::size_t>(kHRows) * (kHTile + 2 * k.radius) * src.channels;
   blur_h_kernel<<<grid2d(src.width, src.height, hblock), hblock, smem, stream>>>(dev(src), tmp, k);
   blur_v_kernel<<<grid2d(src.width * src.channels, (src.height + kStrip - 1) / kStrip, vblock),
                   vblock, 0, stream>>>(tmp, dev(dst), k, dev(src), amount);
@@ -108,7 +111,6 @@ GaussKernel gaussian_weights(double sigma) {
   return k;
 }
 
-
 // ---- blur, one pass --------------------------------------------------------------
 // Radii up to kMaxFixedRadius, 1–4 channels, source and destination apart:
 // both passes in one kernel. A block stages its kTW-byte × kTH-row output tile
@@ -121,7 +123,6 @@ GaussKernel gaussian_weights(double sigma) {
 namespace blur_tile {
 constexpr int kTW = 128, kTH = 32, kThreads = 256, kK = 8, kS = 4;
 }
-
 
 template <int R, int CH>
 __global__ void __launch_bounds__(blur_tile::kThreads)
@@ -156,7 +157,8 @@ __global__ void __launch_bounds__(blur_tile::kThreads)
       const int i = tid + n * kThreads;
       if (i < kWords)
         v[n] = *reinterpret_cast<const std::uint32_t*>(
-            s.row(reflect101(y0 - R + i / kWordsPerRow, s.height)) + x0 - kHL + 4 * (i % kWordsPerRow));
+            s.row(reflect101(y0 - R + i / kWordsPerRow, s.height)) + x0 - kHL +
+            4 * (i % kWordsPerRow));
     }
 #pragma unroll
     for (int n = 0; n < kLoads; ++n) {
@@ -273,8 +275,8 @@ __global__ void __launch_bounds__(blur_tile::kThreads)
 }
 
 template <int R, int CH>
-void launch_tile_blur(const PlaneView& src, const PlaneView& dst, const GaussKernel& k, float amount,
-                      cudaStream_t stream) {
+void launch_tile_blur(const PlaneView& src, const PlaneView& dst, const GaussKernel& k,
+                      float amount, cudaStream_t stream) {
   using namespace blur_tile;
   const dim3 grid((static_cast<unsigned>(src.width) * CH + kTW - 1) / kTW,
                   (static_cast<unsigned>(src.height) + kTH - 1) / kTH);
@@ -282,30 +284,38 @@ void launch_tile_blur(const PlaneView& src, const PlaneView& dst, const GaussKer
 }
 
 template <int CH, int... R>
-bool dispatch_tile_blur_r(std::integer_sequence<int, R...>, const PlaneView& src, const PlaneView& dst,
-                          const GaussKernel& k, float amount, cudaStream_t stream) {
-  return ((k.radius == R + 1 ? (launch_tile_blur<R + 1, CH>(src, dst, k, amount, stream), true) : false) || ...);
+bool dispatch_tile_blur_r(std::integer_sequence<int, R...>, const PlaneView& src,
+                          const PlaneView& dst, const GaussKernel& k, float amount,
+                          cudaStream_t stream) {
+  return ((k.radius == R + 1 ? (launch_tile_blur<R + 1, CH>(src, dst, k, amount, stream), true)
+                             : false) ||
+          ...);
 }
 
 // false: not a case for the one-pass kernel (radius, channels, or src and dst overlap).
 bool tile_blur(const PlaneView& src, const PlaneView& dst, const GaussKernel& k, float amount,
                cudaStream_t stream) {
   const auto* s0 = src.data;
-  const auto* s1 = src.data + src.pitch * static_cast<std::size_t>(src.height - 1) + src.row_bytes();
+  const auto* s1 =
+      src.data + src.pitch * static_cast<std::size_t>(src.height - 1) + src.row_bytes();
   const auto* d0 = dst.data;
-  const auto* d1 = dst.data + dst.pitch * static_cast<std::size_t>(dst.height - 1) + dst.row_bytes();
+  const auto* d1 =
+      dst.data + dst.pitch * static_cast<std::size_t>(dst.height - 1) + dst.row_bytes();
   if (k.radius < 1 || k.radius > kMaxFixedRadius || (s0 < d1 && d0 < s1)) return false;
   const auto radii = std::make_integer_sequence<int, kMaxFixedRadius>{};
   switch (src.channels) {
-    case 1: return dispatch_tile_blur_r<1>(radii, src, dst, k, amount, stream);
-    case 2: return dispatch_tile_blur_r<2>(radii, src, dst, k, amount, stream);
-    case 3: return dispatch_tile_blur_r<3>(radii, src, dst, k, amount, stream);
-    case 4: return dispatch_tile_blur_r<4>(radii, src, dst, k, amount, stream);
-    default: return false;
+    case 1:
+      return dispatch_tile_blur_r<1>(radii, src, dst, k, amount, stream);
+    case 2:
+      return dispatch_tile_blur_r<2>(radii, src, dst, k, amount, stream);
+    case 3:
+      return dispatch_tile_blur_r<3>(radii, src, dst, k, amount, stream);
+    case 4:
+      return dispatch_tile_blur_r<4>(radii, src, dst, k, amount, stream);
+    default:
+      return false;
   }
 }
-
-
 
 // Sobel of element e (pixel e / c, channel e % c) of row y, reflect-101 borders.
 __device__ __forceinline__ std::uint8_t sobel_at(const Plane& s, int e, int y) {
@@ -355,12 +365,12 @@ __global__ void sobel4_kernel(Plane s, Plane d) {
   }
   std::uint8_t* out = d.row(y) + e0;
   if (d.aligned4 && e0 + 4 <= row_elems) {
-    *reinterpret_cast<std::uint32_t*>(out) = v[0] | v[1] << 8 | v[2] << 16 | static_cast<std::uint32_t>(v[3]) << 24;
+    *reinterpret_cast<std::uint32_t*>(out) =
+        v[0] | v[1] << 8 | v[2] << 16 | static_cast<std::uint32_t>(v[3]) << 24;
   } else {
     for (int j = 0; j < 4 && e0 + j < row_elems; ++j) out[j] = v[j];
   }
 }
-
 
 }  // namespace
 
@@ -375,7 +385,8 @@ void run_separable(const char* name, const PlaneView& src, const PlaneView& dst,
   LaunchScope scope(name, stream);
   if (tile_blur(src, dst, k, amount, stream)) return;
   // Larger radii, or in place: two passes through a float intermediate.
-  const std::size_t tmp_bytes = src.row_bytes() * static_cast<std::size_t>(src.height) * sizeof(float);
+  const std::size_t tmp_bytes =
+      src.row_bytes() * static_cast<std::size_t>(src.height) * sizeof(float);
   auto* tmp = static_cast<float*>(scratch.allocate(tmp_bytes, stream));
   launch_blur(src, dst, tmp, k, amount, stream);
   scratch.deallocate(tmp, tmp_bytes, stream);
@@ -385,7 +396,8 @@ void run_separable(const char* name, const PlaneView& src, const PlaneView& dst,
 void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigma,
                          DeviceMemoryResource& scratch, cudaStream_t stream) {
   VPIPE_EXPECTS(sigma > 0, "blur: sigma must be > 0");
-  run_separable("vpipe::gaussian_blur_plane", src, dst, gaussian_weights(sigma), 0.f, scratch, stream);
+  run_separable("vpipe::gaussian_blur_plane", src, dst, gaussian_weights(sigma), 0.f, scratch,
+                stream);
 }
 
 void box_blur_plane(const PlaneView& src, const PlaneView& dst, int radius,
@@ -406,8 +418,8 @@ void unsharp_plane(const PlaneView& src, const PlaneView& dst, double sigma, dou
     crop_plane(src, dst, 0, 0, stream);
     return;
   }
-  run_separable("vpipe::unsharp_plane", src, dst, gaussian_weights(sigma), static_cast<float>(amount),
-                scratch, stream);
+  run_separable("vpipe::unsharp_plane", src, dst, gaussian_weights(sigma),
+                static_cast<float>(amount), scratch, stream);
 }
 
 void sobel_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream) {
@@ -418,13 +430,21 @@ void sobel_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream
   LaunchScope scope("vpipe::sobel_plane", stream);
   const dim3 block(32, 8), grid = grid2d((dst.width * dst.channels + 3) / 4, dst.height, block);
   switch (src.channels) {
-    case 1: sobel4_kernel<1><<<grid, block, 0, stream>>>(dev(src), dev(dst)); break;
-    case 2: sobel4_kernel<2><<<grid, block, 0, stream>>>(dev(src), dev(dst)); break;
-    case 3: sobel4_kernel<3><<<grid, block, 0, stream>>>(dev(src), dev(dst)); break;
-    case 4: sobel4_kernel<4><<<grid, block, 0, stream>>>(dev(src), dev(dst)); break;
-    default: VPIPE_EXPECTS(src.channels <= 4, "sobel: 1 to 4 channels");
+    case 1:
+      sobel4_kernel<1><<<grid, block, 0, stream>>>(dev(src), dev(dst));
+      break;
+    case 2:
+      sobel4_kernel<2><<<grid, block, 0, stream>>>(dev(src), dev(dst));
+      break;
+    case 3:
+      sobel4_kernel<3><<<grid, block, 0, stream>>>(dev(src), dev(dst));
+      break;
+    case 4:
+      sobel4_kernel<4><<<grid, block, 0, stream>>>(dev(src), dev(dst));
+      break;
+    default:
+      VPIPE_EXPECTS(src.channels <= 4, "sobel: 1 to 4 channels");
   }
 }
-
 
 }  // namespace vpipe::cuda

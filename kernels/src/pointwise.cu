@@ -1,4 +1,5 @@
-// CUDA pointwise kernels: invert, look-up tables, fill, RGBA overlay (see cuda_ops.hpp for the contracts).
+// CUDA pointwise kernels: invert, look-up tables, fill, RGBA overlay (see cuda_ops.hpp for the
+// contracts).
 #include "kernel_common.cuh"
 
 namespace vpipe::cuda {
@@ -39,7 +40,6 @@ __global__ void overlay_kernel(Plane base, Plane over, Plane d, int ox, int oy, 
                 d.row(y) + x * d.channels, d.channels, opacity);
 }
 
-
 // ---- pointwise -----------------------------------------------------------------
 
 // Sixteen bytes per thread where rows allow 16-byte accesses, four where
@@ -48,7 +48,8 @@ __global__ void overlay_kernel(Plane base, Plane over, Plane d, int ox, int oy, 
 // value would serialize in the constant cache); blocks stride over rows so
 // the table is staged once per block, not once per row.
 template <class Op>
-__device__ __forceinline__ std::uint32_t op_word(const Op& op, std::uint32_t w, const std::uint8_t* t) {
+__device__ __forceinline__ std::uint32_t op_word(const Op& op, std::uint32_t w,
+                                                 const std::uint8_t* t) {
   std::uint32_t out = 0;
 #pragma unroll
   for (int b = 0; b < 4; ++b)
@@ -65,7 +66,8 @@ __global__ void pointwise_kernel(Plane s, Plane d, const __grid_constant__ Op op
   }
   const std::size_t row_bytes = static_cast<std::size_t>(s.width) * s.channels;
   const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x * width_bytes;
-  const std::size_t first = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * width_bytes;
+  const std::size_t first =
+      (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) * width_bytes;
   for (int y = blockIdx.y; y < s.height; y += gridDim.y) {
     const std::uint8_t* in = s.row(y);
     std::uint8_t* out = d.row(y);
@@ -96,7 +98,9 @@ struct InvertOp {
 struct LutOp {
   static constexpr bool kTable = true;
   std::uint8_t lut[256];
-  __device__ std::uint8_t operator()(std::uint8_t v, const std::uint8_t* table) const { return table[v]; }
+  __device__ std::uint8_t operator()(std::uint8_t v, const std::uint8_t* table) const {
+    return table[v];
+  }
 };
 
 template <class Op>
@@ -117,7 +121,6 @@ void launch_pointwise(const PlaneView& src, const PlaneView& dst, Op op, cudaStr
   pointwise_kernel<<<grid, 256, 0, stream>>>(dev(src), dev(dst), op, width_bytes);
 }
 
-
 }  // namespace
 
 void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
@@ -135,7 +138,6 @@ void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneVi
       dev(base), dev(overlay), dev(dst), x, y, opacity);
 }
 
-
 void invert_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream) {
   LaunchScope scope("vpipe::invert_plane", stream);
   launch_pointwise(src, dst, InvertOp{}, stream);
@@ -149,13 +151,11 @@ void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&
   launch_pointwise(src, dst, op, stream);
 }
 
-
 void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream) {
   if (dst.width == 0 || dst.height == 0) return;
   LaunchScope scope("vpipe::fill_plane", stream);
   VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, value, dst.row_bytes(),
                                    static_cast<std::size_t>(dst.height), stream));
 }
-
 
 }  // namespace vpipe::cuda

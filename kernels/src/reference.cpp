@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 #include <opencv2/imgproc.hpp>
+#include <vector>
 
 #include "vpipe/memory/errors.hpp"
 
@@ -27,9 +27,9 @@ void fill_plane(const PlaneView& dst, std::uint8_t value) {
 
 void resize_plane(const PlaneView& src, const PlaneView& dst, Interp interp) {
   VPIPE_EXPECTS(src.channels == dst.channels, "resize_plane: channel counts differ");
-  const int flag = interp == Interp::kNearest   ? cv::INTER_NEAREST
-                   : interp == Interp::kArea    ? cv::INTER_AREA
-                                                : cv::INTER_LINEAR;
+  const int flag = interp == Interp::kNearest ? cv::INTER_NEAREST
+                   : interp == Interp::kArea  ? cv::INTER_AREA
+                                              : cv::INTER_LINEAR;
   cv::Mat out = as_mat(dst);
   cv::resize(as_mat(src), out, out.size(), 0, 0, flag);
 }
@@ -55,7 +55,8 @@ void gaussian_blur_exact(const PlaneView& src, const PlaneView& dst, double sigm
       for (int c = 0; c < ch; ++c) {
         double acc = 0;
         for (int i = -radius; i <= radius; ++i)
-          acc += k[static_cast<std::size_t>(i + radius)] * src.row(y)[reflect101(x + i, src.width) * ch + c];
+          acc += k[static_cast<std::size_t>(i + radius)] *
+                 src.row(y)[reflect101(x + i, src.width) * ch + c];
         tmp[(static_cast<std::size_t>(y) * src.width + x) * ch + c] = acc;
       }
   for (int y = 0; y < src.height; ++y)
@@ -63,8 +64,10 @@ void gaussian_blur_exact(const PlaneView& src, const PlaneView& dst, double sigm
       for (int c = 0; c < ch; ++c) {
         double acc = 0;
         for (int i = -radius; i <= radius; ++i)
-          acc += k[static_cast<std::size_t>(i + radius)] *
-                 tmp[(static_cast<std::size_t>(reflect101(y + i, src.height)) * src.width + x) * ch + c];
+          acc +=
+              k[static_cast<std::size_t>(i + radius)] *
+              tmp[(static_cast<std::size_t>(reflect101(y + i, src.height)) * src.width + x) * ch +
+                  c];
         dst.row(y)[x * ch + c] = static_cast<std::uint8_t>(std::clamp(std::lround(acc), 0L, 255L));
       }
 }
@@ -107,8 +110,8 @@ void invert_plane(const PlaneView& src, const PlaneView& dst) {
 }
 
 void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv) {
-  VPIPE_EXPECTS(u.width == uv.width && v.width == uv.width && u.height == uv.height && v.height == uv.height &&
-                    uv.channels == 2 && u.channels == 1 && v.channels == 1,
+  VPIPE_EXPECTS(u.width == uv.width && v.width == uv.width && u.height == uv.height &&
+                    v.height == uv.height && uv.channels == 2 && u.channels == 1 && v.channels == 1,
                 "interleave_uv: U and V planes of the UV plane's size");
   cv::Mat out = as_mat(uv);
   cv::merge(std::vector<cv::Mat>{as_mat(u), as_mat(v)}, out);

@@ -3,15 +3,14 @@
 #include <cmath>
 #include <opencv2/core.hpp>
 
+#include "as_mat.hpp"
 #include "contracts.hpp"
 #include "vpipe/kernels/reference.hpp"
-#include "as_mat.hpp"
 #include "vpipe/memory/errors.hpp"
 
 namespace vpipe::ref {
 
 namespace {
-
 
 void put_rgb(const PlaneView& rgb, int x, int yy, float r, float g, float b) {
   std::uint8_t* o = rgb.row(yy) + x * rgb.channels;
@@ -49,9 +48,11 @@ float sample_area(const PlaneView& p, int x, int yy, double sx, double sy, int c
   const double y0 = yy * sy, y1 = std::min((yy + 1) * sy, static_cast<double>(p.height));
   float acc = 0;
   for (int ys = static_cast<int>(std::floor(y0)); ys < static_cast<int>(std::ceil(y1)); ++ys) {
-    const auto wy = static_cast<float>(std::min(ys + 1.0, y1) - std::max(static_cast<double>(ys), y0));
+    const auto wy =
+        static_cast<float>(std::min(ys + 1.0, y1) - std::max(static_cast<double>(ys), y0));
     for (int xs = static_cast<int>(std::floor(x0)); xs < static_cast<int>(std::ceil(x1)); ++xs)
-      acc += wy * static_cast<float>(std::min(xs + 1.0, x1) - std::max(static_cast<double>(xs), x0)) *
+      acc += wy *
+             static_cast<float>(std::min(xs + 1.0, x1) - std::max(static_cast<double>(xs), x0)) *
              p.row(ys)[xs * p.channels + ch];
   }
   return acc * static_cast<float>(1.0 / ((x1 - x0) * (y1 - y0)));
@@ -94,7 +95,8 @@ void rgb_to_420(const PlaneView& rgb, const PlaneView& y, ColorSpec spec, PutC p
       float su = 0, sv = 0;
       for (int dy = 0; dy < 2; ++dy)
         for (int dx = 0; dx < 2; ++dx) {
-          const int x = std::min(2 * cx + dx, y.width - 1), yy = std::min(2 * cy + dy, y.height - 1);
+          const int x = std::min(2 * cx + dx, y.width - 1),
+                    yy = std::min(2 * cy + dy, y.height - 1);
           const std::uint8_t* p = rgb.row(yy) + x * rgb.channels;
           float fy, fu, fv;
           rgb_to_yuv(c, p[0], p[1], p[2], fy, fu, fv);
@@ -129,10 +131,14 @@ void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView
                         ColorSpec spec, Interp interp) {
   detail::expect_nv12_to_any_rgb(y, uv, rgb);
   const ColorCoefs c = color_coefs(spec);
-  const float sx = static_cast<float>(y.width) / rgb.width, sy = static_cast<float>(y.height) / rgb.height;
-  const float csx = static_cast<float>(uv.width) / rgb.width, csy = static_cast<float>(uv.height) / rgb.height;
-  const double dsx = static_cast<double>(y.width) / rgb.width, dsy = static_cast<double>(y.height) / rgb.height;
-  const double dcsx = static_cast<double>(uv.width) / rgb.width, dcsy = static_cast<double>(uv.height) / rgb.height;
+  const float sx = static_cast<float>(y.width) / rgb.width,
+              sy = static_cast<float>(y.height) / rgb.height;
+  const float csx = static_cast<float>(uv.width) / rgb.width,
+              csy = static_cast<float>(uv.height) / rgb.height;
+  const double dsx = static_cast<double>(y.width) / rgb.width,
+               dsy = static_cast<double>(y.height) / rgb.height;
+  const double dcsx = static_cast<double>(uv.width) / rgb.width,
+               dcsy = static_cast<double>(uv.height) / rgb.height;
   const bool y_area = interp == Interp::kArea && dsx >= 1 && dsy >= 1;
   const bool c_area = interp == Interp::kArea && dcsx >= 1 && dcsy >= 1;
   for (int yy = 0; yy < rgb.height; ++yy)
@@ -184,7 +190,8 @@ void box_blur_plane(const PlaneView& src, const PlaneView& dst, int radius) {
                 "box_blur: radius >= 1, planes of one size");
   cv::Mat f;
   as_mat(src).convertTo(f, CV_32F);
-  cv::blur(f, f, cv::Size(2 * radius + 1, 2 * radius + 1), cv::Point(-1, -1), cv::BORDER_REFLECT_101);
+  cv::blur(f, f, cv::Size(2 * radius + 1, 2 * radius + 1), cv::Point(-1, -1),
+           cv::BORDER_REFLECT_101);
   cv::Mat out = as_mat(dst);
   f.convertTo(out, out.type());
 }

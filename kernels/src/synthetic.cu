@@ -47,7 +47,8 @@ unsigned grid_for(std::size_t n) {
 
 }  // namespace
 
-void fill_pattern(std::uint32_t* words, std::size_t count, std::uint32_t seed, cudaStream_t stream) {
+void fill_pattern(std::uint32_t* words, std::size_t count, std::uint32_t seed,
+                  cudaStream_t stream) {
   fill_kernel<<<grid_for(count), 256, 0, stream>>>(words, count, seed);
 }
 

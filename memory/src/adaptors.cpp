@@ -97,8 +97,10 @@ void* HeldBudgetAdaptor::do_allocate(std::size_t bytes, cudaStream_t stream) {
   p = upstream_.allocate(bytes, stream);
   if (const std::size_t h = held(); h > limit_) {
     give_back();  // what it reserved for this call goes back too
-    throw out_of_memory(fmt::format("{}: {} more bytes would hold {} bytes of the device, over the "
-                                    "budget of {}", upstream_.name(), bytes, h, limit_));
+    throw out_of_memory(
+        fmt::format("{}: {} more bytes would hold {} bytes of the device, over the "
+                    "budget of {}",
+                    upstream_.name(), bytes, h, limit_));
   }
   return p;
 }
@@ -107,8 +109,8 @@ void* BudgetAdaptor::do_allocate(std::size_t bytes, cudaStream_t stream) {
   {
     std::lock_guard lock(mutex_);
     if (in_use_ + bytes > limit_)
-      throw out_of_memory(fmt::format("budget: {} more bytes would exceed {} ({} in use)", bytes,
-                                      limit_, in_use_));
+      throw out_of_memory(
+          fmt::format("budget: {} more bytes would exceed {} ({} in use)", bytes, limit_, in_use_));
     in_use_ += bytes;  // reserve before the call, so concurrent callers see it
   }
   try {
@@ -194,7 +196,8 @@ ReplayResult replay(const std::vector<LogEntry>& log, DeviceMemoryResource& mr,
   std::unordered_map<std::int64_t, std::pair<void*, std::size_t>> live;
   std::size_t in_use = 0;
   auto stream_of = [&](int i) -> cudaStream_t {
-    if (i >= 0 && static_cast<std::size_t>(i) < streams.size()) return streams[static_cast<std::size_t>(i)];
+    if (i >= 0 && static_cast<std::size_t>(i) < streams.size())
+      return streams[static_cast<std::size_t>(i)];
     return streams.empty() ? nullptr : streams[0];
   };
   const auto t0 = now_ns();

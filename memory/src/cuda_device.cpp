@@ -54,8 +54,8 @@ std::string cuda_unavailable_reason() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    return fmt::format("no usable CUDA device on this machine: {} ({})",
-                       cudaGetErrorString(status), cudaGetErrorName(status));
+    return fmt::format("no usable CUDA device on this machine: {} ({})", cudaGetErrorString(status),
+                       cudaGetErrorName(status));
   }
   if (count == 0) return "no CUDA device on this machine";
   return {};

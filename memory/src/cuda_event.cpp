@@ -10,8 +10,8 @@ namespace vpipe {
 
 CudaEvent::CudaEvent(Timing timing) {
   VPIPE_CUDA_TRY(cudaGetDevice(&device_));
-  VPIPE_CUDA_TRY(cudaEventCreateWithFlags(&event_, timing == Timing::kOn ? cudaEventDefault
-                                                                          : cudaEventDisableTiming));
+  VPIPE_CUDA_TRY(cudaEventCreateWithFlags(
+      &event_, timing == Timing::kOn ? cudaEventDefault : cudaEventDisableTiming));
 }
 CudaEvent::~CudaEvent() {
   if (event_) cudaEventDestroy(event_);

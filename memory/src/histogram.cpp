@@ -7,7 +7,7 @@ namespace vpipe {
 int Histogram::bucket_of(std::uint64_t value) noexcept {
   constexpr std::uint64_t kSub = 1u << kSubBits;
   if (value < kSub) return static_cast<int>(value);  // exact below 32
-  const int msb = 63 - std::countl_zero(value);       // >= kSubBits
+  const int msb = 63 - std::countl_zero(value);      // >= kSubBits
   const int shift = msb - kSubBits;
   const auto sub = static_cast<int>((value >> shift) & (kSub - 1));
   const int bucket = ((shift + 1) << kSubBits) + sub;
@@ -58,8 +58,9 @@ std::uint64_t Histogram::min() const noexcept {
 
 double Histogram::mean() const noexcept {
   const auto n = count();
-  return n == 0 ? 0.0
-                : static_cast<double>(sum_.load(std::memory_order_relaxed)) / static_cast<double>(n);
+  return n == 0
+             ? 0.0
+             : static_cast<double>(sum_.load(std::memory_order_relaxed)) / static_cast<double>(n);
 }
 
 void Histogram::reset() noexcept {

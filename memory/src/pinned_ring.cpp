@@ -19,9 +19,10 @@ PinnedRing::PinnedRing(std::size_t slots, std::size_t slot_bytes, HostMemory kin
       p = std::aligned_alloc(4096, (slot_bytes + 4095) / 4096 * 4096);
       if (!p) throw std::bad_alloc();
     } else {
-      VPIPE_CUDA_TRY(cudaHostAlloc(&p, slot_bytes, kind_ == HostMemory::kPinnedWriteCombined
-                                                       ? cudaHostAllocWriteCombined
-                                                       : cudaHostAllocDefault));
+      VPIPE_CUDA_TRY(cudaHostAlloc(&p, slot_bytes,
+                                   kind_ == HostMemory::kPinnedWriteCombined
+                                       ? cudaHostAllocWriteCombined
+                                       : cudaHostAllocDefault));
     }
     s.data = static_cast<std::byte*>(p);
   }
@@ -74,7 +75,8 @@ PinnedRing::Slot PinnedRing::acquire(std::chrono::milliseconds timeout) {
     while (!(got = take_ready_slot())) {
       if (std::chrono::steady_clock::now() >= deadline) {
         ++stats_.timeouts;
-        stats_.waited_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        stats_.waited_s +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         throw staging_starved(fmt::format(
             "staging ring starved: all {} slots busy for {} ms (raise the ring size or the "
             "pipeline is stuck)",

@@ -162,13 +162,15 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
     } else {
       const auto msg =
           c.blocks == 0
-              ? fmt::format("slab exhausted: no room for a first block of {} bytes: {} of the {} byte "
-                            "cap are blocks in use by other sizes ({} classes)",
-                            c.block_bytes, used_, options_.max_bytes.value_or(0), classes_.size())
-              : fmt::format("slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap "
-                            "leaves no room to grow ({} bytes reserved, {} in use, over {} classes)",
-                            c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, used_,
-                            classes_.size());
+              ? fmt::format(
+                    "slab exhausted: no room for a first block of {} bytes: {} of the {} byte "
+                    "cap are blocks in use by other sizes ({} classes)",
+                    c.block_bytes, used_, options_.max_bytes.value_or(0), classes_.size())
+              : fmt::format(
+                    "slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap "
+                    "leaves no room to grow ({} bytes reserved, {} in use, over {} classes)",
+                    c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, used_,
+                    classes_.size());
       // Loud, but not a flood: the 1st, 10th, 100th… exhaustion is printed.
       if (++exhaustions_ == next_report_) {
         std::fprintf(stderr, "vpipe: %s [%zu exhaustion(s) so far]\n", msg.c_str(), exhaustions_);

@@ -31,7 +31,8 @@ Fn* driver_fn(const char* name) {
 void cu_try(CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return;
   if (r == CUDA_ERROR_OUT_OF_MEMORY) throw out_of_memory(fmt::format("{}: out of memory", what));
-  throw cuda_error(cudaErrorUnknown, fmt::format("{} failed: CUresult {}", what, static_cast<int>(r)));
+  throw cuda_error(cudaErrorUnknown,
+                   fmt::format("{} failed: CUresult {}", what, static_cast<int>(r)));
 }
 
 class CudaVmmBacking final : public VmmBacking {
@@ -46,7 +47,8 @@ class CudaVmmBacking final : public VmmBacking {
     map_ = driver_fn<decltype(cuMemMap)>("cuMemMap");
     unmap_ = driver_fn<decltype(cuMemUnmap)>("cuMemUnmap");
     access_ = driver_fn<decltype(cuMemSetAccess)>("cuMemSetAccess");
-    auto granularity = driver_fn<decltype(cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity");
+    auto granularity =
+        driver_fn<decltype(cuMemGetAllocationGranularity)>("cuMemGetAllocationGranularity");
     prop_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop_.location.id = device;
@@ -115,7 +117,9 @@ std::unique_ptr<VmmBacking> make_cuda_vmm_backing(std::size_t reserve_bytes, int
 
 VmmArena::VmmArena(VmmOptions options, std::unique_ptr<VmmBacking> backing,
                    std::unique_ptr<FenceSource> fences)
-    : options_(options), backing_(std::move(backing)), fences_(std::move(fences)),
+    : options_(options),
+      backing_(std::move(backing)),
+      fences_(std::move(fences)),
       chunk_((std::max<std::size_t>(options.chunk_bytes, 1) + backing_->granularity() - 1) /
              backing_->granularity() * backing_->granularity()),
       free_(backing_->reserved_bytes() / chunk_ * chunk_),
@@ -201,7 +205,8 @@ void VmmArena::reclaim_all(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-std::size_t VmmArena::unmap_idle_chunks(std::size_t at_least, std::size_t keep_first, std::size_t keep_last) {
+std::size_t VmmArena::unmap_idle_chunks(std::size_t at_least, std::size_t keep_first,
+                                        std::size_t keep_last) {
   std::size_t freed = 0;
   for (std::size_t c = chunk_mapped_.size(); c-- > 0 && freed < at_least;) {
     if (c >= keep_first && c <= keep_last) continue;

@@ -74,20 +74,26 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
   // What these muxers write (libavformat's mpegtsenc.c, mpegenc.c, oggenc.c,
   // gif.c, yuv4mpegenc.c): they refuse, or mangle, everything else.
   static const std::map<std::string_view, std::set<AVCodecID>> kHolds = {
-      {"mpegts", {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264,
-                  AV_CODEC_ID_HEVC, AV_CODEC_ID_VVC, AV_CODEC_ID_CAVS, AV_CODEC_ID_DIRAC, AV_CODEC_ID_VC1,
-                  AV_CODEC_ID_AV1, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3, AV_CODEC_ID_AAC, AV_CODEC_ID_AAC_LATM,
-                  AV_CODEC_ID_AC3, AV_CODEC_ID_EAC3, AV_CODEC_ID_DTS, AV_CODEC_ID_TRUEHD, AV_CODEC_ID_OPUS,
-                  AV_CODEC_ID_S302M, AV_CODEC_ID_DVB_SUBTITLE, AV_CODEC_ID_DVB_TELETEXT}},
-      {"mpeg", {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3,
-                AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD}},
-      {"vob", {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_H264, AV_CODEC_ID_MP2,
-               AV_CODEC_ID_MP3, AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD,
-               AV_CODEC_ID_DVD_SUBTITLE}},
-      {"ogg", {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS,
-               AV_CODEC_ID_FLAC, AV_CODEC_ID_SPEEX}},
-      {"ogv", {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS,
-               AV_CODEC_ID_FLAC, AV_CODEC_ID_SPEEX}},
+      {"mpegts",
+       {AV_CODEC_ID_MPEG1VIDEO,   AV_CODEC_ID_MPEG2VIDEO,  AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264,
+        AV_CODEC_ID_HEVC,         AV_CODEC_ID_VVC,         AV_CODEC_ID_CAVS,  AV_CODEC_ID_DIRAC,
+        AV_CODEC_ID_VC1,          AV_CODEC_ID_AV1,         AV_CODEC_ID_MP2,   AV_CODEC_ID_MP3,
+        AV_CODEC_ID_AAC,          AV_CODEC_ID_AAC_LATM,    AV_CODEC_ID_AC3,   AV_CODEC_ID_EAC3,
+        AV_CODEC_ID_DTS,          AV_CODEC_ID_TRUEHD,      AV_CODEC_ID_OPUS,  AV_CODEC_ID_S302M,
+        AV_CODEC_ID_DVB_SUBTITLE, AV_CODEC_ID_DVB_TELETEXT}},
+      {"mpeg",
+       {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3,
+        AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD}},
+      {"vob",
+       {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_H264, AV_CODEC_ID_MP2,
+        AV_CODEC_ID_MP3, AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD,
+        AV_CODEC_ID_DVD_SUBTITLE}},
+      {"ogg",
+       {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC,
+        AV_CODEC_ID_SPEEX}},
+      {"ogv",
+       {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC,
+        AV_CODEC_ID_SPEEX}},
       {"gif", {AV_CODEC_ID_GIF}},
       {"yuv4mpegpipe", {AV_CODEC_ID_WRAPPED_AVFRAME, AV_CODEC_ID_RAWVIDEO}},
   };
@@ -98,9 +104,7 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
   return it->second.count(codec) > 0;
 }
 
-void InputWatch::arm() {
-  deadline_ns_ = steady_ns() + static_cast<std::int64_t>(timeout_s_ * 1e9);
-}
+void InputWatch::arm() { deadline_ns_ = steady_ns() + static_cast<std::int64_t>(timeout_s_ * 1e9); }
 void InputWatch::disarm() { deadline_ns_ = 0; }
 
 bool InputWatch::stalled() const { return tripped_.load(); }
@@ -129,7 +133,7 @@ UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& o
   if (options.watch) raw->interrupt_callback = options.watch->callback();
   AVDictionary* opts = nullptr;
   if (options.low_latency) {  // (not fflags=nobuffer: it loses the packets read while probing)
-      av_dict_set(&opts, "probesize", "500000", 0);       // bytes: a few frames of a live feed
+    av_dict_set(&opts, "probesize", "500000", 0);        // bytes: a few frames of a live feed
     av_dict_set(&opts, "analyzeduration", "500000", 0);  // µs
     if (scheme_of(path) == "udp") av_dict_set(&opts, "overrun_nonfatal", "1", 0);
   }
@@ -141,7 +145,8 @@ UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& o
   const int ret = avformat_open_input(&raw, path.c_str(), nullptr, &opts);  // frees raw on failure
   av_dict_free(&opts);
   if (ret < 0 && options.watch && (options.watch->interrupted() || ret == AVERROR(EINTR)))
-    throw ffmpeg_error(ret, fmt::format("cannot open input '{}': interrupted while waiting for it", path));
+    throw ffmpeg_error(
+        ret, fmt::format("cannot open input '{}': interrupted while waiting for it", path));
   const bool stalled = options.watch && options.watch->stalled();
   if (ret < 0 && stalled)
     throw ffmpeg_error(ret, fmt::format("cannot open input '{}': no data for {} s", path,

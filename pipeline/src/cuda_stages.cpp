@@ -41,7 +41,8 @@ std::size_t frame_bytes(const FrameFormat& format, std::size_t align) {
   std::size_t total = 0;
   for (int p = 0; p < layout.count; ++p) {
     const auto& s = layout.planes[static_cast<std::size_t>(p)];
-    const std::size_t row = static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels);
+    const std::size_t row =
+        static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels);
     total += (row + align - 1) / align * align * static_cast<std::size_t>(s.height);
   }
   return total;
@@ -98,8 +99,10 @@ Flow UploadStage::process(Frame in, Output<Frame>& out) {
     const PlaneView& dst = dev.planes[static_cast<std::size_t>(p)];
     const std::size_t row = src.row_bytes();
     std::byte* staged = slot.data + offset;
-    for (int y = 0; y < src.height; ++y) std::memcpy(staged + static_cast<std::size_t>(y) * row, src.row(y), row);
-    cuda::copy_plane(PlaneView{reinterpret_cast<std::uint8_t*>(staged), src.width, src.height, src.channels, row},
+    for (int y = 0; y < src.height; ++y)
+      std::memcpy(staged + static_cast<std::size_t>(y) * row, src.row(y), row);
+    cuda::copy_plane(PlaneView{reinterpret_cast<std::uint8_t*>(staged), src.width, src.height,
+                               src.channels, row},
                      dst.data, dst.pitch, cudaMemcpyHostToDevice, stream_);
     offset += row * static_cast<std::size_t>(src.height);
   }
@@ -162,7 +165,8 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
   av->width = in.format.width;
   av->height = in.format.height;
   auto* ref = new SlotRef{&ring_, slot};
-  av->buf[0] = av_buffer_create(reinterpret_cast<std::uint8_t*>(slot.data), slot.bytes, &release_slot, ref, 0);
+  av->buf[0] = av_buffer_create(reinterpret_cast<std::uint8_t*>(slot.data), slot.bytes,
+                                &release_slot, ref, 0);
   if (!av->buf[0]) {
     delete ref;
     ring_.release_now(slot);

@@ -1,8 +1,8 @@
 #include "vpipe/pipeline/filter.hpp"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <charconv>
 #include <cmath>
@@ -55,12 +55,18 @@ bool parse_size(std::string_view s, Size& out) {
 
 std::string type_hint(const ParamSpec& p) {
   switch (p.type) {
-    case ParamType::kInt: return fmt::format("an integer in [{}, {}]", p.min, p.max);
-    case ParamType::kFloat: return fmt::format("a number in [{}, {}]", p.min, p.max);
-    case ParamType::kBool: return "true or false";
-    case ParamType::kSize: return "WIDTHxHEIGHT, e.g. 1280x720 (-1 keeps the aspect ratio)";
-    case ParamType::kChoice: return fmt::format("one of {}", fmt::join(p.choices, ", "));
-    case ParamType::kString: return "text";
+    case ParamType::kInt:
+      return fmt::format("an integer in [{}, {}]", p.min, p.max);
+    case ParamType::kFloat:
+      return fmt::format("a number in [{}, {}]", p.min, p.max);
+    case ParamType::kBool:
+      return "true or false";
+    case ParamType::kSize:
+      return "WIDTHxHEIGHT, e.g. 1280x720 (-1 keeps the aspect ratio)";
+    case ParamType::kChoice:
+      return fmt::format("one of {}", fmt::join(p.choices, ", "));
+    case ParamType::kString:
+      return "text";
   }
   return "?";
 }
@@ -91,7 +97,8 @@ std::string validate(const ParamSpec& p, std::string_view value) {
       for (const auto& c : p.choices)
         if (c == trim(value)) return {};
       return type_hint(p);
-    case ParamType::kString: return {};
+    case ParamType::kString:
+      return {};
   }
   return "?";
 }
@@ -112,7 +119,8 @@ long long ParamValues::get_int(const std::string& name) const {
 }
 double ParamValues::get_float(const std::string& name) const {
   double v = 0;
-  VPIPE_EXPECTS(parse_double(get_string(name), v), fmt::format("parameter '{}' is no number", name));
+  VPIPE_EXPECTS(parse_double(get_string(name), v),
+                fmt::format("parameter '{}' is no number", name));
   return v;
 }
 bool ParamValues::get_bool(const std::string& name) const {
@@ -196,8 +204,8 @@ std::vector<FilterSpec> parse_chain(std::string_view chain) {
   std::size_t start = 0;
   while (start <= chain.size()) {
     const auto comma = chain.find(',', start);
-    const auto item = trim(chain.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                              : comma - start));
+    const auto item = trim(chain.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (item.empty()) throw chain_error(fmt::format("empty filter in chain '{}'", chain));
     FilterSpec spec;
     spec.text = std::string(item);
@@ -213,8 +221,8 @@ std::vector<FilterSpec> parse_chain(std::string_view chain) {
       std::size_t a = 0;
       while (a <= rest.size()) {
         const auto colon = rest.find(':', a);
-        const auto arg = trim(rest.substr(a, colon == std::string_view::npos ? std::string_view::npos
-                                                                            : colon - a));
+        const auto arg = trim(
+            rest.substr(a, colon == std::string_view::npos ? std::string_view::npos : colon - a));
         if (arg.empty()) throw chain_error(fmt::format("'{}': empty argument", item));
         const auto aeq = arg.find('=');
         if (aeq == std::string_view::npos) {
@@ -246,7 +254,8 @@ ParamValues parse_params(const FilterInfo& info,
     const ParamSpec* spec = nullptr;
     if (key.empty()) {
       if (seen_named)
-        throw chain_error(fmt::format("{}: positional value '{}' after a named one", info.name, value));
+        throw chain_error(
+            fmt::format("{}: positional value '{}' after a named one", info.name, value));
       if (positional >= info.params.size())
         throw chain_error(fmt::format("{}: too many values ('{}')", info.name, value));
       spec = &info.params[positional++];
@@ -257,23 +266,24 @@ ParamValues parse_params(const FilterInfo& info,
       if (!spec) {
         std::vector<std::string> known;
         for (const auto& p : info.params) known.push_back(p.name);
-        throw chain_error(fmt::format("{}: unknown parameter '{}' (parameters: {})", info.name, key,
-                                      known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+        throw chain_error(
+            fmt::format("{}: unknown parameter '{}' (parameters: {})", info.name, key,
+                        known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
       }
     }
     if (values.explicit_.count(spec->name))
       throw chain_error(fmt::format("{}: parameter '{}' given twice", info.name, spec->name));
     if (auto err = validate(*spec, value); !err.empty())
-      throw chain_error(fmt::format("{}: bad value '{}' for {}: expected {}", info.name, value,
-                                    spec->name, err));
+      throw chain_error(
+          fmt::format("{}: bad value '{}' for {}: expected {}", info.name, value, spec->name, err));
     values.text_[spec->name] = std::string(trim(value));
     values.explicit_[spec->name] = true;
   }
   for (const auto& p : info.params) {
     if (values.text_.count(p.name)) continue;
     if (p.default_value.empty())
-      throw chain_error(fmt::format("{}: missing required parameter '{}' ({})", info.name, p.name,
-                                    p.help));
+      throw chain_error(
+          fmt::format("{}: missing required parameter '{}' ({})", info.name, p.name, p.help));
     values.text_[p.name] = p.default_value;
   }
   return values;
@@ -305,7 +315,8 @@ class Builder final : public ChainBuilder {
 // not apply (not RGB in, another target).
 bool rgb_to_yuv_step(ChainBuilder& b, const std::string& target, const std::string& label) {
   const auto f = b.current().pix_fmt;
-  if ((f != AV_PIX_FMT_RGB24 && f != AV_PIX_FMT_RGBA) || (target != "nv12" && target != "yuv420p")) return false;
+  if ((f != AV_PIX_FMT_RGB24 && f != AV_PIX_FMT_RGBA) || (target != "nv12" && target != "yuv420p"))
+    return false;
   const FilterInfo& info = FilterRegistry::instance().info("rgb_to_yuv");
   b.add(label + " (rgb_to_yuv)", info.create(parse_params(info, {{"format", target}})));
   return true;
@@ -322,8 +333,11 @@ bool fused_resize_rgb(ChainBuilder& b, const FilterSpec& resize, const FilterSpe
   auto& registry = FilterRegistry::instance();
   const FrameFormat in = b.current();
   const bool planar = in.pix_fmt == AV_PIX_FMT_YUV420P;
-  if ((in.pix_fmt != AV_PIX_FMT_NV12 && !planar) || resize.name != "resize" || format.name != "format") return false;
-  const std::string target = parse_params(registry.info("format"), format.args).get_string("pix_fmt");
+  if ((in.pix_fmt != AV_PIX_FMT_NV12 && !planar) || resize.name != "resize" ||
+      format.name != "format")
+    return false;
+  const std::string target =
+      parse_params(registry.info("format"), format.args).get_string("pix_fmt");
   if (target != "rgb24" && target != "rgba") return false;
   const FilterInfo& ri = registry.info("resize");
   const ParamValues rp = parse_params(ri, resize.args);
@@ -335,12 +349,14 @@ bool fused_resize_rgb(ChainBuilder& b, const FilterSpec& resize, const FilterSpe
   }
   if (planar) {  // an exact interleave, on the GPU too (between CUDA filters)
     const FilterInfo& to_nv12 = registry.info("yuv420p_to_nv12");
-    b.add("format=nv12 (yuv420p_to_nv12, for the fused pass)", to_nv12.create(parse_params(to_nv12, {})));
+    b.add("format=nv12 (yuv420p_to_nv12, for the fused pass)",
+          to_nv12.create(parse_params(to_nv12, {})));
   }
   const FilterInfo& fused = registry.info("resize_rgb");
-  const auto params = parse_params(fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)},
-                                           {"format", target},
-                                           {"interp", rp.get_string("interp")}});
+  const auto params =
+      parse_params(fused, {{"size", fmt::format("{}x{}", sized.width, sized.height)},
+                           {"format", target},
+                           {"interp", rp.get_string("interp")}});
   b.add(resize.text.empty() ? format.text + " (resize_rgb at the same size)"
                             : resize.text + "," + format.text + " (fused: resize_rgb)",
         fused.create(params));
@@ -350,18 +366,26 @@ bool fused_resize_rgb(ChainBuilder& b, const FilterSpec& resize, const FilterSpe
 }  // namespace
 
 void register_builtin_fusions(FilterRegistry& registry) {
-  registry.add_fusion({"resize+format→resize_rgb", [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
-                         return i + 1 < specs.size() && fused_resize_rgb(b, specs[i], specs[i + 1]) ? std::size_t{2} : 0;
+  registry.add_fusion({"resize+format→resize_rgb",
+                       [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+                         return i + 1 < specs.size() && fused_resize_rgb(b, specs[i], specs[i + 1])
+                                    ? std::size_t{2}
+                                    : 0;
                        }});
-  registry.add_fusion({"format→resize_rgb", [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
-                         const FrameFormat& in = b.current();
-                         const FilterSpec same{"resize", {{"", fmt::format("{}x{}", in.width, in.height)}}, ""};
-                         return specs[i].name == "format" && fused_resize_rgb(b, same, specs[i]) ? std::size_t{1} : 0;
-                       }});
-  registry.add_fusion({"format→rgb_to_yuv", [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+  registry.add_fusion(
+      {"format→resize_rgb",
+       [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+         const FrameFormat& in = b.current();
+         const FilterSpec same{"resize", {{"", fmt::format("{}x{}", in.width, in.height)}}, ""};
+         return specs[i].name == "format" && fused_resize_rgb(b, same, specs[i]) ? std::size_t{1}
+                                                                                 : 0;
+       }});
+  registry.add_fusion({"format→rgb_to_yuv",
+                       [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
                          if (specs[i].name != "format") return std::size_t{0};
-                         const auto target = parse_params(FilterRegistry::instance().info("format"), specs[i].args)
-                                                 .get_string("pix_fmt");
+                         const auto target =
+                             parse_params(FilterRegistry::instance().info("format"), specs[i].args)
+                                 .get_string("pix_fmt");
                          return rgb_to_yuv_step(b, target, specs[i].text) ? std::size_t{1} : 0;
                        }});
 }
@@ -369,11 +393,13 @@ void register_builtin_fusions(FilterRegistry& registry) {
 void FilterRegistry::add_fusion(FusionRule rule) {
   VPIPE_EXPECTS(!rule.name.empty() && rule.apply, "a fusion rule needs a name and a function");
   for (const auto& r : fusions_)
-    if (r.name == rule.name) throw logic_error(fmt::format("fusion rule '{}' is registered twice", rule.name));
+    if (r.name == rule.name)
+      throw logic_error(fmt::format("fusion rule '{}' is registered twice", rule.name));
   fusions_.push_back(std::move(rule));
 }
 
-std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs, const FrameFormat& input) {
+std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
+                                          const FrameFormat& input) {
   auto& registry = FilterRegistry::instance();
   Builder b(input);
   for (std::size_t i = 0; i < specs.size();) {

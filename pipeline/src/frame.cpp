@@ -22,7 +22,8 @@ std::string to_string(const FrameFormat& f) {
 
 bool has_plane_layout(AVPixelFormat pix_fmt) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
-  if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)))
+  if (!d ||
+      (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)))
     return false;
   for (int c = 0; c < d->nb_components; ++c) {
     if (d->comp[c].depth != 8 || d->comp[c].shift != 0) return false;
@@ -33,8 +34,7 @@ bool has_plane_layout(AVPixelFormat pix_fmt) {
 PlaneLayout plane_layout(const FrameFormat& f) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f.pix_fmt);
   VPIPE_EXPECTS(has_plane_layout(f.pix_fmt),
-                fmt::format("pixel format {} has no 8-bit plane layout",
-                            d ? d->name : "none"));
+                fmt::format("pixel format {} has no 8-bit plane layout", d ? d->name : "none"));
   PlaneLayout layout;
   for (int c = 0; c < d->nb_components; ++c) {
     const AVComponentDescriptor& comp = d->comp[c];
@@ -111,12 +111,13 @@ Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t strea
   set_planes(f, *av);
   void* base = av->data[0];
   const std::size_t bytes = av->buf[0] ? av->buf[0]->size : 0;
-  f.device = std::make_shared<DeviceBuffer>(
-      std::shared_ptr<void>(av.release(), [](void* p) {
-        auto* frame = static_cast<AVFrame*>(p);
-        av_frame_free(&frame);
-      }),
-      base, bytes, stream);
+  f.device = std::make_shared<DeviceBuffer>(std::shared_ptr<void>(av.release(),
+                                                                  [](void* p) {
+                                                                    auto* frame =
+                                                                        static_cast<AVFrame*>(p);
+                                                                    av_frame_free(&frame);
+                                                                  }),
+                                            base, bytes, stream);
   f.ready = std::make_shared<ReadyEvent>(stream);
   return f;
 }
@@ -129,7 +130,8 @@ Frame Frame::allocate_device(const FrameFormat& format, DeviceMemoryResource& mr
   for (int p = 0; p < layout.count; ++p) {
     const auto& s = layout.planes[static_cast<std::size_t>(p)];
     pitch[static_cast<std::size_t>(p)] =
-        (static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels) + 255) / 256 * 256;
+        (static_cast<std::size_t>(s.width) * static_cast<std::size_t>(s.channels) + 255) / 256 *
+        256;
     offset[static_cast<std::size_t>(p)] = total;
     total += pitch[static_cast<std::size_t>(p)] * static_cast<std::size_t>(s.height);
   }

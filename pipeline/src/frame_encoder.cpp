@@ -41,10 +41,12 @@ struct DeviceConversion {
   std::optional<Frame> out;
 
   // The one CUDA step from `in` to `target`, or none (the host path converts).
-  static std::unique_ptr<DeviceConversion> for_formats(const FrameFormat& in, AVPixelFormat target) {
+  static std::unique_ptr<DeviceConversion> for_formats(const FrameFormat& in,
+                                                       AVPixelFormat target) {
     const bool rgb = in.pix_fmt == AV_PIX_FMT_RGB24 || in.pix_fmt == AV_PIX_FMT_RGBA;
     if (!rgb || (target != AV_PIX_FMT_YUV420P && target != AV_PIX_FMT_NV12)) return nullptr;
-    auto chain = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(target))), in);
+    auto chain =
+        build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(target))), in);
     if (chain.size() != 1 || !chain[0].filter->has_cuda()) return nullptr;
     auto c = std::make_unique<DeviceConversion>();
     c->chain = std::move(chain);
@@ -169,7 +171,7 @@ struct FrameEncoder::Impl {
   UniqueAVPacket audio_pkt;    // read, not yet written (its time is ahead of the video)
   UniqueAVCodecContext enc;
   AVStream* video = nullptr;
-  FrameFormat format;          // the first frame's: every frame must match
+  FrameFormat format;  // the first frame's: every frame must match
   std::int64_t next_pts = 0;
   std::int64_t last_pts = AV_NOPTS_VALUE;
   UniqueSwsContext sws;
@@ -186,8 +188,8 @@ FrameEncoder::Impl::Impl(FrameEncoderOptions options) : o(std::move(options)) {
     throw input_error(fmt::format("{}: frame rate {}/{} is not positive", o.path, o.frame_rate.num,
                                   o.frame_rate.den));
   if (!o.audio_from.empty() && same_file(o.audio_from, o.path))
-    throw usage_error(fmt::format("{}: the output is the audio source; vpipe never writes to its input",
-                                  o.path));
+    throw usage_error(
+        fmt::format("{}: the output is the audio source; vpipe never writes to its input", o.path));
   (void)check_container(o.path);
   check_writable(o.path, "output");
   encoder_options.output = o.path;
@@ -206,14 +208,16 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(want.pix_fmt);
   const int mw = 1 << d->log2_chroma_w, mh = 1 << d->log2_chroma_h;
   if (f.width % mw || f.height % mh)
-    throw input_error(fmt::format("{}: {} cannot encode {}x{} in {}: sizes must be multiples of {}x{} "
-                                  "(crop or pad the frames)", o.path, codec->name, f.width, f.height,
-                                  d->name, mw, mh));
+    throw input_error(
+        fmt::format("{}: {} cannot encode {}x{} in {}: sizes must be multiples of {}x{} "
+                    "(crop or pad the frames)",
+                    o.path, codec->name, f.width, f.height, d->name, mw, mh));
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, nullptr, o.path.c_str()), o.path);
   out.reset(raw);
-  enc = open_video_encoder(codec, want, o.time_base, o.frame_rate,
-                           (out->oformat->flags & AVFMT_GLOBALHEADER) != 0, encoder_options, nullptr);
+  enc =
+      open_video_encoder(codec, want, o.time_base, o.frame_rate,
+                         (out->oformat->flags & AVFMT_GLOBALHEADER) != 0, encoder_options, nullptr);
   video = avformat_new_stream(out.get(), nullptr);
   av_check(avcodec_parameters_from_context(video->codecpar, enc.get()), "encoder parameters");
   video->time_base = enc->time_base;
@@ -222,8 +226,11 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
     av_check(avio_open(&out->pb, o.path.c_str(), AVIO_FLAG_WRITE), o.path);
   av_check(avformat_write_header(out.get(), nullptr), o.path + ": writing the header");
   sws.reset(sws_getContext(f.width, f.height, f.pix_fmt, want.width, want.height, want.pix_fmt,
-                           SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
-  if (!sws) throw input_error(fmt::format("{}: cannot convert {} to {}", o.path, to_string(f), to_string(want)));
+                           SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr,
+                           nullptr));
+  if (!sws)
+    throw input_error(
+        fmt::format("{}: cannot convert {} to {}", o.path, to_string(f), to_string(want)));
   std::vector<UniqueAVFrame> pictures;
   for (int i = 0; i < 3; ++i) {  // one filled by the caller, one encoding, one waiting
     pictures.push_back(make_av_frame());
@@ -264,7 +271,9 @@ void FrameEncoder::Impl::pump_audio(double until_s) {
       return;
     }
     const int index = audio_pkt->stream_index;
-    const int target = index < static_cast<int>(audio_map.size()) ? audio_map[static_cast<std::size_t>(index)] : -1;
+    const int target = index < static_cast<int>(audio_map.size())
+                           ? audio_map[static_cast<std::size_t>(index)]
+                           : -1;
     if (target < 0) {
       av_packet_unref(audio_pkt.get());
       audio_pkt->stream_index = -1;
@@ -291,10 +300,13 @@ void FrameEncoder::Impl::send(AVFrame* frame) {
     av_check(ret, o.path + ": encoding");
     // The last packet's duration ends the video (an MP4's edit list); FFmpeg
     // 5's delaying encoders leave it 0: one frame's time.
-    if (pkt->duration <= 0) pkt->duration = std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(o.frame_rate), enc->time_base));
+    if (pkt->duration <= 0)
+      pkt->duration =
+          std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(o.frame_rate), enc->time_base));
     av_packet_rescale_ts(pkt.get(), enc->time_base, video->time_base);
     pkt->stream_index = video->index;
-    if (pkt->dts != AV_NOPTS_VALUE) pump_audio(static_cast<double>(pkt->dts) * av_q2d(video->time_base));
+    if (pkt->dts != AV_NOPTS_VALUE)
+      pump_audio(static_cast<double>(pkt->dts) * av_q2d(video->time_base));
     av_check(av_interleaved_write_frame(out.get(), pkt.get()), o.path + ": writing");
     stats.packets++;
   }
@@ -308,7 +320,7 @@ const Frame& FrameEncoder::Impl::on_host(const Frame& frame) {
     const auto& src = frame.planes[static_cast<std::size_t>(p)];
     const auto& dst = host->planes[static_cast<std::size_t>(p)];
     VPIPE_CUDA_TRY(cudaMemcpy2D(dst.data, dst.pitch, src.data, src.pitch, src.row_bytes(),
-                                  static_cast<std::size_t>(src.height), cudaMemcpyDeviceToHost));
+                                static_cast<std::size_t>(src.height), cudaMemcpyDeviceToHost));
     stats.device_to_host_bytes += static_cast<std::int64_t>(src.row_bytes()) * src.height;
   }
   return *host;
@@ -319,9 +331,11 @@ void FrameEncoder::Impl::convert_on_host(const Frame& src) {
   std::array<int, 4> linesize{};
   for (int p = 0; p < src.num_planes; ++p) {
     data[static_cast<std::size_t>(p)] = src.planes[static_cast<std::size_t>(p)].data;
-    linesize[static_cast<std::size_t>(p)] = static_cast<int>(src.planes[static_cast<std::size_t>(p)].pitch);
+    linesize[static_cast<std::size_t>(p)] =
+        static_cast<int>(src.planes[static_cast<std::size_t>(p)].pitch);
   }
-  sws_scale(sws.get(), data.data(), linesize.data(), 0, src.format.height, picture->data, picture->linesize);
+  sws_scale(sws.get(), data.data(), linesize.data(), 0, src.format.height, picture->data,
+            picture->linesize);
 }
 
 bool FrameEncoder::Impl::download_into_picture(const Frame& frame) {
@@ -329,15 +343,16 @@ bool FrameEncoder::Impl::download_into_picture(const Frame& frame) {
   if (frame.ready) frame.ready->synchronize();
   for (int p = 0; p < frame.num_planes; ++p) {
     const auto& src = frame.planes[static_cast<std::size_t>(p)];
-    VPIPE_CUDA_TRY(cudaMemcpy2D(picture->data[p], static_cast<std::size_t>(picture->linesize[p]), src.data,
-                                src.pitch, src.row_bytes(), static_cast<std::size_t>(src.height),
-                                cudaMemcpyDeviceToHost));
+    VPIPE_CUDA_TRY(cudaMemcpy2D(picture->data[p], static_cast<std::size_t>(picture->linesize[p]),
+                                src.data, src.pitch, src.row_bytes(),
+                                static_cast<std::size_t>(src.height), cudaMemcpyDeviceToHost));
     stats.device_to_host_bytes += static_cast<std::int64_t>(src.row_bytes()) * src.height;
   }
   return true;
 }
 
-FrameEncoder::FrameEncoder(FrameEncoderOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+FrameEncoder::FrameEncoder(FrameEncoderOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 FrameEncoder::~FrameEncoder() {
   try {
@@ -352,13 +367,14 @@ void FrameEncoder::write(const Frame& frame, std::optional<std::int64_t> pts) {
   if (m.finished) throw logic_error(m.o.path + ": write after close");
   if (!m.enc) m.open(frame.format);
   if (frame.format != m.format)
-    throw input_error(fmt::format("{}: frame {} is {}, the video is {}; every frame must have the first "
-                                  "one's size and format", m.o.path, m.stats.frames, to_string(frame.format),
-                                  to_string(m.format)));
+    throw input_error(
+        fmt::format("{}: frame {} is {}, the video is {}; every frame must have the first "
+                    "one's size and format",
+                    m.o.path, m.stats.frames, to_string(frame.format), to_string(m.format)));
   const std::int64_t t = pts.value_or(m.next_pts);
   if (m.last_pts != AV_NOPTS_VALUE && t <= m.last_pts)
-    throw input_error(fmt::format("{}: pts {} does not follow {}; timestamps must increase", m.o.path, t,
-                                  m.last_pts));
+    throw input_error(fmt::format("{}: pts {} does not follow {}; timestamps must increase",
+                                  m.o.path, t, m.last_pts));
   if (frame.memory == MemoryKind::kDevice && !std::exchange(m.gpu_checked, true))
     m.gpu = DeviceConversion::for_formats(frame.format, m.enc->pix_fmt);
   const Frame& ready = m.gpu && frame.memory == MemoryKind::kDevice ? m.gpu->convert(frame) : frame;
@@ -376,7 +392,8 @@ void FrameEncoder::write(const Frame& frame, std::optional<std::int64_t> pts) {
   m.picture->pts = av_rescale_q(t, m.o.time_base, m.enc->time_base);
   m.worker->give(std::exchange(m.picture, nullptr));
   m.last_pts = t;
-  m.next_pts = t + std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(m.o.frame_rate), m.o.time_base));
+  m.next_pts =
+      t + std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(m.o.frame_rate), m.o.time_base));
   m.stats.frames++;
 }
 

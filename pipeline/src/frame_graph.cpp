@@ -16,7 +16,8 @@ QueuePtr<Frame> FrameGraph::frame_queue(Pipeline& pipeline, std::string name,
 QueuePtr<Frame> FrameGraph::upload(Pipeline& pipeline, QueuePtr<Frame> frames,
                                    const FrameFormat& format) {
   VPIPE_EXPECTS(cuda_.memory && cuda_.streams, "frame graph: a CUDA step needs device memory");
-  rings_.push_back(std::make_unique<PinnedRing>(queues_.upload_slots, packed_bytes(format), cuda_.host));
+  rings_.push_back(
+      std::make_unique<PinnedRing>(queues_.upload_slots, packed_bytes(format), cuda_.host));
   upload_ring_ = rings_.back().get();
   auto up = frame_queue(pipeline, "upload→", queues_.frames);
   auto stage = std::make_unique<UploadStage>(*cuda_.memory, *upload_ring_, cuda_.streams->make());
@@ -28,7 +29,8 @@ QueuePtr<Frame> FrameGraph::upload(Pipeline& pipeline, QueuePtr<Frame> frames,
 
 QueuePtr<Frame> FrameGraph::download(Pipeline& pipeline, QueuePtr<Frame> frames,
                                      const FrameFormat& format) {
-  rings_.push_back(std::make_unique<PinnedRing>(queues_.download_slots, staged_bytes(format), cuda_.host));
+  rings_.push_back(
+      std::make_unique<PinnedRing>(queues_.download_slots, staged_bytes(format), cuda_.host));
   download_ring_ = rings_.back().get();
   auto down = frame_queue(pipeline, "download→", queues_.frames);
   pipeline.add_stage<Frame, Frame>(

@@ -31,7 +31,8 @@ std::vector<int> parse_gpus(std::string_view text, int visible) {
   if (text.find(',') == std::string_view::npos) {  // a count
     const auto n = integer(text);
     if (!n || *n < 1 || *n > visible)
-      throw usage_error(fmt::format("--gpus {}: expected all, a count from 1 to {}, or a list such as 0,1", text, visible));
+      throw usage_error(fmt::format(
+          "--gpus {}: expected all, a count from 1 to {}, or a list such as 0,1", text, visible));
     for (int d = 0; d < *n; ++d) out.push_back(d);
     return out;
   }
@@ -43,8 +44,10 @@ std::vector<int> parse_gpus(std::string_view text, int visible) {
     if (item.empty()) continue;  // "1," is a one-device list
     const auto d = integer(item);
     if (!d || *d < 0 || *d >= visible)
-      throw usage_error(fmt::format("--gpus {}: '{}' is not a visible device (0 to {})", text, item, visible - 1));
-    if (!seen.insert(*d).second) throw usage_error(fmt::format("--gpus {}: device {} is listed twice", text, *d));
+      throw usage_error(fmt::format("--gpus {}: '{}' is not a visible device (0 to {})", text, item,
+                                    visible - 1));
+    if (!seen.insert(*d).second)
+      throw usage_error(fmt::format("--gpus {}: device {} is listed twice", text, *d));
     out.push_back(*d);
   }
   if (out.empty()) throw usage_error(fmt::format("--gpus {}: no device listed", text));
@@ -55,7 +58,8 @@ std::size_t place_stream(const std::vector<GpuLoad>& gpus) {
   std::optional<std::size_t> best;
   auto key = [&](const GpuLoad& g) {
     const double engines = 1.0 - static_cast<double>(g.streams) / std::max(1, g.engines);
-    const double memory = 1.0 - static_cast<double>(g.memory_used) / static_cast<double>(g.memory_budget);
+    const double memory =
+        1.0 - static_cast<double>(g.memory_used) / static_cast<double>(g.memory_budget);
     return std::make_tuple(std::min(engines, memory), g.fps_per_stream);
   };
   for (std::size_t i = 0; i < gpus.size(); ++i) {

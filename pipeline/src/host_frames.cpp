@@ -90,7 +90,8 @@ int HostFramePool::get_buffer2(AVCodecContext* ctx, AVFrame* frame, int flags) {
   int linesize_align[AV_NUM_DATA_POINTERS];
   avcodec_align_dimensions2(ctx, &w, &h, linesize_align);
   int linesize[4] = {};
-  if (av_image_fill_linesizes(linesize, fmt, w) < 0) return avcodec_default_get_buffer2(ctx, frame, flags);
+  if (av_image_fill_linesizes(linesize, fmt, w) < 0)
+    return avcodec_default_get_buffer2(ctx, frame, flags);
   ptrdiff_t pitches[4] = {};
   for (int i = 0; i < 4; ++i) {
     linesize[i] = static_cast<int>(align_up(static_cast<std::size_t>(linesize[i])));
@@ -113,8 +114,8 @@ int HostFramePool::get_buffer2(AVCodecContext* ctx, AVFrame* frame, int flags) {
     if (self->pool_) buf = av_buffer_pool_get(self->pool_);
   }
   if (!buf) return AVERROR(ENOMEM);
-  auto* base = reinterpret_cast<std::uint8_t*>(
-      align_up(reinterpret_cast<std::uintptr_t>(buf->data)));
+  auto* base =
+      reinterpret_cast<std::uint8_t*>(align_up(reinterpret_cast<std::uintptr_t>(buf->data)));
   for (int i = 0; i < 4; ++i) {
     frame->data[i] = sizes[i] ? base : nullptr;
     frame->linesize[i] = sizes[i] ? linesize[i] : 0;

@@ -48,7 +48,8 @@ std::vector<UniqueAVPacket> encode_probe_stream(AVCodecParameters* par) {
     for (int p = 0; p < 3; ++p) {
       const int h = p ? kSize / 2 : kSize, w = p ? kSize / 2 : kSize;
       for (int y = 0; y < h; ++y)
-        for (int x = 0; x < w; ++x) f->data[p][y * f->linesize[p] + x] = static_cast<uint8_t>(x + y + 8 * i);
+        for (int x = 0; x < w; ++x)
+          f->data[p][y * f->linesize[p] + x] = static_cast<uint8_t>(x + y + 8 * i);
     }
     f->pts = i;
     av_check(avcodec_send_frame(enc.get(), f.get()), "probe encode");
@@ -107,8 +108,8 @@ HwCodecProbe probe_hw_codecs() {
       avcodec_send_packet(dec.get(), nullptr);
       receive();
       r.nvdec = cuda_frames > 0 && other_frames == 0;
-      r.nvdec_detail = fmt::format("decoded {} of {} H.264 probe frames as CUDA frames", cuda_frames,
-                                   packets.size());
+      r.nvdec_detail = fmt::format("decoded {} of {} H.264 probe frames as CUDA frames",
+                                   cuda_frames, packets.size());
     } catch (const std::exception& e) {
       r.nvdec_detail = e.what();
     }

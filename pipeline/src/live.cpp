@@ -24,7 +24,8 @@ std::vector<LiveStats> LiveRegistry::sample() const {
 
 bool LiveRegistry::ready() const {
   const auto all = sample();
-  return !all.empty() && std::all_of(all.begin(), all.end(), [](const LiveStats& s) { return s.frames_written > 0; });
+  return !all.empty() && std::all_of(all.begin(), all.end(),
+                                     [](const LiveStats& s) { return s.frames_written > 0; });
 }
 
 }  // namespace vpipe

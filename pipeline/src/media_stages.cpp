@@ -8,8 +8,8 @@
 #include <thread>
 #include <utility>
 
-#include "vpipe/pipeline/stamp.hpp"
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/stamp.hpp"
 
 namespace vpipe {
 
@@ -31,8 +31,12 @@ Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int6
 DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_stream,
                          std::vector<int> output_index, QueuePtr<Packet> copy_out,
                          MediaCounters& counters, bool realtime)
-    : input_(input), path_(std::move(path)), video_stream_(video_stream),
-      output_index_(std::move(output_index)), copy_out_(std::move(copy_out)), counters_(counters),
+    : input_(input),
+      path_(std::move(path)),
+      video_stream_(video_stream),
+      output_index_(std::move(output_index)),
+      copy_out_(std::move(copy_out)),
+      counters_(counters),
       realtime_(realtime) {
   copy_out_->add_producer();
 }
@@ -42,7 +46,8 @@ DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_str
 // a raw stream has no timestamps); an indexed container (MP4, MKV) by time,
 // exactly; where the seek fails, the input is opened afresh.
 bool DemuxSource::seek_to_start() {
-  const bool byte_stream = (input_->iformat->flags & AVFMT_TS_DISCONT) || input_->iformat->raw_codec_id != 0;
+  const bool byte_stream =
+      (input_->iformat->flags & AVFMT_TS_DISCONT) || input_->iformat->raw_codec_id != 0;
   if (byte_stream && !(input_->iformat->flags & AVFMT_NO_BYTE_SEEK))
     return av_seek_frame(input_, -1, 0, AVSEEK_FLAG_BYTE) >= 0;
   const std::int64_t start = input_->start_time != AV_NOPTS_VALUE ? input_->start_time : 0;
@@ -68,7 +73,8 @@ bool DemuxSource::rewind() {
   }
   loops_left_--;
   drain_pending_ = true;
-  if (start_s_) offset_s_ += pass_end_s_ - *start_s_;  // (a raw stream has no times: the encoder makes them)
+  if (start_s_)
+    offset_s_ += pass_end_s_ - *start_s_;  // (a raw stream has no times: the encoder makes them)
   last_dts_s_.clear();
   return true;
 }
@@ -158,7 +164,8 @@ void DemuxSource::retime(AVPacket* pkt) {
   const std::int64_t t = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
   if (t != AV_NOPTS_VALUE) {  // this pass's extent, in source time
     const double begin = static_cast<double>(t) * av_q2d(tb);
-    const double end = static_cast<double>(t + std::max<std::int64_t>(pkt->duration, 0)) * av_q2d(tb);
+    const double end =
+        static_cast<double>(t + std::max<std::int64_t>(pkt->duration, 0)) * av_q2d(tb);
     if (resync_) {  // after a reconnect: carry on from the output's last time
       offset_s_ = out_end_s_ - begin;
       resync_ = false;
@@ -174,7 +181,8 @@ void DemuxSource::retime(AVPacket* pkt) {
   if ((input_->iformat->flags & AVFMT_TS_DISCONT) && d != AV_NOPTS_VALUE) {
     const double out_t = static_cast<double>(d) * av_q2d(tb) + offset_s_;
     auto& last = last_dts_s_[index];
-    const double step = pkt->duration > 0 ? static_cast<double>(pkt->duration) * av_q2d(tb) : 1.0 / 30;
+    const double step =
+        pkt->duration > 0 ? static_cast<double>(pkt->duration) * av_q2d(tb) : 1.0 / 30;
     if (last && (out_t < *last || out_t > *last + 10.0)) {
       offset_s_ += *last + step - out_t;
       counters_.ts_discontinuities++;
@@ -197,14 +205,15 @@ void DemuxSource::pace(std::int64_t ts, int index) {
     first_ts_ = t;
     start_ = Clock::now();
   }
-  std::this_thread::sleep_until(
-      start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t - *first_ts_)));
+  std::this_thread::sleep_until(start_ + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(t - *first_ts_)));
 }
 
 Flow DemuxSource::produce(Output<Packet>& out) {
   Packet p{make_av_packet(), {}};
   if (const auto end = read(p.pkt.get())) return *end;
-  if (std::exchange(drain_pending_, false) && !out.emit(Packet{make_av_packet(), Clock::now(), true}))
+  if (std::exchange(drain_pending_, false) &&
+      !out.emit(Packet{make_av_packet(), Clock::now(), true}))
     return Flow::kStop;
   const int index = p.pkt->stream_index;
   const bool known = index >= 0 && index < static_cast<int>(input_->nb_streams);
@@ -296,7 +305,10 @@ double FlightLimit::waited_s() const {
 DecodeStage::DecodeStage(UniqueAVCodecContext decoder, AVRational time_base,
                          std::optional<std::int64_t> limit, MediaCounters& counters,
                          const NvdecContext* nvdec)
-    : decoder_(std::move(decoder)), time_base_(time_base), limit_(limit), counters_(counters),
+    : decoder_(std::move(decoder)),
+      time_base_(time_base),
+      limit_(limit),
+      counters_(counters),
       nvdec_(nvdec) {}
 
 void DecodeStage::check_nvdec() const {
@@ -368,7 +380,8 @@ void DecodeStage::finish(Output<Frame>& out) {
 void record_stamp(const Frame& frame, MediaCounters& counters) {
   if (frame.memory != MemoryKind::kHost || frame.num_planes < 1) return;
   if (const auto stamp = read_stamp(frame.planes[0])) {
-    const auto age = static_cast<std::uint64_t>(std::max<std::int64_t>(0, stamp_age_ns(*stamp, stamp_clock_us())));
+    const auto age = static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, stamp_age_ns(*stamp, stamp_clock_us())));
     counters.glass_ns.record(age);
     const std::int64_t now = Clock::now().time_since_epoch().count();
     std::int64_t first = 0;
@@ -416,14 +429,16 @@ Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
     // The picture size changed mid-stream and nothing in the chain fixed it:
     // the encoder cannot change size, so scale to what it was opened for.
     if (!fit_ || fit_from_ != frame.format) {
-      spdlog::warn("encode: frames are now {} from frame {} on; scaling them to the encoder's {} "
-                   "(put resize= in the chain to choose)", to_string(frame.format), frame.index,
-                   to_string(want));
+      spdlog::warn(
+          "encode: frames are now {} from frame {} on; scaling them to the encoder's {} "
+          "(put resize= in the chain to choose)",
+          to_string(frame.format), frame.index, to_string(want));
       fit_.reset(sws_getContext(frame.format.width, frame.format.height, frame.format.pix_fmt,
                                 want.width, want.height, want.pix_fmt, SWS_BILINEAR, nullptr,
                                 nullptr, nullptr));
-      if (!fit_) throw logic_error(fmt::format("encode: cannot scale {} to {}",
-                                               to_string(frame.format), to_string(want)));
+      if (!fit_)
+        throw logic_error(
+            fmt::format("encode: cannot scale {} to {}", to_string(frame.format), to_string(want)));
       fit_from_ = frame.format;
     }
     Frame fitted = Frame::allocate_host(want);
@@ -455,7 +470,9 @@ std::int64_t EncodeStage::monotonic_pts(const Frame& frame) {
   if (pts == AV_NOPTS_VALUE) {
     const AVRational rate = encoder_->framerate;
     const std::int64_t step =
-        rate.num > 0 && rate.den > 0 ? std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), encoder_->time_base)) : 1;
+        rate.num > 0 && rate.den > 0
+            ? std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), encoder_->time_base))
+            : 1;
     pts = last_pts_ == AV_NOPTS_VALUE ? 0 : last_pts_ + step;
   } else if (last_pts_ != AV_NOPTS_VALUE && pts <= last_pts_) {
     if (counters_.timestamps_repaired++ == 0)
@@ -490,8 +507,11 @@ void EncodeStage::finish(Output<Packet>& out) {
 MuxSink::MuxSink(AVFormatContext* output, std::string path,
                  std::vector<AVRational> source_time_base, int video_stream,
                  MediaCounters& counters)
-    : output_(output), path_(std::move(path)), source_time_base_(std::move(source_time_base)),
-      video_stream_(video_stream), counters_(counters) {}
+    : output_(output),
+      path_(std::move(path)),
+      source_time_base_(std::move(source_time_base)),
+      video_stream_(video_stream),
+      counters_(counters) {}
 
 // A copied packet (audio, subtitles) the output cannot take: no timestamp
 // after a timestamped one, a time going backwards (damage the demuxer

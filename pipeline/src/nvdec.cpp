@@ -72,7 +72,8 @@ struct NvdecCallbacks {
       return AV_PIX_FMT_NONE;
     };
     bool offered = false;
-    for (const AVPixelFormat* p = fmts; *p != AV_PIX_FMT_NONE; ++p) offered |= *p == AV_PIX_FMT_CUDA;
+    for (const AVPixelFormat* p = fmts; *p != AV_PIX_FMT_NONE; ++p)
+      offered |= *p == AV_PIX_FMT_CUDA;
     if (!offered)
       return refuse(fmt::format("FFmpeg's NVDEC hwaccel does not take this {} stream ({}x{} {})",
                                 avcodec_get_name(ctx->codec_id), ctx->coded_width,
@@ -88,8 +89,9 @@ struct NvdecCallbacks {
     const int surfaces = std::min(kNvdecMaxSurfaces, fc->initial_pool_size + self->frames_held_);
     if (self->impl_->frames) {  // the same picture again: the same pool
       const auto* have = reinterpret_cast<const AVHWFramesContext*>(self->impl_->frames->data);
-      if (have->width == fc->width && have->height == fc->height && have->sw_format == fc->sw_format &&
-          have->format == fc->format && have->initial_pool_size >= surfaces) {
+      if (have->width == fc->width && have->height == fc->height &&
+          have->sw_format == fc->sw_format && have->format == fc->format &&
+          have->initial_pool_size >= surfaces) {
         av_buffer_unref(&ctx->hw_frames_ctx);
         ctx->hw_frames_ctx = av_buffer_ref(self->impl_->frames.get());
         return ctx->hw_frames_ctx ? AV_PIX_FMT_CUDA : refuse("NVDEC frame pool: out of memory");
@@ -122,8 +124,8 @@ namespace {
 CUcontext runtime_context() {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult status{};
-  VPIPE_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
-                                                  &status));
+  VPIPE_CUDA_TRY(
+      cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &status));
   if (status != cudaDriverEntryPointSuccess || !fn)
     throw std::runtime_error("the CUDA driver has no cuCtxGetCurrent");
   CUcontext ctx = nullptr;
@@ -141,8 +143,8 @@ NvdecContext::NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream)
   // stream) is its documented alternative, and FFmpeg then leaves both alone.
   UniqueAVBufferRef device(av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA));
   if (!device) throw std::bad_alloc();
-  auto* hw = static_cast<AVCUDADeviceContext*>(
-      reinterpret_cast<AVHWDeviceContext*>(device->data)->hwctx);
+  auto* hw =
+      static_cast<AVCUDADeviceContext*>(reinterpret_cast<AVHWDeviceContext*>(device->data)->hwctx);
   hw->cuda_ctx = runtime_context();
   hw->stream = reinterpret_cast<CUstream>(stream);  // NVDEC's copies go on vpipe's stream
   av_check(av_hwdevice_ctx_init(device.get()), "creating FFmpeg's CUDA device for NVDEC");
@@ -173,7 +175,8 @@ std::string nvdec_unsupported_reason(const AVCodecParameters* par) {
   for (int i = 0;; ++i) {
     const AVCodecHWConfig* c = avcodec_get_hw_config(codec, i);
     if (!c) break;
-    if (c->device_type == AV_HWDEVICE_TYPE_CUDA && (c->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX))
+    if (c->device_type == AV_HWDEVICE_TYPE_CUDA &&
+        (c->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX))
       cuda = true;
   }
   if (!cuda) return fmt::format("FFmpeg has no NVDEC hwaccel for {}", codec->name);
@@ -189,26 +192,32 @@ std::string nvdec_unsupported_reason(const AVCodecParameters* par) {
   // (docs/results/nvdec-odd-height-h200-2026-12-01). H.264 and HEVC 4:2:0
   // cannot have odd heights; MPEG-2, MPEG-4 Part 2 and VP9 can.
   if (par->height % 2 != 0)
-    return fmt::format("odd picture height ({} rows): FFmpeg's NVDEC copy misplaces the chroma "
-                       "plane by one row", par->height);
+    return fmt::format(
+        "odd picture height ({} rows): FFmpeg's NVDEC copy misplaces the chroma "
+        "plane by one row",
+        par->height);
   // The smallest pictures NVDEC decodes (NVIDIA's NVDEC programming guide,
   // "Video decoder capabilities"): below them the hwaccel refuses the stream
   // at its first frame, too late for --decode auto to choose the CPU. Seen on
   // the H200 with a 2x2 H.264 clip (16x16 coded).
   const auto [min_w, min_h] = nvdec_min_size(par->codec_id);
   if (par->width < min_w || par->height < min_h)
-    return fmt::format("{}x{} is below NVDEC's smallest {} picture ({}x{})", par->width, par->height,
-                       codec->name, min_w, min_h);
+    return fmt::format("{}x{} is below NVDEC's smallest {} picture ({}x{})", par->width,
+                       par->height, codec->name, min_w, min_h);
   return {};
 }
 
 std::pair<int, int> nvdec_min_size(AVCodecID codec) {
   switch (codec) {
-    case AV_CODEC_ID_HEVC: return {144, 144};
+    case AV_CODEC_ID_HEVC:
+      return {144, 144};
     case AV_CODEC_ID_VP9:
-    case AV_CODEC_ID_AV1: return {128, 128};
-    case AV_CODEC_ID_MJPEG: return {64, 64};
-    default: return {48, 16};  // H.264, MPEG-1/2, MPEG-4 Part 2, VC-1, VP8
+    case AV_CODEC_ID_AV1:
+      return {128, 128};
+    case AV_CODEC_ID_MJPEG:
+      return {64, 64};
+    default:
+      return {48, 16};  // H.264, MPEG-1/2, MPEG-4 Part 2, VC-1, VP8
   }
 }
 

@@ -19,9 +19,11 @@ namespace vpipe {
 namespace fs = std::filesystem;
 
 bool same_file(const std::string& a, const std::string& b) {
-  if (a.empty() || b.empty() || a.find("://") != std::string::npos || b.find("://") != std::string::npos)
+  if (a.empty() || b.empty() || a.find("://") != std::string::npos ||
+      b.find("://") != std::string::npos)
     return false;
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   std::error_code ea, eb;
@@ -33,27 +35,31 @@ bool same_file(const std::string& a, const std::string& b) {
 void check_writable(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) throw input_error(fmt::format("cannot open {} '{}': it is a folder", what, path));
+    if (S_ISDIR(st.st_mode))
+      throw input_error(fmt::format("cannot open {} '{}': it is a folder", what, path));
     if (::access(path.c_str(), W_OK) != 0)
       throw input_error(fmt::format("cannot open {} '{}': {}", what, path, std::strerror(errno)));
     return;
   }
-  const fs::path parent = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  const fs::path parent =
+      fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
   if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw input_error(fmt::format("cannot open {} '{}': the folder '{}' does not exist", what, path,
                                   parent.string()));
   if (::access(parent.c_str(), W_OK | X_OK) != 0)
-    throw input_error(fmt::format("cannot open {} '{}': cannot create files in '{}': {}", what, path,
-                                  parent.string(), std::strerror(errno)));
+    throw input_error(fmt::format("cannot open {} '{}': cannot create files in '{}': {}", what,
+                                  path, parent.string(), std::strerror(errno)));
 }
 
 void check_side_file(const std::string& path, const std::string& what, const std::string& input,
                      const std::string& output) {
   if (path.empty()) return;
   if (same_file(path, input))
-    throw usage_error(fmt::format("{} {}: that is the input; vpipe never writes to its input", what, path));
+    throw usage_error(
+        fmt::format("{} {}: that is the input; vpipe never writes to its input", what, path));
   if (output != "null" && same_file(path, output))
-    throw usage_error(fmt::format("{} {}: that is the output file; give the report its own name", what, path));
+    throw usage_error(
+        fmt::format("{} {}: that is the output file; give the report its own name", what, path));
   check_writable(path, what);
 }
 

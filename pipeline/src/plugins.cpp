@@ -20,7 +20,8 @@ void load_filter_plugin(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
-    throw logic_error(fmt::format("cannot load plugin '{}': {}", path, err ? err : "unknown error"));
+    throw logic_error(
+        fmt::format("cannot load plugin '{}': {}", path, err ? err : "unknown error"));
   }
   // The handle is kept for the process's life: its filters stay registered.
   if (!plugins.insert(handle).second) return;  // loaded before (a plugin directory and --plugin)
@@ -29,8 +30,10 @@ void load_filter_plugin(const std::string& path) {
   // A library that loads but registers nothing is not a plugin (a typo'd
   // path to libz would otherwise pass in silence).
   if (registry.names().size() == before)
-    throw input_error(fmt::format("plugin '{}' registered no filter (is it built with "
-                                  "vpipe_add_filter_plugin and VPIPE_REGISTER_FILTER?)", path));
+    throw input_error(
+        fmt::format("plugin '{}' registered no filter (is it built with "
+                    "vpipe_add_filter_plugin and VPIPE_REGISTER_FILTER?)",
+                    path));
 }
 
 std::vector<std::string> load_filter_plugins_from(const std::string& dir) {

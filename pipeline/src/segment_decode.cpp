@@ -12,7 +12,8 @@ namespace vpipe {
 
 bool is_open_gop(const std::vector<std::int64_t>& pts) {
   if (pts.empty() || pts.front() == AV_NOPTS_VALUE) return false;
-  return std::any_of(pts.begin() + 1, pts.end(), [&](std::int64_t p) { return p != AV_NOPTS_VALUE && p < pts.front(); });
+  return std::any_of(pts.begin() + 1, pts.end(),
+                     [&](std::int64_t p) { return p != AV_NOPTS_VALUE && p < pts.front(); });
 }
 
 namespace {
@@ -34,12 +35,14 @@ void drain_frames(DecoderSession& s, AVRational tb, std::vector<Frame>& out, std
       continue;
     }
     if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) ++errors;
-    out.push_back(av->format == AV_PIX_FMT_CUDA && s.nvdec ? Frame::from_cuda_frame(std::move(av), tb, s.nvdec->stream())
-                                                          : Frame::from_av_frame(std::move(av), tb));
+    out.push_back(av->format == AV_PIX_FMT_CUDA && s.nvdec
+                      ? Frame::from_cuda_frame(std::move(av), tb, s.nvdec->stream())
+                      : Frame::from_av_frame(std::move(av), tb));
   }
 }
 
-void send(DecoderSession& s, const AVPacket* pkt, AVRational tb, std::vector<Frame>& out, std::int64_t& errors) {
+void send(DecoderSession& s, const AVPacket* pkt, AVRational tb, std::vector<Frame>& out,
+          std::int64_t& errors) {
   int ret = avcodec_send_packet(s.context.get(), pkt);
   if (ret == AVERROR(EAGAIN)) {
     drain_frames(s, tb, out, errors);
@@ -54,8 +57,12 @@ void send(DecoderSession& s, const AVPacket* pkt, AVRational tb, std::vector<Fra
 SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                                        std::optional<std::int64_t> limit, MediaCounters& counters,
                                        std::size_t max_segment)
-    : sessions_(std::max(1, sessions)), make_session_(std::move(make_session)), time_base_(time_base),
-      limit_(limit), counters_(counters), max_segment_(max_segment) {
+    : sessions_(std::max(1, sessions)),
+      make_session_(std::move(make_session)),
+      time_base_(time_base),
+      limit_(limit),
+      counters_(counters),
+      max_segment_(max_segment) {
   int device = 0;  // the workers decode on the device their creator had current (see Pipeline::run)
   if (cudaGetDevice(&device) != cudaSuccess) device = 0;
   for (int w = 0; w < sessions_; ++w)
@@ -86,9 +93,11 @@ void SegmentDecodeStage::work(int worker) {
       // rather than drain (a restart), unless the segment the output waits
       // for is one of its own.
       const auto holds_head = [&] {
-        return std::any_of(w.pending.begin(), w.pending.end(), [&](const Pending& p) { return p.seg.seq == next_emit_; });
+        return std::any_of(w.pending.begin(), w.pending.end(),
+                           [&](const Pending& p) { return p.seg.seq == next_emit_; });
       };
-      cv_.wait(lock, [&] { return stop_ || !todo_.empty() || (!w.pending.empty() && holds_head()); });
+      cv_.wait(lock,
+               [&] { return stop_ || !todo_.empty() || (!w.pending.empty() && holds_head()); });
       if (!todo_.empty()) {
         seg = std::move(todo_.front());
         todo_.pop_front();
@@ -160,9 +169,11 @@ void SegmentDecodeStage::decode_into(Worker& w, Segment seg) {
 
 // Each frame to the pending segment that owns its pts, noting a picture that
 // comes twice, out of order or unowned (that segment is decoded again alone).
-void SegmentDecodeStage::route(Worker& w, const std::set<std::int64_t>& prefix, std::vector<Frame>& frames) const {
+void SegmentDecodeStage::route(Worker& w, const std::set<std::int64_t>& prefix,
+                               std::vector<Frame>& frames) const {
   for (auto& f : frames) {
-    auto owner = std::find_if(w.pending.begin(), w.pending.end(), [&](const Pending& p) { return p.own.count(f.pts) > 0; });
+    auto owner = std::find_if(w.pending.begin(), w.pending.end(),
+                              [&](const Pending& p) { return p.own.count(f.pts) > 0; });
     if (owner == w.pending.end()) {
       if (!prefix.count(f.pts) && !w.pending.empty()) w.pending.back().anomalous = true;
       continue;
@@ -178,8 +189,9 @@ void SegmentDecodeStage::route(Worker& w, const std::set<std::int64_t>& prefix, 
 // not come out right is decoded again alone.
 void SegmentDecodeStage::drain(Worker& w) {
   if (w.pending.empty()) return;
-  spdlog::debug("decode: drain with {} pending (first {}, {} of {} out)", w.pending.size(), w.pending.front().seg.seq,
-                w.pending.front().received.size(), w.pending.front().own.size());
+  spdlog::debug("decode: drain with {} pending (first {}, {} of {} out)", w.pending.size(),
+                w.pending.front().seg.seq, w.pending.front().received.size(),
+                w.pending.front().own.size());
   std::vector<Frame> frames;
   send(*w.session, nullptr, time_base_, frames, w.pending.back().done.errors);
   route(w, {}, frames);
@@ -194,8 +206,9 @@ void SegmentDecodeStage::drain(Worker& w) {
     if (p.complete() && !p.anomalous) {
       publish(p.seg.seq, std::move(p.done));
     } else {
-      spdlog::debug("decode: segment {} came out {} of {} pictures{}: decoded again alone", p.seg.seq,
-                    p.received.size(), p.own.size(), p.anomalous ? ", out of order" : "");
+      spdlog::debug("decode: segment {} came out {} of {} pictures{}: decoded again alone",
+                    p.seg.seq, p.received.size(), p.own.size(),
+                    p.anomalous ? ", out of order" : "");
       alone(w, std::move(p));
     }
   }
@@ -264,7 +277,9 @@ void SegmentDecodeStage::submit(Output<Frame>& out) {
   // (a worker that finds the queue empty drains its decoder: a restart).
   (void)emit_ready(out, false);
   std::unique_lock lock(m_);
-  cv_.wait(lock, [&] { return error_ || next_seq_ - next_emit_ <= 3 * sessions_ || done_.count(next_emit_); });
+  cv_.wait(lock, [&] {
+    return error_ || next_seq_ - next_emit_ <= 3 * sessions_ || done_.count(next_emit_);
+  });
 }
 
 Flow SegmentDecodeStage::emit(Frame f, Output<Frame>& out) {
@@ -281,7 +296,9 @@ Flow SegmentDecodeStage::emit_ready(Output<Frame>& out, bool wait_all) {
     Done done;
     {
       std::unique_lock lock(m_);
-      if (wait_all) cv_.wait(lock, [&] { return error_ || done_.count(next_emit_) || next_emit_ == next_seq_; });
+      if (wait_all)
+        cv_.wait(lock,
+                 [&] { return error_ || done_.count(next_emit_) || next_emit_ == next_seq_; });
       if (error_) std::rethrow_exception(error_);
       const auto it = done_.find(next_emit_);
       if (it == done_.end()) return Flow::kContinue;

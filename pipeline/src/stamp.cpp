@@ -39,7 +39,8 @@ std::optional<std::uint64_t> read_stamp(const PlaneView& luma) {
   for (int i = 0; i < kCells; ++i) {
     const int x = static_cast<int>((i + 0.5) * cell);
     // The mean of a 2×2 block at the cell's centre, against mid-grey.
-    const int sum = luma.row(y)[x] + luma.row(y)[x + 1] + luma.row(y + 1)[x] + luma.row(y + 1)[x + 1];
+    const int sum =
+        luma.row(y)[x] + luma.row(y)[x + 1] + luma.row(y + 1)[x] + luma.row(y + 1)[x + 1];
     if (sum > 4 * 128) word |= std::uint64_t{1} << i;
   }
   const std::uint64_t t = word & kMask48;
@@ -50,8 +51,9 @@ std::optional<std::uint64_t> read_stamp(const PlaneView& luma) {
 std::int64_t stamp_age_ns(std::uint64_t stamp_us, std::uint64_t now_us) {
   const std::uint64_t d = (now_us - stamp_us) & kMask48;
   // A stamp from the "future" (clock skew between machines) shows as negative.
-  const auto signed_d = d > kMask48 / 2 ? static_cast<std::int64_t>(d) - static_cast<std::int64_t>(kMask48 + 1)
-                                        : static_cast<std::int64_t>(d);
+  const auto signed_d = d > kMask48 / 2
+                            ? static_cast<std::int64_t>(d) - static_cast<std::int64_t>(kMask48 + 1)
+                            : static_cast<std::int64_t>(d);
   return signed_d * 1000;
 }
 

@@ -3,7 +3,6 @@
 
 #include <map>
 
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -20,10 +19,10 @@ extern "C" {
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/cuda_stages.hpp"
 #include "vpipe/pipeline/frame_graph.hpp"
-#include "vpipe/pipeline/hw_probe.hpp"
-#include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/host_frames.hpp"
+#include "vpipe/pipeline/hw_probe.hpp"
 #include "vpipe/pipeline/live.hpp"
+#include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/nvdec.hpp"
 #include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/segment_decode.hpp"
@@ -127,7 +126,8 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     av_dict_set(&enc_opts, "preset", "p4", 0);
   } else if (name == "libx265") {
     // x265 logs its banner at info level on its own: warnings only, unless -v.
-    if (av_log_get_level() < AV_LOG_WARNING) av_dict_set(&enc_opts, "x265-params", "log-level=warning", 0);
+    if (av_log_get_level() < AV_LOG_WARNING)
+      av_dict_set(&enc_opts, "x265-params", "log-level=warning", 0);
   } else if (codec->id == AV_CODEC_ID_MPEG4) {
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = FF_QP2LAMBDA * o.qscale;
@@ -135,9 +135,10 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   const int ret = avcodec_open2(enc.get(), codec, &enc_opts);
   av_dict_free(&enc_opts);
   if (ret < 0)  // the encoder's own log (-v) has the detail FFmpeg's code lacks
-    throw input_error(fmt::format("{}: cannot open encoder {} for {}: {}{}", o.output, codec->name,
-                                  to_string(format), av_error_text(ret),
-                                  ret == AVERROR_EXTERNAL ? " (the encoder refused these settings; -v shows why)" : ""));
+    throw input_error(fmt::format(
+        "{}: cannot open encoder {} for {}: {}{}", o.output, codec->name, to_string(format),
+        av_error_text(ret),
+        ret == AVERROR_EXTERNAL ? " (the encoder refused these settings; -v shows why)" : ""));
   return enc;
 }
 
@@ -149,15 +150,20 @@ nlohmann::json TranscodeReport::to_json() const {
   };
   json stages_j = json::array();
   for (const auto& s : stages)
-    stages_j.push_back({{"name", s.name}, {"items_in", s.items_in}, {"items_out", s.items_out},
-                        {"busy_s", s.busy_s}, {"busy_ms_per_item",
-                         s.items_in ? 1e3 * s.busy_s / static_cast<double>(s.items_in) : 0.0},
-                        {"latency_ms", {{"p50", s.item_ms_p50}, {"p99", s.item_ms_p99},
-                                        {"max", s.item_ms_max}}}});
+    stages_j.push_back(
+        {{"name", s.name},
+         {"items_in", s.items_in},
+         {"items_out", s.items_out},
+         {"busy_s", s.busy_s},
+         {"busy_ms_per_item", s.items_in ? 1e3 * s.busy_s / static_cast<double>(s.items_in) : 0.0},
+         {"latency_ms", {{"p50", s.item_ms_p50}, {"p99", s.item_ms_p99}, {"max", s.item_ms_max}}}});
   json queues_j = json::array();
   for (const auto& q : queues)
-    queues_j.push_back({{"name", q.name}, {"capacity", q.capacity}, {"high_water", q.high_water},
-                        {"pushed", q.pushed}, {"producer_blocked_s", q.producer_blocked_s},
+    queues_j.push_back({{"name", q.name},
+                        {"capacity", q.capacity},
+                        {"high_water", q.high_water},
+                        {"pushed", q.pushed},
+                        {"producer_blocked_s", q.producer_blocked_s},
                         {"dropped", q.dropped}});
   return {{"input", input},
           {"output", output},
@@ -168,18 +174,19 @@ nlohmann::json TranscodeReport::to_json() const {
           {"encoder", encoder},
           {"input_format", fmt_json(input_format)},
           {"output_format", fmt_json(output_format)},
-          {"frames", {{"packets_read", packets_read},
-                      {"decoded", frames_decoded},
-                      {"encoded", frames_encoded},
-                      {"video_packets_written", video_packets_written},
-                      {"other_packets_written", other_packets_written},
-                      {"decode_errors", decode_errors},
-                      {"fitted_to_encoder", frames_fitted},
-                      {"timestamp_discontinuities", ts_discontinuities},
-                      {"timestamps_repaired", timestamps_repaired},
-                      {"copied_packets_damaged", packets_damaged},
-                      {"errors", errors()},
-                      {"dropped", frames_dropped}}},
+          {"frames",
+           {{"packets_read", packets_read},
+            {"decoded", frames_decoded},
+            {"encoded", frames_encoded},
+            {"video_packets_written", video_packets_written},
+            {"other_packets_written", other_packets_written},
+            {"decode_errors", decode_errors},
+            {"fitted_to_encoder", frames_fitted},
+            {"timestamp_discontinuities", ts_discontinuities},
+            {"timestamps_repaired", timestamps_repaired},
+            {"copied_packets_damaged", packets_damaged},
+            {"errors", errors()},
+            {"dropped", frames_dropped}}},
           {"live", live},
           {"drop_policy", drop},
           {"stalls", stalls},
@@ -187,14 +194,17 @@ nlohmann::json TranscodeReport::to_json() const {
           {"copied_streams", copied_streams},
           {"wall_s", wall_s},
           {"fps", fps},
-          {"latency_ms", {{"p50", latency_ms_p50}, {"p90", latency_ms_p90},
-                          {"p99", latency_ms_p99}, {"max", latency_ms_max}}},
+          {"latency_ms",
+           {{"p50", latency_ms_p50},
+            {"p90", latency_ms_p90},
+            {"p99", latency_ms_p99},
+            {"max", latency_ms_max}}},
           {"glass_to_glass_ms", glass},
           {"in_flight", in_flight},
           {"interrupted", interrupted},
           {"status", !failure.empty() ? "failed: " + failure
-                     : decode_errors ? fmt::format("completed with {} errors", decode_errors)
-                                     : std::string(interrupted ? "interrupted" : "ok")},
+                     : decode_errors  ? fmt::format("completed with {} errors", decode_errors)
+                                      : std::string(interrupted ? "interrupted" : "ok")},
           {"stages", stages_j},
           {"memory", memory},
           {"queues", queues_j},
@@ -208,9 +218,11 @@ void check_paths(const TranscodeOptions& o) {
   std::error_code ec;
   if (o.output != "null" && same_file(o.input, o.output))
     throw usage_error(fmt::format("{}: the output would overwrite the input", o.output));
-  if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) && fs::file_size(o.input, ec) == 0)
+  if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) &&
+      fs::file_size(o.input, ec) == 0)
     throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
-  if (o.output != "null" && o.output.find("://") == std::string::npos) check_writable(o.output, "output");
+  if (o.output != "null" && o.output.find("://") == std::string::npos)
+    check_writable(o.output, "output");
 }
 
 std::string drop_name(DropPolicy d) {
@@ -221,7 +233,10 @@ std::string drop_name(DropPolicy d) {
 
 nlohmann::json ring_json(const PinnedRing& r) {
   const auto s = r.stats();
-  return {{"slots", r.slot_count()}, {"acquires", s.acquires}, {"waits", s.waits}, {"waited_s", s.waited_s}};
+  return {{"slots", r.slot_count()},
+          {"acquires", s.acquires},
+          {"waits", s.waits},
+          {"waited_s", s.waited_s}};
 }
 
 nlohmann::json percentiles_ms(const Histogram& h) {
@@ -255,7 +270,7 @@ struct TranscodeSession::Parts {
 
   TranscodeOptions o;
   TranscodeReport report;
-  InputWatch watch;              // the input's interrupt callback points here
+  InputWatch watch;  // the input's interrupt callback points here
   InputOpenOptions open_options;
   UniqueDemuxContext input;
   int video_index = -1;
@@ -264,8 +279,8 @@ struct TranscodeSession::Parts {
   UniqueAVCodecContext decoder;  // handed to the decode stage when wired
   TranscodePlan plan;
   OutputFile output;
-  std::vector<int> output_index;        // input stream → output stream (-1: not copied)
-  std::vector<AVRational> source_tb;    // per output stream, the time base packets arrive in
+  std::vector<int> output_index;      // input stream → output stream (-1: not copied)
+  std::vector<AVRational> source_tb;  // per output stream, the time base packets arrive in
   AVStream* video_out = nullptr;
   std::optional<MemoryStrategy> own_strategy;
   MemoryStrategy* strategy = nullptr;   // own_strategy, or the one --streams share
@@ -277,7 +292,7 @@ struct TranscodeSession::Parts {
   UniqueAVCodecContext encoder;
   MediaCounters counters;
   std::optional<FlightLimit> flight;  // frames hold its tickets
-  std::mutex sessions_mutex;  // --decode-sessions: workers open their sessions at once
+  std::mutex sessions_mutex;          // --decode-sessions: workers open their sessions at once
   Pipeline pipeline;
   DemuxSource* demux = nullptr;  // owned by the pipeline: woken from a blocking read by Ctrl-C
   SegmentDecodeStage* segments = nullptr;  // owned by the pipeline (--decode-sessions)
@@ -289,7 +304,8 @@ TranscodeSession::Parts::Parts(TranscodeOptions options)
       // still ends a wait for it (a FIFO with no writer).
       watch(is_live_input(o.input) ? o.stall_timeout_s : kNoStallLimit, o.interrupt) {
   check_options(o);
-  for (const auto& s : parse_chain(o.filters)) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
+  for (const auto& s : parse_chain(o.filters))
+    (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
   check_paths(o);
   report.input = o.input;
   report.output = o.output;
@@ -301,14 +317,16 @@ TranscodeSession::Parts::Parts(TranscodeOptions options)
     const auto n = probe_nvenc();
     return std::pair{n.usable, n.detail};
   };
-  plan = vpipe::plan(o, {{decoder->pix_fmt, decoder->width, decoder->height},
-                         nvdec_unsupported_reason(video->codecpar)},
+  plan = vpipe::plan(o,
+                     {{decoder->pix_fmt, decoder->width, decoder->height},
+                      nvdec_unsupported_reason(video->codecpar)},
                      machine);
-  if (plan.live) report.notes.push_back(fmt::format(
-      "live input: low-latency open, drop policy {}, stall timeout {} s, {}", drop_name(plan.drop),
-      o.stall_timeout_s,
-      can_reconnect(o.input) ? fmt::format("up to {} reconnect(s)", o.reconnect)
-                             : std::string("no connection to reopen (it waits for data)")));
+  if (plan.live)
+    report.notes.push_back(fmt::format(
+        "live input: low-latency open, drop policy {}, stall timeout {} s, {}",
+        drop_name(plan.drop), o.stall_timeout_s,
+        can_reconnect(o.input) ? fmt::format("up to {} reconnect(s)", o.reconnect)
+                               : std::string("no connection to reopen (it waits for data)")));
   report.notes.insert(report.notes.end(), plan.notes.begin(), plan.notes.end());
   report.device = plan.device == Device::kCuda ? "cuda" : "cpu";
   report.decode = plan.nvdec ? "nvdec" : "cpu";
@@ -348,10 +366,13 @@ void TranscodeSession::Parts::open_output() {
   AVFormatContext* raw = nullptr;
   const std::string net = network_output_format(o.output);
   if (avformat_alloc_output_context2(&raw, nullptr, net.empty() ? nullptr : net.c_str(),
-                                     o.output.c_str()) < 0 || !raw)
-    throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
-                                  ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
-                                  "write nothing)", o.output));
+                                     o.output.c_str()) < 0 ||
+      !raw)
+    throw input_error(
+        fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
+                    ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
+                    "write nothing)",
+                    o.output));
   output.ctx.reset(raw);
   output.path = o.output;
   output.keep = o.keep_partial;
@@ -382,7 +403,8 @@ void TranscodeSession::Parts::add_video_output() {
   encoder = open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate,
                                (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, decoder.get());
   video_out = avformat_new_stream(oc, nullptr);
-  av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()), "output video parameters");
+  av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),
+           "output video parameters");
   video_out->time_base = encoder->time_base;
   video_out->avg_frame_rate = encoder->framerate;
   source_tb.push_back(encoder->time_base);
@@ -395,11 +417,13 @@ void TranscodeSession::Parts::copy_other_streams() {
   for (unsigned i = 0; i < input->nb_streams; ++i) {
     AVStream* s = input->streams[i];
     const auto type = s->codecpar->codec_type;
-    if (static_cast<int>(i) == video_index || (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE))
+    if (static_cast<int>(i) == video_index ||
+        (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE))
       continue;
     if (container_holds(oc->oformat, s->codecpar->codec_id) == false) {
       report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
-                                         avcodec_get_name(s->codecpar->codec_id), oc->oformat->name));
+                                         avcodec_get_name(s->codecpar->codec_id),
+                                         oc->oformat->name));
       continue;
     }
     AVStream* os = avformat_new_stream(oc, nullptr);
@@ -450,15 +474,17 @@ void TranscodeSession::Parts::wire() {
   if (o.max_in_flight > 0) flight.emplace(o.max_in_flight, plan.drop != DropPolicy::kBlock);
   auto packets = pipeline.make_queue<Packet>("demux→decode", plan.queues.packets);
   auto mux_in = pipeline.make_queue<Packet>("→mux", plan.queues.mux);
-  auto demux_stage = std::make_unique<DemuxSource>(input.get(), o.input, video_index, output_index, mux_in,
-                                             counters, o.realtime);
+  auto demux_stage = std::make_unique<DemuxSource>(input.get(), o.input, video_index, output_index,
+                                                   mux_in, counters, o.realtime);
   demux = demux_stage.get();
   demux_stage->interrupt(o.interrupt);
-  if (o.loop > 1) demux_stage->loop(o.loop, [this] { return vpipe::open_input(o.input, open_options); });
+  if (o.loop > 1)
+    demux_stage->loop(o.loop, [this] { return vpipe::open_input(o.input, open_options); });
   if (plan.live) {
     demux_stage->watch(&watch);
     if (can_reconnect(o.input) && o.reconnect > 0)
-      demux_stage->reconnect(o.reconnect, [this] { return vpipe::open_input(o.input, open_options); });
+      demux_stage->reconnect(o.reconnect,
+                             [this] { return vpipe::open_input(o.input, open_options); });
   }
   if (o.max_frames && frame_rate.num > 0) {
     const double start = video->start_time != AV_NOPTS_VALUE
@@ -473,7 +499,8 @@ void TranscodeSession::Parts::wire() {
   frames = graph->add_chain(pipeline, frames, std::move(plan.chain), plan.cuda, plan.nvdec);
   // Frames end in host memory, where an encoder takes them; a decode-only
   // null run (no filter), or one asked to, leaves them on the device.
-  if (!(plan.null_output && (empty_chain || o.frames_on_device))) frames = graph->to_host(pipeline, frames, plan.output);
+  if (!(plan.null_output && (empty_chain || o.frames_on_device)))
+    frames = graph->to_host(pipeline, frames, plan.output);
   if (plan.null_output) {
     auto sink = std::make_unique<NullSink>(counters, o.on_frame);
     sink->read_stamps(o.read_stamps);
@@ -483,36 +510,39 @@ void TranscodeSession::Parts::wire() {
   auto encode = std::make_unique<EncodeStage>(encoder.get(), video_out->index, counters);
   encode->read_stamps(o.read_stamps);
   pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
-  pipeline.add_sink<Packet>(std::make_unique<MuxSink>(output.ctx.get(), o.output, source_tb,
-                                                      video_out->index, counters),
-                            mux_in);
+  pipeline.add_sink<Packet>(
+      std::make_unique<MuxSink>(output.ctx.get(), o.output, source_tb, video_out->index, counters),
+      mux_in);
 }
 
 // One decoder, or --decode-sessions N decoding segments at once, each with
 // its own session (NVDEC: its own frames context, which holds a segment).
 void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames) {
   if (o.decode_sessions <= 1) {
-    auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames, counters,
-                                                nvdec.get());
+    auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames,
+                                                counters, nvdec.get());
     if (flight) decode->limit_in_flight(&*flight);
     pipeline.add_stage<Packet, Frame>(std::move(decode), packets, frames);
     return;
   }
-  constexpr std::size_t kNvdecSegment = 120;  // frames a session's surfaces hold: a longer GOP → one session
+  constexpr std::size_t kNvdecSegment =
+      120;  // frames a session's surfaces hold: a longer GOP → one session
   auto session = [this] {
     DecoderSession s;
-    std::lock_guard lock(sessions_mutex);  // StreamSet and the strategy's first use are not concurrent
+    std::lock_guard lock(
+        sessions_mutex);  // StreamSet and the strategy's first use are not concurrent
     if (plan.nvdec) {
       s.nvdec = std::make_unique<NvdecContext>(*retry, streams.make());
-      s.context = open_decoder(video, o, s.nvdec.get(), plan.queues.nvdec_extra_surfaces + int{kNvdecSegment});
+      s.context = open_decoder(video, o, s.nvdec.get(),
+                               plan.queues.nvdec_extra_surfaces + int{kNvdecSegment});
     } else {
       s.context = open_decoder(video, o);
     }
     return s;
   };
   const std::size_t most = o.segment_packets ? o.segment_packets : plan.nvdec ? kNvdecSegment : 600;
-  auto stage = std::make_unique<SegmentDecodeStage>(o.decode_sessions, session, video->time_base, o.max_frames,
-                                                    counters, most);
+  auto stage = std::make_unique<SegmentDecodeStage>(o.decode_sessions, session, video->time_base,
+                                                    o.max_frames, counters, most);
   segments = stage.get();
   pipeline.add_stage<Packet, Frame>(std::move(stage), packets, frames);
 }
@@ -521,7 +551,8 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
 std::int64_t TranscodeSession::Parts::expected_frames() const {
   std::int64_t total = video->nb_frames;
   if (total <= 0 && input->duration > 0 && frame_rate.num > 0)
-    total = static_cast<std::int64_t>(static_cast<double>(input->duration) / AV_TIME_BASE * av_q2d(frame_rate));
+    total = static_cast<std::int64_t>(static_cast<double>(input->duration) / AV_TIME_BASE *
+                                      av_q2d(frame_rate));
   total *= o.loop;
   if (o.max_frames && (total <= 0 || *o.max_frames < total)) total = *o.max_frames;
   return total;
@@ -530,9 +561,11 @@ std::int64_t TranscodeSession::Parts::expected_frames() const {
 void TranscodeSession::Parts::collect(TranscodeReport& r) const {
   if (segments) {
     const auto st = segments->stats();
-    r.notes.push_back(fmt::format("decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP "
-                                  "before), {} decoder restarts{}", o.decode_sessions, st.segments, st.open_gops, st.restarts,
-                                  st.fell_back ? "; keyframes too far apart: one session took over" : ""));
+    r.notes.push_back(
+        fmt::format("decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP "
+                    "before), {} decoder restarts{}",
+                    o.decode_sessions, st.segments, st.open_gops, st.restarts,
+                    st.fell_back ? "; keyframes too far apart: one session took over" : ""));
   }
   r.packets_read = counters.packets_read;
   r.frames_decoded = counters.frames_decoded;
@@ -566,8 +599,10 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
   for (const auto& q : r.queues) r.frames_dropped += static_cast<std::int64_t>(q.dropped);
   if (flight) {
     r.frames_dropped += flight->dropped();
-    r.in_flight = {{"limit", flight->limit()}, {"high_water", flight->high_water()},
-                   {"dropped_at_limit", flight->dropped()}, {"decoder_waited_s", flight->waited_s()}};
+    r.in_flight = {{"limit", flight->limit()},
+                   {"high_water", flight->high_water()},
+                   {"dropped_at_limit", flight->dropped()},
+                   {"decoder_waited_s", flight->waited_s()}};
   }
   if (strategy) r.memory = memory_report();
 }
@@ -577,7 +612,8 @@ nlohmann::json TranscodeSession::Parts::memory_report() const {
   const auto st = strategy->stats().stats();
   const auto& lat = strategy->stats().allocate_latency();
   const auto usage = strategy->strategy().usage();
-  const std::size_t pinned = graph->pinned_bytes() + (host_pool ? static_cast<std::size_t>(host_pool->bytes()) : 0);
+  const std::size_t pinned =
+      graph->pinned_bytes() + (host_pool ? static_cast<std::size_t>(host_pool->bytes()) : 0);
   nlohmann::json m = {
       {"strategy", o.mem},
       {"allocations", st.count.total},
@@ -588,9 +624,10 @@ nlohmann::json TranscodeSession::Parts::memory_report() const {
       {"failures_after_retry", retry->failures()},
       {"budget_bytes", o.budget ? nlohmann::json(*o.budget) : nlohmann::json()},
       {"device_syncs", st.device_syncs},
-      {"allocate_us", {{"p50", static_cast<double>(lat.percentile(0.5)) / 1e3},
-                       {"p99", static_cast<double>(lat.percentile(0.99)) / 1e3},
-                       {"max", static_cast<double>(lat.max()) / 1e3}}},
+      {"allocate_us",
+       {{"p50", static_cast<double>(lat.percentile(0.5)) / 1e3},
+        {"p99", static_cast<double>(lat.percentile(0.99)) / 1e3},
+        {"max", static_cast<double>(lat.max()) / 1e3}}},
       {"reserved_bytes", usage.reserved ? nlohmann::json(*usage.reserved) : nlohmann::json()},
       {"host_staging", name_of(o.host)},
       {"download", o.download_copy ? "copied out of the slot" : "slot is the encoder's frame"},
@@ -599,11 +636,13 @@ nlohmann::json TranscodeSession::Parts::memory_report() const {
   if (const auto* up = graph->upload_stage())
     m["upload"] = {{"direct_from_decoder", up->direct()}, {"unstaged", up->unstaged()}};
   if (host_pool)
-    m["decoded_into_pinned"] = {{"frames", host_pool->frames()}, {"buffers", host_pool->buffers()},
+    m["decoded_into_pinned"] = {{"frames", host_pool->frames()},
+                                {"buffers", host_pool->buffers()},
                                 {"bytes", host_pool->bytes()}};
   if (const auto* ring = graph->download_ring()) m["download_ring"] = ring_json(*ring);
   if (nvdec)
-    m["nvdec_pool"] = {{"buffers", nvdec->pool_buffers()}, {"bytes", nvdec->pool_bytes()},
+    m["nvdec_pool"] = {{"buffers", nvdec->pool_buffers()},
+                       {"bytes", nvdec->pool_bytes()},
                        {"decode_surfaces", nvdec->decode_surfaces()}};
   return m;
 }
@@ -640,10 +679,12 @@ LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
     s.memory_in_use = st.bytes.value;
     s.memory_peak = st.bytes.peak;
     const auto usage = strategy->strategy().usage();
-    s.memory_reserved = usage.reserved ? static_cast<std::int64_t>(*usage.reserved) : s.memory_in_use;
+    s.memory_reserved =
+        usage.reserved ? static_cast<std::int64_t>(*usage.reserved) : s.memory_in_use;
     s.allocation_failures = st.failures;
     s.allocation_retries = retry ? static_cast<std::int64_t>(retry->retries()) : 0;
-    s.pinned_bytes = static_cast<std::int64_t>(graph->pinned_bytes()) + (host_pool ? host_pool->bytes() : 0);
+    s.pinned_bytes =
+        static_cast<std::int64_t>(graph->pinned_bytes()) + (host_pool ? host_pool->bytes() : 0);
   }
   return s;
 }
@@ -693,32 +734,38 @@ TranscodeReport TranscodeSession::run() {
   monitor.request_stop();
   monitor.join();
   report.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (p.o.on_progress) p.o.on_progress({p.counters.video_packets_written.load(), total, report.wall_s});
+  if (p.o.on_progress)
+    p.o.on_progress({p.counters.video_packets_written.load(), total, report.wall_s});
   p.collect(report);
   if (!failure.empty()) {
     report.failure = failure;
     throw transcode_failed(failure, std::move(report));  // the partial output goes (unless kept)
   }
   if (p.counters.disconnects > 0)
-    report.notes.push_back("the live input ended with a read error (the sender closed the connection)");
+    report.notes.push_back(
+        "the live input ended with a read error (the sender closed the connection)");
   if (report.stalls > 0)
-    report.notes.push_back(fmt::format("the input stalled {} time(s) (no data for {} s){}", report.stalls,
-                                       p.o.stall_timeout_s,
-                                       report.reconnects ? fmt::format("; reconnected {} time(s)", report.reconnects)
-                                                         : std::string()));
+    report.notes.push_back(fmt::format(
+        "the input stalled {} time(s) (no data for {} s){}", report.stalls, p.o.stall_timeout_s,
+        report.reconnects ? fmt::format("; reconnected {} time(s)", report.reconnects)
+                          : std::string()));
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", p.o.input));
   p.output.finished();
   return report;
 }
 
-TranscodeReport transcode(const TranscodeOptions& options) { return TranscodeSession(options).run(); }
+TranscodeReport transcode(const TranscodeOptions& options) {
+  return TranscodeSession(options).run();
+}
 
 std::string stream_output_name(const std::string& output, int k) {
   if (output == "null") return output;
   if (output.find("://") != std::string::npos)
-    throw input_error(fmt::format("--streams: {} is a URL; give a file name (each stream writes "
-                                  "its own, with -1, -2… added) or null", output));
+    throw input_error(
+        fmt::format("--streams: {} is a URL; give a file name (each stream writes "
+                    "its own, with -1, -2… added) or null",
+                    output));
   const fs::path p(output);
   return (p.parent_path() / fmt::format("{}-{}{}", p.stem().string(), k, p.extension().string()))
       .string();
@@ -745,18 +792,22 @@ nlohmann::json MultiTranscodeReport::to_json() const {
   }
   nlohmann::json gpu_totals = nlohmann::json::array();
   for (const auto& [gpu, t] : per_gpu)
-    gpu_totals.push_back({{"gpu", gpu}, {"streams", t.first}, {"frames_written", t.second},
+    gpu_totals.push_back({{"gpu", gpu},
+                          {"streams", t.first},
+                          {"frames_written", t.second},
                           {"fps", wall_s > 0 ? static_cast<double>(t.second) / wall_s : 0.0}});
-  const auto failed = std::count_if(failures.begin(), failures.end(), [](const auto& f) { return !f.empty(); });
+  const auto failed =
+      std::count_if(failures.begin(), failures.end(), [](const auto& f) { return !f.empty(); });
   return {{"streams", per},
           {"gpus", gpu_totals},
-          {"aggregate", {{"streams", streams.size()},
-                         {"failed", failed},
-                         {"frames_written", frames},
-                         {"frames_dropped", dropped},
-                         {"wall_s", wall_s},
-                         {"fps_total", wall_s > 0 ? static_cast<double>(frames) / wall_s : 0.0},
-                         {"latency_ms_p99_worst_stream", p99_max}}}};
+          {"aggregate",
+           {{"streams", streams.size()},
+            {"failed", failed},
+            {"frames_written", frames},
+            {"frames_dropped", dropped},
+            {"wall_s", wall_s},
+            {"fps_total", wall_s > 0 ? static_cast<double>(frames) / wall_s : 0.0},
+            {"latency_ms_p99_worst_stream", p99_max}}}};
 }
 
 namespace {
@@ -795,7 +846,8 @@ class GpuShares {
   // Makes `device` current on the calling thread; its strategy.
   MemoryStrategy& use(int device) const {
     VPIPE_CUDA_TRY(cudaSetDevice(device));
-    const auto k = static_cast<std::size_t>(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
+    const auto k = static_cast<std::size_t>(std::find(devices_.begin(), devices_.end(), device) -
+                                            devices_.begin());
     return strategies_.at(k);
   }
 
@@ -809,7 +861,8 @@ class GpuShares {
 MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
   if (n < 1) throw input_error(fmt::format("--streams {}: expected 1 or more", n));
   std::vector<std::string> outputs;
-  for (int k = 1; k <= n; ++k) outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));
+  for (int k = 1; k <= n; ++k)
+    outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));
   // On the device: one strategy per GPU (no allocation crosses devices), each
   // made with its device current, and every stream placed by headroom.
   const GpuShares gpus(o);
@@ -827,7 +880,8 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
         TranscodeOptions mine = o;
         mine.output = outputs[i];
         mine.stream_label = std::to_string(k + 1);
-        if (multi.gpus[i] >= 0) mine.shared_memory = &gpus.use(multi.gpus[i]);  // this thread on that GPU
+        if (multi.gpus[i] >= 0)
+          mine.shared_memory = &gpus.use(multi.gpus[i]);  // this thread on that GPU
         mine.on_progress = nullptr;
         if (o.on_progress)  // the first stream reports the sum of all
           mine.on_progress = [&, i](const TranscodeProgress& p) {

@@ -13,7 +13,8 @@ T number(const std::string& text, T lo, T hi) {
   T v{};
   const auto* end = text.data() + text.size();
   const auto r = std::from_chars(text.data(), end, v);
-  if (r.ec != std::errc() || r.ptr != end) throw usage_error(fmt::format(" {}: not a number", text));
+  if (r.ec != std::errc() || r.ptr != end)
+    throw usage_error(fmt::format(" {}: not a number", text));
   if (v < lo || v > hi) throw usage_error(fmt::format(" {}: outside {}..{}", text, lo, hi));
   return v;
 }
@@ -81,17 +82,20 @@ const OptionKey* find_key(std::string_view key) {
 
 bool is_option_key(std::string_view key) { return find_key(key) != nullptr; }
 
-void set_option(TranscodeOptions& o, std::string_view key, const std::string& value, std::string_view where) {
+void set_option(TranscodeOptions& o, std::string_view key, const std::string& value,
+                std::string_view where) {
   const OptionKey* k = find_key(key);
   if (!k) {
     std::string known;
-    for (const auto& each : option_keys()) known += (known.empty() ? "" : ", ") + std::string(each.name);
+    for (const auto& each : option_keys())
+      known += (known.empty() ? "" : ", ") + std::string(each.name);
     throw usage_error(fmt::format("{}: unknown option '{}' (known: {})", where, key, known));
   }
   try {
     k->set(o, value);
   } catch (const input_error& e) {
-    throw usage_error(fmt::format("{}: {}{}", where, key, e.what()));  // "where: crf 99: outside 0..51"
+    throw usage_error(
+        fmt::format("{}: {}{}", where, key, e.what()));  // "where: crf 99: outside 0..51"
   }
 }
 

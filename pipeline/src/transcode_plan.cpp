@@ -54,8 +54,9 @@ void resolve_device(const TranscodeOptions& o, const MachineProbe& m, TranscodeP
     throw input_error(fmt::format("decode nvdec: {}", reason));
   p.device = o.device != Device::kCpu && reason.empty() ? Device::kCuda : Device::kCpu;
   if (o.device == Device::kAuto)
-    p.notes.push_back(p.device == Device::kCuda ? std::string("device auto: CUDA path")
-                                                : fmt::format("device auto: CPU path ({})", reason));
+    p.notes.push_back(p.device == Device::kCuda
+                          ? std::string("device auto: CUDA path")
+                          : fmt::format("device auto: CPU path ({})", reason));
 }
 
 // The decoder, and the chain negotiated for its frames.
@@ -71,9 +72,10 @@ void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodeP
   p.chain = build_chain(p.specs, p.nvdec ? nvdec_format : in.format);
   if (p.nvdec && o.decode == Decode::kAuto && !starts_on_gpu(p.chain, p.null_output)) {
     p.nvdec = false;
-    p.notes.push_back(p.chain.empty()
-                          ? "decode auto: CPU (no CUDA filter to take NVDEC's frames)"
-                          : "decode auto: CPU (the chain does not start with its CUDA filters in NV12)");
+    p.notes.push_back(
+        p.chain.empty()
+            ? "decode auto: CPU (no CUDA filter to take NVDEC's frames)"
+            : "decode auto: CPU (the chain does not start with its CUDA filters in NV12)");
     p.chain = build_chain(p.specs, in.format);
   }
   p.decoded = p.nvdec ? nvdec_format : in.format;
@@ -89,13 +91,15 @@ void fit_to_encoder(const TranscodeOptions& o, TranscodePlan& p) {
   const int w = p.output.width, h = p.output.height;
   if (w % mw == 0 && h % mh == 0) return;
   if (o.fit == Fit::kError)
-    throw input_error(fmt::format("{}: {} takes {} pictures in multiples of {}x{}, and these are {}x{} "
-                                  "(--fit pad or --fit crop, or a resize in --vf)", o.output,
-                                  p.encoder->name, d->name, mw, mh, w, h));
+    throw input_error(
+        fmt::format("{}: {} takes {} pictures in multiples of {}x{}, and these are {}x{} "
+                    "(--fit pad or --fit crop, or a resize in --vf)",
+                    o.output, p.encoder->name, d->name, mw, mh, w, h));
   const bool pad = o.fit == Fit::kPad || w < mw || h < mh;  // nothing is left to crop to
   const int fw = pad ? (w + mw - 1) / mw * mw : w / mw * mw;
   const int fh = pad ? (h + mh - 1) / mh * mh : h / mh * mh;
-  const std::string spec = pad ? fmt::format("pad=w={}:h={}", fw, fh) : fmt::format("crop=w={}:h={}:x=0:y=0", fw, fh);
+  const std::string spec =
+      pad ? fmt::format("pad=w={}:h={}", fw, fh) : fmt::format("crop=w={}:h={}:x=0:y=0", fw, fh);
   for (auto& c : build_chain(parse_chain(spec), p.output)) p.chain.push_back(std::move(c));
   p.output = p.chain.back().out;
   p.notes.push_back(fmt::format("--fit {}: {}x{} {} to {}x{} ({} takes {} in multiples of {}x{})",
@@ -108,15 +112,17 @@ void place_cuda_segment(const TranscodeOptions& o, TranscodePlan& p) {
   if (p.device != Device::kCuda) return;
   p.cuda = segment_of(p.chain);
   if (!p.cuda) {
-    if (std::any_of(p.chain.begin(), p.chain.end(), [](const auto& c) { return !c.filter->is_identity(); }))
+    if (std::any_of(p.chain.begin(), p.chain.end(),
+                    [](const auto& c) { return !c.filter->is_identity(); }))
       p.notes.push_back("no CUDA filter in this chain: it runs on the CPU");
   } else {
     const auto on_cuda = cuda_steps(p.chain);
     for (std::size_t i = p.cuda->first; i <= p.cuda->last; ++i)
       if (!on_cuda[i] && !p.chain[i].filter->is_identity())
-        throw input_error(fmt::format("'{}' has no CUDA implementation and sits between CUDA "
-                                      "filters; run the chain on the CPU device",
-                                      p.chain[i].label));
+        throw input_error(
+            fmt::format("'{}' has no CUDA implementation and sits between CUDA "
+                        "filters; run the chain on the CPU device",
+                        p.chain[i].label));
   }
   p.device_memory = p.cuda.has_value() || p.nvdec;
   p.decode_into_pinned = !p.nvdec && p.cuda && p.cuda->first == 0 && o.host == HostMemory::kPinned;
@@ -128,13 +134,17 @@ void place_cuda_segment(const TranscodeOptions& o, TranscodePlan& p) {
 const AVOutputFormat* check_container(const std::string& output) {
   const AVOutputFormat* container = output_container(output);
   if (!container)
-    throw input_error(fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
-                                  ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
-                                  "write nothing)", output));
+    throw input_error(
+        fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
+                    ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
+                    "write nothing)",
+                    output));
   const std::string_view name = container->name;
   if (name == "image2" || name == "image2pipe" || name == "apng")
-    throw input_error(fmt::format("{}: an image file; vpipe writes video files (.mp4, .mkv, .mov, "
-                                  ".ts…), not one image per frame", output));
+    throw input_error(
+        fmt::format("{}: an image file; vpipe writes video files (.mp4, .mkv, .mov, "
+                    ".ts…), not one image per frame",
+                    output));
   return container;
 }
 
@@ -148,7 +158,8 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
       if (usable) name = "h264_nvenc";
       p.notes.push_back(usable ? std::string("encoder auto: h264_nvenc (NVENC present)")
                                : fmt::format("encoder auto: libx264, this device has no usable "
-                                             "NVENC ({})", detail));
+                                             "NVENC ({})",
+                                             detail));
     }
   }
   const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
@@ -158,14 +169,15 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
   // --encoder auto and a container without H.264 (.webm, .ogv, .gif): its own codec.
   const AVCodec* native = avcodec_find_encoder(container->video_codec);
   if (o.encoder == "auto" && native && container_holds(container, native->id) != false) {
-    p.notes.push_back(fmt::format("encoder auto: {} ({} cannot hold {})", native->name, container->name,
-                                  avcodec_get_name(codec->id)));
+    p.notes.push_back(fmt::format("encoder auto: {} ({} cannot hold {})", native->name,
+                                  container->name, avcodec_get_name(codec->id)));
     return native;
   }
-  throw input_error(fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
-                                "--encoder{} or another container (.mkv holds most)", o.output,
-                                container->name, avcodec_get_name(codec->id), codec->name,
-                                native ? fmt::format(" ({} fits it)", native->name) : std::string()));
+  throw input_error(
+      fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
+                  "--encoder{} or another container (.mkv holds most)",
+                  o.output, container->name, avcodec_get_name(codec->id), codec->name,
+                  native ? fmt::format(" ({} fits it)", native->name) : std::string()));
 }
 
 QueuePlan plan_queues(std::size_t depth, bool nvdec) {
@@ -200,11 +212,13 @@ std::vector<std::string> TranscodePlan::labels() const {
 void check_options(const TranscodeOptions& o) {
   const auto& names = strategy_names();
   if (std::find(names.begin(), names.end(), o.mem) == names.end())
-    throw usage_error(fmt::format("memory strategy '{}': expected one of {}", o.mem, fmt::join(names, ", ")));
+    throw usage_error(
+        fmt::format("memory strategy '{}': expected one of {}", o.mem, fmt::join(names, ", ")));
   if (o.loop < 1) throw usage_error(fmt::format("loop {}: expected 1 or more", o.loop));
   if (!(o.stall_timeout_s > 0))
     throw usage_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));
-  if (o.reconnect < 0) throw usage_error(fmt::format("reconnect {}: expected 0 or more", o.reconnect));
+  if (o.reconnect < 0)
+    throw usage_error(fmt::format("reconnect {}: expected 0 or more", o.reconnect));
   if (o.queue_depth < 1) throw usage_error("queue depth 0: expected 1 or more");
   for (const auto& kv : o.input_options)
     if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
@@ -217,10 +231,10 @@ TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const Machi
   TranscodePlan p;
   p.null_output = o.output == "null";
   p.live = is_live_input(o.input);
-  p.drop = o.drop == Drop::kDropOldest                       ? DropPolicy::kDropOldest
-           : o.drop == Drop::kDropNewest                     ? DropPolicy::kDropNewest
-           : o.drop == Drop::kAuto && p.live                 ? DropPolicy::kDropNewest
-                                                             : DropPolicy::kBlock;
+  p.drop = o.drop == Drop::kDropOldest       ? DropPolicy::kDropOldest
+           : o.drop == Drop::kDropNewest     ? DropPolicy::kDropNewest
+           : o.drop == Drop::kAuto && p.live ? DropPolicy::kDropNewest
+                                             : DropPolicy::kBlock;
   p.specs = parse_chain(o.filters);
   for (const auto& s : p.specs) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
   resolve_device(o, machine, p);
@@ -229,7 +243,8 @@ TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const Machi
   if (!p.null_output) {
     p.encoder = choose_encoder(o, machine, p);
     if (const auto want = encoder_format(p.encoder, p.output.pix_fmt); want != p.output.pix_fmt) {
-      auto conv = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), p.output);
+      auto conv =
+          build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), p.output);
       for (auto& c : conv) p.chain.push_back(std::move(c));
       p.output = p.chain.back().out;
     }

@@ -68,20 +68,23 @@ void vpipe_decoder::run() {
 extern "C" {
 
 vpipe_decoder* vpipe_decoder_open(const char* options_json) {
-  return guarded([&] {
-    const json j = json::parse(options_json);
-    vpipe::TranscodeOptions o = vpipe::capi::options_from(j, {"prefetch"});
-    if (o.output != "null") throw vpipe::input_error("decode: the output is the caller (no \"output\")");
-    auto d = std::make_unique<vpipe_decoder>();
-    d->keep = std::make_shared<SessionKeeper>();
-    d->capacity = std::max<std::size_t>(1, j.value("prefetch", std::size_t{4}));
-    o.frames_on_device = true;
-    o.interrupt = &d->keep->interrupt;
-    o.on_frame = [dec = d.get()](const vpipe::Frame& f) { dec->push(f); };
-    d->keep->session = std::make_unique<vpipe::TranscodeSession>(std::move(o));
-    d->runner = std::thread([dec = d.get()] { dec->run(); });
-    return d.release();
-  }, static_cast<vpipe_decoder*>(nullptr));
+  return guarded(
+      [&] {
+        const json j = json::parse(options_json);
+        vpipe::TranscodeOptions o = vpipe::capi::options_from(j, {"prefetch"});
+        if (o.output != "null")
+          throw vpipe::input_error("decode: the output is the caller (no \"output\")");
+        auto d = std::make_unique<vpipe_decoder>();
+        d->keep = std::make_shared<SessionKeeper>();
+        d->capacity = std::max<std::size_t>(1, j.value("prefetch", std::size_t{4}));
+        o.frames_on_device = true;
+        o.interrupt = &d->keep->interrupt;
+        o.on_frame = [dec = d.get()](const vpipe::Frame& f) { dec->push(f); };
+        d->keep->session = std::make_unique<vpipe::TranscodeSession>(std::move(o));
+        d->runner = std::thread([dec = d.get()] { dec->run(); });
+        return d.release();
+      },
+      static_cast<vpipe_decoder*>(nullptr));
 }
 
 int vpipe_decoder_next(vpipe_decoder* d, int timeout_ms, vpipe_frame** frame) {

@@ -49,8 +49,8 @@ struct SessionKeeper {
 
 // The options in `j`, set through vpipe's one option table (set_option);
 // `binding_keys` are the binding's own keys, read by the caller ("prefetch").
-[[nodiscard]] TranscodeOptions options_from(const nlohmann::json& j,
-                                            std::initializer_list<std::string_view> binding_keys = {});
+[[nodiscard]] TranscodeOptions options_from(
+    const nlohmann::json& j, std::initializer_list<std::string_view> binding_keys = {});
 
 // Slots of the "python" filter: which session a slot's frames belong to.
 void bind_filter_slots(const std::string& filters, const std::shared_ptr<SessionKeeper>& keep);
@@ -58,6 +58,7 @@ void bind_filter_slots(const std::string& filters, const std::shared_ptr<Session
 }  // namespace vpipe::capi
 
 struct vpipe_frame {
-  std::shared_ptr<vpipe::capi::SessionKeeper> keep;  // dies last: the frame's memory goes back first
+  std::shared_ptr<vpipe::capi::SessionKeeper>
+      keep;  // dies last: the frame's memory goes back first
   vpipe::Frame frame;
 };

@@ -55,7 +55,8 @@ vpipe::PlaneView whole_frame(const vpipe::Frame& f) {
     return {y.data, y.width, y.height + uv.height, 1, y.pitch};
   throw vpipe::input_error(fmt::format(
       "a {} frame has {} planes in separate blocks: use frame.planes[i], or convert in the chain "
-      "(filters='format=rgb24')", av_get_pix_fmt_name(f.format.pix_fmt), f.num_planes));
+      "(filters='format=rgb24')",
+      av_get_pix_fmt_name(f.format.pix_fmt), f.num_planes));
 }
 
 }  // namespace
@@ -77,8 +78,10 @@ TranscodeOptions options_from(const json& j, std::initializer_list<std::string_v
   TranscodeOptions o;
   o.output = "null";
   for (const auto& [key, value] : j.items()) {
-    if (value.is_null() || std::find(binding_keys.begin(), binding_keys.end(), key) != binding_keys.end()) continue;
-    const std::string text = value.is_string() ? value.get<std::string>()
+    if (value.is_null() ||
+        std::find(binding_keys.begin(), binding_keys.end(), key) != binding_keys.end())
+      continue;
+    const std::string text = value.is_string()    ? value.get<std::string>()
                              : value.is_boolean() ? (value.get<bool>() ? "true" : "false")
                                                   : value.dump();
     set_option(o, key, text, "options");  // the one table vpipe run's config uses too
@@ -124,34 +127,37 @@ void vpipe_frame_get_info(const vpipe_frame* f, vpipe_frame_info* out) {
 }
 
 DLManagedTensor* vpipe_frame_dlpack(vpipe_frame* f, int plane, int sync, uint64_t stream) {
-  return guarded([&]() -> DLManagedTensor* {
-    const vpipe::Frame& fr = f->frame;
-    if (plane >= fr.num_planes)
-      throw vpipe::input_error(fmt::format("plane {}: the frame has {}", plane, fr.num_planes));
-    const vpipe::PlaneView view = plane < 0 ? whole_frame(fr) : fr.planes[static_cast<std::size_t>(plane)];
-    if (fr.ready && sync == 1) fr.ready->synchronize();
-    const auto consumer = reinterpret_cast<cudaStream_t>(stream);
-    if (sync == 2) {
-      if (fr.ready) fr.ready->wait_on(consumer);
-      if (fr.device) fr.device->retire_on(consumer);  // freed after the consumer's work
-    }
-    auto* e = new Exported{*f, {}, {}, {}};
-    const bool channels = view.channels > 1;
-    e->shape = {view.height, view.width, view.channels};
-    e->strides = {static_cast<std::int64_t>(view.pitch), view.channels, 1};
-    DLTensor& t = e->tensor.dl_tensor;
-    t.data = view.data;
-    t.device = fr.memory == vpipe::MemoryKind::kDevice ? DLDevice{kDLCUDA, device_of(view.data)}
-                                                       : DLDevice{kDLCPU, 0};
-    t.ndim = channels ? 3 : 2;
-    t.dtype = {kDLUInt, 8, 1};
-    t.shape = e->shape.data();
-    t.strides = e->strides.data();
-    t.byte_offset = 0;
-    e->tensor.manager_ctx = e;
-    e->tensor.deleter = &delete_exported;
-    return &e->tensor;
-  }, static_cast<DLManagedTensor*>(nullptr));
+  return guarded(
+      [&]() -> DLManagedTensor* {
+        const vpipe::Frame& fr = f->frame;
+        if (plane >= fr.num_planes)
+          throw vpipe::input_error(fmt::format("plane {}: the frame has {}", plane, fr.num_planes));
+        const vpipe::PlaneView view =
+            plane < 0 ? whole_frame(fr) : fr.planes[static_cast<std::size_t>(plane)];
+        if (fr.ready && sync == 1) fr.ready->synchronize();
+        const auto consumer = reinterpret_cast<cudaStream_t>(stream);
+        if (sync == 2) {
+          if (fr.ready) fr.ready->wait_on(consumer);
+          if (fr.device) fr.device->retire_on(consumer);  // freed after the consumer's work
+        }
+        auto* e = new Exported{*f, {}, {}, {}};
+        const bool channels = view.channels > 1;
+        e->shape = {view.height, view.width, view.channels};
+        e->strides = {static_cast<std::int64_t>(view.pitch), view.channels, 1};
+        DLTensor& t = e->tensor.dl_tensor;
+        t.data = view.data;
+        t.device = fr.memory == vpipe::MemoryKind::kDevice ? DLDevice{kDLCUDA, device_of(view.data)}
+                                                           : DLDevice{kDLCPU, 0};
+        t.ndim = channels ? 3 : 2;
+        t.dtype = {kDLUInt, 8, 1};
+        t.shape = e->shape.data();
+        t.strides = e->strides.data();
+        t.byte_offset = 0;
+        e->tensor.manager_ctx = e;
+        e->tensor.deleter = &delete_exported;
+        return &e->tensor;
+      },
+      static_cast<DLManagedTensor*>(nullptr));
 }
 
 void vpipe_dlpack_capsule_destructor(void* capsule) {
@@ -159,7 +165,8 @@ void vpipe_dlpack_capsule_destructor(void* capsule) {
   using IsValid = int (*)(void*, const char*);
   using GetPointer = void* (*)(void*, const char*);
   static const auto is_valid = reinterpret_cast<IsValid>(dlsym(RTLD_DEFAULT, "PyCapsule_IsValid"));
-  static const auto get_pointer = reinterpret_cast<GetPointer>(dlsym(RTLD_DEFAULT, "PyCapsule_GetPointer"));
+  static const auto get_pointer =
+      reinterpret_cast<GetPointer>(dlsym(RTLD_DEFAULT, "PyCapsule_GetPointer"));
   if (!is_valid || !get_pointer || !is_valid(capsule, "dltensor")) return;  // consumed
   auto* t = static_cast<DLManagedTensor*>(get_pointer(capsule, "dltensor"));
   if (t && t->deleter) t->deleter(t);
@@ -174,10 +181,12 @@ const char* vpipe_filter_names(void) {
 }
 
 int vpipe_load_plugin(const char* path) {
-  return guarded([&] {
-    vpipe::load_filter_plugin(path);
-    return 0;
-  }, -1);
+  return guarded(
+      [&] {
+        vpipe::load_filter_plugin(path);
+        return 0;
+      },
+      -1);
 }
 
 }  // extern "C"

@@ -24,7 +24,12 @@ typedef struct vpipe_decoder vpipe_decoder;
 typedef struct vpipe_encoder vpipe_encoder;
 typedef struct vpipe_job vpipe_job;
 
-enum { VPIPE_ERROR_NONE = 0, VPIPE_ERROR_INPUT = 1, VPIPE_ERROR_INTERRUPTED = 2, VPIPE_ERROR_RUNTIME = 3 };
+enum {
+  VPIPE_ERROR_NONE = 0,
+  VPIPE_ERROR_INPUT = 1,
+  VPIPE_ERROR_INTERRUPTED = 2,
+  VPIPE_ERROR_RUNTIME = 3
+};
 const char* vpipe_last_error(void);
 int vpipe_last_error_kind(void);
 const char* vpipe_version(void);
@@ -35,9 +40,9 @@ void vpipe_set_verbose(int verbose);
 /* ---- frames -------------------------------------------------------------- */
 typedef struct {
   int width, height, num_planes;
-  int on_device;         /* 1: device memory (CUDA), 0: host */
+  int on_device; /* 1: device memory (CUDA), 0: host */
   int device_id;
-  char pix_fmt[32];      /* FFmpeg's name: "nv12", "yuv420p", "rgb24"… */
+  char pix_fmt[32]; /* FFmpeg's name: "nv12", "yuv420p", "rgb24"… */
   int64_t pts, index;
   int time_base_num, time_base_den;
   uint64_t plane_data[4];
@@ -75,8 +80,8 @@ vpipe_encoder* vpipe_encoder_open(const char* options_json);
 /* Takes ownership of `t` (its deleter runs before return). format: NULL to
  * infer from the shape (H×W gray, H×W×3 rgb24, H×W×4 rgba) or "nv12" (H*3/2
  * × W). has_pts 0: the next frame's time. */
-int vpipe_encoder_write_dlpack(vpipe_encoder* e, DLManagedTensor* t, const char* format, int has_pts,
-                               int64_t pts);
+int vpipe_encoder_write_dlpack(vpipe_encoder* e, DLManagedTensor* t, const char* format,
+                               int has_pts, int64_t pts);
 int vpipe_encoder_write_frame(vpipe_encoder* e, const vpipe_frame* f, int has_pts, int64_t pts);
 int vpipe_encoder_close(vpipe_encoder* e); /* finalizes the file; the handle stays until freed */
 const char* vpipe_encoder_stats(vpipe_encoder* e);

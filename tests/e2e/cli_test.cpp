@@ -16,15 +16,17 @@ namespace {
 class BadInput : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vpipe_bad_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("vpipe_bad_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
     out_ = (dir_ / "out.mp4").string();
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   // Runs a transcode expected to fail; checks the shared rules, returns stderr.
-  std::string expect_clean_failure(const std::string& args, const std::string& must_name, int rc = 1) {
+  std::string expect_clean_failure(const std::string& args, const std::string& must_name,
+                                   int rc = 1) {
     const auto r = run_vpipe(args);
     EXPECT_EQ(r.exit_code, rc) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
@@ -78,7 +80,8 @@ TEST_F(BadInput, UnwritableOutputPath) {
 }
 
 TEST_F(BadInput, UnknownFilter) {
-  const auto err = expect_clean_failure("transcode " + kSample + " " + out_ + " --vf sharpen=2", "sharpen", 2);
+  const auto err =
+      expect_clean_failure("transcode " + kSample + " " + out_ + " --vf sharpen=2", "sharpen", 2);
   EXPECT_NE(err.find("unknown filter"), std::string::npos) << err;
 }
 
@@ -157,10 +160,11 @@ TEST(Cli, BadMemoryStrategyIsAUsageError) {
 
 TEST(Cli, BenchPipelineOnTheCpuPathPrintsItsTable) {
   const auto json = std::filesystem::temp_directory_path() / "vpipe_bench_pipeline.json";
-  const auto r = run_vpipe("bench pipeline " + kSample + " --device cpu --vf resize=320x180 --json " +
-                           json.string());
+  const auto r = run_vpipe("bench pipeline " + kSample +
+                           " --device cpu --vf resize=320x180 --json " + json.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("| decode | --mem | --host | download | decode-only fps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| decode | --mem | --host | download | decode-only fps"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("encode-only (libx264"), std::string::npos) << r.out;
   std::ifstream f(json);
   const auto j = nlohmann::json::parse(f);

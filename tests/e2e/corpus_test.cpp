@@ -27,7 +27,7 @@ enum class Outcome { kOk, kDamaged, kOkOrDamaged, kRefused };
 struct Case {
   const char* file;
   Outcome outcome;
-  int frames;        // expected frames out (ok), -1: at least one
+  int frames;         // expected frames out (ok), -1: at least one
   int audio_streams;  // in the output (ok / damaged)
 };
 
@@ -70,14 +70,17 @@ class Corpus : public ::testing::Test {
     if (const char* made = std::getenv("VPIPE_CORPUS_DIR"); made && *made) {
       dir_ = made;
       keep_ = true;
-      if (!fs::exists(dir_ / "index.tsv")) failure_ = "VPIPE_CORPUS_DIR has no index.tsv (make-corpus.sh DIR >DIR/index.tsv)";
+      if (!fs::exists(dir_ / "index.tsv"))
+        failure_ = "VPIPE_CORPUS_DIR has no index.tsv (make-corpus.sh DIR >DIR/index.tsv)";
       return;
     }
     if (!have_ffmpeg_tool()) return;  // SetUp says so
     dir_ = fs::temp_directory_path() / ("vpipe_corpus_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
-    const std::string script = env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir) + "/media/make-corpus.sh";
-    if (std::system((script + " " + dir_.string() + " >" + (dir_ / "index.tsv").string()).c_str()) != 0)
+    const std::string script =
+        env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir) + "/media/make-corpus.sh";
+    if (std::system(
+            (script + " " + dir_.string() + " >" + (dir_ / "index.tsv").string()).c_str()) != 0)
       failure_ = "make-corpus.sh failed: the corpus could not be made";
   }
   static void TearDownTestSuite() {
@@ -94,10 +97,14 @@ class Corpus : public ::testing::Test {
 
 const char* name(Outcome o) {
   switch (o) {
-    case Outcome::kOk: return "ok";
-    case Outcome::kDamaged: return "completed with errors";
-    case Outcome::kOkOrDamaged: return "ok or completed with errors";
-    case Outcome::kRefused: return "refused";
+    case Outcome::kOk:
+      return "ok";
+    case Outcome::kDamaged:
+      return "completed with errors";
+    case Outcome::kOkOrDamaged:
+      return "ok or completed with errors";
+    case Outcome::kRefused:
+      return "refused";
   }
   return "?";
 }
@@ -114,7 +121,8 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
     std::ifstream index(dir_ / "index.tsv");
     std::string line;
     while (std::getline(index, line))
-      if (auto tab = line.find('\t'); tab != std::string::npos) what[line.substr(0, tab)] = line.substr(tab + 1);
+      if (auto tab = line.find('\t'); tab != std::string::npos)
+        what[line.substr(0, tab)] = line.substr(tab + 1);
   }
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.file);
@@ -124,16 +132,19 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
     fs::remove(out);  // (a corpus folder used twice)
     const auto report = (dir_ / (std::string(c.file) + ".json")).string();
     // VPIPE_CORPUS_DEVICE=cuda: the same corpus, the same expectations, on the GPU path.
-    const auto r = run_vpipe("transcode " + in + " " + out + " --device " + env_or("VPIPE_CORPUS_DEVICE", "cpu") +
+    const auto r = run_vpipe("transcode " + in + " " + out + " --device " +
+                             env_or("VPIPE_CORPUS_DEVICE", "cpu") +
                              " --preset ultrafast --vf resize=320x180 --report " + report);
     std::string frames = "-", errors = "-", output = "none";
     if (c.outcome == Outcome::kRefused) {
       EXPECT_EQ(r.exit_code, 1) << r.err;
       EXPECT_NE(r.err.find(in), std::string::npos) << "the error names the file: " << r.err;
       EXPECT_FALSE(fs::exists(out)) << "no partial output";
-      const auto line = r.err.substr(r.err.find("error: ") == std::string::npos ? 0 : r.err.find("error: ") + 7);
+      const auto line =
+          r.err.substr(r.err.find("error: ") == std::string::npos ? 0 : r.err.find("error: ") + 7);
       std::string first = line.substr(0, line.find('\n'));
-      for (auto at = first.find(dir_.string() + "/"); at != std::string::npos; at = first.find(dir_.string() + "/"))
+      for (auto at = first.find(dir_.string() + "/"); at != std::string::npos;
+           at = first.find(dir_.string() + "/"))
         first.erase(at, dir_.string().size() + 1);  // the corpus folder is a temp dir: names only
       output = "none; \"" + first + "\"";
     } else {
@@ -154,7 +165,8 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
       const auto errs = j["frames"]["errors"].get<int>();
       EXPECT_EQ(r.exit_code == 4, errs > 0) << "exit 4 exactly when there were errors";
       if (errs > 0) {
-        EXPECT_NE(r.err.find(fmt::format("completed with {} errors", errs)), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(fmt::format("completed with {} errors", errs)), std::string::npos)
+            << r.err;
       }
       EXPECT_EQ(written, decoded) << "every decoded frame is written";
       if (c.frames >= 0) {
@@ -169,15 +181,24 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
       frames = fmt::format("{} → {}", decoded, written);
       errors = std::to_string(errs);
       output = fmt::format("playable, {} frames{}", s.video_packets,
-                           s.audio_streams ? fmt::format(", {} audio packets in {} stream(s)", s.audio_packets, s.audio_streams) : "");
+                           s.audio_streams ? fmt::format(", {} audio packets in {} stream(s)",
+                                                         s.audio_packets, s.audio_streams)
+                                           : "");
     }
-    table << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.file, what[c.file], name(c.outcome),
-                         r.exit_code, frames, errors, output);
-    rows.push_back({{"input", c.file}, {"what", what[c.file]}, {"expected", name(c.outcome)},
-                    {"exit", r.exit_code}, {"frames", frames}, {"errors", errors}, {"output", output}});
+    table << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.file, what[c.file],
+                         name(c.outcome), r.exit_code, frames, errors, output);
+    rows.push_back({{"input", c.file},
+                    {"what", what[c.file]},
+                    {"expected", name(c.outcome)},
+                    {"exit", r.exit_code},
+                    {"frames", frames},
+                    {"errors", errors},
+                    {"output", output}});
   }
-  const std::string path = env_or("VPIPE_CORPUS_REPORT", (fs::temp_directory_path() / "vpipe-corpus-results.md").c_str());
+  const std::string path = env_or("VPIPE_CORPUS_REPORT",
+                                  (fs::temp_directory_path() / "vpipe-corpus-results.md").c_str());
   std::ofstream(path) << table.str();
-  if (const char* json = std::getenv("VPIPE_CORPUS_JSON")) std::ofstream(json) << rows.dump(1) << '\n';
+  if (const char* json = std::getenv("VPIPE_CORPUS_JSON"))
+    std::ofstream(json) << rows.dump(1) << '\n';
   std::cout << table.str();
 }

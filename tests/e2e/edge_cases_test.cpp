@@ -6,8 +6,8 @@
 // capture or an Annex-B dump would give), and checked with libavformat.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -36,8 +36,9 @@ std::string slurp(const fs::path& p) {
 class EdgeCase : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vpipe_edge_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("vpipe_edge_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -48,11 +49,13 @@ class EdgeCase : public ::testing::Test {
     EXPECT_EQ(sh("ffmpeg -nostdin -v error -y " + args + " " + out), 0) << args;
     return out;
   }
-  std::string h264_aac(const std::string& name, const std::string& size = "320x240", double seconds = 3,
-                       const std::string& format = "") {
-    return make(name, fmt::format("-f lavfi -i testsrc2=size={}:rate=25 -f lavfi -i sine=frequency=440:"
-                                  "sample_rate=48000 -t {} -c:v libx264 -preset ultrafast -bf 2 -g 25 -c:a aac {}",
-                                  size, seconds, format));
+  std::string h264_aac(const std::string& name, const std::string& size = "320x240",
+                       double seconds = 3, const std::string& format = "") {
+    return make(
+        name, fmt::format(
+                  "-f lavfi -i testsrc2=size={}:rate=25 -f lavfi -i sine=frequency=440:"
+                  "sample_rate=48000 -t {} -c:v libx264 -preset ultrafast -bf 2 -g 25 -c:a aac {}",
+                  size, seconds, format));
   }
   nlohmann::json report() const { return nlohmann::json::parse(slurp(dir_ / "report.json")); }
   fs::path dir_;
@@ -73,14 +76,16 @@ TEST_F(EdgeCase, ReportPathThatIsTheInputOrOutputIsRefused) {
   fs::create_directories(dir_ / "sub");
   fs::create_symlink(in, dir_ / "link.mp4");
   fs::create_hard_link(in, dir_ / "hard.mp4");
-  for (const std::string& report : {in, path("sub/../in.mp4"), path("link.mp4"), path("hard.mp4")}) {
+  for (const std::string& report :
+       {in, path("sub/../in.mp4"), path("link.mp4"), path("hard.mp4")}) {
     const auto r = run_vpipe("transcode " + in + " " + path("out.mp4") + " --report " + report);
     EXPECT_EQ(r.exit_code, 2) << report << ": " << r.err;
     EXPECT_NE(r.err.find("never writes to its input"), std::string::npos) << r.err;
     EXPECT_EQ(slurp(in), before) << "the input was written through " << report;
     EXPECT_FALSE(fs::exists(path("out.mp4"))) << "refused before any work";
   }
-  const auto r = run_vpipe("transcode " + in + " " + path("out.mp4") + " --report " + path("sub/../out.mp4"));
+  const auto r =
+      run_vpipe("transcode " + in + " " + path("out.mp4") + " --report " + path("sub/../out.mp4"));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("output"), std::string::npos) << r.err;
 }
@@ -88,7 +93,8 @@ TEST_F(EdgeCase, ReportPathThatIsTheInputOrOutputIsRefused) {
 // 2. --loop on a stream whose decoder holds frames back (MPEG-2 with B-frames,
 //    real footage) keeps every frame at every start-over.
 TEST_F(EdgeCase, LoopKeepsEveryFrameOfAStreamWithBFrames) {
-  const std::string in = env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + std::string("/odd-720x405.mpg");
+  const std::string in =
+      env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + std::string("/odd-720x405.mpg");
   const int once = count_frames(in);
   ASSERT_GT(once, 10);
   const auto r = run_vpipe("transcode " + in + " " + path("loop.mkv") +
@@ -98,7 +104,8 @@ TEST_F(EdgeCase, LoopKeepsEveryFrameOfAStreamWithBFrames) {
   EXPECT_EQ(report()["frames"]["decoded"].get<int>(), 4 * once);
   // A raw elementary stream loops too (it cannot seek; it is opened again).
   VPIPE_NEED_FFMPEG_TOOL();
-  const auto raw = make("raw.h264", "-f lavfi -i testsrc2=size=320x240:rate=25 -t 1 -c:v libx264 -bf 2 -f h264");
+  const auto raw =
+      make("raw.h264", "-f lavfi -i testsrc2=size=320x240:rate=25 -t 1 -c:v libx264 -bf 2 -f h264");
   const auto rr = run_vpipe("transcode " + raw + " " + path("raw.mp4") + " --loop 3");
   ASSERT_EQ(rr.exit_code, 0) << rr.err;
   EXPECT_EQ(count_frames(path("raw.mp4")), 75);
@@ -108,8 +115,10 @@ TEST_F(EdgeCase, LoopKeepsEveryFrameOfAStreamWithBFrames) {
 TEST_F(EdgeCase, MpegTsOutputKeepsTheAudio) {
   VPIPE_NEED_FFMPEG_TOOL();
   for (const std::string codec : {"aac", "libmp3lame", "ac3", "mp2"}) {
-    const auto in = make("in-" + codec + ".mkv", "-f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i "
-                         "sine=sample_rate=48000 -t 2 -c:v libx264 -preset ultrafast -c:a " + codec);
+    const auto in = make("in-" + codec + ".mkv",
+                         "-f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i "
+                         "sine=sample_rate=48000 -t 2 -c:v libx264 -preset ultrafast -c:a " +
+                             codec);
     const auto out = path("out-" + codec + ".ts");
     const auto r = run_vpipe("transcode " + in + " " + out);
     ASSERT_EQ(r.exit_code, 0) << codec << ": " << r.err;
@@ -142,7 +151,8 @@ TEST_F(EdgeCase, DamagedTransportStreamKeepsEveryGoodFrame) {
     const auto s = summarize(out);
     EXPECT_GE(s.video_packets, 150) << "seed " << seed;
     EXPECT_GT(s.audio_packets, 200) << "seed " << seed;
-    EXPECT_EQ(report()["frames"]["video_packets_written"].get<int>(), s.video_packets) << "seed " << seed;
+    EXPECT_EQ(report()["frames"]["video_packets_written"].get<int>(), s.video_packets)
+        << "seed " << seed;
     if (r.exit_code == 4) {
       EXPECT_NE(r.err.find("completed with"), std::string::npos) << r.err;
     }
@@ -153,20 +163,22 @@ TEST_F(EdgeCase, DamagedTransportStreamKeepsEveryGoodFrame) {
 //    unfinished file (no moov: unplayable) is removed, with one line.
 TEST_F(EdgeCase, SecondSignalRemovesTheUnfinishedOutputAndSaysSo) {
   VPIPE_NEED_FFMPEG_TOOL();
-  const auto in = make("in.mp4", "-f lavfi -i testsrc2=size=1280x720:rate=25 -t 2 -c:v libx264 -preset ultrafast");
+  const auto in = make(
+      "in.mp4", "-f lavfi -i testsrc2=size=1280x720:rate=25 -t 2 -c:v libx264 -preset ultrafast");
   const auto out = path("out.mp4");
   const auto err = path("err.txt");
   // veryslow: finalizing (the encoder's lookahead) takes seconds, so the
   // second signal lands while the first is still being honoured.
-  const int rc = sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 2>" + err +
-                    " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
+  const int rc = sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 2>" +
+                    err + " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
   EXPECT_EQ(rc, 130);
   const std::string text = slurp(err);
   EXPECT_NE(text.find("removed the unfinished output '" + out + "'"), std::string::npos) << text;
   EXPECT_FALSE(fs::exists(out));
   // --keep-partial keeps it, and says so.
-  const int rc2 = sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 --keep-partial 2>" +
-                     err + " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
+  const int rc2 =
+      sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 --keep-partial 2>" +
+         err + " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
   EXPECT_EQ(rc2, 130);
   EXPECT_NE(slurp(err).find("stopped at once"), std::string::npos) << slurp(err);
   EXPECT_TRUE(fs::exists(out));
@@ -191,7 +203,8 @@ TEST_F(EdgeCase, SymlinkedOrExistingOutputIsNeverDeleted) {
 // 7. Odd sizes (real MPEG-2 at 720x405, a 1x1 clip) fit the encoder: padded
 //    by default, cropped with --fit crop, a clear error with --fit error.
 TEST_F(EdgeCase, OddSizesFitTheEncoder) {
-  const std::string in = env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + std::string("/odd-720x405.mpg");
+  const std::string in =
+      env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + std::string("/odd-720x405.mpg");
   const auto r = run_vpipe("transcode " + in + " " + path("pad.mp4"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("--fit pad: 720x405 padded to 720x406"), std::string::npos) << r.err;
@@ -205,7 +218,9 @@ TEST_F(EdgeCase, OddSizesFitTheEncoder) {
   EXPECT_EQ(e.err.find("Generic error"), std::string::npos) << e.err;
   EXPECT_FALSE(fs::exists(path("err.mp4")));
   VPIPE_NEED_FFMPEG_TOOL();
-  const auto tiny = make("one.mkv", "-f lavfi -i testsrc2=size=64x64:rate=25 -t 1 -vf scale=1:1 -pix_fmt yuv420p -c:v ffv1");
+  const auto tiny =
+      make("one.mkv",
+           "-f lavfi -i testsrc2=size=64x64:rate=25 -t 1 -vf scale=1:1 -pix_fmt yuv420p -c:v ffv1");
   for (const std::string enc : {"ffv1", "libx264"}) {
     const auto out = path("one-" + enc + ".mkv");
     const auto t = run_vpipe("transcode " + tiny + " " + out + " --encoder " + enc);
@@ -219,9 +234,11 @@ TEST_F(EdgeCase, OddSizesFitTheEncoder) {
 //    rate, and every frame is written.
 TEST_F(EdgeCase, RawElementaryStreamsGetTimestampsFromTheFrameRate) {
   VPIPE_NEED_FFMPEG_TOOL();
-  const auto h264 = make("raw.h264", "-f lavfi -i testsrc2=size=320x240:rate=25 -t 2 -c:v libx264 -bf 2 -f h264");
-  const auto hevc = make("raw.hevc", "-f lavfi -i testsrc2=size=320x240:rate=25 -t 2 -c:v libx265 "
-                                     "-x265-params log-level=error -f hevc");
+  const auto h264 =
+      make("raw.h264", "-f lavfi -i testsrc2=size=320x240:rate=25 -t 2 -c:v libx264 -bf 2 -f h264");
+  const auto hevc = make("raw.hevc",
+                         "-f lavfi -i testsrc2=size=320x240:rate=25 -t 2 -c:v libx265 "
+                         "-x265-params log-level=error -f hevc");
   for (const auto& in : {h264, hevc}) {
     const auto out = path("out.mp4");
     const auto r = run_vpipe("transcode " + in + " " + out);
@@ -242,15 +259,19 @@ TEST_F(EdgeCase, OutputsTheContainerCannotTakeAreRefusedOrFitted) {
     EXPECT_NE(r.err.find(path(name) + ": an image file"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(path(name))) << "no partial file";
   }
-  const auto f = run_vpipe("transcode " + kSample + " " + path("f.mp4") + " --encoder ffv1 --frames 5");
+  const auto f =
+      run_vpipe("transcode " + kSample + " " + path("f.mp4") + " --encoder ffv1 --frames 5");
   EXPECT_EQ(f.exit_code, 1);
   EXPECT_NE(f.err.find("the mp4 container cannot hold ffv1"), std::string::npos) << f.err;
-  const std::vector<std::pair<std::string, std::string>> native = {{"out.webm", "vp9"}, {"out.ogv", "theora"},
-                                                                   {"out.gif", "gif"}};
+  const std::vector<std::pair<std::string, std::string>> native = {
+      {"out.webm", "vp9"}, {"out.ogv", "theora"}, {"out.gif", "gif"}};
   for (const auto& [name, codec] : native) {
-    if (!avcodec_find_encoder_by_name(codec == "vp9" ? "libvpx-vp9" : codec == "theora" ? "libtheora" : "gif"))
+    if (!avcodec_find_encoder_by_name(codec == "vp9"      ? "libvpx-vp9"
+                                      : codec == "theora" ? "libtheora"
+                                                          : "gif"))
       continue;  // (this FFmpeg lacks the encoder: the refusal is tested above)
-    const auto r = run_vpipe("transcode " + kSample + " " + path(name) + " --frames 10 --vf resize=160x90");
+    const auto r =
+        run_vpipe("transcode " + kSample + " " + path(name) + " --frames 10 --vf resize=160x90");
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_EQ(summarize(path(name)).video_codec, codec) << name;
   }
@@ -267,16 +288,18 @@ TEST_F(EdgeCase, FirstSignalEndsABlockingOpenOrRead) {
   const auto t0 = std::chrono::steady_clock::now();
   // (--foreground: timeout passes a signal on to vpipe once; without it, it
   // also signals its whole group, and vpipe would see a second Ctrl-C.)
-  const int rc = sh("timeout --foreground -s KILL 20 " + kBin + " transcode " + fifo + " " + path("a.mp4") + " 2>" + err +
-                    " & P=$!; sleep 1; kill -INT $P; wait $P");
+  const int rc = sh("timeout --foreground -s KILL 20 " + kBin + " transcode " + fifo + " " +
+                    path("a.mp4") + " 2>" + err + " & P=$!; sleep 1; kill -INT $P; wait $P");
   EXPECT_EQ(rc, 130) << slurp(err);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
   EXPECT_NE(slurp(err).find("interrupted"), std::string::npos) << slurp(err);
   // 12 s: FFmpeg's probe (5 s of stream) ends before the writer goes quiet.
   const auto ts = h264_aac("in.ts", "320x240", 12, "-f mpegts");
   const auto out = path("b.mp4");
-  const int rc2 = sh("(cat " + ts + "; sleep 30) > " + fifo + " & W=$!; timeout --foreground -s KILL 20 " + kBin + " transcode " +
-                     fifo + " " + out + " 2>" + err + " & P=$!; sleep 3; kill -INT $P; wait $P; R=$?; kill $W; exit $R");
+  const int rc2 =
+      sh("(cat " + ts + "; sleep 30) > " + fifo + " & W=$!; timeout --foreground -s KILL 20 " +
+         kBin + " transcode " + fifo + " " + out + " 2>" + err +
+         " & P=$!; sleep 3; kill -INT $P; wait $P; R=$?; kill $W; exit $R");
   EXPECT_EQ(rc2, 130) << slurp(err);
   ASSERT_TRUE(fs::exists(out)) << slurp(err);
   EXPECT_GE(summarize(out).video_packets, 290) << "the frames read before the stall are kept";
@@ -295,7 +318,8 @@ TEST_F(EdgeCase, PluginThatRegistersNothingIsAnError) {
 //     fails at once, not after the transcode or a two-hour soak.
 TEST_F(EdgeCase, UnwritableReportOrSoakOutFailsBeforeTheWork) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = run_vpipe("transcode " + kSample + " " + path("o.mp4") + " --report " + path("no/such/r.json"));
+  const auto r = run_vpipe("transcode " + kSample + " " + path("o.mp4") + " --report " +
+                           path("no/such/r.json"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no/such/r.json"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(path("o.mp4"))) << "checked before the transcode";
@@ -311,8 +335,8 @@ TEST_F(EdgeCase, UnwritableReportOrSoakOutFailsBeforeTheWork) {
 TEST_F(EdgeCase, BadOptionValuesExitTwoWithClearMessages) {
   const std::string io = "transcode " + kSample + " " + path("o.mp4");
   for (const std::string& bad : {io + " --budget abc", io + " --budget 0", io + " --vf bogus",
-                                io + " --input-option foo", std::string("soak --duration bogus"),
-                                io + " --frames 0", io + " --mem bogus", io + " --crf 999"}) {
+                                 io + " --input-option foo", std::string("soak --duration bogus"),
+                                 io + " --frames 0", io + " --mem bogus", io + " --crf 999"}) {
     const auto r = run_vpipe(bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
     EXPECT_LT(r.err.size(), 400u) << bad << ": " << r.err;
@@ -321,24 +345,28 @@ TEST_F(EdgeCase, BadOptionValuesExitTwoWithClearMessages) {
   EXPECT_EQ(sub.exit_code, 2);
   EXPECT_NE(sub.err.find("unknown command 'transcod'"), std::string::npos) << sub.err;
   const auto cmp = run_vpipe("soak --device cpu --compare naive,pool --frames 20 --size 64x64");
-  EXPECT_TRUE(cmp.exit_code == 0 || cmp.exit_code == 3) << "ran (a verdict either way): " << cmp.err;
+  EXPECT_TRUE(cmp.exit_code == 0 || cmp.exit_code == 3)
+      << "ran (a verdict either way): " << cmp.err;
   EXPECT_NE(cmp.err.find("becomes one CPU run"), std::string::npos) << cmp.err;
   if (!vpipe::cuda_unavailable_reason().empty()) {
-    EXPECT_EQ(run_vpipe("bench mem --quick").exit_code, 1) << "no GPU is the machine, not the usage";
+    EXPECT_EQ(run_vpipe("bench mem --quick").exit_code, 1)
+        << "no GPU is the machine, not the usage";
   }
   // A busy metrics port says so.
   const BusyPort port;
   ASSERT_GT(port.port(), 0);
-  const auto busy = run_vpipe("soak --device cpu --frames 5 --size 64x64 --metrics-address 127.0.0.1 --metrics-port " +
-                              std::to_string(port.port()));
+  const auto busy = run_vpipe(
+      "soak --device cpu --frames 5 --size 64x64 --metrics-address 127.0.0.1 --metrics-port " +
+      std::to_string(port.port()));
   EXPECT_EQ(busy.exit_code, 1);
   EXPECT_NE(busy.err.find("address in use"), std::string::npos) << busy.err;
   // x265 keeps its banner to itself unless -v. (libx265 3.5 leaks 1168 bytes
   // inside x265_malloc per encoder, which LeakSanitizer reports in the ASan
   // build: leak checking is off for this one run, whose subject is the log.)
   const std::string err = path("x265.err");
-  const int rc = sh("ASAN_OPTIONS=detect_leaks=0 " + kBin + " transcode " + kSample + " " + path("x.mkv") +
-                    " --encoder libx265 --frames 5 --device cpu 2>" + err + " </dev/null");
+  const int rc =
+      sh("ASAN_OPTIONS=detect_leaks=0 " + kBin + " transcode " + kSample + " " + path("x.mkv") +
+         " --encoder libx265 --frames 5 --device cpu 2>" + err + " </dev/null");
   const std::string text = slurp(err);
   ASSERT_EQ(rc, 0) << text;
   EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 3) << text;

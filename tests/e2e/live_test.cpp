@@ -47,10 +47,13 @@ int free_udp_port() {
 // MPEG-TS to udp://127.0.0.1:port, paced at its rate (-re), then stops.
 int send_live(int port, double seconds) {
   const std::string cmd =
-      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=640x360:rate=30 "
-      "-f lavfi -i sine=frequency=440:sample_rate=48000 -t " + std::to_string(seconds) +
+      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i "
+      "testsrc2=size=640x360:rate=30 "
+      "-f lavfi -i sine=frequency=440:sample_rate=48000 -t " +
+      std::to_string(seconds) +
       " -c:v libx264 -preset ultrafast -tune zerolatency -g 15 -c:a aac -f mpegts "
-      "'udp://127.0.0.1:" + std::to_string(port) + "?pkt_size=1316'";
+      "'udp://127.0.0.1:" +
+      std::to_string(port) + "?pkt_size=1316'";
   return std::system(cmd.c_str());
 }
 
@@ -114,7 +117,8 @@ class LiveE2E : public ::testing::Test {
 // counts as a stall before the first packet.
 constexpr double kStallTimeout = 4.0;
 
-TranscodeOptions live_options(const std::string& in, const std::string& out, const std::string& vf) {
+TranscodeOptions live_options(const std::string& in, const std::string& out,
+                              const std::string& vf) {
   TranscodeOptions o;
   o.input = in;
   o.output = out;
@@ -146,9 +150,7 @@ TEST_F(LiveE2E, UdpLoopbackIsIngestedFilteredWrittenAndEndsOnAStall) {
   EXPECT_GT(r.latency_ms_p50, 0.0) << "latency is measured";
   EXPECT_LT(r.latency_ms_p99, 1000.0) << "tune=zerolatency and slice threads: no deep buffering";
   for (const auto& q : r.queues) EXPECT_LE(q.high_water, q.capacity) << q.name;
-  EXPECT_EQ(for_each_frame(out, [](const Frame& f) {
-              EXPECT_EQ(f.format.width, 320);
-            }),
+  EXPECT_EQ(for_each_frame(out, [](const Frame& f) { EXPECT_EQ(f.format.width, 320); }),
             r.video_packets_written)
       << "the output is playable and holds every frame written";
   EXPECT_GT(r.other_packets_written, 0) << "the audio was copied";
@@ -179,7 +181,8 @@ TEST_F(LiveE2E, NoDataAtAllTimesOutWithAClearError) {
     FAIL() << "an input that never sends must not succeed";
   } catch (const input_error& e) {
     EXPECT_NE(std::string(e.what()).find("no data for 0.5 s"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(url()), std::string::npos) << "names the input: " << e.what();
+    EXPECT_NE(std::string(e.what()).find(url()), std::string::npos)
+        << "names the input: " << e.what();
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
   EXPECT_FALSE(fs::exists(path("never.mp4"))) << "no partial output";
@@ -222,9 +225,11 @@ TEST_F(LiveE2E, ATcpSourceThatRestartsIsReconnectedAndTheOutputContinues) {
   // second ffmpeg serves 2 s more on the same port: vpipe reconnects and one
   // output holds both, timestamps continuing.
   const std::string serve =
-      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=320x240:rate=30 "
+      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i "
+      "testsrc2=size=320x240:rate=30 "
       "-t 2 -c:v libx264 -preset ultrafast -tune zerolatency -g 15 -f mpegts "
-      "'tcp://127.0.0.1:" + std::to_string(port_) + "?listen=1'";
+      "'tcp://127.0.0.1:" +
+      std::to_string(port_) + "?listen=1'";
   auto server = std::async(std::launch::async, [&] {
     const int first = std::system(serve.c_str());
     const int second = std::system(serve.c_str());
@@ -249,7 +254,8 @@ TEST_F(LiveE2E, ATcpSourceThatRestartsIsReconnectedAndTheOutputContinues) {
 TEST_F(LiveE2E, RtpSrtAndRtspInputsAreIngested) {
   const std::string port = std::to_string(port_);
   const std::string src =
-      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc2=size=320x240:rate=30 "
+      "timeout 30 ffmpeg -hide_banner -loglevel error -re -f lavfi -i "
+      "testsrc2=size=320x240:rate=30 "
       "-t 2 -c:v libx264 -preset ultrafast -tune zerolatency -g 15 ";
   struct Case {
     std::string name, input, sender;
@@ -258,10 +264,16 @@ TEST_F(LiveE2E, RtpSrtAndRtspInputsAreIngested) {
   };
   const Case cases[] = {
       {"rtp", "rtp://127.0.0.1:" + port, src + "-f rtp_mpegts rtp://127.0.0.1:" + port, {}, false},
-      {"srt", "srt://127.0.0.1:" + port,
-       src + "-f mpegts 'srt://127.0.0.1:" + port + "?mode=listener'", {}, true},
-      {"rtsp", "rtsp://127.0.0.1:" + port + "/live", src + "-f rtsp rtsp://127.0.0.1:" + port + "/live",
-       {"rtsp_flags=listen"}, false},
+      {"srt",
+       "srt://127.0.0.1:" + port,
+       src + "-f mpegts 'srt://127.0.0.1:" + port + "?mode=listener'",
+       {},
+       true},
+      {"rtsp",
+       "rtsp://127.0.0.1:" + port + "/live",
+       src + "-f rtsp rtsp://127.0.0.1:" + port + "/live",
+       {"rtsp_flags=listen"},
+       false},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -289,7 +301,8 @@ TEST_F(LiveE2E, RtpSrtAndRtspInputsAreIngested) {
     EXPECT_LE(r.frames_decoded, 60);
     EXPECT_EQ(r.video_packets_written + r.frames_dropped, r.frames_decoded);
     EXPECT_EQ(r.decode_errors, 0) << "the sender leaving is the end, not damage";
-    EXPECT_EQ(for_each_frame(path(c.name + ".mkv"), [](const Frame& f) { EXPECT_EQ(f.format.width, 160); }),
+    EXPECT_EQ(for_each_frame(path(c.name + ".mkv"),
+                             [](const Frame& f) { EXPECT_EQ(f.format.width, 160); }),
               r.video_packets_written);
   }
 }
@@ -308,7 +321,8 @@ TEST(Streams, SeveralPipelinesInOneProcessEachWithItsOwnReport) {
   ASSERT_EQ(m.streams.size(), 3u);
   for (int k = 1; k <= 3; ++k) {
     const auto& r = m.streams[static_cast<std::size_t>(k - 1)];
-    EXPECT_TRUE(m.failures[static_cast<std::size_t>(k - 1)].empty()) << m.failures[static_cast<std::size_t>(k - 1)];
+    EXPECT_TRUE(m.failures[static_cast<std::size_t>(k - 1)].empty())
+        << m.failures[static_cast<std::size_t>(k - 1)];
     const auto file = (dir / ("out-" + std::to_string(k) + ".mkv")).string();
     EXPECT_EQ(r.output, file);
     EXPECT_EQ(r.video_packets_written, 30);

@@ -42,36 +42,46 @@ int free_port(int salt) { return 21000 + (::getpid() * 7 + salt) % 20000; }
 
 TEST(TranscodeMetrics, ServedWhileATranscodeRuns) {
   const int port = free_port(1);
-  const auto out = (std::filesystem::temp_directory_path() / ("vpipe-metrics-" + std::to_string(::getpid()) + ".mp4")).string();
+  const auto out = (std::filesystem::temp_directory_path() /
+                    ("vpipe-metrics-" + std::to_string(::getpid()) + ".mp4"))
+                       .string();
   // Paced: the run lasts ~3 s, long enough to be scraped.
   auto run = std::async(std::launch::async, [&] {
-    return run_vpipe("transcode " + kSample + " " + out + " --device cpu --vf resize=320x180 "
-                     "--realtime --frames 90 --preset ultrafast --metrics-port " + std::to_string(port));
+    return run_vpipe("transcode " + kSample + " " + out +
+                     " --device cpu --vf resize=320x180 "
+                     "--realtime --frames 90 --preset ultrafast --metrics-port " +
+                     std::to_string(port));
   });
   const Seen seen = watch(port, "vpipe_frames_written_total{stream=\"1\"");
   EXPECT_EQ(seen.healthz, 200);
   EXPECT_EQ(seen.readyz, 200) << "inputs open and a frame out";
-  for (const char* series : {"# TYPE vpipe_frames_written_total counter", "vpipe_frames_decoded_total{stream=\"1\"",
-                             "vpipe_latency_seconds{stream=\"1\"", "quantile=\"0.99\"", "vpipe_queue_depth{stream=\"1\"",
-                             "vpipe_input_reconnects_total{stream=\"1\"", "vpipe_process_resident_memory_bytes "})
+  for (const char* series :
+       {"# TYPE vpipe_frames_written_total counter", "vpipe_frames_decoded_total{stream=\"1\"",
+        "vpipe_latency_seconds{stream=\"1\"", "quantile=\"0.99\"", "vpipe_queue_depth{stream=\"1\"",
+        "vpipe_input_reconnects_total{stream=\"1\"", "vpipe_process_resident_memory_bytes "})
     EXPECT_NE(seen.metrics.find(series), std::string::npos) << series << "\n" << seen.metrics;
   const auto r = run.get();
   std::filesystem::remove(out);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("metrics at http://127.0.0.1:" + std::to_string(port)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("metrics at http://127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << r.err;
 }
 
 TEST(TranscodeMetrics, EveryStreamOfAMultiStreamRunIsLabelled) {
   const int port = free_port(2);
   auto run = std::async(std::launch::async, [&] {
-    return run_vpipe("transcode " + kSample + " null --device cpu --vf resize=320x180 --realtime "
-                     "--frames 90 --streams 3 --metrics-port " + std::to_string(port));
+    return run_vpipe("transcode " + kSample +
+                     " null --device cpu --vf resize=320x180 --realtime "
+                     "--frames 90 --streams 3 --metrics-port " +
+                     std::to_string(port));
   });
   const Seen seen = watch(port, "vpipe_frames_written_total{stream=\"3\"");
   EXPECT_EQ(seen.readyz, 200);
   for (const char* stream : {"stream=\"1\"", "stream=\"2\"", "stream=\"3\""})
-    EXPECT_NE(seen.metrics.find(std::string("vpipe_frames_written_total{") + stream), std::string::npos)
-        << stream << "\n" << seen.metrics;
+    EXPECT_NE(seen.metrics.find(std::string("vpipe_frames_written_total{") + stream),
+              std::string::npos)
+        << stream << "\n"
+        << seen.metrics;
   const auto r = run.get();
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
@@ -79,8 +89,9 @@ TEST(TranscodeMetrics, EveryStreamOfAMultiStreamRunIsLabelled) {
 TEST(TranscodeMetrics, APortInUseIsAClearError) {
   const BusyPort busy;
   ASSERT_GT(busy.port(), 0);
-  const auto r = run_vpipe("transcode " + kSample + " null --device cpu --frames 5 --metrics-port " +
-                           std::to_string(busy.port()));
+  const auto r =
+      run_vpipe("transcode " + kSample + " null --device cpu --frames 5 --metrics-port " +
+                std::to_string(busy.port()));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("address in use"), std::string::npos) << r.err;
 }

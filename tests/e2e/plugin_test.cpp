@@ -3,8 +3,8 @@
 // cleanly. The README's how-to shows the example's files verbatim.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <unistd.h>
+#include <cstring>
 
 #include "media_check.hpp"
 
@@ -13,7 +13,9 @@ using namespace vpipe::test;
 namespace fs = std::filesystem;
 
 namespace {
-std::string plugin_path() { return (fs::path(kBin).parent_path() / "plugins" / "vignette.so").string(); }
+std::string plugin_path() {
+  return (fs::path(kBin).parent_path() / "plugins" / "vignette.so").string();
+}
 std::string slurp(const fs::path& p) {
   std::ifstream f(p);
   std::stringstream ss;
@@ -23,7 +25,8 @@ std::string slurp(const fs::path& p) {
 }  // namespace
 
 TEST(Plugin, ExampleIsListedWithItsContract) {
-  if (std::getenv("VPIPE_PLUGIN_DIR")) GTEST_SKIP() << "VPIPE_PLUGIN_DIR overrides the default directory";
+  if (std::getenv("VPIPE_PLUGIN_DIR"))
+    GTEST_SKIP() << "VPIPE_PLUGIN_DIR overrides the default directory";
   const auto r = run_vpipe("filters");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto at = r.out.find("vignette\n");
@@ -37,7 +40,9 @@ TEST(Plugin, VignetteInAChainDarkensCornersNotTheCentre) {
   fs::create_directories(dir);
   const auto plain = (dir / "plain.mkv").string(), vig = (dir / "vig.mkv").string();
   const std::string common = " --device cpu --encoder ffv1 --frames 5";
-  ASSERT_EQ(run_vpipe("transcode " + kSample + " " + plain + common + " --vf resize=640x360").exit_code, 0);
+  ASSERT_EQ(
+      run_vpipe("transcode " + kSample + " " + plain + common + " --vf resize=640x360").exit_code,
+      0);
   const auto r = run_vpipe("transcode " + kSample + " " + vig + common +
                            " --vf \"resize=640x360,vignette=strength=0.8\"");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -55,10 +60,15 @@ TEST(Plugin, VignetteInAChainDarkensCornersNotTheCentre) {
         corner_a += ya.row(y)[x];
         corner_b += yb.row(y)[x];
         // gain at the corner is 1 - 0.8 * ~0.98
-        EXPECT_NEAR(yb.row(y)[x], ya.row(y)[x] * (1 - 0.8 * 2 * ((0.5 - (x + 0.5) / 640) * (0.5 - (x + 0.5) / 640) + (0.5 - (y + 0.5) / 360) * (0.5 - (y + 0.5) / 360))), 1.0);
+        EXPECT_NEAR(yb.row(y)[x],
+                    ya.row(y)[x] * (1 - 0.8 * 2 *
+                                            ((0.5 - (x + 0.5) / 640) * (0.5 - (x + 0.5) / 640) +
+                                             (0.5 - (y + 0.5) / 360) * (0.5 - (y + 0.5) / 360))),
+                    1.0);
       }
     // Chroma is untouched.
-    EXPECT_EQ(std::memcmp(a[i].planes[1].row(0), b[i].planes[1].row(0), a[i].planes[1].row_bytes()), 0);
+    EXPECT_EQ(std::memcmp(a[i].planes[1].row(0), b[i].planes[1].row(0), a[i].planes[1].row_bytes()),
+              0);
   }
   EXPECT_LT(corner_b * 3, corner_a) << "corners at under a third of their brightness";
   fs::remove_all(dir);
@@ -67,7 +77,8 @@ TEST(Plugin, VignetteInAChainDarkensCornersNotTheCentre) {
 TEST(Plugin, BadPluginsFailCleanly) {
   const auto missing = run_vpipe("--plugin /nonexistent/libnothing.so filters");
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_NE(missing.err.find("cannot load plugin '/nonexistent/libnothing.so'"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("cannot load plugin '/nonexistent/libnothing.so'"), std::string::npos)
+      << missing.err;
   const auto text = fs::temp_directory_path() / "vpipe_not_a_plugin.so";
   std::ofstream(text) << "not an ELF file";
   const auto bad = run_vpipe("--plugin " + text.string() + " filters");
@@ -75,7 +86,8 @@ TEST(Plugin, BadPluginsFailCleanly) {
   EXPECT_NE(bad.err.find("cannot load plugin"), std::string::npos) << bad.err;
   fs::remove(text);
   if (!std::getenv("VPIPE_PLUGIN_DIR")) {  // a copy of the example: the same filter name again
-    const auto copy = fs::temp_directory_path() / ("vpipe_dup_" + std::to_string(::getpid()) + ".so");
+    const auto copy =
+        fs::temp_directory_path() / ("vpipe_dup_" + std::to_string(::getpid()) + ".so");
     fs::copy_file(plugin_path(), copy, fs::copy_options::overwrite_existing);
     const auto dup = run_vpipe("--plugin " + copy.string() + " filters");
     fs::remove(copy);
@@ -87,10 +99,12 @@ TEST(Plugin, BadPluginsFailCleanly) {
 TEST(Plugin, ReadmeHowToShowsTheExampleVerbatim) {
   const fs::path src = env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir);
   const auto readme = slurp(src / "README.md");
-  for (const char* file : {"vignette.cpp", "vignette_kernel.hpp", "vignette_kernel.cu", "CMakeLists.txt"}) {
+  for (const char* file :
+       {"vignette.cpp", "vignette_kernel.hpp", "vignette_kernel.cu", "CMakeLists.txt"}) {
     const auto body = slurp(src / "examples" / "vignette" / file);
     ASSERT_FALSE(body.empty()) << file;
     EXPECT_NE(readme.find(body), std::string::npos)
-        << "README's how-to must show examples/vignette/" << file << " verbatim (it is what the tests build)";
+        << "README's how-to must show examples/vignette/" << file
+        << " verbatim (it is what the tests build)";
   }
 }

@@ -22,14 +22,17 @@ namespace {
 class RunFleet : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vpipe-run-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("vpipe-run-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+  }
   nlohmann::json report() const {
     std::ifstream f(dir_ / "report.json");
     return nlohmann::json::parse(f);
@@ -62,22 +65,29 @@ bool eventually(Pred p, int seconds = 15) {
 }  // namespace
 
 TEST_F(RunFleet, AFailingStreamIsRestartedByItsPolicyAndTheOthersFinish) {
-  write("fleet.yaml", "defaults: {vf: \"resize=320x180\", device: cpu, preset: ultrafast, frames: 30}\n"
-                      "streams:\n"
-                      "  - {name: a, input: " + kSample + ", output: " + path("a.mp4") + "}\n"
-                      "  - {name: broken, input: " + path("missing.mp4") + ", output: " + path("b.mp4") +
-                      ", restart: {max: 2, backoff_s: 0.05}}\n"
-                      "  - {name: c, input: " + kSample + ", output: " + path("c.mp4") + "}\n");
+  write("fleet.yaml",
+        "defaults: {vf: \"resize=320x180\", device: cpu, preset: ultrafast, frames: 30}\n"
+        "streams:\n"
+        "  - {name: a, input: " +
+            kSample + ", output: " + path("a.mp4") +
+            "}\n"
+            "  - {name: broken, input: " +
+            path("missing.mp4") + ", output: " + path("b.mp4") +
+            ", restart: {max: 2, backoff_s: 0.05}}\n"
+            "  - {name: c, input: " +
+            kSample + ", output: " + path("c.mp4") + "}\n");
   const auto r = run_vpipe("run " + path("fleet.yaml") + " --report " + path("report.json"));
   EXPECT_EQ(r.exit_code, 1) << "a stream gave up\n" << r.err;
   const auto j = report();
   EXPECT_EQ(stream(j, "broken")["state"], "gave up");
   EXPECT_EQ(stream(j, "broken")["restarts"], 2);
-  EXPECT_NE(stream(j, "broken")["last_error"].get<std::string>().find("missing.mp4"), std::string::npos);
+  EXPECT_NE(stream(j, "broken")["last_error"].get<std::string>().find("missing.mp4"),
+            std::string::npos);
   for (const char* name : {"a", "c"}) {
     EXPECT_EQ(stream(j, name)["state"], "done") << name;
     EXPECT_EQ(stream(j, name)["restarts"], 0) << name;
-    EXPECT_EQ(for_each_frame(path(std::string(name) + ".mp4"), [](const vpipe::Frame&) {}), 30) << name;
+    EXPECT_EQ(for_each_frame(path(std::string(name) + ".mp4"), [](const vpipe::Frame&) {}), 30)
+        << name;
   }
   EXPECT_FALSE(fs::exists(path("b.mp4")));
 }
@@ -85,14 +95,17 @@ TEST_F(RunFleet, AFailingStreamIsRestartedByItsPolicyAndTheOthersFinish) {
 TEST_F(RunFleet, SighupAddsAndRemovesStreamsAndSigtermFinalizesEveryOutput) {
   const int port = 23000 + ::getpid() % 20000;
   const auto stream_line = [&](const std::string& name) {
-    return "  - {name: " + name + ", input: " + kSample + ", output: " + path(name + ".mkv") + "}\n";
+    return "  - {name: " + name + ", input: " + kSample + ", output: " + path(name + ".mkv") +
+           "}\n";
   };
   const std::string defaults =
-      "defaults: {vf: \"resize=160x90\", device: cpu, encoder: ffv1, realtime: true, loop: 100}\nstreams:\n";
+      "defaults: {vf: \"resize=160x90\", device: cpu, encoder: ffv1, realtime: true, loop: "
+      "100}\nstreams:\n";
   write("fleet.yaml", defaults + stream_line("a"));
-  const std::string cmd = "sh -c 'echo $$ > " + path("pid") + "; exec " + kBin + " run " + path("fleet.yaml") +
-                          " --metrics-port " + std::to_string(port) + " --report " + path("report.json") +
-                          "' >" + path("out") + " 2>" + path("err") + " </dev/null &";
+  const std::string cmd = "sh -c 'echo $$ > " + path("pid") + "; exec " + kBin + " run " +
+                          path("fleet.yaml") + " --metrics-port " + std::to_string(port) +
+                          " --report " + path("report.json") + "' >" + path("out") + " 2>" +
+                          path("err") + " </dev/null &";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   pid_t pid = 0;
   ASSERT_TRUE(eventually([&] { return (std::ifstream(path("pid")) >> pid) && pid > 0; }));
@@ -107,7 +120,8 @@ TEST_F(RunFleet, SighupAddsAndRemovesStreamsAndSigtermFinalizesEveryOutput) {
     const auto m = metrics(port);
     return written(m, "b") && !written(m, "a");
   })) << metrics(port);
-  EXPECT_GT(for_each_frame(path("a.mkv"), [](const vpipe::Frame&) {}), 0) << "a finalized: playable";
+  EXPECT_GT(for_each_frame(path("a.mkv"), [](const vpipe::Frame&) {}), 0)
+      << "a finalized: playable";
   ::kill(pid, SIGTERM);
   EXPECT_TRUE(eventually([&] { return ::kill(pid, 0) != 0; })) << "drained and exited";
   const auto j = report();
@@ -117,5 +131,6 @@ TEST_F(RunFleet, SighupAddsAndRemovesStreamsAndSigtermFinalizesEveryOutput) {
   EXPECT_GT(b_frames, 0) << "b finalized";
   const auto& runs = stream(j, "b")["runs"];
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0]["frames"]["video_packets_written"].get<int>(), b_frames) << "every frame written is in the file";
+  EXPECT_EQ(runs[0]["frames"]["video_packets_written"].get<int>(), b_frames)
+      << "every frame written is in the file";
 }

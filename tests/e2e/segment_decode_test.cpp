@@ -36,7 +36,8 @@ Seen decode_all(const std::string& path, int sessions, std::size_t segment_packe
     for (int p = 0; p < f.num_planes; ++p) {
       const auto& pl = f.planes[static_cast<std::size_t>(p)];
       for (int y = 0; y < pl.height; ++y)
-        h = h * 1099511628211u ^ std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(pl.row(y)), pl.row_bytes()));
+        h = h * 1099511628211u ^ std::hash<std::string_view>{}(std::string_view(
+                                     reinterpret_cast<const char*>(pl.row(y)), pl.row_bytes()));
     }
     seen.frames.emplace_back(f.pts, h);
   };
@@ -61,7 +62,8 @@ class SegmentDecode : public ::testing::Test {
   // The sample's first 3 s re-encoded with `args` (the ffmpeg tool).
   std::string clip(const std::string& name, const std::string& args) {
     const auto out = (dir_ / name).string();
-    const std::string cmd = "ffmpeg -nostdin -v error -y -i " + kSample + " -t 3 -an -vf scale=320:180 " + args + " " + out;
+    const std::string cmd = "ffmpeg -nostdin -v error -y -i " + kSample +
+                            " -t 3 -an -vf scale=320:180 " + args + " " + out;
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return out;
   }
@@ -71,7 +73,7 @@ class SegmentDecode : public ::testing::Test {
 }  // namespace
 
 TEST(SegmentPlan, AnOpenGopShowsAPictureBeforeItsKeyframe) {
-  EXPECT_FALSE(vpipe::is_open_gop({0, 3, 1, 2}));      // IDR, P, B, B: closed
+  EXPECT_FALSE(vpipe::is_open_gop({0, 3, 1, 2}));       // IDR, P, B, B: closed
   EXPECT_TRUE(vpipe::is_open_gop({6, 4, 5, 9, 7, 8}));  // I, then B-frames shown before it
   EXPECT_FALSE(vpipe::is_open_gop({}));
   EXPECT_FALSE(vpipe::is_open_gop({AV_NOPTS_VALUE, 1}));
@@ -85,7 +87,8 @@ TEST_F(SegmentDecode, EveryCodecAndGopKindGivesWhatOneDecoderGives) {
   };
   for (const Case c : {Case{"closed.mp4", "-c:v libx264 -g 12 -bf 2", false},
                        Case{"open.mp4", "-c:v libx264 -g 12 -bf 2 -x264-params open-gop=1", true},
-                       Case{"open-hevc.mkv", "-c:v libx265 -x265-params keyint=12:open-gop=1:log-level=error", true},
+                       Case{"open-hevc.mkv",
+                            "-c:v libx265 -x265-params keyint=12:open-gop=1:log-level=error", true},
                        Case{"mpeg2.ts", "-c:v mpeg2video -g 12 -bf 2", true}}) {
     SCOPED_TRACE(c.name);
     const auto path = clip(c.name, c.args);
@@ -101,7 +104,8 @@ TEST_F(SegmentDecode, EveryCodecAndGopKindGivesWhatOneDecoderGives) {
       // the drain and flush that make FFmpeg set the decoder up again (NVDEC:
       // a new hardware decoder per GOP made 2-7 sessions slower than one).
       long segments = 0, restarts = 0;
-      ASSERT_EQ(std::sscanf(note.c_str(), "decode: %*d sessions over %ld segments", &segments), 1) << note;
+      ASSERT_EQ(std::sscanf(note.c_str(), "decode: %*d sessions over %ld segments", &segments), 1)
+          << note;
       const auto at = note.find(" decoder restarts");
       ASSERT_NE(at, std::string::npos) << note;
       restarts = std::stol(note.substr(note.rfind(' ', at - 1) + 1));
@@ -123,7 +127,8 @@ TEST_F(SegmentDecode, KeyframesTooFarApartFallBackToOneSessionLosingNothing) {
 TEST_F(SegmentDecode, TheCommandLineTakesIt) {
   const auto path = clip("cli.mp4", "-c:v libx264 -g 12");
   const auto out = (dir_ / "out.mkv").string();
-  const auto r = run_vpipe("transcode " + path + " " + out + " --device cpu --encoder ffv1 --decode-sessions 3");
+  const auto r = run_vpipe("transcode " + path + " " + out +
+                           " --device cpu --encoder ffv1 --decode-sessions 3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("3 sessions over"), std::string::npos) << r.err;
   EXPECT_EQ(summarize(out).video_packets, 90);

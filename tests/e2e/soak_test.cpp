@@ -20,7 +20,8 @@ constexpr bool kAsan = true;
 constexpr bool kAsan = false;
 #endif
 fs::path fresh_dir(const std::string& name) {
-  const auto d = fs::temp_directory_path() / ("vpipe_soak_" + std::to_string(::getpid()) + "_" + name);
+  const auto d =
+      fs::temp_directory_path() / ("vpipe_soak_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(d);
   return d;
 }
@@ -40,15 +41,17 @@ TEST(SoakCli, ShortCpuSoakWritesItsReportAndPasses) {
     // tested here is the run and its outputs (the verdict has its own tests).
     // Under AddressSanitizer freed memory sits in its quarantine (256 MB), so
     // RSS climbs for a while: not a leak (LeakSanitizer checks those).
-    return run_vpipe("soak --device cpu --duration 4 --fps 400 --interval 0.25 --size 320x240 --vf "
-                     "\"resize=160x120,blur=1\" --workload ladder --ladder-every 40 --max-drift 1000 " +
-                     std::string(kAsan ? "--max-growth 1000 " : "") + "--out " + out.string() +
-                     " --metrics-port " + std::to_string(port));
+    return run_vpipe(
+        "soak --device cpu --duration 4 --fps 400 --interval 0.25 --size 320x240 --vf "
+        "\"resize=160x120,blur=1\" --workload ladder --ladder-every 40 --max-drift 1000 " +
+        std::string(kAsan ? "--max-growth 1000 " : "") + "--out " + out.string() +
+        " --metrics-port " + std::to_string(port));
   });
   // While it runs: the endpoint answers with the gauges (retry until it is up).
   httplib::Client client("127.0.0.1", port);
   std::string body;
-  for (int i = 0; i < 60 && body.find("vpipe_soak_fps{strategy=\"cpu\"}") == std::string::npos; ++i) {
+  for (int i = 0; i < 60 && body.find("vpipe_soak_fps{strategy=\"cpu\"}") == std::string::npos;
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (auto res = client.Get("/metrics"); res && res->status == 200) body = res->body;
   }
@@ -58,7 +61,8 @@ TEST(SoakCli, ShortCpuSoakWritesItsReportAndPasses) {
   const auto r = run.get();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("| cpu | PASS |"), std::string::npos) << r.out;
-  for (const char* f : {"samples.csv", "soak.json", "report.html", "fps.png", "latency_p99.png", "rss.png"})
+  for (const char* f :
+       {"samples.csv", "soak.json", "report.html", "fps.png", "latency_p99.png", "rss.png"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
   EXPECT_TRUE(is_png(out / "fps.png"));
   std::ifstream jf(out / "soak.json");
@@ -102,9 +106,11 @@ TEST(SoakCli, BadOptionsAreClearErrors) {
 TEST(SoakCli, EveryWorkloadRunsOnTheCpuPath) {
   for (const char* w : {"constant", "ladder", "roi", "burst"}) {
     const auto out = fresh_dir(w);
-    const auto r = run_vpipe(std::string("soak --device cpu --workload ") + w +
-                             " --frames 600 --fps 2000 --interval 0.05 --size 160x120 --vf \"resize=80x60,blur=1\" "
-                             "--ladder-every 50 --out " + out.string());
+    const auto r = run_vpipe(
+        std::string("soak --device cpu --workload ") + w +
+        " --frames 600 --fps 2000 --interval 0.05 --size 160x120 --vf \"resize=80x60,blur=1\" "
+        "--ladder-every 50 --out " +
+        out.string());
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << w << ": " << r.err;
     std::ifstream jf(out / "soak.json");
     ASSERT_TRUE(jf) << w;
@@ -112,7 +118,8 @@ TEST(SoakCli, EveryWorkloadRunsOnTheCpuPath) {
     EXPECT_EQ(j["runs"][0]["frames"], 600) << w;
     EXPECT_EQ(j["options"]["workload"], w);
     std::set<std::pair<int, int>> sizes;
-    for (const auto& s : j["runs"][0]["samples"]) sizes.emplace(s["width"].get<int>(), s["height"].get<int>());
+    for (const auto& s : j["runs"][0]["samples"])
+      sizes.emplace(s["width"].get<int>(), s["height"].get<int>());
     if (std::string(w) == "roi" || std::string(w) == "ladder") {
       EXPECT_GT(sizes.size(), 1u) << w << ": the source size varies";
     }

@@ -1,10 +1,10 @@
 // End to end on the CPU: the vpipe binary transcodes the bundled sample, and
 // the output is checked the way a player would see it.
-#include <gtest/gtest.h>
-#include <opencv2/imgproc.hpp>
-#include <signal.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
+#include <opencv2/imgproc.hpp>
 
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -47,8 +47,9 @@ class TranscodeE2E : public ::testing::Test {
 // `vpipe transcode` of the sample into `out` (lossless, so it is large)
 // under a file-size limit of `kb` kilobytes.
 CommandResult run_vpipe_limited(const std::string& out, int kb, const std::string& extra = "") {
-  const std::string cmd = "sh -c 'ulimit -f " + std::to_string(kb) + "; exec " + kBin + " transcode " +
-                          kSample + " " + out + " --encoder ffv1 " + extra + "' 2>&1";
+  const std::string cmd = "sh -c 'ulimit -f " + std::to_string(kb) + "; exec " + kBin +
+                          " transcode " + kSample + " " + out + " --encoder ffv1 " + extra +
+                          "' 2>&1";
   CommandResult r;
   FILE* p = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -63,7 +64,8 @@ CommandResult run_vpipe_limited(const std::string& out, int kb, const std::strin
 TEST_F(TranscodeE2E, RealtimePacesTheInputAtItsNativeRate) {
   const auto out = path("paced.mp4"), report = path("paced.json");
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = run_vpipe("transcode " + kSample + " " + out + " --realtime --frames 45 --report " + report);
+  const auto r =
+      run_vpipe("transcode " + kSample + " " + out + " --realtime --frames 45 --report " + report);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GE(s, 1.4) << "45 frames at 30 fps take ~1.5 s of wall time";
@@ -86,7 +88,8 @@ TEST_F(TranscodeE2E, KeepsFramesTimingAndAudioAndQuality) {
                            " --vf invert,invert --crf 18 --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("device auto: "), std::string::npos) << "says which path ran: " << r.err;
-  EXPECT_EQ(r.err.find("CUDA path") != std::string::npos, cuda_unavailable_reason().empty()) << r.err;
+  EXPECT_EQ(r.err.find("CUDA path") != std::string::npos, cuda_unavailable_reason().empty())
+      << r.err;
 
   const auto& in = input_summary();
   const auto s = summarize(out);
@@ -118,8 +121,10 @@ TEST_F(TranscodeE2E, KeepsFramesTimingAndAudioAndQuality) {
   ASSERT_GE(j["stages"].size(), 6u);  // demux, decode, 2 filters, encode, mux
   for (const auto& st : j["stages"]) {
     EXPECT_GT(st["busy_s"].get<double>(), 0.0) << st["name"];
-    EXPECT_GE(st["latency_ms"]["p99"].get<double>(), st["latency_ms"]["p50"].get<double>()) << st["name"];
-    EXPECT_GE(st["latency_ms"]["max"].get<double>(), st["latency_ms"]["p99"].get<double>()) << st["name"];
+    EXPECT_GE(st["latency_ms"]["p99"].get<double>(), st["latency_ms"]["p50"].get<double>())
+        << st["name"];
+    EXPECT_GE(st["latency_ms"]["max"].get<double>(), st["latency_ms"]["p99"].get<double>())
+        << st["name"];
   }
 }
 
@@ -145,7 +150,9 @@ TEST_F(TranscodeE2E, ResizeAndBlurMatchTheReference) {
     Frame blurred = Frame::allocate_host({AV_PIX_FMT_YUV420P, 640, 360});
     for (int p = 0; p < 3; ++p) {
       const auto k = static_cast<std::size_t>(p);
-      auto mat = [](const PlaneView& v) { return cv::Mat(v.height, v.width, CV_8UC(v.channels), v.data, v.pitch); };
+      auto mat = [](const PlaneView& v) {
+        return cv::Mat(v.height, v.width, CV_8UC(v.channels), v.data, v.pitch);
+      };
       cv::Mat sized = mat(small.planes[k]), want = mat(blurred.planes[k]);
       cv::resize(mat(src.planes[k]), sized, sized.size(), 0, 0, cv::INTER_AREA);
       const double sigma = p ? 0.75 : 1.5;
@@ -193,8 +200,8 @@ TEST_F(TranscodeE2E, FrameLimitCutsTheAudioWithTheVideoWhateverTheTiming) {
   std::vector<int> audio;
   for (int depth : {1, 4, 32}) {
     const auto out = path("cut" + std::to_string(depth) + ".mkv");
-    const auto r = run_vpipe("transcode " + kSample + " " + out + " --encoder ffv1 --frames 30 --queue-depth " +
-                             std::to_string(depth));
+    const auto r = run_vpipe("transcode " + kSample + " " + out +
+                             " --encoder ffv1 --frames 30 --queue-depth " + std::to_string(depth));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     audio.push_back(summarize(out).audio_packets);
   }
@@ -256,7 +263,8 @@ TEST_F(TranscodeE2E, DiskFullEndsWithAClearErrorAndNoPartialFile) {
 
 TEST_F(TranscodeE2E, LoopReadsTheInputAgainWithContinuingTimestamps) {
   const auto out = path("loop.mp4");
-  const auto r = run_vpipe("transcode " + kSample + " " + out + " --device cpu --loop 3 --vf resize=320x180");
+  const auto r =
+      run_vpipe("transcode " + kSample + " " + out + " --device cpu --loop 3 --vf resize=320x180");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto& in = input_summary();
   const auto s = summarize(out);
@@ -275,13 +283,15 @@ TEST_F(TranscodeE2E, LoopReadsTheInputAgainWithContinuingTimestamps) {
 
 TEST_F(TranscodeE2E, NullOutputWritesNothingAndCountsFrames) {
   const auto report = path("null.json");
-  const auto r = run_vpipe("transcode " + kSample + " null --device cpu --vf resize=320x180 --report " + report);
+  const auto r = run_vpipe("transcode " + kSample +
+                           " null --device cpu --vf resize=320x180 --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(fs::exists("null"));
   std::ifstream f(report);
   const auto j = nlohmann::json::parse(f);
   EXPECT_EQ(j["frames"]["decoded"], input_summary().video_packets);
-  EXPECT_EQ(j["frames"]["video_packets_written"], input_summary().video_packets) << "frames reaching the end";
+  EXPECT_EQ(j["frames"]["video_packets_written"], input_summary().video_packets)
+      << "frames reaching the end";
   EXPECT_EQ(j["frames"]["encoded"], 0);
   EXPECT_EQ(j["encoder"], "none (null output)");
   EXPECT_GT(j["fps"].get<double>(), 0);
@@ -294,8 +304,10 @@ TEST_F(TranscodeE2E, ResolutionChangeMidStreamReconfiguresTheChain) {
   ASSERT_EQ(frame_sizes(in)[15], (std::pair{352, 288})) << "the clip must change size";
   // With a resize in the chain, every frame comes out at its size.
   const auto out = path("switch.mkv"), report = path("switch.json");
-  auto r = run_vpipe("transcode " + in + " " + out + " --device cpu --encoder ffv1 --vf "
-                     "\"resize=160x120,blur=1\" --report " + report);
+  auto r = run_vpipe("transcode " + in + " " + out +
+                     " --device cpu --encoder ffv1 --vf "
+                     "\"resize=160x120,blur=1\" --report " +
+                     report);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto sizes = frame_sizes(out);
   ASSERT_EQ(sizes.size(), 30u);
@@ -306,7 +318,8 @@ TEST_F(TranscodeE2E, ResolutionChangeMidStreamReconfiguresTheChain) {
   EXPECT_EQ(j["frames"]["decode_errors"], 0);
   // Without one, the encoder keeps its first size and the grown frames are scaled to it.
   const auto out2 = path("switch2.mkv"), report2 = path("switch2.json");
-  r = run_vpipe("transcode " + in + " " + out2 + " --device cpu --encoder ffv1 --vf blur=1 --report " + report2);
+  r = run_vpipe("transcode " + in + " " + out2 +
+                " --device cpu --encoder ffv1 --vf blur=1 --report " + report2);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto sizes2 = frame_sizes(out2);
   ASSERT_EQ(sizes2.size(), 30u);
@@ -321,8 +334,11 @@ TEST_F(TranscodeE2E, DropPolicyKeepsUpWithALiveRateAndCountsWhatItLost) {
   // --drop drop-oldest the pipeline keeps the source's pace and loses frames,
   // counted; nothing queues without bound.
   const auto out = path("drop.mkv"), report = path("drop.json");
-  const auto r = run_vpipe("transcode " + kSample + " " + out + " --device cpu --realtime --queue-depth 2 "
-                           "--drop drop-oldest --encoder ffv1 --vf \"resize=320x180,delay=ms=60\" --report " + report);
+  const auto r =
+      run_vpipe("transcode " + kSample + " " + out +
+                " --device cpu --realtime --queue-depth 2 "
+                "--drop drop-oldest --encoder ffv1 --vf \"resize=320x180,delay=ms=60\" --report " +
+                report);
   ASSERT_EQ(r.exit_code, 0) << "drops are the policy, not errors: " << r.err;
   std::ifstream rf(report);
   const auto j = nlohmann::json::parse(rf);
@@ -331,7 +347,8 @@ TEST_F(TranscodeE2E, DropPolicyKeepsUpWithALiveRateAndCountsWhatItLost) {
   EXPECT_EQ(decoded, 150);
   EXPECT_GT(dropped, 20) << "a 60 ms stage cannot take 30 fps";
   EXPECT_EQ(written + dropped, decoded) << "every frame is written or counted as dropped";
-  EXPECT_LT(j["wall_s"].get<double>(), 7.5) << "it kept the source's pace (5 s), not the filter's (9 s)";
+  EXPECT_LT(j["wall_s"].get<double>(), 7.5)
+      << "it kept the source's pace (5 s), not the filter's (9 s)";
   for (const auto& q : j["queues"]) EXPECT_LE(q["high_water"], q["capacity"]) << q["name"];
   EXPECT_EQ(for_each_frame(out, [](const Frame&) {}), written) << "the output is playable";
 }

@@ -47,7 +47,8 @@ class CudaTranscode : public ::testing::Test {
     const std::string common = " --encoder ffv1 --frames 30 --vf \"" + vf + "\"";
     const auto cpu = run(path(name + "_cpu.mkv"), "--device cpu" + common);
     const auto report = path(name + "_gpu.json");
-    const auto gpu = run(path(name + "_gpu.mkv"), "--device cuda --decode nvdec --report " + report + common);
+    const auto gpu =
+        run(path(name + "_gpu.mkv"), "--device cuda --decode nvdec --report " + report + common);
     EXPECT_EQ(gpu.size(), 30u);
     EXPECT_EQ(cpu.size(), gpu.size());
     double worst = INFINITY;
@@ -72,46 +73,48 @@ TEST_F(CudaTranscode, EveryStrategyStagingAndDecoderMatchesTheCpuPath) {
   ASSERT_EQ(cpu.size(), 30u);
   const auto cpu_summary = summarize(path("cpu.mkv"));
   for (const char* decode : {"cpu", "nvdec"})
-  for (const char* mem : {"naive", "pool", "vmm", "slab"})
-    for (const char* host : {"pinned", "pageable"}) {
-      const std::string name = std::string(decode) + "_" + mem + "_" + host;
-      const bool nvdec = std::string(decode) == "nvdec";
-      const auto out = path(name + ".mkv"), report = path(name + ".json");
-      const auto gpu = run(out, std::string("--device cuda --decode ") + decode + " --mem " + mem +
-                                    " --host " + host + " --report " + report + common);
-      ASSERT_EQ(gpu.size(), cpu.size()) << name;
-      double worst = INFINITY;
-      for (std::size_t i = 0; i < gpu.size(); ++i) {
-        ASSERT_EQ(gpu[i].pts, cpu[i].pts) << name << ": timestamps are kept";
-        worst = std::min(worst, frame_psnr(gpu[i], cpu[i]));
+    for (const char* mem : {"naive", "pool", "vmm", "slab"})
+      for (const char* host : {"pinned", "pageable"}) {
+        const std::string name = std::string(decode) + "_" + mem + "_" + host;
+        const bool nvdec = std::string(decode) == "nvdec";
+        const auto out = path(name + ".mkv"), report = path(name + ".json");
+        const auto gpu = run(out, std::string("--device cuda --decode ") + decode + " --mem " +
+                                      mem + " --host " + host + " --report " + report + common);
+        ASSERT_EQ(gpu.size(), cpu.size()) << name;
+        double worst = INFINITY;
+        for (std::size_t i = 0; i < gpu.size(); ++i) {
+          ASSERT_EQ(gpu[i].pts, cpu[i].pts) << name << ": timestamps are kept";
+          worst = std::min(worst, frame_psnr(gpu[i], cpu[i]));
+        }
+        EXPECT_GE(worst, 40.0) << name << ": lowest per-frame PSNR against the CPU path";
+        const auto s = summarize(out);
+        EXPECT_EQ(s.audio_packets, cpu_summary.audio_packets) << name;
+        std::ifstream rf(report);
+        const auto j = nlohmann::json::parse(rf);
+        EXPECT_EQ(j["device"], "cuda") << name;
+        EXPECT_EQ(j["decode"], decode) << name;
+        EXPECT_EQ(j["memory"]["strategy"], mem);
+        EXPECT_EQ(j["memory"]["failures"], 0);
+        EXPECT_GE(j["memory"]["allocations"].get<std::int64_t>(), 30 * 4 + (nvdec ? 1 : 30))
+            << name << ": 4 filters a frame, + an upload a frame or NVDEC's pool";
+        EXPECT_EQ(j["memory"].contains("upload_ring"), !nvdec)
+            << name << ": NVDEC frames are not uploaded";
+        if (!nvdec && std::string(host) == "pinned") {
+          EXPECT_EQ(j["memory"]["upload"]["direct_from_decoder"], 30)
+              << name << ": CPU decode wrote into pinned frames, uploaded with no staging copy";
+          EXPECT_GE(j["memory"]["decoded_into_pinned"]["frames"].get<std::int64_t>(), 30) << name;
+        }
+        if (nvdec) {
+          EXPECT_GT(j["memory"]["nvdec_pool"]["buffers"].get<std::int64_t>(), 0) << name;
+          EXPECT_LE(j["memory"]["nvdec_pool"]["decode_surfaces"].get<int>(), 32) << name;
+        }
+        if (std::string(mem) == "naive")
+          EXPECT_GT(j["memory"]["device_syncs"].get<std::int64_t>(), 0);
+        else
+          EXPECT_EQ(j["memory"]["device_syncs"], 0) << name;
+        EXPECT_EQ(j["memory"]["pinned_bytes"].get<std::int64_t>() > 0,
+                  std::string(host) == "pinned");
       }
-      EXPECT_GE(worst, 40.0) << name << ": lowest per-frame PSNR against the CPU path";
-      const auto s = summarize(out);
-      EXPECT_EQ(s.audio_packets, cpu_summary.audio_packets) << name;
-      std::ifstream rf(report);
-      const auto j = nlohmann::json::parse(rf);
-      EXPECT_EQ(j["device"], "cuda") << name;
-      EXPECT_EQ(j["decode"], decode) << name;
-      EXPECT_EQ(j["memory"]["strategy"], mem);
-      EXPECT_EQ(j["memory"]["failures"], 0);
-      EXPECT_GE(j["memory"]["allocations"].get<std::int64_t>(), 30 * 4 + (nvdec ? 1 : 30))
-          << name << ": 4 filters a frame, + an upload a frame or NVDEC's pool";
-      EXPECT_EQ(j["memory"].contains("upload_ring"), !nvdec) << name << ": NVDEC frames are not uploaded";
-      if (!nvdec && std::string(host) == "pinned") {
-        EXPECT_EQ(j["memory"]["upload"]["direct_from_decoder"], 30)
-            << name << ": CPU decode wrote into pinned frames, uploaded with no staging copy";
-        EXPECT_GE(j["memory"]["decoded_into_pinned"]["frames"].get<std::int64_t>(), 30) << name;
-      }
-      if (nvdec) {
-        EXPECT_GT(j["memory"]["nvdec_pool"]["buffers"].get<std::int64_t>(), 0) << name;
-        EXPECT_LE(j["memory"]["nvdec_pool"]["decode_surfaces"].get<int>(), 32) << name;
-      }
-      if (std::string(mem) == "naive")
-        EXPECT_GT(j["memory"]["device_syncs"].get<std::int64_t>(), 0);
-      else
-        EXPECT_EQ(j["memory"]["device_syncs"], 0) << name;
-      EXPECT_EQ(j["memory"]["pinned_bytes"].get<std::int64_t>() > 0, std::string(host) == "pinned");
-    }
 }
 
 // NVDEC and libavcodec decode H.264 bit-exactly alike: with an exact kernel
@@ -151,8 +154,9 @@ TEST_F(CudaTranscode, ResolutionChangeReconfiguresOnTheGpu) {
     for (const char* mem : {"pool", "slab"}) {
       const std::string name = std::string(decode) + "_" + mem;
       const auto out = path(name + ".mkv"), report = path(name + ".json");
-      const auto r = run_vpipe("transcode " + in + " " + out + " --device cuda --encoder ffv1 --decode " +
-                               decode + " --mem " + mem + " --vf \"resize=160x120,blur=1\" --report " + report);
+      const auto r = run_vpipe("transcode " + in + " " + out +
+                               " --device cuda --encoder ffv1 --decode " + decode + " --mem " +
+                               mem + " --vf \"resize=160x120,blur=1\" --report " + report);
       ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
       const auto sizes = frame_sizes(out);
       ASSERT_EQ(sizes.size(), 30u) << name;
@@ -169,10 +173,12 @@ TEST_F(CudaTranscode, ResolutionChangeReconfiguresOnTheGpu) {
 // error line, exit 1, no partial output, and a report with the retries.
 TEST_F(CudaTranscode, OutOfMemoryUnderABudgetFailsCleanlyWithAReport) {
   for (const char* mem : {"pool", "vmm", "slab", "naive"}) {
-    const auto out = path(std::string("oom_") + mem + ".mkv"), report = path(std::string("oom_") + mem + ".json");
+    const auto out = path(std::string("oom_") + mem + ".mkv"),
+               report = path(std::string("oom_") + mem + ".json");
     // 1080p NV12 frames from an upscale: ~3 MB each; 12 MB holds a few, not the pipeline's depth.
-    const auto r = run_vpipe("transcode " + kSample + " " + out + " --device cuda --decode cpu --mem " + mem +
-                             " --budget 12M --encoder ffv1 --vf \"resize=1920x1080,blur=2,invert\" --report " + report);
+    const auto r = run_vpipe(
+        "transcode " + kSample + " " + out + " --device cuda --decode cpu --mem " + mem +
+        " --budget 12M --encoder ffv1 --vf \"resize=1920x1080,blur=2,invert\" --report " + report);
     EXPECT_EQ(r.exit_code, 1) << mem << ": " << r.err;
     EXPECT_NE(r.err.find("vpipe: error:"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out)) << mem << ": no partial output";
@@ -180,14 +186,16 @@ TEST_F(CudaTranscode, OutOfMemoryUnderABudgetFailsCleanlyWithAReport) {
     ASSERT_TRUE(rf) << mem;
     const auto j = nlohmann::json::parse(rf);
     EXPECT_EQ(j["status"].get<std::string>().rfind("failed:", 0), 0u) << j["status"];
-    EXPECT_GE(j["memory"]["retries"].get<int>(), 2) << mem << ": trimmed and retried before failing";
+    EXPECT_GE(j["memory"]["retries"].get<int>(), 2)
+        << mem << ": trimmed and retried before failing";
     EXPECT_GE(j["memory"]["failures_after_retry"].get<int>(), 1) << mem;
   }
 }
 
 TEST_F(CudaTranscode, WholeSampleWithLibx264KeepsFramesAndAudio) {
   const auto out = path("full.mp4");
-  const auto r = run_vpipe("transcode " + kSample + " " + out + " --device cuda --vf \"" + kChain + "\"");
+  const auto r =
+      run_vpipe("transcode " + kSample + " " + out + " --device cuda --vf \"" + kChain + "\"");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("CUDA path"), std::string::npos) << r.err;
   const auto in = summarize(kSample), s = summarize(out);
@@ -199,10 +207,12 @@ TEST_F(CudaTranscode, WholeSampleWithLibx264KeepsFramesAndAudio) {
 }
 
 TEST_F(CudaTranscode, CustomFilterPluginRunsOnTheGpu) {
-  const std::string common = " --encoder ffv1 --frames 10 --vf \"resize=640x360,vignette=strength=0.6,blur=1\"";
+  const std::string common =
+      " --encoder ffv1 --frames 10 --vf \"resize=640x360,vignette=strength=0.6,blur=1\"";
   const auto cpu = run(path("vig_cpu.mkv"), "--device cpu" + common);
   const auto r = run_vpipe("filters");
-  ASSERT_NE(r.out.find("vignette"), std::string::npos) << "the example plugin must be loadable here";
+  ASSERT_NE(r.out.find("vignette"), std::string::npos)
+      << "the example plugin must be loadable here";
   const auto gpu = run(path("vig_gpu.mkv"), "--device cuda" + common);
   ASSERT_EQ(cpu.size(), 10u);
   ASSERT_EQ(gpu.size(), cpu.size());
@@ -234,7 +244,8 @@ TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
     // One strategy: the report of the stream that ends last counts (nearly)
     // all three streams' allocations, not only its own.
     std::int64_t most = 0;
-    for (const auto& r : m.streams) most = std::max(most, r.memory["allocations"].get<std::int64_t>());
+    for (const auto& r : m.streams)
+      most = std::max(most, r.memory["allocations"].get<std::int64_t>());
     EXPECT_GE(most, single * 5 / 2) << mem << ": one stream alone made " << single;
   }
 }
@@ -244,12 +255,14 @@ TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
 TEST_F(CudaTranscode, FusedResizeToRgbOnNvdecFramesMatchesTheCpuPath) {
   // Up (bilinear), down by 2/3 (area, the default when shrinking), exactly
   // half (the half-size kernel), and nearest.
-  for (const char* vf : {"resize=1920x1080,format=rgb24", "resize=852x480,format=rgb24",
-                         "resize=640x360,format=rgba", "resize=960x540:interp=nearest,format=rgb24"}) {
+  for (const char* vf :
+       {"resize=1920x1080,format=rgb24", "resize=852x480,format=rgb24",
+        "resize=640x360,format=rgba", "resize=960x540:interp=nearest,format=rgb24"}) {
     SCOPED_TRACE(vf);
     const auto j = nvdec_against_cpu("fused", vf);
     ASSERT_FALSE(j["effective_chain"].empty());
-    EXPECT_NE(j["effective_chain"][0].get<std::string>().find("fused"), std::string::npos) << j["effective_chain"];
+    EXPECT_NE(j["effective_chain"][0].get<std::string>().find("fused"), std::string::npos)
+        << j["effective_chain"];
   }
 }
 
@@ -273,10 +286,12 @@ TEST_F(CudaTranscode, RgbRoundTripReturnsToNv12OnTheGpu) {
 // stages between the others (it was refused: "'format=rgb24' has no CUDA
 // implementation and sits between CUDA filters"), and match the CPU path.
 TEST_F(CudaTranscode, CpuDecodedFramesTurnRgbBetweenCudaFilters) {
-  const std::string common = " --encoder ffv1 --frames 30 --vf \"blur=sigma=1,format=rgb24,invert,format=yuv420p\"";
+  const std::string common =
+      " --encoder ffv1 --frames 30 --vf \"blur=sigma=1,format=rgb24,invert,format=yuv420p\"";
   const auto cpu = run(path("mid_cpu.mkv"), "--device cpu" + common);
   const auto report = path("mid_gpu.json");
-  const auto gpu = run(path("mid_gpu.mkv"), "--device cuda --decode cpu --report " + report + common);
+  const auto gpu =
+      run(path("mid_gpu.mkv"), "--device cuda --decode cpu --report " + report + common);
   ASSERT_EQ(gpu.size(), 30u);
   ASSERT_EQ(cpu.size(), gpu.size());
   double worst = INFINITY;
@@ -294,7 +309,8 @@ TEST_F(CudaTranscode, CpuDecodedFramesTurnRgbBetweenCudaFilters) {
 // decode auto takes the CPU decoder for them, saying why, --decode nvdec
 // refuses, and the CUDA path's frames match the CPU path's.
 TEST_F(CudaTranscode, OddHeightsDecodeOnTheCpuAndMatchTheCpuPath) {
-  const auto odd = env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + "/odd-720x405.mpg";  // MPEG-2, 20 frames
+  const auto odd =
+      env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + "/odd-720x405.mpg";  // MPEG-2, 20 frames
   // (A format=rgb24 after the CPU decoder has no CUDA step yet: the chain
   // stays in 4:2:0.)
   const std::string chain = " --encoder ffv1 --vf \"resize=642x362,invert,blur=sigma=1\"";
@@ -302,19 +318,23 @@ TEST_F(CudaTranscode, OddHeightsDecodeOnTheCpuAndMatchTheCpuPath) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("odd picture height (405 rows)"), std::string::npos) << r.err;
   const auto report = path("odd_gpu.json");
-  r = run_vpipe("transcode " + odd + " " + path("odd_gpu.mkv") + " --device cuda --report " + report + chain);
+  r = run_vpipe("transcode " + odd + " " + path("odd_gpu.mkv") + " --device cuda --report " +
+                report + chain);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream rf(report);
   const auto j = nlohmann::json::parse(rf);
   EXPECT_EQ(j["decode"], "cpu");
   EXPECT_NE(j["notes"].dump().find("odd picture height"), std::string::npos) << j["notes"];
-  ASSERT_EQ(run_vpipe("transcode " + odd + " " + path("odd_cpu.mkv") + " --device cpu" + chain).exit_code, 0);
+  ASSERT_EQ(
+      run_vpipe("transcode " + odd + " " + path("odd_cpu.mkv") + " --device cpu" + chain).exit_code,
+      0);
   std::vector<Frame> gpu, cpu;
   for_each_frame(path("odd_gpu.mkv"), [&](const Frame& f) { gpu.push_back(f); });
   for_each_frame(path("odd_cpu.mkv"), [&](const Frame& f) { cpu.push_back(f); });
   ASSERT_EQ(gpu.size(), 20u);
   ASSERT_EQ(cpu.size(), gpu.size());
-  for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << "frame " << i;
+  for (std::size_t i = 0; i < gpu.size(); ++i)
+    EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << "frame " << i;
 }
 
 // Issue #18, case 2, on the NVDEC path: --loop drains the decoder at every
@@ -324,8 +344,9 @@ TEST_F(CudaTranscode, LoopOnNvdecKeepsEveryFrameAtEveryStartOver) {
   const int once = for_each_frame(kSample, [](const Frame&) {});
   ASSERT_EQ(once, 150);
   const auto report = path("loop_nvdec.json");
-  const auto r = run_vpipe("transcode " + kSample + " " + path("loop_nvdec.mkv") +
-                           " --decode nvdec --encoder ffv1 --vf resize=320x180 --loop 4 --report " + report);
+  const auto r =
+      run_vpipe("transcode " + kSample + " " + path("loop_nvdec.mkv") +
+                " --decode nvdec --encoder ffv1 --vf resize=320x180 --loop 4 --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream rf(report);
   const auto j = nlohmann::json::parse(rf);
@@ -339,18 +360,22 @@ TEST_F(CudaTranscode, LoopOnNvdecKeepsEveryFrameAtEveryStartOver) {
 // 720x406 for libx264, and matches the CPU path frame for frame.
 TEST_F(CudaTranscode, OddSizesFitTheEncoderOnTheCudaPath) {
   const auto odd = env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + "/odd-720x405.mpg";
-  const std::string chain = " --encoder libx264 --crf 0 --preset ultrafast --vf \"blur=sigma=1,invert\"";
+  const std::string chain =
+      " --encoder libx264 --crf 0 --preset ultrafast --vf \"blur=sigma=1,invert\"";
   auto r = run_vpipe("transcode " + odd + " " + path("fit_gpu.mp4") + " --device cuda" + chain);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("--fit pad: 720x405 padded to 720x406"), std::string::npos) << r.err;
-  ASSERT_EQ(run_vpipe("transcode " + odd + " " + path("fit_cpu.mp4") + " --device cpu" + chain).exit_code, 0);
+  ASSERT_EQ(
+      run_vpipe("transcode " + odd + " " + path("fit_cpu.mp4") + " --device cpu" + chain).exit_code,
+      0);
   std::vector<Frame> gpu, cpu;
   for_each_frame(path("fit_gpu.mp4"), [&](const Frame& f) { gpu.push_back(f); });
   for_each_frame(path("fit_cpu.mp4"), [&](const Frame& f) { cpu.push_back(f); });
   ASSERT_EQ(gpu.size(), 20u);
   ASSERT_EQ(cpu.size(), gpu.size());
   EXPECT_EQ(gpu[0].format.height, 406);
-  for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << "frame " << i;
+  for (std::size_t i = 0; i < gpu.size(); ++i)
+    EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << "frame " << i;
 }
 
 // Issue #24 on one GPU: --gpus places every stream on a visible device, each
@@ -358,7 +383,9 @@ TEST_F(CudaTranscode, OddSizesFitTheEncoderOnTheCudaPath) {
 // per-GPU totals.
 TEST_F(CudaTranscode, GpusPlacesEveryStreamAndReportsPerGpuTotals) {
   const auto report = path("gpus.json");
-  const auto r = run_vpipe("transcode " + kSample + " null --streams 3 --gpus all --vf resize=640x360 --frames 30 --report " + report);
+  const auto r =
+      run_vpipe("transcode " + kSample +
+                " null --streams 3 --gpus all --vf resize=640x360 --frames 30 --report " + report);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(report);
   const auto j = nlohmann::json::parse(in);

@@ -35,7 +35,8 @@ TEST_F(Gpu, KernelWritesPatternThroughNaiveResource) {
   fill_pattern<<<(n + 255) / 256, 256, 0, stream>>>(d, n, 0x5eedu);
   VPIPE_CUDA_TRY(cudaGetLastError());
   std::vector<unsigned> host(n, 0);
-  VPIPE_CUDA_TRY(cudaMemcpyAsync(host.data(), d, n * sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+  VPIPE_CUDA_TRY(
+      cudaMemcpyAsync(host.data(), d, n * sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
   VPIPE_CUDA_TRY(cudaStreamSynchronize(stream));
   for (unsigned i = 0; i < n; ++i) ASSERT_EQ(host[i], (i * 2654435761u) ^ 0x5eedu) << i;
   mr.deallocate(d, n * sizeof(unsigned), stream);

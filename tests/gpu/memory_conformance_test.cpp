@@ -120,7 +120,8 @@ TEST_P(Conformance, RandomSizesAreAlignedDistinctAndHoldTheirData) {
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % DeviceMemoryResource::kAlignment, 0u) << bytes;
     live.emplace_back(p, bytes);
     if (bytes >= 4) {
-      ASSERT_EQ(write_and_check(p, bytes & ~std::size_t{3}, static_cast<std::uint32_t>(i), a_, a_), 0u);
+      ASSERT_EQ(write_and_check(p, bytes & ~std::size_t{3}, static_cast<std::uint32_t>(i), a_, a_),
+                0u);
     }
     if (rng() % 3 == 0) {
       const auto k = rng() % live.size();
@@ -132,7 +133,8 @@ TEST_P(Conformance, RandomSizesAreAlignedDistinctAndHoldTheirData) {
   // Every live block still holds its own data: no two overlap.
   std::sort(live.begin(), live.end());
   for (std::size_t i = 1; i < live.size(); ++i)
-    ASSERT_LE(static_cast<char*>(live[i - 1].first) + live[i - 1].second, static_cast<char*>(live[i].first));
+    ASSERT_LE(static_cast<char*>(live[i - 1].first) + live[i - 1].second,
+              static_cast<char*>(live[i].first));
   for (auto& [p, bytes] : live) mr_->deallocate(p, bytes, a_);
 }
 
@@ -169,8 +171,10 @@ TEST_P(Conformance, SeveralThreadsEachWithItsStream) {
         const std::size_t bytes = (1 + rng() % 8) * MiB;
         void* p = mr_->allocate(bytes, s);
         *bad = 0;
-        synthetic::fill_pattern(static_cast<std::uint32_t*>(p), bytes / 4, static_cast<std::uint32_t>(t * 1000 + i), s);
-        synthetic::count_mismatches(static_cast<std::uint32_t*>(p), bytes / 4, static_cast<std::uint32_t>(t * 1000 + i), bad, s);
+        synthetic::fill_pattern(static_cast<std::uint32_t*>(p), bytes / 4,
+                                static_cast<std::uint32_t>(t * 1000 + i), s);
+        synthetic::count_mismatches(static_cast<std::uint32_t*>(p), bytes / 4,
+                                    static_cast<std::uint32_t>(t * 1000 + i), bad, s);
         cudaStreamSynchronize(s);
         if (*bad) ++failures;
         mr_->deallocate(p, bytes, s);
@@ -196,8 +200,10 @@ TEST_P(Conformance, StatisticsTrackEveryCall) {
   auto after = strategy_->stats().stats();
   EXPECT_EQ(after.bytes.value, before.bytes.value);
   EXPECT_GE(strategy_->stats().allocate_latency().count(), 2u);
-  if (GetParam().strategy == "naive") EXPECT_EQ(after.device_syncs - before.device_syncs, 2);
-  else EXPECT_EQ(after.device_syncs, 0);
+  if (GetParam().strategy == "naive")
+    EXPECT_EQ(after.device_syncs - before.device_syncs, 2);
+  else
+    EXPECT_EQ(after.device_syncs, 0);
   const auto u = strategy_->strategy().usage();
   if (GetParam().strategy != "naive") {
     ASSERT_TRUE(u.reserved.has_value());
@@ -254,13 +260,14 @@ TEST_P(Conformance, UnderABudgetWhatItHoldsStaysWithinIt) {
   for (auto& [p, bytes] : live) mr_->deallocate(p, bytes, a_);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Strategies, Conformance,
-    ::testing::Values(Stack{"naive"}, Stack{"pool"}, Stack{"pool-release0"}, Stack{"vmm"},
-                      Stack{"slab"}, Stack{"naive", 256 * MiB}, Stack{"pool", 256 * MiB},
-                      Stack{"vmm", 256 * MiB}, Stack{"slab", 256 * MiB},
-                      Stack{"pool", std::nullopt, true}, Stack{"vmm", std::nullopt, true}),
-    stack_name);
+INSTANTIATE_TEST_SUITE_P(Strategies, Conformance,
+                         ::testing::Values(Stack{"naive"}, Stack{"pool"}, Stack{"pool-release0"},
+                                           Stack{"vmm"}, Stack{"slab"}, Stack{"naive", 256 * MiB},
+                                           Stack{"pool", 256 * MiB}, Stack{"vmm", 256 * MiB},
+                                           Stack{"slab", 256 * MiB},
+                                           Stack{"pool", std::nullopt, true},
+                                           Stack{"vmm", std::nullopt, true}),
+                         stack_name);
 
 TEST(ConformanceNames, EveryListedStrategyIsCoveredAndUnknownFails) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;

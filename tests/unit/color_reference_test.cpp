@@ -44,7 +44,8 @@ TEST(ColorReference, Bt601LimitedAgreesWithOpenCv) {
   const int w = 64, h = 32;
   std::mt19937 rng(3);
   cv::Mat nv12(h * 3 / 2, w, CV_8UC1);
-  for (int i = 0; i < nv12.rows * nv12.cols; ++i) nv12.data[i] = static_cast<std::uint8_t>(16 + rng() % 220);
+  for (int i = 0; i < nv12.rows * nv12.cols; ++i)
+    nv12.data[i] = static_cast<std::uint8_t>(16 + rng() % 220);
   cv::Mat cv_rgb;
   cv::cvtColor(nv12, cv_rgb, cv::COLOR_YUV2RGB_NV12);
   Img rgb(w, h, 3);
@@ -52,7 +53,9 @@ TEST(ColorReference, Bt601LimitedAgreesWithOpenCv) {
   PlaneView uv{nv12.data + w * h, w / 2, h / 2, 2, static_cast<std::size_t>(w)};
   ref::nv12_to_rgb(y, uv, rgb.v, {ColorMatrix::kBT601, ColorRange::kLimited});
   int worst = 0;
-  for (int i = 0; i < w * h * 3; ++i) worst = std::max(worst, std::abs(int(rgb.b[static_cast<std::size_t>(i)]) - int(cv_rgb.data[i])));
+  for (int i = 0; i < w * h * 3; ++i)
+    worst =
+        std::max(worst, std::abs(int(rgb.b[static_cast<std::size_t>(i)]) - int(cv_rgb.data[i])));
   EXPECT_LE(worst, 2) << "OpenCV rounds its fixed-point coefficients differently";
 }
 
@@ -61,7 +64,9 @@ TEST(ColorReference, FullRangeRoundTripIsClose) {
   Img rgb(w, h, 3), y(w, h, 1), uv(w / 2, h / 2, 2), back(w, h, 3);
   for (int yy = 0; yy < h; ++yy)  // smooth: 4:2:0 loses little
     for (int x = 0; x < w; ++x)
-      for (int c = 0; c < 3; ++c) rgb.b[static_cast<std::size_t>((yy * w + x) * 3 + c)] = static_cast<std::uint8_t>(x * 4 + yy * 3 + c * 20);
+      for (int c = 0; c < 3; ++c)
+        rgb.b[static_cast<std::size_t>((yy * w + x) * 3 + c)] =
+            static_cast<std::uint8_t>(x * 4 + yy * 3 + c * 20);
   ref::rgb_to_nv12(rgb.v, y.v, uv.v, {ColorMatrix::kBT709, ColorRange::kFull});
   ref::nv12_to_rgb(y.v, uv.v, back.v, {ColorMatrix::kBT709, ColorRange::kFull});
   EXPECT_GT(ref::psnr(rgb.v, back.v), 40.0);
@@ -85,7 +90,8 @@ TEST(ColorReference, FusedResizeAtSameSizeIsNearTheSeparateSteps) {
   Img y(w, h, 1, 100), uv(w / 2, h / 2, 2, 128), a(w, h, 4), b(w, h, 4);
   ref::nv12_resize_to_rgb(y.v, uv.v, a.v, {});
   ref::nv12_to_rgb(y.v, uv.v, b.v, {});
-  for (std::size_t i = 0; i < a.b.size(); ++i) ASSERT_EQ(a.b[i], b.b[i]) << "flat chroma: identical";
+  for (std::size_t i = 0; i < a.b.size(); ++i)
+    ASSERT_EQ(a.b[i], b.b[i]) << "flat chroma: identical";
 }
 
 // The fused pass samples luma as resize_plane does, per interpolation: on a
@@ -99,8 +105,9 @@ TEST(ColorReference, FusedResizeSamplesLumaAsResizePlane) {
   std::mt19937 rng(9);
   for (auto& b : y.b) b = static_cast<std::uint8_t>(16 + rng() % 220);
   const std::pair<ref::Interp, std::pair<int, int>> cases[] = {
-      {ref::Interp::kArea, {60, 34}},     {ref::Interp::kArea, {48, 27}},   {ref::Interp::kArea, {32, 18}},
-      {ref::Interp::kBilinear, {60, 34}}, {ref::Interp::kBilinear, {150, 80}}, {ref::Interp::kNearest, {60, 34}}};
+      {ref::Interp::kArea, {60, 34}},      {ref::Interp::kArea, {48, 27}},
+      {ref::Interp::kArea, {32, 18}},      {ref::Interp::kBilinear, {60, 34}},
+      {ref::Interp::kBilinear, {150, 80}}, {ref::Interp::kNearest, {60, 34}}};
   for (const auto& [interp, size] : cases) {
     const auto [ow, oh] = size;
     Img fused(ow, oh, 3), split(ow, oh, 3), ys(ow, oh, 1), uvs((ow + 1) / 2, (oh + 1) / 2, 2, 128);
@@ -108,7 +115,8 @@ TEST(ColorReference, FusedResizeSamplesLumaAsResizePlane) {
     ref::resize_plane(y.v, ys.v, interp);
     ref::nv12_to_rgb(ys.v, uvs.v, split.v, {});
     int worst = 0;
-    for (std::size_t i = 0; i < fused.b.size(); ++i) worst = std::max(worst, std::abs(fused.b[i] - split.b[i]));
+    for (std::size_t i = 0; i < fused.b.size(); ++i)
+      worst = std::max(worst, std::abs(fused.b[i] - split.b[i]));
     EXPECT_LE(worst, interp == ref::Interp::kNearest ? 0 : 1)
         << ow << "x" << oh << " interp " << static_cast<int>(interp);
   }
@@ -133,7 +141,8 @@ TEST(FilterReference, SobelBoxPadOverlayAgainstPlainLoops) {
       const int gy = at(x - 1, y + 1) + 2 * at(x, y + 1) + at(x + 1, y + 1) - at(x - 1, y - 1) -
                      2 * at(x, y - 1) - at(x + 1, y - 1);
       const double mag = std::min(255.0, std::sqrt(double(gx * gx + gy * gy)));
-      ASSERT_LE(std::abs(sob.b[static_cast<std::size_t>(y * w + x)] - mag), 0.5 + 1e-9) << x << "," << y;
+      ASSERT_LE(std::abs(sob.b[static_cast<std::size_t>(y * w + x)] - mag), 0.5 + 1e-9)
+          << x << "," << y;
       int sum = 0;
       for (int j = -1; j <= 1; ++j)
         for (int i = -1; i <= 1; ++i) sum += at(x + i, y + j);

@@ -48,13 +48,15 @@ TEST(Shard, OutOfRangeIsRefused) {
   EXPECT_THROW((void)shard_streams({"a"}, 3, 3), input_error);
   EXPECT_THROW((void)shard_streams({"a"}, 0, 0), input_error);
   EXPECT_EQ(parse_shard("2/5"), (std::pair{2, 5}));
-  for (const char* bad : {"2", "5/2", "a/b", "1/2x", "-1/3"}) EXPECT_THROW((void)parse_shard(bad), input_error) << bad;
+  for (const char* bad : {"2", "5/2", "a/b", "1/2x", "-1/3"})
+    EXPECT_THROW((void)parse_shard(bad), input_error) << bad;
 }
 
 class FleetConfigTest : public ::testing::Test {
  protected:
   std::string write(const std::string& text) {
-    path_ = std::filesystem::temp_directory_path() / ("vpipe-fleet-" + std::to_string(::getpid()) + ".yaml");
+    path_ = std::filesystem::temp_directory_path() /
+            ("vpipe-fleet-" + std::to_string(::getpid()) + ".yaml");
     std::ofstream(path_) << text;
     return path_.string();
   }
@@ -63,11 +65,12 @@ class FleetConfigTest : public ::testing::Test {
 };
 
 TEST_F(FleetConfigTest, DefaultsApplyAndStreamsOverride) {
-  const auto c = load_fleet_config(write(
-      "defaults: {vf: \"resize=640x360\", mem: slab, restart: {max: 3}}\n"
-      "streams:\n"
-      "  - {name: a, input: in.mp4, output: a.mp4}\n"
-      "  - {name: b, input: \"udp://0.0.0.0:5000\", output: b.ts, mem: pool, restart: {max: 0}}\n"));
+  const auto c =
+      load_fleet_config(write("defaults: {vf: \"resize=640x360\", mem: slab, restart: {max: 3}}\n"
+                              "streams:\n"
+                              "  - {name: a, input: in.mp4, output: a.mp4}\n"
+                              "  - {name: b, input: \"udp://0.0.0.0:5000\", output: b.ts, mem: "
+                              "pool, restart: {max: 0}}\n"));
   ASSERT_EQ(c.streams.size(), 2u);
   EXPECT_EQ(c.streams[0].options.filters, "resize=640x360");
   EXPECT_EQ(c.streams[0].options.mem, "slab");
@@ -89,14 +92,19 @@ TEST_F(FleetConfigTest, MistakesNameTheFileTheStreamAndTheKey) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(error_of("streams: [{name: a, input: x}]").find("streams[0] (a): 'input' and 'output' are required"),
+  EXPECT_NE(error_of("streams: [{name: a, input: x}]")
+                .find("streams[0] (a): 'input' and 'output' are required"),
             std::string::npos);
-  EXPECT_NE(error_of("streams: [{name: a, input: x, output: y, colour: red}]").find("unknown key 'colour'"),
+  EXPECT_NE(error_of("streams: [{name: a, input: x, output: y, colour: red}]")
+                .find("unknown key 'colour'"),
             std::string::npos);
   EXPECT_NE(error_of("streams: [{name: a, input: x, output: y}, {name: a, input: x, output: z}]")
-                .find("the name 'a' is used twice"), std::string::npos);
-  EXPECT_NE(error_of("streams:\n  - name: [a\n").find(".yaml:3:"), std::string::npos) << "YAML syntax: the line";
-  EXPECT_NE(error_of("streams: [{name: a, input: x, output: y, mem: pool, device: gpu}]").find("device gpu"),
+                .find("the name 'a' is used twice"),
+            std::string::npos);
+  EXPECT_NE(error_of("streams:\n  - name: [a\n").find(".yaml:3:"), std::string::npos)
+      << "YAML syntax: the line";
+  EXPECT_NE(error_of("streams: [{name: a, input: x, output: y, mem: pool, device: gpu}]")
+                .find("device gpu"),
             std::string::npos);
   EXPECT_NE(error_of("just text").find("expected a map with a 'streams' list"), std::string::npos);
 }

@@ -28,7 +28,8 @@ TEST(Histogram, PercentilesWithinBucketPrecision) {
   }
   std::sort(values.begin(), values.end());
   for (double q : {0.5, 0.9, 0.99, 0.999}) {
-    const auto exact = static_cast<double>(values[static_cast<std::size_t>(q * (values.size() - 1))]);
+    const auto exact =
+        static_cast<double>(values[static_cast<std::size_t>(q * (values.size() - 1))]);
     const auto est = static_cast<double>(h.percentile(q));
     EXPECT_NEAR(est / exact, 1.0, 0.04) << "q=" << q;
   }

@@ -16,10 +16,12 @@ namespace {
 
 std::vector<Frame> decode_all(HostFramePool* pool, int threads) {
   std::vector<Frame> frames;
-  for_each_frame(kSample, [&](const Frame& f) { frames.push_back(f); }, [&](AVCodecContext* dec) {
-    dec->thread_count = threads;
-    if (pool) pool->attach(dec);
-  });
+  for_each_frame(
+      kSample, [&](const Frame& f) { frames.push_back(f); },
+      [&](AVCodecContext* dec) {
+        dec->thread_count = threads;
+        if (pool) pool->attach(dec);
+      });
   return frames;
 }
 
@@ -46,10 +48,12 @@ TEST(HostFramePool, DecodesTheSamePixelsWithFrameThreads) {
 TEST(HostFramePool, RecyclesBuffersWhenFramesAreReleased) {
   HostFramePool pool(HostMemory::kPageable);
   // Decode, dropping each frame at once: a handful of buffers serve them all.
-  const int n = for_each_frame(kSample, [](const Frame&) {}, [&](AVCodecContext* dec) {
-    dec->thread_count = 2;
-    pool.attach(dec);
-  });
+  const int n = for_each_frame(
+      kSample, [](const Frame&) {},
+      [&](AVCodecContext* dec) {
+        dec->thread_count = 2;
+        pool.attach(dec);
+      });
   EXPECT_EQ(n, 150);
   EXPECT_LT(pool.buffers(), 40) << "buffers are recycled, not one per frame";
 }

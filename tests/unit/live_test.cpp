@@ -43,8 +43,10 @@ TEST(LiveRegistry, ReadyOnlyWhenEveryRunHasAFrameOut) {
 
 TEST(TranscodeMetrics, OneGroupPerFamilyWithEscapedLabels) {
   const std::string text = transcode_metrics_text({run("1", 10), run("2", 20)});
-  EXPECT_NE(text.find("vpipe_frames_written_total{stream=\"2\",input=\"in \\\"quoted\\\".mp4\",output=\"out.mp4\"} 20"),
-            std::string::npos) << text;
+  EXPECT_NE(text.find("vpipe_frames_written_total{stream=\"2\",input=\"in "
+                      "\\\"quoted\\\".mp4\",output=\"out.mp4\"} 20"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("vpipe_fps{stream=\"1\""), std::string::npos);
   EXPECT_NE(text.find("queue=\"decode→\"} 5"), std::string::npos) << "the queue's depth now";
   // The strategy two streams share appears once.

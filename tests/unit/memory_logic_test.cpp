@@ -5,18 +5,18 @@
 // tested without a GPU.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <array>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <array>
 #include <future>
 #include <mutex>
-#include <thread>
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "vpipe/memory/adaptors.hpp"
 #include "vpipe/memory/errors.hpp"
@@ -55,7 +55,9 @@ class FakeBacking final : public VmmBacking {
  public:
   explicit FakeBacking(std::size_t reserve, std::size_t gran = 2 * MiB)
       : reserve_(reserve), gran_(gran) {}
-  std::byte* base() const noexcept override { return reinterpret_cast<std::byte*>(0x7f0000000000ull); }
+  std::byte* base() const noexcept override {
+    return reinterpret_cast<std::byte*>(0x7f0000000000ull);
+  }
   std::size_t reserved_bytes() const noexcept override { return reserve_; }
   std::size_t granularity() const noexcept override { return gran_; }
   void map(std::size_t offset, std::size_t bytes) override {
@@ -206,7 +208,7 @@ TEST(VmmArena, MakingRoomNeverUnmapsThePagesTheNewBlockNeeds) {
   auto fences = std::make_unique<ManualFences>();
   auto* f = fences.get();
   VmmArena arena(o, std::move(backing), std::move(fences));
-  void* x = arena.allocate(1 * MiB, nullptr);      // page 0, kept
+  void* x = arena.allocate(1 * MiB, nullptr);        // page 0, kept
   void* y = arena.allocate(5 * MiB - 256, nullptr);  // pages 0-2
   arena.deallocate(y, 5 * MiB - 256, nullptr);
   f->complete_all();  // pages 1 and 2 idle, still mapped
@@ -237,7 +239,8 @@ TEST(VmmArena, UsageReportsFragmentationInsideMappedChunks) {
                  std::make_unique<ManualFences>());
   std::vector<void*> blocks;
   for (int i = 0; i < 8; ++i) blocks.push_back(arena.allocate(1 * MiB, nullptr));  // 2 chunks
-  for (int i = 0; i < 8; i += 2) arena.deallocate(blocks[static_cast<std::size_t>(i)], 1 * MiB, nullptr);
+  for (int i = 0; i < 8; i += 2)
+    arena.deallocate(blocks[static_cast<std::size_t>(i)], 1 * MiB, nullptr);
   arena.trim();  // reclaims (waits), unmaps nothing: both chunks still in use
   const auto u = arena.usage();
   EXPECT_EQ(*u.reserved, 8 * MiB);
@@ -245,7 +248,8 @@ TEST(VmmArena, UsageReportsFragmentationInsideMappedChunks) {
   EXPECT_EQ(*u.free_bytes, 4 * MiB);
   EXPECT_EQ(*u.largest_free, 1 * MiB);
   EXPECT_NEAR(*u.fragmentation(), 0.75, 1e-9);
-  for (int i = 1; i < 8; i += 2) arena.deallocate(blocks[static_cast<std::size_t>(i)], 1 * MiB, nullptr);
+  for (int i = 1; i < 8; i += 2)
+    arena.deallocate(blocks[static_cast<std::size_t>(i)], 1 * MiB, nullptr);
 }
 
 // A pipeline's steady state: three frame sizes (1080p NV12 in, 1080p RGB between
@@ -296,7 +300,8 @@ TEST(VmmArena, UnderATightBudgetFreePagesServeRequestsElsewhere) {
   const std::size_t rungs[][2] = {{1920, 1080}, {1440, 810}, {960, 540}, {640, 360}};
   constexpr std::size_t kInFlight = 7;
   auto frame_bytes = [&](std::size_t r) {  // the source frame and two 720p NV12 outputs
-    return std::array<std::size_t, 3>{rungs[r][0] * rungs[r][1] * 3 / 2, 1280 * 720 * 3 / 2, 1280 * 720 * 3 / 2};
+    return std::array<std::size_t, 3>{rungs[r][0] * rungs[r][1] * 3 / 2, 1280 * 720 * 3 / 2,
+                                      1280 * 720 * 3 / 2};
   };
   std::size_t peak_live = 0;
   for (std::size_t r = 0; r < 4; ++r) {
@@ -312,7 +317,8 @@ TEST(VmmArena, UnderATightBudgetFreePagesServeRequestsElsewhere) {
   std::mt19937 rng(7);
   std::deque<std::vector<std::pair<void*, std::size_t>>> live;
   for (int frame = 0; frame < 3000; ++frame) {
-    const std::size_t rung = static_cast<std::size_t>(frame / 40) % 4;  // the ladder: a rung every 40 frames
+    const std::size_t rung =
+        static_cast<std::size_t>(frame / 40) % 4;  // the ladder: a rung every 40 frames
     if (live.size() == kInFlight) {  // the oldest frames finish, a little out of order
       const std::size_t i = rng() % 3;
       for (auto& [p, bytes] : live[i]) arena.deallocate(p, bytes, nullptr);
@@ -323,8 +329,8 @@ TEST(VmmArena, UnderATightBudgetFreePagesServeRequestsElsewhere) {
     for (std::size_t bytes : frame_bytes(rung)) {
       void* p = nullptr;
       ASSERT_NO_THROW(p = arena.allocate(bytes, nullptr))
-          << "frame " << frame << ", rung " << rung << ": " << arena.mapped_bytes() << " bytes mapped of "
-          << *o.max_physical << " (live peak " << peak_live << ")";
+          << "frame " << frame << ", rung " << rung << ": " << arena.mapped_bytes()
+          << " bytes mapped of " << *o.max_physical << " (live peak " << peak_live << ")";
       bufs.emplace_back(p, bytes);
     }
     live.push_back(std::move(bufs));
@@ -413,7 +419,8 @@ TEST(SlabResource, IdleBlocksOfAPartlyUsedSizeAreGivenBackUnderTheCap) {
   slab.deallocate(a[1], 1024, nullptr);
   slab.deallocate(a[3], 1024, nullptr);  // two idle, two live
   void* b = nullptr;
-  ASSERT_NO_THROW(b = slab.allocate(2048, nullptr)) << "2 KiB of idle 1 KiB blocks can be given back";
+  ASSERT_NO_THROW(b = slab.allocate(2048, nullptr))
+      << "2 KiB of idle 1 KiB blocks can be given back";
   EXPECT_LE(*slab.usage().reserved, 4096u);
   slab.deallocate(b, 2048, nullptr);
   // When nothing is idle, the message says what holds the cap, truthfully.
@@ -422,7 +429,9 @@ TEST(SlabResource, IdleBlocksOfAPartlyUsedSizeAreGivenBackUnderTheCap) {
     (void)slab.allocate(3072, nullptr);
     ADD_FAILURE() << "the cap is full of live blocks";
   } catch (const out_of_memory& e) {
-    EXPECT_NE(std::string(e.what()).find("no room for a first block of 3072 bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no room for a first block of 3072 bytes"),
+              std::string::npos)
+        << e.what();
   }
   slab.deallocate(c, 2048, nullptr);
   slab.deallocate(a[0], 1024, nullptr);
@@ -532,7 +541,9 @@ class ChunkyPool final : public DeviceMemoryResource {
   std::size_t live = 0, reserved = 0;
 
  private:
-  static std::size_t blocks_for(std::size_t b) { return (b + 32 * MiB - 1) / (32 * MiB) * (32 * MiB); }
+  static std::size_t blocks_for(std::size_t b) {
+    return (b + 32 * MiB - 1) / (32 * MiB) * (32 * MiB);
+  }
   void* do_allocate(std::size_t bytes, cudaStream_t) override {
     live += bytes;
     reserved = std::max(reserved, blocks_for(live));
@@ -555,7 +566,8 @@ TEST(HeldBudgetAdaptor, HoldsThePoolToItsBudgetByWhatItReservesNotWhatItHandsOut
   void* b = held.allocate(10 * MiB, nullptr);
   void* c = held.allocate(10 * MiB, nullptr);
   EXPECT_EQ(pool.reserved, 32 * MiB);
-  EXPECT_THROW((void)held.allocate(10 * MiB, nullptr), out_of_memory) << "a second 32 MiB block is over 40";
+  EXPECT_THROW((void)held.allocate(10 * MiB, nullptr), out_of_memory)
+      << "a second 32 MiB block is over 40";
   EXPECT_LE(pool.reserved, 40 * MiB) << "the failed allocation's block was trimmed away";
   EXPECT_EQ(pool.live, 30 * MiB);
   const auto trims = held.trims();
@@ -701,7 +713,9 @@ class Refusing final : public DeviceMemoryResource {
     if (refuse_-- > 0) throw out_of_memory("refusing: full");
     return host_.allocate(bytes, s);
   }
-  void do_deallocate(void* p, std::size_t b, cudaStream_t s) noexcept override { host_.deallocate(p, b, s); }
+  void do_deallocate(void* p, std::size_t b, cudaStream_t s) noexcept override {
+    host_.deallocate(p, b, s);
+  }
   int refuse_;
   HostResource host_;
 };
@@ -861,7 +875,8 @@ TEST(Adaptors, EveryAdaptorForwardsTheUpstreamsQueries) {
   RetryAdaptor retry(up, up);
   LoggingAdaptor logging(up, log);
   HeldBudgetAdaptor held(up, 8192);
-  for (DeviceMemoryResource* a : std::initializer_list<DeviceMemoryResource*>{&stats, &budget, &retry, &logging, &held}) {
+  for (DeviceMemoryResource* a :
+       std::initializer_list<DeviceMemoryResource*>{&stats, &budget, &retry, &logging, &held}) {
     EXPECT_TRUE(a->deallocate_synchronizes_device());
     EXPECT_EQ(a->name(), "syncing");
     EXPECT_EQ(a->reserved_bytes(), 4096u);

@@ -58,7 +58,7 @@ class Collector final : public Sink<int> {
   Flow consume(int v) override {
     got_.push_back(v);
     return stop_after_ >= 0 && static_cast<int>(got_.size()) >= stop_after_ ? Flow::kStop
-                                                                             : Flow::kContinue;
+                                                                            : Flow::kContinue;
   }
   void finish() override {
     if (finished_) *finished_ = true;

@@ -95,7 +95,8 @@ TEST(Plan, NvdecRefusedForTheInputFallsBackOnAutoAndFailsWhenAskedFor) {
     (void)plan(o, ten_bit, gpu.probe());
     FAIL() << "decode nvdec on an input NVDEC refuses must fail";
   } catch (const input_error& e) {
-    EXPECT_NE(std::string(e.what()).find("decode nvdec: in.mp4: 10-bit is not taken"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("decode nvdec: in.mp4: 10-bit is not taken"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -125,7 +126,8 @@ TEST(Plan, ACpuFilterBetweenCudaFiltersIsRefusedNamingIt) {
     (void)plan(options("resize=640x360,delay=ms=1,blur=sigma=1"), {k720p, ""}, gpu.probe());
     FAIL() << "a CPU step inside the CUDA segment must be refused";
   } catch (const input_error& e) {
-    EXPECT_NE(std::string(e.what()).find("'delay=ms=1' has no CUDA implementation"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("'delay=ms=1' has no CUDA implementation"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -151,7 +153,8 @@ TEST(Plan, EncoderAutoAsksForNvencOnlyOnTheCudaPath) {
   auto p = plan(o, {k720p, ""}, gpu.probe());
   EXPECT_EQ(gpu.nvenc_probes, 1);
   EXPECT_STREQ(p.encoder->name, "libx264");
-  EXPECT_TRUE(has_note(p, "encoder auto: libx264, this device has no usable NVENC (no NVENC here)"));
+  EXPECT_TRUE(
+      has_note(p, "encoder auto: libx264, this device has no usable NVENC (no NVENC here)"));
   o.device = Device::kCpu;
   p = plan(o, {k720p, ""}, gpu.probe());
   EXPECT_EQ(gpu.nvenc_probes, 1) << "no probe (and no 0.5 s) on the CPU path";
@@ -213,7 +216,8 @@ TEST(Plan, BadOptionsFailBeforeAnythingIsOpened) {
     check_options(o);
     FAIL() << "an unknown strategy must fail";
   } catch (const input_error& e) {
-    EXPECT_NE(std::string(e.what()).find("naive, pool, pool-release0, vmm, slab"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("naive, pool, pool-release0, vmm, slab"),
+              std::string::npos);
   }
   o.mem = "pool";
   o.loop = 0;
@@ -244,8 +248,9 @@ TEST(Plan, NvdecIsRefusedForOddHeights) {
   if (even.find("no NVDEC hwaccel") != std::string::npos) GTEST_SKIP() << even;
   EXPECT_EQ(even, "");
   par->height = 405;
-  EXPECT_EQ(nvdec_unsupported_reason(par.get()),
-            "odd picture height (405 rows): FFmpeg's NVDEC copy misplaces the chroma plane by one row");
+  EXPECT_EQ(
+      nvdec_unsupported_reason(par.get()),
+      "odd picture height (405 rows): FFmpeg's NVDEC copy misplaces the chroma plane by one row");
 }
 
 TEST(Plan, NvdecIsRefusedBelowItsSmallestPicture) {
@@ -261,7 +266,8 @@ TEST(Plan, NvdecIsRefusedBelowItsSmallestPicture) {
   if (smallest.find("no NVDEC hwaccel") != std::string::npos) GTEST_SKIP() << smallest;
   EXPECT_EQ(smallest, "");
   par->width = par->height = 2;
-  EXPECT_EQ(nvdec_unsupported_reason(par.get()), "2x2 is below NVDEC's smallest h264 picture (48x16)");
+  EXPECT_EQ(nvdec_unsupported_reason(par.get()),
+            "2x2 is below NVDEC's smallest h264 picture (48x16)");
   par->codec_id = AV_CODEC_ID_HEVC;
   par->width = par->height = 128;
   EXPECT_NE(nvdec_unsupported_reason(par.get()).find("(144x144)"), std::string::npos);
@@ -279,8 +285,9 @@ TEST(Plan, CpuDecodedFramesBecomeRgbOnTheGpuWithoutAResize) {
   ASSERT_TRUE(p.cuda.has_value());
   for (std::size_t i = p.cuda->first; i <= p.cuda->last; ++i)
     EXPECT_TRUE(p.chain[i].filter->has_cuda()) << p.chain[i].label;
-  EXPECT_TRUE(std::any_of(p.chain.begin(), p.chain.end(),
-                          [](const auto& c) { return c.label.find("resize_rgb at the same size") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(p.chain.begin(), p.chain.end(), [](const auto& c) {
+    return c.label.find("resize_rgb at the same size") != std::string::npos;
+  }));
 }
 
 // ---- the one option table (vpipe run's YAML and the Python package's JSON) ------
@@ -308,7 +315,8 @@ TEST(OptionTable, KeysAliasesAndValuesAreCheckedInOnePlace) {
   EXPECT_EQ(error("crf", "99"), "cfg: crf 99: outside 0..51");
   EXPECT_EQ(error("crf", "2x"), "cfg: crf 2x: not a number");
   EXPECT_EQ(error("realtime", "maybe"), "cfg: realtime maybe: expected true or false");
-  EXPECT_NE(error("device", "gpu").find("cfg: device gpu: expected one of auto, cpu, cuda"), std::string::npos);
+  EXPECT_NE(error("device", "gpu").find("cfg: device gpu: expected one of auto, cpu, cuda"),
+            std::string::npos);
   const auto unknown = error("crff", "20");
   EXPECT_NE(unknown.find("unknown option 'crff'"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("crf"), std::string::npos) << "the known keys are listed";

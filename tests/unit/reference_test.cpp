@@ -20,7 +20,8 @@ struct Image {
     if (seed) {
       std::mt19937 rng(seed);
       for (int y = 0; y < h; ++y)
-        for (std::size_t x = 0; x < view.row_bytes(); ++x) view.row(y)[x] = static_cast<std::uint8_t>(rng());
+        for (std::size_t x = 0; x < view.row_bytes(); ++x)
+          view.row(y)[x] = static_cast<std::uint8_t>(rng());
     }
   }
   std::uint8_t at(int x, int y, int c = 0) const { return view.row(y)[x * view.channels + c]; }
@@ -53,32 +54,35 @@ TEST(Reference, InvertFlipCropMatchPlainLoops) {
 
 TEST(Reference, GaussianBlurMatchesDirectConvolution) {
   for (const double sigma : {0.5, 1.5, 4.0}) {
-  const int r = static_cast<int>(std::ceil(3 * sigma));
-  std::vector<double> k(static_cast<std::size_t>(2 * r + 1));
-  double sum = 0;
-  for (int i = -r; i <= r; ++i) sum += k[static_cast<std::size_t>(i + r)] = std::exp(-i * i / (2 * sigma * sigma));
-  for (auto& v : k) v /= sum;
-  auto reflect = [](int i, int n) {
-    if (n == 1) return 0;
-    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * n - 2 - i;
-    return i;
-  };
-  for (auto [w, h] : kShapes) {
-    for (int ch : {1, 2}) {
-    Image src(w, h, ch, 0, 41), dst(w, h, ch, 4);
-    ref::gaussian_blur_plane(src.view, dst.view, sigma);
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x)
-        for (int c = 0; c < ch; ++c) {
-        double acc = 0;
-        for (int j = -r; j <= r; ++j)
-          for (int i = -r; i <= r; ++i)
-            acc += k[static_cast<std::size_t>(i + r)] * k[static_cast<std::size_t>(j + r)] *
-                   src.at(reflect(x + i, w), reflect(y + j, h), c);
-        ASSERT_LE(std::abs(dst.at(x, y, c) - std::lround(acc)), 1) << "±1 LSB of the rounded exact value, " << w << "x" << h << "x" << ch << " at " << x << "," << y << " sigma " << sigma;
-        }
+    const int r = static_cast<int>(std::ceil(3 * sigma));
+    std::vector<double> k(static_cast<std::size_t>(2 * r + 1));
+    double sum = 0;
+    for (int i = -r; i <= r; ++i)
+      sum += k[static_cast<std::size_t>(i + r)] = std::exp(-i * i / (2 * sigma * sigma));
+    for (auto& v : k) v /= sum;
+    auto reflect = [](int i, int n) {
+      if (n == 1) return 0;
+      while (i < 0 || i >= n) i = i < 0 ? -i : 2 * n - 2 - i;
+      return i;
+    };
+    for (auto [w, h] : kShapes) {
+      for (int ch : {1, 2}) {
+        Image src(w, h, ch, 0, 41), dst(w, h, ch, 4);
+        ref::gaussian_blur_plane(src.view, dst.view, sigma);
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x)
+            for (int c = 0; c < ch; ++c) {
+              double acc = 0;
+              for (int j = -r; j <= r; ++j)
+                for (int i = -r; i <= r; ++i)
+                  acc += k[static_cast<std::size_t>(i + r)] * k[static_cast<std::size_t>(j + r)] *
+                         src.at(reflect(x + i, w), reflect(y + j, h), c);
+              ASSERT_LE(std::abs(dst.at(x, y, c) - std::lround(acc)), 1)
+                  << "±1 LSB of the rounded exact value, " << w << "x" << h << "x" << ch << " at "
+                  << x << "," << y << " sigma " << sigma;
+            }
+      }
     }
-  }
   }
 }
 
@@ -118,7 +122,8 @@ TEST(Stamp, WrittenAndReadBackAlsoAfterADownscaleAndNotFoundInNoise) {
     for (int x = 0; x < 320; ++x) {
       int sum = 0;
       for (int dy = 0; dy < 4; ++dy)
-        for (int dx = 0; dx < 4; ++dx) sum += big[static_cast<std::size_t>((4 * y + dy) * 1280 + 4 * x + dx)];
+        for (int dx = 0; dx < 4; ++dx)
+          sum += big[static_cast<std::size_t>((4 * y + dy) * 1280 + 4 * x + dx)];
       small[static_cast<std::size_t>(y * 320 + x)] = static_cast<std::uint8_t>(sum / 16);
     }
   EXPECT_EQ(vpipe::read_stamp(s), t);
@@ -127,7 +132,8 @@ TEST(Stamp, WrittenAndReadBackAlsoAfterADownscaleAndNotFoundInNoise) {
   int found = 0;
   for (int i = 0; i < 200; ++i) {
     for (int y = 0; y < 40; ++y)  // the stamp's rows are all it reads
-      for (int x = 0; x < 1280; ++x) big[static_cast<std::size_t>(y * 1280 + x)] = static_cast<std::uint8_t>(rng());
+      for (int x = 0; x < 1280; ++x)
+        big[static_cast<std::size_t>(y * 1280 + x)] = static_cast<std::uint8_t>(rng());
     found += vpipe::read_stamp(b).has_value();
   }
   EXPECT_EQ(found, 0);

@@ -9,8 +9,8 @@ using namespace vpipe;
 namespace {
 
 // n samples, reserved = base + leak_per_sample × i, p99 = p99 × (1 + drift × i / n).
-std::vector<SoakSample> series(int n, double leak_per_sample, double drift, std::int64_t failures_at = -1,
-                               double base = 500) {
+std::vector<SoakSample> series(int n, double leak_per_sample, double drift,
+                               std::int64_t failures_at = -1, double base = 500) {
   std::vector<SoakSample> v;
   for (int i = 0; i < n; ++i) {
     SoakSample s;
@@ -48,7 +48,8 @@ TEST(SoakVerdict, SlowLeakFails) {
 
 TEST(SoakVerdict, GrowthDuringWarmupIsForgiven) {
   auto s = series(60, 0, 0);
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)].reserved_mb = 100 + 50 * i;  // fills up, then flat at 500
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)].reserved_mb = 100 + 50 * i;  // fills up, then flat at 500
   EXPECT_TRUE(judge(s, {}).pass);
   SoakThresholds no_warmup;
   no_warmup.warmup = 0;
@@ -78,10 +79,12 @@ TEST(SoakVerdict, NoisyInUseMemoryIsNotGrowth) {
 TEST(SoakVerdict, ASwingThatPeaksLateIsNotGrowthButALeakUnderItIs) {
   auto s = series(60, 0, 0);
   for (std::size_t i = 0; i < s.size(); ++i)
-    s[i].reserved_mb = 39.5 + ((i * 7919) % 13 == 0 && i > 20 ? 16.6 : (i % 4) * 0.8);  // late spikes to 56 MB
+    s[i].reserved_mb =
+        39.5 + ((i * 7919) % 13 == 0 && i > 20 ? 16.6 : (i % 4) * 0.8);  // late spikes to 56 MB
   const auto swing = judge(s, {});
   EXPECT_TRUE(swing.pass) << swing.reasons.at(0);
-  for (std::size_t i = 0; i < s.size(); ++i) *s[i].reserved_mb += 0.4 * static_cast<double>(i);  // + a leak
+  for (std::size_t i = 0; i < s.size(); ++i)
+    *s[i].reserved_mb += 0.4 * static_cast<double>(i);  // + a leak
   EXPECT_FALSE(judge(s, {}).pass) << "the leak under the swing moves the median";
 }
 

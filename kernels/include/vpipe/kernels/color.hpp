@@ -1,6 +1,6 @@
 // Per-pixel arithmetic shared by the CUDA kernels and the CPU references (one
-// formula, compiled for both): Y'CbCr ↔ R'G'B', P010 samples, alpha overlay. 8-bit samples; BT.601 or
-// BT.709 matrix; limited (16–235 / 16–240) or full (0–255) range.
+// formula, compiled for both): Y'CbCr ↔ R'G'B', P010 samples, alpha overlay. 8-bit samples; BT.601
+// or BT.709 matrix; limited (16–235 / 16–240) or full (0–255) range.
 #pragma once
 
 #include <cstdint>

@@ -8,9 +8,9 @@ namespace vpipe {
 
 struct PlaneView {
   std::uint8_t* data = nullptr;
-  int width = 0;        // pixels
-  int height = 0;       // rows
-  int channels = 1;     // interleaved 8-bit samples per pixel (NV12's UV plane: 2)
+  int width = 0;          // pixels
+  int height = 0;         // rows
+  int channels = 1;       // interleaved 8-bit samples per pixel (NV12's UV plane: 2)
   std::size_t pitch = 0;  // bytes from one row to the next (>= width * channels)
 
   [[nodiscard]] std::size_t row_bytes() const noexcept {

@@ -3,9 +3,9 @@
 // then do their bookkeeping under a lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <iosfwd>
-#include <atomic>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -32,8 +32,8 @@ struct Counter {
 struct AllocationStats {
   Counter bytes;
   Counter count;
-  std::int64_t failures = 0;       // out_of_memory from upstream
-  std::int64_t device_syncs = 0;   // device-wide synchronizations the strategy caused
+  std::int64_t failures = 0;      // out_of_memory from upstream
+  std::int64_t device_syncs = 0;  // device-wide synchronizations the strategy caused
 };
 
 // The base of every adaptor: everything forwards to the upstream, so an
@@ -44,7 +44,9 @@ class ResourceAdaptor : public DeviceMemoryResource {
   explicit ResourceAdaptor(DeviceMemoryResource& upstream) : upstream_(upstream) {}
   [[nodiscard]] std::string_view name() const noexcept override { return upstream_.name(); }
   [[nodiscard]] ResourceUsage usage() const override { return upstream_.usage(); }
-  [[nodiscard]] std::optional<std::size_t> reserved_bytes() const override { return upstream_.reserved_bytes(); }
+  [[nodiscard]] std::optional<std::size_t> reserved_bytes() const override {
+    return upstream_.reserved_bytes();
+  }
   void trim() override { upstream_.trim(); }
   [[nodiscard]] bool deallocate_synchronizes_device() const noexcept override {
     return upstream_.deallocate_synchronizes_device();
@@ -143,10 +145,10 @@ class RetryAdaptor final : public ResourceAdaptor {
 // One line of an allocation log: "t_ns,op,id,bytes,stream".
 struct LogEntry {
   std::int64_t t_ns = 0;
-  char op = 'a';         // 'a' allocate, 'f' free, 'x' failed allocate
-  std::int64_t id = 0;   // pairs a free with its allocate
+  char op = 'a';        // 'a' allocate, 'f' free, 'x' failed allocate
+  std::int64_t id = 0;  // pairs a free with its allocate
   std::size_t bytes = 0;
-  int stream = 0;        // a small index per distinct stream seen
+  int stream = 0;  // a small index per distinct stream seen
 };
 
 // Writes a CSV allocation log that replay() can run against any strategy.
@@ -171,7 +173,7 @@ class LoggingAdaptor final : public ResourceAdaptor {
 
 struct ReplayResult {
   std::int64_t allocations = 0;
-  std::int64_t failures = 0;     // allocations the strategy refused (out_of_memory)
+  std::int64_t failures = 0;  // allocations the strategy refused (out_of_memory)
   std::int64_t frees = 0;
   std::size_t peak_in_use = 0;
   double seconds = 0;

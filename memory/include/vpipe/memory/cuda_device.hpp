@@ -15,7 +15,7 @@ struct CudaDeviceInfo {
   int cc_major = 0;
   int cc_minor = 0;
   int multiprocessors = 0;
-  bool memory_pools = false;     // cudaDevAttrMemoryPoolsSupported
+  bool memory_pools = false;  // cudaDevAttrMemoryPoolsSupported
 };
 
 struct CudaSystemInfo {

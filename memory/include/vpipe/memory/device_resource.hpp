@@ -25,10 +25,10 @@ namespace vpipe {
 
 // What a strategy holds from the device, as far as it can tell.
 struct ResourceUsage {
-  std::optional<std::size_t> reserved;       // taken from the device (pool/arena/slab size)
-  std::optional<std::size_t> used;           // handed out and not yet freed
-  std::optional<std::size_t> free_bytes;     // reserved, not handed out (own free list)
-  std::optional<std::size_t> largest_free;   // largest block the free list could hand out
+  std::optional<std::size_t> reserved;      // taken from the device (pool/arena/slab size)
+  std::optional<std::size_t> used;          // handed out and not yet freed
+  std::optional<std::size_t> free_bytes;    // reserved, not handed out (own free list)
+  std::optional<std::size_t> largest_free;  // largest block the free list could hand out
   // 1 − largest_free ÷ free_bytes, where the strategy sees its free list.
   [[nodiscard]] std::optional<double> fragmentation() const {
     if (!free_bytes || !largest_free) return std::nullopt;
@@ -58,7 +58,9 @@ class DeviceMemoryResource {
   // What it holds from the device now (usage().reserved), where a resource
   // can say so more cheaply than a whole usage() (the held-budget check asks
   // on every allocation).
-  [[nodiscard]] virtual std::optional<std::size_t> reserved_bytes() const { return usage().reserved; }
+  [[nodiscard]] virtual std::optional<std::size_t> reserved_bytes() const {
+    return usage().reserved;
+  }
   // Gives cached memory back to the device where the strategy caches any.
   virtual void trim() {}
   // True where deallocate synchronizes the whole device (cudaFree does).

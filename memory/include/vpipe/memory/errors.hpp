@@ -30,14 +30,14 @@ class cuda_error : public std::runtime_error {
 // Allocation failed for lack of memory (real, or a budget adaptor's limit).
 class out_of_memory : public cuda_error {
  public:
-  explicit out_of_memory(const std::string& what)
-      : cuda_error(cudaErrorMemoryAllocation, what) {}
+  explicit out_of_memory(const std::string& what) : cuda_error(cudaErrorMemoryAllocation, what) {}
 };
 
 // An FFmpeg call failed; averror() is its AVERROR code.
 class ffmpeg_error : public std::runtime_error {
  public:
-  ffmpeg_error(int averror, const std::string& what) : std::runtime_error(what), averror_(averror) {}
+  ffmpeg_error(int averror, const std::string& what)
+      : std::runtime_error(what), averror_(averror) {}
   [[nodiscard]] int averror() const noexcept { return averror_; }
 
  private:
@@ -82,14 +82,14 @@ namespace detail {
 
 }  // namespace vpipe
 
-#define VPIPE_CUDA_TRY(call)                                                        \
-  do {                                                                              \
-    const cudaError_t vpipe_cuda_status_ = (call);                                  \
-    if (vpipe_cuda_status_ != cudaSuccess)                                          \
+#define VPIPE_CUDA_TRY(call)                                                            \
+  do {                                                                                  \
+    const cudaError_t vpipe_cuda_status_ = (call);                                      \
+    if (vpipe_cuda_status_ != cudaSuccess)                                              \
       ::vpipe::detail::throw_cuda_error(vpipe_cuda_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define VPIPE_EXPECTS(cond, msg)                                               \
-  do {                                                                         \
+#define VPIPE_EXPECTS(cond, msg)                                                       \
+  do {                                                                                 \
     if (!(cond)) ::vpipe::detail::throw_logic_error(#cond, (msg), __FILE__, __LINE__); \
   } while (0)

@@ -26,11 +26,11 @@ class FenceSource {
   // A fence that is ready once all work enqueued on `stream` so far is done.
   virtual FenceId record(cudaStream_t stream) = 0;
   [[nodiscard]] virtual bool ready(FenceId id) = 0;  // non-blocking
-  virtual void wait(FenceId id) = 0;                  // blocks the calling thread only
+  virtual void wait(FenceId id) = 0;                 // blocks the calling thread only
   // Work enqueued on `stream` from now on runs after the fence; the host does
   // not wait (stream-ordered reuse, as RMM does with cudaStreamWaitEvent).
   virtual void order_after(FenceId id, cudaStream_t stream) = 0;
-  virtual void release(FenceId id) noexcept = 0;      // the id may be reused
+  virtual void release(FenceId id) noexcept = 0;  // the id may be reused
 };
 
 class CudaFences final : public FenceSource {

@@ -29,7 +29,9 @@ class FreeList {
   [[nodiscard]] std::size_t largest_free() const noexcept;
   [[nodiscard]] std::size_t block_count() const noexcept { return blocks_.size(); }
   // Free blocks as offset → size, in address order.
-  [[nodiscard]] const std::map<std::size_t, std::size_t>& blocks() const noexcept { return blocks_; }
+  [[nodiscard]] const std::map<std::size_t, std::size_t>& blocks() const noexcept {
+    return blocks_;
+  }
   // Free bytes in [begin, end).
   [[nodiscard]] std::size_t free_within(std::size_t begin, std::size_t end) const;
 
@@ -41,8 +43,9 @@ class FreeList {
 
 // 1 − largest ÷ total, or 0 when nothing is free.
 [[nodiscard]] inline double fragmentation(std::size_t largest_free, std::size_t free_bytes) {
-  return free_bytes == 0 ? 0.0
-                         : 1.0 - static_cast<double>(largest_free) / static_cast<double>(free_bytes);
+  return free_bytes == 0
+             ? 0.0
+             : 1.0 - static_cast<double>(largest_free) / static_cast<double>(free_bytes);
 }
 
 }  // namespace vpipe

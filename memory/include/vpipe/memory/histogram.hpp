@@ -16,7 +16,9 @@ class Histogram {
   void record(std::uint64_t value) noexcept;
   // The value below which `q` (0..1) of the samples fall, to bucket precision.
   [[nodiscard]] std::uint64_t percentile(double q) const noexcept;
-  [[nodiscard]] std::uint64_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t count() const noexcept {
+    return count_.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] std::uint64_t min() const noexcept;
   [[nodiscard]] std::uint64_t max() const noexcept { return max_.load(std::memory_order_relaxed); }
   [[nodiscard]] double mean() const noexcept;

@@ -33,7 +33,7 @@ class staging_starved : public std::runtime_error {
 
 struct RingStats {
   std::size_t acquires = 0;
-  std::size_t waits = 0;       // acquires that found no free slot at first
+  std::size_t waits = 0;  // acquires that found no free slot at first
   double waited_s = 0;
   std::size_t timeouts = 0;
 };

@@ -6,11 +6,11 @@
 // upstream and never pin a batch. A class grows in batches of `batch` blocks, each batch one
 // upstream allocation; under `max_bytes`, one block at a time (so that every
 // idle block, of any size, can be given back). When a class can't grow, the
-// idle blocks of other classes are returned upstream first; if that is not enough the allocation fails loudly (out_of_memory,
-// with the class, its blocks and the cap). When every class slot is taken, a
-// class with no block in use is evicted for a recurring new size; other sizes
-// go to the upstream resource untouched (and when upstream refuses, idle
-// batches are returned and the call is retried once).
+// idle blocks of other classes are returned upstream first; if that is not enough the allocation
+// fails loudly (out_of_memory, with the class, its blocks and the cap). When every class slot is
+// taken, a class with no block in use is evicted for a recurring new size; other sizes go to the
+// upstream resource untouched (and when upstream refuses, idle batches are returned and the call is
+// retried once).
 //
 // Stream rule: stream-ordered reuse, as cudaMallocAsync and RMM do. The
 // oldest freed block of the class is handed out at once: freed on the
@@ -35,10 +35,10 @@
 namespace vpipe {
 
 struct SlabOptions {
-  std::size_t batch = 4;                     // blocks per upstream allocation
-  std::optional<std::size_t> max_bytes;      // hard cap over every class
+  std::size_t batch = 4;                 // blocks per upstream allocation
+  std::optional<std::size_t> max_bytes;  // hard cap over every class
   int max_classes = 8;
-  int min_repeats = 2;                       // requests of a size before it gets a class
+  int min_repeats = 2;  // requests of a size before it gets a class
 };
 
 class SlabResource final : public DeviceMemoryResource {
@@ -86,8 +86,8 @@ class SlabResource final : public DeviceMemoryResource {
   SlabOptions options_;
   std::unique_ptr<FenceSource> fences_;
   mutable std::mutex mutex_;
-  std::map<std::size_t, SizeClass> classes_;                  // block bytes → class
-  std::map<std::size_t, int> seen_;                           // sizes without a class yet
+  std::map<std::size_t, SizeClass> classes_;    // block bytes → class
+  std::map<std::size_t, int> seen_;             // sizes without a class yet
   std::unordered_set<std::byte*> slab_blocks_;  // every block the slab owns
   std::map<std::byte*, Batch> batches_;
   std::size_t reserved_ = 0, used_ = 0, upstream_allocs_ = 0, passthrough_ = 0;

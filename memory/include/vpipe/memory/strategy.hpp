@@ -16,9 +16,9 @@
 namespace vpipe {
 
 struct StrategyOptions {
-  std::optional<std::size_t> budget;         // bytes the strategy may take from the device
+  std::optional<std::size_t> budget;  // bytes the strategy may take from the device
   std::uint64_t pool_release_threshold = UINT64_MAX;
-  std::size_t vmm_chunk_bytes = 0;           // 0: the allocation granularity
+  std::size_t vmm_chunk_bytes = 0;  // 0: the allocation granularity
   std::size_t slab_batch = 4;
 };
 
@@ -47,7 +47,8 @@ class MemoryStrategy {
 
 // naive | pool | pool-release0 (release threshold 0) | vmm | slab.
 // Throws logic_error for any other name.
-[[nodiscard]] MemoryStrategy make_strategy(std::string_view name, const StrategyOptions& options = {});
+[[nodiscard]] MemoryStrategy make_strategy(std::string_view name,
+                                           const StrategyOptions& options = {});
 [[nodiscard]] const std::vector<std::string>& strategy_names();
 
 // Largest block `mr` can hand out now, by binary search between `lo` and

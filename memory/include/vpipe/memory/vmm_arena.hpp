@@ -11,11 +11,11 @@
 // smallest free block that fits (best fit), then lowest address: first fit
 // alone let mixed frame sizes (NV12 in, RGB between filters, NV12 out) spill
 // into fresh chunks while holes of the wrong size sat in mapped ones — the
-// H200 soak saw the arena grow one chunk after warm-up on a constant workload. Chunks that no block touches any more stay mapped as a cache
-// and are unmapped (their physical memory released) by trim(), or at once when
-// mapping another chunk would exceed the physical budget. Because any physical
-// chunk can be mapped at any address, the arena never needs one contiguous
-// physical region: fragmentation costs it at most a partially used chunk.
+// H200 soak saw the arena grow one chunk after warm-up on a constant workload. Chunks that no block
+// touches any more stay mapped as a cache and are unmapped (their physical memory released) by
+// trim(), or at once when mapping another chunk would exceed the physical budget. Because any
+// physical chunk can be mapped at any address, the arena never needs one contiguous physical
+// region: fragmentation costs it at most a partially used chunk.
 //
 // Stream rule: deallocate(ptr, bytes, stream) records a fence on `stream`; the
 // block returns to the free list only once that fence is ready, so a later
@@ -42,7 +42,7 @@ class VmmBacking {
   [[nodiscard]] virtual std::byte* base() const noexcept = 0;
   [[nodiscard]] virtual std::size_t reserved_bytes() const noexcept = 0;
   [[nodiscard]] virtual std::size_t granularity() const noexcept = 0;
-  virtual void map(std::size_t offset, std::size_t bytes) = 0;        // throws out_of_memory
+  virtual void map(std::size_t offset, std::size_t bytes) = 0;  // throws out_of_memory
   virtual void unmap(std::size_t offset, std::size_t bytes) noexcept = 0;
 };
 
@@ -51,9 +51,9 @@ class VmmBacking {
                                                                 int device = -1);
 
 struct VmmOptions {
-  std::size_t chunk_bytes = 0;                 // rounded up to the granularity (0: one page of it)
-  std::size_t reserve_bytes = 256ull << 30;    // virtual, costs no memory
-  std::optional<std::size_t> max_physical;     // budget on mapped bytes
+  std::size_t chunk_bytes = 0;               // rounded up to the granularity (0: one page of it)
+  std::size_t reserve_bytes = 256ull << 30;  // virtual, costs no memory
+  std::optional<std::size_t> max_physical;   // budget on mapped bytes
 };
 
 class VmmArena final : public DeviceMemoryResource {
@@ -78,14 +78,15 @@ class VmmArena final : public DeviceMemoryResource {
   };
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
-  void reclaim_ready();                          // pending whose fence is done → free list
+  void reclaim_ready();  // pending whose fence is done → free list
   // Every pending free → free list, waiting for their fences with the lock
   // released (taken out of pending_ first, so no other thread touches them):
   // one stream's backlog never stalls another thread's deallocate.
   void reclaim_all(std::unique_lock<std::mutex>& lock);
   void give_back(std::size_t offset, std::size_t bytes);
   // Unmaps idle chunks outside [keep_first, keep_last]; returns the bytes unmapped.
-  std::size_t unmap_idle_chunks(std::size_t at_least, std::size_t keep_first, std::size_t keep_last);
+  std::size_t unmap_idle_chunks(std::size_t at_least, std::size_t keep_first,
+                                std::size_t keep_last);
   [[nodiscard]] std::size_t block_bytes(std::size_t bytes) const;
   // Where a block of `size` goes (see the header comment); nullopt if nowhere.
   [[nodiscard]] std::optional<std::size_t> place(std::size_t size) const;

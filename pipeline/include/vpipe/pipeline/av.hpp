@@ -120,12 +120,13 @@ class InputWatch {
 };
 
 struct InputOpenOptions {
-  InputWatch* watch = nullptr;  // must outlive the context
-  bool low_latency = false;     // live: a small probe (0.5 s / 500 kB)
+  InputWatch* watch = nullptr;                             // must outlive the context
+  bool low_latency = false;                                // live: a small probe (0.5 s / 500 kB)
   std::vector<std::pair<std::string, std::string>> extra;  // --input-option k=v, passed to FFmpeg
 };
 
 // Opens `path` for reading and finds its stream info. Errors name the file.
-[[nodiscard]] UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& options = {});
+[[nodiscard]] UniqueDemuxContext open_input(const std::string& path,
+                                            const InputOpenOptions& options = {});
 
 }  // namespace vpipe

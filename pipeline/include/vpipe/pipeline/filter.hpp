@@ -30,8 +30,8 @@ enum class ParamType { kInt, kFloat, kBool, kSize, kChoice, kString };
 struct ParamSpec {
   std::string name;
   ParamType type = ParamType::kFloat;
-  std::string default_value;       // as the user would write it; "" = required
-  double min = 0;                  // kInt/kFloat range (inclusive); kSize: per side
+  std::string default_value;  // as the user would write it; "" = required
+  double min = 0;             // kInt/kFloat range (inclusive); kSize: per side
   double max = 0;
   std::string help;
   std::vector<std::string> choices;  // kChoice
@@ -173,8 +173,8 @@ struct FilterSpec {
 [[nodiscard]] std::vector<FilterSpec> parse_chain(std::string_view chain);
 
 // Checks names and values against the filter's contract. Throws chain_error.
-[[nodiscard]] ParamValues parse_params(const FilterInfo& info,
-                                       const std::vector<std::pair<std::string, std::string>>& args);
+[[nodiscard]] ParamValues parse_params(
+    const FilterInfo& info, const std::vector<std::pair<std::string, std::string>>& args);
 
 struct ConfiguredFilter {
   std::string label;  // "blur=sigma=1.5"
@@ -214,6 +214,6 @@ void register_builtin_fusions(FilterRegistry& registry);
 // Registers FilterClass::info() at static-initialization time. Put it in the
 // .cpp file of a filter that is linked into the program or loaded as a plugin
 // (`vpipe --plugin lib.so`); a duplicate name is reported when the plugin loads.
-#define VPIPE_REGISTER_FILTER(FilterClass)                                  \
+#define VPIPE_REGISTER_FILTER(FilterClass)                                        \
   [[maybe_unused]] static const bool VPIPE_CONCAT_(vpipe_registered_, __LINE__) = \
       ::vpipe::FilterRegistry::instance().add_noexcept(&FilterClass::info)

@@ -64,7 +64,10 @@ class DeviceBuffer {
   DeviceBuffer(DeviceMemoryResource& mr, std::size_t bytes, cudaStream_t stream)
       : mr_(&mr), ptr_(mr.allocate(bytes, stream)), bytes_(bytes), free_stream_(stream) {}
   DeviceBuffer(std::shared_ptr<void> owner, void* ptr, std::size_t bytes, cudaStream_t owner_stream)
-      : owner_(std::move(owner)), ptr_(ptr), bytes_(bytes), free_stream_(owner_stream),
+      : owner_(std::move(owner)),
+        ptr_(ptr),
+        bytes_(bytes),
+        free_stream_(owner_stream),
         owner_stream_(owner_stream) {}
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -92,14 +95,14 @@ struct Frame {
   int num_planes = 0;
   std::int64_t pts = AV_NOPTS_VALUE;
   AVRational time_base{0, 1};
-  std::int64_t index = 0;          // decode order, from 0
-  Clock::time_point origin{};      // when its packet left the demuxer (latency)
-  std::shared_ptr<void> ticket;    // --max-in-flight: returned when the last frame holding it goes
+  std::int64_t index = 0;        // decode order, from 0
+  Clock::time_point origin{};    // when its packet left the demuxer (latency)
+  std::shared_ptr<void> ticket;  // --max-in-flight: returned when the last frame holding it goes
   MemoryKind memory = MemoryKind::kHost;
-  std::shared_ptr<AVFrame> av;     // host frames: the AVFrame owning the planes
-  std::shared_ptr<DeviceBuffer> device;   // device frames: the planes' memory
-  std::shared_ptr<ReadyEvent> ready;      // when the planes are written (device frames, and
-                                          // host frames a download is still filling)
+  std::shared_ptr<AVFrame> av;           // host frames: the AVFrame owning the planes
+  std::shared_ptr<DeviceBuffer> device;  // device frames: the planes' memory
+  std::shared_ptr<ReadyEvent> ready;     // when the planes are written (device frames, and
+                                         // host frames a download is still filling)
 
   // Wraps a decoded host AVFrame (no copy).
   static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);

@@ -24,18 +24,18 @@ namespace vpipe {
 
 struct FrameEncoderOptions {
   std::string path;
-  std::string encoder = "auto";      // as transcode's --encoder
+  std::string encoder = "auto";  // as transcode's --encoder
   AVRational frame_rate{30, 1};
-  AVRational time_base{0, 1};        // of the pts given to write(); {0,1}: 1/frame_rate
-  int crf = 23;                      // libx264
-  std::string preset = "veryfast";   // libx264
-  int qscale = 3;                    // mpeg4
-  std::string audio_from;            // copy this file's audio streams (empty: none)
+  AVRational time_base{0, 1};       // of the pts given to write(); {0,1}: 1/frame_rate
+  int crf = 23;                     // libx264
+  std::string preset = "veryfast";  // libx264
+  int qscale = 3;                   // mpeg4
+  std::string audio_from;           // copy this file's audio streams (empty: none)
 };
 
 struct FrameEncoderStats {
   std::int64_t frames = 0;
-  std::int64_t packets = 0;          // video packets written
+  std::int64_t packets = 0;  // video packets written
   std::int64_t audio_packets = 0;
   std::int64_t device_to_host_bytes = 0;  // device frames downloaded for a CPU encoder
 };

@@ -8,10 +8,10 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -45,20 +45,21 @@ struct MediaCounters {
   std::atomic<std::int64_t> frames_decoded{0};
   std::atomic<std::int64_t> decode_errors{0};
   std::atomic<std::int64_t> frames_encoded{0};
-  std::atomic<std::int64_t> frames_fitted{0};  // scaled to the encoder's size (size changed)
-  std::atomic<std::int64_t> ts_discontinuities{0};  // timestamp jumps closed up (MPEG-TS)
+  std::atomic<std::int64_t> frames_fitted{0};        // scaled to the encoder's size (size changed)
+  std::atomic<std::int64_t> ts_discontinuities{0};   // timestamp jumps closed up (MPEG-TS)
   std::atomic<std::int64_t> timestamps_repaired{0};  // frames whose time went backwards, moved on
   std::atomic<std::int64_t> packets_damaged{0};      // copied packets the muxer refused: dropped
   std::atomic<std::int64_t> video_packets_written{0};
   std::atomic<std::int64_t> other_packets_written{0};
-  std::atomic<std::int64_t> stalls{0};      // live input: reads that waited past the stall timeout
-  std::atomic<std::int64_t> reconnects{0};  // live input: connections opened again
-  std::atomic<std::int64_t> disconnects{0}; // live input: ended by a read error (the sender left)
+  std::atomic<std::int64_t> stalls{0};       // live input: reads that waited past the stall timeout
+  std::atomic<std::int64_t> reconnects{0};   // live input: connections opened again
+  std::atomic<std::int64_t> disconnects{0};  // live input: ended by a read error (the sender left)
   Histogram latency_ns;
-  Histogram glass_ns;                       // --read-stamps: stamp in the picture → encoder input
-  Histogram glass_steady_ns;                // the same, from 2 s after the first stamp on
+  Histogram glass_ns;         // --read-stamps: stamp in the picture → encoder input
+  Histogram glass_steady_ns;  // the same, from 2 s after the first stamp on
   std::atomic<std::int64_t> stamps_read{0}, stamps_missing{0};
-  std::atomic<std::int64_t> first_stamp_ns{0};  // steady clock, when the first stamp was read  // demux → mux, per video packet
+  std::atomic<std::int64_t> first_stamp_ns{
+      0};  // steady clock, when the first stamp was read  // demux → mux, per video packet
 };
 
 // --read-stamps: the glass-to-glass age of a host frame's stamp, counted.
@@ -136,11 +137,11 @@ class DemuxSource final : public Source<Packet> {
   double out_end_s_ = 0;                      // latest end time written, output seconds
   int loops_left_ = 0;
   std::function<UniqueDemuxContext()> reopen_loop_;
-  UniqueDemuxContext looped_;            // this pass's input, when the loop reopens it
-  bool drain_pending_ = false;           // rewound: tell the decoder before the next packet
-  double offset_s_ = 0;                  // added to every timestamp of this pass
-  double pass_end_s_ = 0;                // latest end time seen, source seconds
-  std::optional<double> start_s_;        // earliest time seen
+  UniqueDemuxContext looped_;      // this pass's input, when the loop reopens it
+  bool drain_pending_ = false;     // rewound: tell the decoder before the next packet
+  double offset_s_ = 0;            // added to every timestamp of this pass
+  double pass_end_s_ = 0;          // latest end time seen, source seconds
+  std::optional<double> start_s_;  // earliest time seen
   std::map<int, std::optional<double>> last_dts_s_;  // per stream, output seconds
 };
 

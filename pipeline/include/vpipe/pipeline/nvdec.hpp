@@ -7,8 +7,8 @@
 // primary context and a stream vpipe owns, so decoded frames are ordinary
 // device frames for the CUDA filter stages: no download and re-upload.
 // NVDEC has at most 32 decode surfaces, and each decoded frame holds one until
-// it is released; see attach(). The frames pool is dynamic: it grows to the number of frames in flight (decode
-// surfaces + queue depth × stages) and recycles them; the strategy sees one
+// it is released; see attach(). The frames pool is dynamic: it grows to the number of frames in
+// flight (decode surfaces + queue depth × stages) and recycles them; the strategy sees one
 // allocation per pool buffer, not one per frame.
 #pragma once
 

@@ -23,11 +23,11 @@ namespace vpipe {
 struct QueueStats {
   std::string name;
   std::size_t capacity = 0;
-  std::size_t high_water = 0;        // most items ever queued at once
+  std::size_t high_water = 0;  // most items ever queued at once
   std::size_t pushed = 0;
-  double producer_blocked_s = 0;     // time producers waited on a full queue
-  std::size_t dropped = 0;           // items a drop policy threw away
-  std::size_t depth = 0;             // items queued when the stats were taken
+  double producer_blocked_s = 0;  // time producers waited on a full queue
+  std::size_t dropped = 0;        // items a drop policy threw away
+  std::size_t depth = 0;          // items queued when the stats were taken
 };
 
 // What push() does when the queue is full: wait for room (files: nothing is
@@ -137,8 +137,13 @@ class BoundedQueue {
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] QueueStats stats() const {
     std::lock_guard lock(mutex_);
-    return {name_, capacity_, high_water_, pushed_,
-            std::chrono::duration<double>(blocked_).count(), dropped_, items_.size()};
+    return {name_,
+            capacity_,
+            high_water_,
+            pushed_,
+            std::chrono::duration<double>(blocked_).count(),
+            dropped_,
+            items_.size()};
   }
 
   // False once nothing pushed will be read any more (cancelled, or the reader stopped).

@@ -53,7 +53,7 @@ struct DecoderSession {
 struct SegmentDecodeStats {
   std::int64_t segments = 0, open_gops = 0;
   std::int64_t restarts = 0;  // a session drained and flushed (FFmpeg sets the decoder up again)
-  bool fell_back = false;  // one session from some point on (sparse keyframes)
+  bool fell_back = false;     // one session from some point on (sparse keyframes)
 };
 
 class SegmentDecodeStage final : public Stage<Packet, Frame> {
@@ -71,7 +71,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
  private:
   struct Segment {
     std::int64_t seq = 0;
-    bool fresh = false;                   // after the input started over: no decoder state carries in
+    bool fresh = false;  // after the input started over: no decoder state carries in
     std::vector<UniqueAVPacket> prefix;   // the previous GOP, for an open GOP's leading pictures
     std::vector<UniqueAVPacket> packets;  // this GOP, the keyframe first
   };
@@ -93,13 +93,13 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   struct Worker {
     std::optional<DecoderSession> session;
     std::deque<Pending> pending;
-    bool drained = true;          // nothing carries over: flush before the next packet
-    std::int64_t last_seq = -2;   // the segment sent last, while the decoder holds its state
+    bool drained = true;         // nothing carries over: flush before the next packet
+    std::int64_t last_seq = -2;  // the segment sent last, while the decoder holds its state
   };
   void work(int worker);
   void decode_into(Worker& w, Segment seg);
   void alone(Worker& w, Pending p);  // start to end in a clean decoder, then published
-  void drain(Worker& w);            // end of stream: every pending segment completes
+  void drain(Worker& w);             // end of stream: every pending segment completes
   void route(Worker& w, const std::set<std::int64_t>& prefix, std::vector<Frame>& frames) const;
   void publish(std::int64_t seq, Done done);
   void submit(Output<Frame>& out);
@@ -116,7 +116,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   const std::size_t max_segment_;
   std::vector<UniqueAVPacket> current_, previous_;
   std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
-  bool fresh_next_ = true;  // the next segment follows a start-over (or is the first)
+  bool fresh_next_ = true;                // the next segment follows a start-over (or is the first)
   std::optional<DecoderSession> inline_;  // one session, after a fallback
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
   mutable std::mutex m_;

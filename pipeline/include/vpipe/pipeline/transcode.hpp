@@ -39,12 +39,12 @@ struct TranscodeReport {
   std::int64_t ts_discontinuities = 0;
   std::int64_t timestamps_repaired = 0;  // frames whose time went backwards (damage), moved on
   std::int64_t packets_damaged = 0;      // copied packets the muxer refused, dropped
-  std::int64_t frames_dropped = 0;      // by the --drop policy, all queues
-  bool live = false;                    // a live input (network URL)
-  std::string drop;                     // the policy in effect
+  std::int64_t frames_dropped = 0;       // by the --drop policy, all queues
+  bool live = false;                     // a live input (network URL)
+  std::string drop;                      // the policy in effect
   std::int64_t stalls = 0, reconnects = 0;
-  nlohmann::json glass;                 // --read-stamps: p50/p99/max ms, frames with a stamp
-  nlohmann::json in_flight;             // --max-in-flight: limit, high water, dropped, waited
+  nlohmann::json glass;      // --read-stamps: p50/p99/max ms, frames with a stamp
+  nlohmann::json in_flight;  // --max-in-flight: limit, high water, dropped, waited
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;
@@ -58,7 +58,9 @@ struct TranscodeReport {
 
   [[nodiscard]] nlohmann::json to_json() const;
   // Damage in the input the run got past, each counted: "completed with N errors".
-  [[nodiscard]] std::int64_t errors() const { return decode_errors + timestamps_repaired + packets_damaged; }
+  [[nodiscard]] std::int64_t errors() const {
+    return decode_errors + timestamps_repaired + packets_damaged;
+  }
 };
 
 // A run that failed after it started (out of memory after retries, a
@@ -72,7 +74,8 @@ class transcode_failed : public std::runtime_error {
 
 // Opens a video encoder the way transcode() does (quality options from `o`,
 // colour properties from `props` when given).
-[[nodiscard]] UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
+[[nodiscard]] UniqueAVCodecContext open_video_encoder(const AVCodec* codec,
+                                                      const FrameFormat& format,
                                                       AVRational time_base, AVRational frame_rate,
                                                       bool global_header, const TranscodeOptions& o,
                                                       const AVCodecContext* props);

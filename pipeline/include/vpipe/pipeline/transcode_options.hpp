@@ -94,26 +94,27 @@ struct TranscodeProgress {
 struct TranscodeOptions {
   std::string input;
   std::string output;
-  std::string filters;                  // the filter chain ("resize=1280x720,blur=sigma=1.5")
-  Device device = Device::kAuto;        // auto: the CUDA path where a device is usable
-  Decode decode = Decode::kAuto;        // auto: NVDEC when frames go to a CUDA filter
-  std::string mem = "pool";             // device memory strategy: one of strategy_names()
+  std::string filters;                    // the filter chain ("resize=1280x720,blur=sigma=1.5")
+  Device device = Device::kAuto;          // auto: the CUDA path where a device is usable
+  Decode decode = Decode::kAuto;          // auto: NVDEC when frames go to a CUDA filter
+  std::string mem = "pool";               // device memory strategy: one of strategy_names()
   HostMemory host = HostMemory::kPinned;  // host staging
-  std::string encoder = "auto";         // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
-  int crf = 23;                         // libx264
-  std::string preset = "veryfast";      // libx264
-  int qscale = 3;                       // mpeg4: 2 (best) .. 31
-  Fit fit = Fit::kPad;                  // a size the encoder cannot take: pad, crop or error
+  std::string encoder = "auto";  // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
+  int crf = 23;                  // libx264
+  std::string preset = "veryfast";  // libx264
+  int qscale = 3;                   // mpeg4: 2 (best) .. 31
+  Fit fit = Fit::kPad;              // a size the encoder cannot take: pad, crop or error
   std::optional<std::int64_t> max_frames;
-  std::size_t queue_depth = 8;          // frames in flight between two stages
-  int decode_threads = 0;               // 0: FFmpeg chooses
+  std::size_t queue_depth = 8;  // frames in flight between two stages
+  int decode_threads = 0;       // 0: FFmpeg chooses
   // Decoder sessions decoding segments (GOPs) of the input at once (>1:
   // segment_decode.hpp); each NVDEC session can run on its own engine.
   int decode_sessions = 1;
-  std::size_t segment_packets = 0;      // a segment's most packets before one session takes over (0: 120 NVDEC, 600 CPU)
-  bool keep_partial = false;            // keep the output file when the run fails
-  bool realtime = false;                // pace the input at its native rate
-  int loop = 1;                         // read the input this many times over
+  std::size_t segment_packets =
+      0;  // a segment's most packets before one session takes over (0: 120 NVDEC, 600 CPU)
+  bool keep_partial = false;  // keep the output file when the run fails
+  bool realtime = false;      // pace the input at its native rate
+  int loop = 1;               // read the input this many times over
   // Full frame queue: block, drop-oldest or drop-newest; auto: block for a
   // file, drop-newest for a live input (latency must stay bounded).
   Drop drop = Drop::kAuto;
@@ -133,9 +134,10 @@ struct TranscodeOptions {
   // Several pipelines in one process (--streams): the memory strategy they
   // share. Null: this run makes its own from `mem` and `budget`.
   MemoryStrategy* shared_memory = nullptr;
-  std::optional<std::size_t> budget;    // CUDA path: device memory cap for the strategy (per GPU)
-  std::vector<int> gpus;                // several streams: the devices they are placed on (empty: the current one)
-  bool download_copy = false;           // A/B: copy downloads out of the slot (older way)
+  std::optional<std::size_t> budget;  // CUDA path: device memory cap for the strategy (per GPU)
+  std::vector<int>
+      gpus;  // several streams: the devices they are placed on (empty: the current one)
+  bool download_copy = false;                   // A/B: copy downloads out of the slot (older way)
   const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
   // Output "null": each frame at the end, valid during the call only (its
@@ -165,6 +167,7 @@ struct OptionKey {
 [[nodiscard]] bool is_option_key(std::string_view key);
 // Sets option `key` from its text ("23", "true", "pinned"); throws usage_error
 // naming `where`, the key and the problem.
-void set_option(TranscodeOptions& o, std::string_view key, const std::string& value, std::string_view where);
+void set_option(TranscodeOptions& o, std::string_view key, const std::string& value,
+                std::string_view where);
 
 }  // namespace vpipe

@@ -25,8 +25,8 @@ namespace vpipe {
 // What was learnt of the input before planning (by TranscodeSession, from
 // FFmpeg; by the tests, by hand).
 struct ProbedInput {
-  FrameFormat format;            // what libavcodec decodes to
-  std::string nvdec_unsupported; // why NVDEC cannot decode it; empty: it can
+  FrameFormat format;             // what libavcodec decodes to
+  std::string nvdec_unsupported;  // why NVDEC cannot decode it; empty: it can
 };
 
 // What the machine offers. A seam: the tests say what they want.
@@ -61,23 +61,23 @@ struct CudaSegment {
 };
 
 struct TranscodePlan {
-  bool null_output = false;       // write nothing: no encoder, no muxer
-  bool live = false;              // a live (network) input
-  Device device = Device::kCpu;   // kCpu or kCuda: resolved
-  bool nvdec = false;             // NVDEC decodes (frames start on the device)
+  bool null_output = false;      // write nothing: no encoder, no muxer
+  bool live = false;             // a live (network) input
+  Device device = Device::kCpu;  // kCpu or kCuda: resolved
+  bool nvdec = false;            // NVDEC decodes (frames start on the device)
   DropPolicy drop = DropPolicy::kBlock;
   std::vector<FilterSpec> specs;  // the chain as parsed
   // The negotiated chain, for the decoder's frames, with the conversion to the
   // encoder's format appended.
   std::vector<ConfiguredFilter> chain;
-  std::optional<CudaSegment> cuda;  // none: every filter runs on the CPU
-  bool decode_into_pinned = false;  // CPU decode straight into pinned frames (no staging copy)
-  bool device_memory = false;       // a memory strategy is needed (NVDEC or CUDA filters)
-  const AVCodec* encoder = nullptr; // null for a null output
-  FrameFormat decoded;              // the decoder's frames
-  FrameFormat output;               // the encoder's (or the null sink's) frames
+  std::optional<CudaSegment> cuda;   // none: every filter runs on the CPU
+  bool decode_into_pinned = false;   // CPU decode straight into pinned frames (no staging copy)
+  bool device_memory = false;        // a memory strategy is needed (NVDEC or CUDA filters)
+  const AVCodec* encoder = nullptr;  // null for a null output
+  FrameFormat decoded;               // the decoder's frames
+  FrameFormat output;                // the encoder's (or the null sink's) frames
   QueuePlan queues;
-  std::vector<std::string> notes;   // each decision the user should hear of
+  std::vector<std::string> notes;  // each decision the user should hear of
 
   [[nodiscard]] std::vector<std::string> labels() const;  // the effective chain
 };
