@@ -1,8 +1,6 @@
 #include "vpipe/memory/cuda_event.hpp"
 
-#include <mutex>
 #include <utility>
-#include <vector>
 
 #include "vpipe/memory/errors.hpp"
 
@@ -46,48 +44,6 @@ float CudaEvent::elapsed_ms_since(const CudaEvent& start) const {
   return ms;
 }
 
-namespace {
-constexpr std::size_t kMaxSpare = 512;  // per device; more are destroyed
-constexpr int kMaxDevices = 64;
-
-struct Spares {
-  std::mutex mutex;
-  std::vector<CudaEvent> events[kMaxDevices];
-};
-// Never destroyed: events still in the lists at exit go with the context
-// (destroying them after the runtime unloads would fail).
-Spares& spares() {
-  static auto* s = new Spares;
-  return *s;
-}
-}  // namespace
-
-CudaEvent EventPool::take() {
-  int device = 0;
-  VPIPE_CUDA_TRY(cudaGetDevice(&device));
-  if (device >= 0 && device < kMaxDevices) {
-    Spares& s = spares();
-    std::lock_guard lock(s.mutex);
-    auto& list = s.events[device];
-    if (!list.empty()) {
-      CudaEvent e = std::move(list.back());
-      list.pop_back();
-      return e;
-    }
-  }
-  return CudaEvent{};
-}
-
-void EventPool::give(CudaEvent event) noexcept {
-  if (!event.get() || event.device() < 0 || event.device() >= kMaxDevices) return;
-  Spares& s = spares();
-  std::lock_guard lock(s.mutex);
-  auto& list = s.events[event.device()];
-  if (list.size() < kMaxSpare) list.push_back(std::move(event));
-}
-
-RecordedEvent::RecordedEvent(cudaStream_t producer) : event_(EventPool::take()) {
-  event_.record(producer);
-}
+RecordedEvent::RecordedEvent(cudaStream_t producer) { event_.record(producer); }
 
 }  // namespace vpipe

@@ -1,7 +1,8 @@
-// The one CUDA event wrapper: CudaEvent owns an event (timing off), and
-// EventPool recycles them per device, so an event per frame per stage costs
-// no cudaEventCreate. CudaFences, the frames' ReadyEvent and the release of
-// decoder surfaces all use it.
+// The one CUDA event wrapper: CudaEvent owns an event (timing off unless
+// asked). CudaFences, the frames' ReadyEvent, the release of decoder surfaces
+// and the benches use it. Events are not recycled between frames: on the H200
+// a per-device free list of events made the NVDEC pipeline 4–6 % slower than
+// creating one per use (docs/results/event-pool-ab-h200-2026-12-01-3415dc5).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -34,20 +35,10 @@ class CudaEvent {
   int device_ = 0;
 };
 
-// Spare events, one list per device (an event belongs to the device it was
-// made on). Thread-safe; taking falls back to creating one.
-class EventPool {
- public:
-  [[nodiscard]] static CudaEvent take();
-  static void give(CudaEvent event) noexcept;
-};
-
-// An event recorded on the producer's stream, taken from and returned to the
-// pool: "the work enqueued so far is done".
+// An event recorded on the producer's stream: "the work enqueued so far is done".
 class RecordedEvent {
  public:
   explicit RecordedEvent(cudaStream_t producer);
-  ~RecordedEvent() { EventPool::give(std::move(event_)); }
   RecordedEvent(const RecordedEvent&) = delete;
   RecordedEvent& operator=(const RecordedEvent&) = delete;
   void wait_on(cudaStream_t consumer) const { event_.wait_on(consumer); }

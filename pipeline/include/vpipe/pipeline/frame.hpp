@@ -86,7 +86,7 @@ class DeviceBuffer {
 };
 
 // The event the producer recorded after writing a device frame; consumers
-// make their stream wait on it (one pooled event: vpipe/memory/cuda_event.hpp).
+// make their stream wait on it (vpipe/memory/cuda_event.hpp).
 using ReadyEvent = RecordedEvent;
 
 struct Frame {
