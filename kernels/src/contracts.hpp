@@ -33,6 +33,13 @@ inline void expect_p010(const PlaneView& y, const PlaneView& uv, const PlaneView
                 "p010: 16-bit Y (2 bytes/pixel), UV (4 bytes/pixel), RGB(A) of Y's size");
 }
 
+// narrow_plane: 16-bit samples in, 8-bit out, same pixels.
+inline void expect_narrow(const PlaneView& src, const PlaneView& dst, int depth, int shift) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height &&
+                    src.channels == 2 * dst.channels && depth > 8 && depth + shift <= 16,
+                "narrow: 16-bit samples of 9-16 bits in, 8-bit samples of the same pixels out");
+}
+
 inline void expect_overlay(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst) {
   VPIPE_EXPECTS(overlay.channels == 4 && (base.channels == 3 || base.channels == 4) &&
                     base.channels == dst.channels && base.width == dst.width &&

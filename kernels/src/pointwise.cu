@@ -121,6 +121,16 @@ void launch_pointwise(const PlaneView& src, const PlaneView& dst, Op op, cudaStr
   pointwise_kernel<<<grid, 256, 0, stream>>>(dev(src), dev(dst), op, width_bytes);
 }
 
+// One output byte per thread from its 16-bit little-endian sample.
+__global__ void narrow_kernel(Plane s, Plane d, int shift, int down, unsigned mask) {
+  const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (e >= d.width * d.channels || y >= d.height) return;
+  const std::uint8_t* p = s.row(y) + 2 * e;
+  const unsigned v = ((p[0] | static_cast<unsigned>(p[1]) << 8) >> shift) & mask;
+  d.row(y)[e] = static_cast<std::uint8_t>(min(255u, (v + (1u << (down - 1))) >> down));
+}
+
 }  // namespace
 
 void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
@@ -156,6 +166,16 @@ void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream) {
   LaunchScope scope("vpipe::fill_plane", stream);
   VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, value, dst.row_bytes(),
                                    static_cast<std::size_t>(dst.height), stream));
+}
+
+void narrow_plane(const PlaneView& src, const PlaneView& dst, int depth, int shift,
+                  cudaStream_t stream) {
+  detail::expect_narrow(src, dst, depth, shift);
+  if (dst.width == 0 || dst.height == 0) return;
+  LaunchScope scope("vpipe::narrow_plane", stream);
+  const dim3 block(128, 2);
+  narrow_kernel<<<grid2d(static_cast<int>(dst.row_bytes()), dst.height, block), block, 0, stream>>>(
+      dev(src), dev(dst), shift, depth - 8, (1u << depth) - 1);
 }
 
 }  // namespace vpipe::cuda

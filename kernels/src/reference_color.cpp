@@ -250,4 +250,17 @@ void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
     }
 }
 
+void narrow_plane(const PlaneView& src, const PlaneView& dst, int depth, int shift) {
+  detail::expect_narrow(src, dst, depth, shift);
+  const int down = depth - 8;
+  const unsigned half = 1u << (down - 1), mask = (1u << depth) - 1;
+  for (int y = 0; y < dst.height; ++y)
+    for (int x = 0; x < dst.width * dst.channels; ++x) {
+      const std::uint8_t* p = src.row(y) + 2 * x;
+      const unsigned v =
+          ((static_cast<unsigned>(p[0]) | static_cast<unsigned>(p[1]) << 8) >> shift) & mask;
+      dst.row(y)[x] = static_cast<std::uint8_t>(std::min(255u, (v + half) >> down));
+    }
+}
+
 }  // namespace vpipe::ref

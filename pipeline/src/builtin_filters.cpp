@@ -28,7 +28,7 @@ const AVPixFmtDescriptor& descriptor(AVPixelFormat f) { return *av_pix_fmt_desc_
 
 // Formats the plane-wise filters take.
 void expect_planar_8bit(std::string_view filter, const FrameFormat& in) {
-  if (!has_plane_layout(in.pix_fmt))
+  if (!is_8bit(in.pix_fmt))
     throw not_negotiated(
         fmt::format("{}: cannot take {} (8-bit planar formats only)", filter, to_string(in)));
 }
@@ -724,6 +724,61 @@ class Overlay final : public Filter {
   PlaneView device_view_{};
 };
 
+// ---- to_8bit -----------------------------------------------------------------
+
+// 9- to 16-bit input (NVDEC's P010 for 10-bit HEVC, libavcodec's yuv420p10le)
+// for the 8-bit filters: the same layout with 8-bit samples (p010 → nv12,
+// yuv420p10le → yuv420p), each sample rounded half up. The chain builder puts
+// it in front of the first filter that cannot take such frames.
+class To8Bit final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"to_8bit",
+            "9- to 16-bit samples to 8 bits, rounded (p010 → nv12, yuv420p10le → yuv420p).",
+            {},
+            [](const ParamValues&) { return std::make_unique<To8Bit>(); }};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    const AVPixelFormat out = eight_bit_twin(in.pix_fmt);
+    if (out == AV_PIX_FMT_NONE)
+      throw not_negotiated(
+          fmt::format("to_8bit: cannot take {} (9- to 16-bit YUV or gray)", to_string(in)));
+    const auto& c = descriptor(in.pix_fmt).comp[0];
+    depth_ = c.depth;
+    shift_ = c.shift;
+    return {out, in.width, in.height};
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      ref::narrow_plane(s, d, depth_, shift_);
+    });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      cuda::narrow_plane(s, d, depth_, shift_, ctx.stream);
+    });
+  }
+  // The 8-bit format with the same planes, components and subsampling; NONE
+  // when `f` is not a 9-16-bit format vpipe's planes describe.
+  static AVPixelFormat eight_bit_twin(AVPixelFormat f) {
+    if (!has_plane_layout(f) || is_8bit(f)) return AV_PIX_FMT_NONE;
+    const auto& d = descriptor(f);
+    for (AVPixelFormat t : {AV_PIX_FMT_NV12, AV_PIX_FMT_NV16, AV_PIX_FMT_NV24, AV_PIX_FMT_YUV420P,
+                            AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P, AV_PIX_FMT_GRAY8}) {
+      const auto& e = descriptor(t);
+      bool same = e.nb_components == d.nb_components && e.log2_chroma_w == d.log2_chroma_w &&
+                  e.log2_chroma_h == d.log2_chroma_h;
+      for (int c = 0; same && c < d.nb_components; ++c)
+        same = e.comp[c].plane == d.comp[c].plane && e.comp[c].step * 2 == d.comp[c].step;
+      if (same) return t;
+    }
+    return AV_PIX_FMT_NONE;
+  }
+
+ private:
+  int depth_ = 10, shift_ = 0;
+};
+
 // ---- invert ----------------------------------------------------------------
 
 class Invert final : public Filter {
@@ -906,6 +961,9 @@ void register_builtin_filters(FilterRegistry& registry) {
   registry.add(with_cuda(Sobel::info()));
   registry.add(with_cuda(Eq::info()));
   registry.add(with_cuda(Pad::info()));
+  FilterInfo to_8bit = with_cuda(To8Bit::info());
+  to_8bit.formats = "9- to 16-bit YUV or gray in (p010, yuv420p10le…); its 8-bit layout out";
+  registry.add(to_8bit);
   FilterInfo overlay = with_cuda(Overlay::info());
   overlay.formats = "rgb24 or rgba";
   registry.add(overlay);

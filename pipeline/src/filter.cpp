@@ -417,6 +417,18 @@ std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
       b.add(spec.text, info.create(params));
     } catch (const not_negotiated&) {
       if (b.current().pix_fmt == AV_PIX_FMT_YUV420P) throw;
+      if (!is_8bit(b.current().pix_fmt) && has_plane_layout(b.current().pix_fmt)) {
+        // 10-bit frames (NVDEC's P010): to the same layout in 8 bits, on the GPU
+        // where the frames are, then retry.
+        const FilterInfo& narrow = registry.info("to_8bit");
+        b.add("to_8bit", narrow.create(parse_params(narrow, {})));
+        try {
+          b.add(spec.text, info.create(params));
+          continue;
+        } catch (const not_negotiated&) {
+          if (b.current().pix_fmt == AV_PIX_FMT_YUV420P) throw;
+        }
+      }
       // Convert to the format every built-in filter takes, then retry.
       if (!rgb_to_yuv_step(b, "yuv420p", "format=yuv420p")) {
         const FilterInfo& fmt_info = registry.info("format");

@@ -22,19 +22,29 @@ std::string to_string(const FrameFormat& f) {
 
 bool has_plane_layout(AVPixelFormat pix_fmt) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
-  if (!d ||
-      (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL)))
+  if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL |
+                         AV_PIX_FMT_FLAG_BE)))
     return false;
+  const int bytes = d->comp[0].depth > 8 ? 2 : 1;
   for (int c = 0; c < d->nb_components; ++c) {
-    if (d->comp[c].depth != 8 || d->comp[c].shift != 0) return false;
+    const AVComponentDescriptor& comp = d->comp[c];
+    if (bytes == 1 && (comp.depth != 8 || comp.shift != 0)) return false;
+    // 9-16 bits in a little-endian 16-bit word (high bits for p010, low for yuv420p10le)
+    if (bytes == 2 && (comp.depth <= 8 || comp.depth + comp.shift > 16 || comp.step % 2 != 0))
+      return false;
   }
-  return true;
+  return !(d->flags & AV_PIX_FMT_FLAG_RGB) || bytes == 1;  // (no 16-bit RGB)
+}
+
+bool is_8bit(AVPixelFormat pix_fmt) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
+  return has_plane_layout(pix_fmt) && d->comp[0].depth == 8;
 }
 
 PlaneLayout plane_layout(const FrameFormat& f) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f.pix_fmt);
   VPIPE_EXPECTS(has_plane_layout(f.pix_fmt),
-                fmt::format("pixel format {} has no 8-bit plane layout", d ? d->name : "none"));
+                fmt::format("pixel format {} has no plane layout", d ? d->name : "none"));
   PlaneLayout layout;
   for (int c = 0; c < d->nb_components; ++c) {
     const AVComponentDescriptor& comp = d->comp[c];
@@ -42,7 +52,7 @@ PlaneLayout plane_layout(const FrameFormat& f) {
     const bool chroma = (c == 1 || c == 2) && !(d->flags & AV_PIX_FMT_FLAG_RGB);
     shape.width = chroma ? AV_CEIL_RSHIFT(f.width, d->log2_chroma_w) : f.width;
     shape.height = chroma ? AV_CEIL_RSHIFT(f.height, d->log2_chroma_h) : f.height;
-    shape.channels = comp.step;  // bytes per pixel in that plane, 8-bit samples
+    shape.channels = comp.step;  // bytes per pixel in that plane
     if (comp.plane + 1 > layout.count) layout.count = comp.plane + 1;
   }
   return layout;

@@ -83,7 +83,7 @@ void HostFramePool::free_buffer(void* opaque, std::uint8_t* data) {
 int HostFramePool::get_buffer2(AVCodecContext* ctx, AVFrame* frame, int flags) {
   auto* self = static_cast<HostFramePool*>(ctx->opaque);
   const auto fmt = static_cast<AVPixelFormat>(frame->format);
-  if (!(ctx->codec->capabilities & AV_CODEC_CAP_DR1) || !has_plane_layout(fmt))
+  if (!(ctx->codec->capabilities & AV_CODEC_CAP_DR1) || !is_8bit(fmt))
     return avcodec_default_get_buffer2(ctx, frame, flags);
   // The decoder may write past the visible picture: align as it asks.
   int w = frame->width, h = frame->height;

@@ -97,8 +97,8 @@ struct NvdecCallbacks {
         return ctx->hw_frames_ctx ? AV_PIX_FMT_CUDA : refuse("NVDEC frame pool: out of memory");
       }
     }
-    if (fc->sw_format != AV_PIX_FMT_NV12)
-      return refuse(fmt::format("NVDEC would give {} frames; vpipe's CUDA filters take 8-bit NV12",
+    if (fc->sw_format != AV_PIX_FMT_NV12 && fc->sw_format != AV_PIX_FMT_P010LE)
+      return refuse(fmt::format("NVDEC would give {} frames; vpipe takes NV12 and P010",
                                 av_get_pix_fmt_name(fc->sw_format)));
     // FFmpeg lays planes out with the device's texture pitch alignment (≤ 512
     // on every NVIDIA GPU); size buffers for 1024 to be safe.
@@ -181,9 +181,16 @@ std::string nvdec_unsupported_reason(const AVCodecParameters* par) {
   }
   if (!cuda) return fmt::format("FFmpeg has no NVDEC hwaccel for {}", codec->name);
   const auto pix = static_cast<AVPixelFormat>(par->format);
-  if (pix != AV_PIX_FMT_YUV420P && pix != AV_PIX_FMT_YUVJ420P)
-    return fmt::format("the video is {}; NVDEC frames for vpipe's CUDA filters must be 8-bit 4:2:0",
-                       pix == AV_PIX_FMT_NONE ? "of unknown format" : av_get_pix_fmt_name(pix));
+  // 10-bit 4:2:0 comes out of NVDEC as P010 (HEVC Main 10, VP9 profile 2, AV1);
+  // NVDEC decodes no 10-bit H.264.
+  const bool ten_bit = pix == AV_PIX_FMT_YUV420P10LE &&
+                       (par->codec_id == AV_CODEC_ID_HEVC || par->codec_id == AV_CODEC_ID_VP9 ||
+                        par->codec_id == AV_CODEC_ID_AV1);
+  if (pix != AV_PIX_FMT_YUV420P && pix != AV_PIX_FMT_YUVJ420P && !ten_bit)
+    return fmt::format(
+        "the video is {}; NVDEC frames for vpipe's CUDA filters must be 4:2:0, 8-bit (or 10-bit "
+        "HEVC, VP9, AV1)",
+        pix == AV_PIX_FMT_NONE ? "of unknown format" : av_get_pix_fmt_name(pix));
   // FFmpeg's NVDEC copy (nvdec_retrieve_data) starts the chroma plane at row
   // `height` of the decoded surface, where NVDEC put it at the next even row:
   // on an odd height every chroma row comes out one row late, the first is

@@ -68,7 +68,10 @@ void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodeP
     p.nvdec = why.empty();
     if (!why.empty()) p.notes.push_back(fmt::format("decode auto: CPU ({})", why));
   }
-  const FrameFormat nvdec_format{AV_PIX_FMT_NV12, in.format.width, in.format.height};
+  // NVDEC's frames: NV12, or P010 for 10-bit video (the chain narrows it first)
+  const FrameFormat nvdec_format{
+      in.format.pix_fmt == AV_PIX_FMT_YUV420P10LE ? AV_PIX_FMT_P010LE : AV_PIX_FMT_NV12,
+      in.format.width, in.format.height};
   p.chain = build_chain(p.specs, p.nvdec ? nvdec_format : in.format);
   if (p.nvdec && o.decode == Decode::kAuto && !starts_on_gpu(p.chain, p.null_output)) {
     p.nvdec = false;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -228,6 +229,40 @@ TEST_F(EdgeCase, OddSizesFitTheEncoder) {
     EXPECT_EQ(summarize(out).width, 2) << enc;
     EXPECT_EQ(count_frames(out), 25) << enc;
   }
+}
+
+// 10-bit input (HEVC Main 10, yuv420p10le) takes the 8-bit filters through
+// `to_8bit`: every sample rounded half up, computed here from the decoded
+// 10-bit frames (255 - round(v / 4), after an exact `invert`).
+TEST_F(EdgeCase, TenBitInputIsNarrowedRoundedAndFiltered) {
+  if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
+  const std::string in = path("ten.mkv");
+  write_yuv420p_clip(
+      in, "libx265", 64, 48, 4,
+      [](int i, int p, int x, int y) { return (x * 37 + y * 11 + p * 200 + i * 3) % 1024; },
+      AV_PIX_FMT_YUV420P10LE);
+  const auto r =
+      run_vpipe("transcode " + in + " " + path("out.mkv") +
+                " --device cpu --encoder ffv1 --vf invert --report " + path("report.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(report()["effective_chain"][0], "to_8bit");
+  std::vector<vpipe::Frame> decoded, got;
+  for_each_frame(in, [&](const vpipe::Frame& f) { decoded.push_back(f); });
+  for_each_frame(path("out.mkv"), [&](const vpipe::Frame& f) { got.push_back(f); });
+  ASSERT_EQ(got.size(), decoded.size());
+  int worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    for (int p = 0; p < 3; ++p) {
+      const auto& s = decoded[i].planes[static_cast<std::size_t>(p)];
+      const auto& d = got[i].planes[static_cast<std::size_t>(p)];
+      ASSERT_EQ(s.channels, 2);  // 16-bit samples
+      for (int y = 0; y < d.height; ++y)
+        for (int x = 0; x < d.width; ++x) {
+          const int v = s.row(y)[2 * x] | s.row(y)[2 * x + 1] << 8;
+          worst = std::max(worst, std::abs(d.row(y)[x] - (255 - std::min(255, (v + 2) / 4))));
+        }
+    }
+  EXPECT_EQ(worst, 0);
 }
 
 // 8. Annex-B elementary streams carry no timestamps: they come from the frame

@@ -198,17 +198,24 @@ inline double frame_psnr(const Frame& a, const Frame& b) {
 
 // A YUV420P frame of w x h (chroma planes (w+1)/2 x (h+1)/2) whose sample
 // of plane p at (x, y) is pixel(p, x, y) (truncated to 8 bits).
+// A 4:2:0 frame, 8-bit (yuv420p) or 10-bit (yuv420p10le: `pixel` returns 0..1023).
 inline UniqueAVFrame make_yuv420p_frame(int w, int h, std::int64_t pts,
-                                        const std::function<int(int, int, int)>& pixel) {
+                                        const std::function<int(int, int, int)>& pixel,
+                                        AVPixelFormat pix_fmt = AV_PIX_FMT_YUV420P) {
   auto f = make_av_frame();
-  f->format = AV_PIX_FMT_YUV420P;
+  f->format = pix_fmt;
   f->width = w;
   f->height = h;
   av_check(av_frame_get_buffer(f.get(), 0), "frame");
+  const bool wide = pix_fmt == AV_PIX_FMT_YUV420P10LE;
   for (int p = 0; p < 3; ++p)
     for (int y = 0; y < (p ? (h + 1) / 2 : h); ++y)
-      for (int x = 0; x < (p ? (w + 1) / 2 : w); ++x)
-        f->data[p][y * f->linesize[p] + x] = static_cast<std::uint8_t>(pixel(p, x, y));
+      for (int x = 0; x < (p ? (w + 1) / 2 : w); ++x) {
+        std::uint8_t* at = f->data[p] + y * f->linesize[p] + (wide ? 2 * x : x);
+        const int v = pixel(p, x, y);
+        at[0] = static_cast<std::uint8_t>(v & 0xFF);
+        if (wide) at[1] = static_cast<std::uint8_t>(v >> 8);
+      }
   f->pts = pts;
   return f;
 }
@@ -227,8 +234,10 @@ inline void encode_into(AVCodecContext* enc, AVFormatContext* oc, AVStream* st,
 
 // Writes a Matroska clip of `frames` YUV420P frames of w x h (pixel as
 // make_yuv420p_frame takes it) with `encoder` ("ffv1": lossless; "libx264": crf 18).
+// pix_fmt yuv420p10le (with libx265: HEVC Main 10) takes 10-bit values from `pixel`.
 inline void write_yuv420p_clip(const std::string& path, const char* encoder, int w, int h,
-                               int frames, const std::function<int(int, int, int, int)>& pixel) {
+                               int frames, const std::function<int(int, int, int, int)>& pixel,
+                               AVPixelFormat pix_fmt = AV_PIX_FMT_YUV420P) {
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, "matroska", path.c_str()), "mkv");
   UniqueMuxContext oc(raw);
@@ -236,11 +245,12 @@ inline void write_yuv420p_clip(const std::string& path, const char* encoder, int
   UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
   enc->width = w;
   enc->height = h;
-  enc->pix_fmt = AV_PIX_FMT_YUV420P;
+  enc->pix_fmt = pix_fmt;
   enc->time_base = {1, 25};
   enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   AVDictionary* opts = nullptr;
   if (std::string(encoder) == "libx264") av_dict_set(&opts, "crf", "18", 0);
+  if (std::string(encoder) == "libx265") av_dict_set(&opts, "x265-params", "log-level=error", 0);
   const int ret = avcodec_open2(enc.get(), codec, &opts);
   av_dict_free(&opts);
   av_check(ret, encoder);
@@ -250,8 +260,8 @@ inline void write_yuv420p_clip(const std::string& path, const char* encoder, int
   av_check(avio_open(&oc->pb, path.c_str(), AVIO_FLAG_WRITE), "open " + path);
   av_check(avformat_write_header(oc.get(), nullptr), "header");
   for (int i = 0; i < frames; ++i) {
-    const auto f =
-        make_yuv420p_frame(w, h, i, [&](int p, int x, int y) { return pixel(i, p, x, y); });
+    const auto f = make_yuv420p_frame(
+        w, h, i, [&](int p, int x, int y) { return pixel(i, p, x, y); }, pix_fmt);
     encode_into(enc.get(), oc.get(), st, f.get());
   }
   encode_into(enc.get(), oc.get(), st, nullptr);

@@ -403,3 +403,37 @@ TEST_F(CudaTranscode, GpusPlacesEveryStreamAndReportsPerGpuTotals) {
   EXPECT_EQ(streams, 3);
   EXPECT_EQ(total, frames) << "the per-GPU totals add up to the streams'";
 }
+
+// 10-bit HEVC (Main 10): NVDEC gives P010, to_8bit narrows it on the GPU, and
+// the frames equal the CPU path's exactly (the same rounding, an exact filter);
+// the CPU decoder's yuv420p10le on the CUDA path too.
+TEST_F(CudaTranscode, TenBitHevcRunsOnNvdecAndMatchesTheCpuPathExactly) {
+  if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
+  const std::string in = path("ten.mkv");
+  write_yuv420p_clip(
+      in, "libx265", 256, 144, 6,
+      [](int i, int p, int x, int y) { return (x * 13 + y * 7 + p * 300 + i * 5) % 1024; },
+      AV_PIX_FMT_YUV420P10LE);
+  const std::string common = " --encoder ffv1 --vf invert";
+  ASSERT_EQ(
+      run_vpipe("transcode " + in + " " + path("ten_cpu.mkv") + " --device cpu" + common).exit_code,
+      0);
+  std::vector<Frame> cpu;
+  for_each_frame(path("ten_cpu.mkv"), [&](const Frame& f) { cpu.push_back(f); });
+  ASSERT_EQ(cpu.size(), 6u);
+  for (const std::string decode : {"nvdec", "cpu"}) {
+    const auto report = path("ten_" + decode + ".json");
+    const auto r = run_vpipe("transcode " + in + " " + path("ten_" + decode + ".mkv") +
+                             " --device cuda --decode " + decode + " --report " + report + common);
+    ASSERT_EQ(r.exit_code, 0) << decode << ": " << r.err;
+    std::ifstream rf(report);
+    const auto j = nlohmann::json::parse(rf);
+    EXPECT_EQ(j["decode"], decode);
+    EXPECT_EQ(j["effective_chain"][0], "to_8bit") << j["effective_chain"];
+    std::vector<Frame> gpu;
+    for_each_frame(path("ten_" + decode + ".mkv"), [&](const Frame& f) { gpu.push_back(f); });
+    ASSERT_EQ(gpu.size(), cpu.size()) << decode;
+    for (std::size_t i = 0; i < gpu.size(); ++i)
+      EXPECT_EQ(max_abs_diff(gpu[i], cpu[i]), 0) << decode << ", frame " << i;
+  }
+}

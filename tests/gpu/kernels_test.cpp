@@ -419,6 +419,16 @@ TEST_F(Kernels, PadOverlayAndP010MatchReference) {
         ref::overlay_rgba(base.host, mark.host, wantov.host, ox, oy, 0.7f);
         ASSERT_TRUE(matches(out, wantov.host, 1, label("overlay", s, pad, ch)));
       }
+      // 10-bit samples → 8 bits: P010's planes (the value at bit 6) and
+      // yuv420p10le's (at bit 0), against the reference.
+      for (const auto& [ch, shift] : {std::pair{2, 6}, std::pair{4, 6}, std::pair{2, 0}}) {
+        TestPlane wide(s.w, s.h, ch, pad, 87), narrow(s.w, s.h, ch / 2, pad, 0),
+            wantn(s.w, s.h, ch / 2, pad, 0);
+        cuda::narrow_plane(wide.device, narrow.device, 10, shift, stream_);
+        sync();
+        ref::narrow_plane(wide.host, wantn.host, 10, shift);
+        ASSERT_TRUE(matches(narrow, wantn.host, 0, label("narrow_plane", s, pad, ch)));
+      }
       // P010 → RGB(A) with every colour spec.
       for (ColorSpec spec : kSpecs) {
         TestPlane y(s.w, s.h, 2, pad, 84), uv((s.w + 1) / 2, (s.h + 1) / 2, 4, pad, 85),

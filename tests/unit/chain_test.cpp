@@ -71,7 +71,8 @@ TEST(ChainBuilder, KeepsIdentityFiltersAsPassThroughAndInsertsConversions) {
   same[1].follow({AV_PIX_FMT_YUV420P, 640, 360});
   EXPECT_FALSE(same[1].filter->is_identity());
   EXPECT_EQ(same[1].out, k720);
-  const auto chain = build_chain(parse_chain("blur=2"), {AV_PIX_FMT_YUV420P10LE, 64, 64});
+  // (big-endian 10-bit has no planes vpipe describes: swscale converts it)
+  const auto chain = build_chain(parse_chain("blur=2"), {AV_PIX_FMT_YUV420P10BE, 64, 64});
   ASSERT_EQ(chain.size(), 2u);
   EXPECT_EQ(chain[0].label, "format=yuv420p");
   EXPECT_EQ(chain[1].in.pix_fmt, AV_PIX_FMT_YUV420P);
@@ -461,4 +462,37 @@ TEST(Filters, PadWithAColourLetterboxesThePicture) {
   EXPECT_EQ(out.planes[0].row(6)[9], 16);   // below it
   EXPECT_EQ(out.planes[1].row(1)[2], 200);  // chroma at (x/2, y/2)
   EXPECT_EQ(out.planes[2].row(1)[1], 128);
+}
+
+// 10-bit frames reach the 8-bit filters through to_8bit: NVDEC's P010 becomes
+// NV12, yuv420p10le becomes yuv420p, each sample rounded half up (values by hand).
+TEST(Filters, TenBitFramesAreNarrowedBeforeThe8BitFilters) {
+  auto p010 = build_chain(parse_chain("invert"), {AV_PIX_FMT_P010LE, 4, 2});
+  ASSERT_EQ(p010.size(), 2u);
+  EXPECT_EQ(p010[0].label, "to_8bit");
+  EXPECT_EQ(p010[0].out.pix_fmt, AV_PIX_FMT_NV12);
+  auto planar = build_chain(parse_chain("blur=1"), {AV_PIX_FMT_YUV420P10LE, 64, 64});
+  ASSERT_EQ(planar.size(), 2u);
+  EXPECT_EQ(planar[0].out.pix_fmt, AV_PIX_FMT_YUV420P);
+
+  Frame in = Frame::allocate_host({AV_PIX_FMT_P010LE, 4, 2});
+  ASSERT_EQ(in.num_planes, 2);
+  ASSERT_EQ(in.planes[0].channels, 2);
+  ASSERT_EQ(in.planes[1].channels, 4);
+  const int luma10[8] = {0, 1, 2, 5, 6, 513, 1021, 1023};  // → 0, 0, 1, 1, 2, 128, 255, 255
+  const int want[8] = {0, 0, 1, 1, 2, 128, 255, 255};
+  for (int i = 0; i < 8; ++i) {
+    const int v = luma10[i] << 6;  // P010: the 10 bits at the top of 16
+    in.planes[0].row(i / 4)[2 * (i % 4)] = static_cast<std::uint8_t>(v & 0xFF);
+    in.planes[0].row(i / 4)[2 * (i % 4) + 1] = static_cast<std::uint8_t>(v >> 8);
+  }
+  for (int b = 0; b < 4; ++b) {  // chroma: 512 → 128
+    in.planes[1].row(0)[2 * b] = 0;
+    in.planes[1].row(0)[2 * b + 1] = 0x80;
+  }
+  Frame out = Frame::allocate_host(p010[0].out);
+  p010[0].filter->process(in, out);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(out.planes[0].row(i / 4)[i % 4], want[i]) << "sample " << i;
+  EXPECT_EQ(out.planes[1].row(0)[0], 128);
+  EXPECT_EQ(out.planes[1].row(0)[3], 128);
 }

@@ -76,6 +76,10 @@ void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneVi
 void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec,
                  cudaStream_t stream);
 void invert_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream);
+// 9-16-bit samples → 8 bits (see ref::narrow_plane): NVDEC's P010 for the
+// 8-bit filters.
+void narrow_plane(const PlaneView& src, const PlaneView& dst, int depth, int shift,
+                  cudaStream_t stream);
 // YUV420P's U and V planes into NV12's UV plane (an exact copy).
 void interleave_uv(const PlaneView& u, const PlaneView& v, const PlaneView& uv,
                    cudaStream_t stream);

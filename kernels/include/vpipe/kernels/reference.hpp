@@ -65,6 +65,10 @@ void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::ui
 void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneView& dst, int x,
                   int y, float opacity);
 void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec);
+// Little-endian 16-bit samples of `depth` bits at bit `shift` (p010: 10 at 6,
+// yuv420p10le: 10 at 0) → 8 bits, rounded half up, clamped at 255:
+// ((v >> shift) + 2^(depth-9)) >> (depth - 8). Same contract as cuda::narrow_plane.
+void narrow_plane(const PlaneView& src, const PlaneView& dst, int depth, int shift);
 
 // PSNR in dB between two planes of equal size (identical planes: +inf).
 [[nodiscard]] double psnr(const PlaneView& a, const PlaneView& b);

@@ -37,10 +37,11 @@ struct FrameFormat {
 // "1280x720 yuv420p"
 [[nodiscard]] std::string to_string(const FrameFormat& f);
 
-// Per-plane geometry of an 8-bit planar or semi-planar format (yuv420p, nv12,
-// gray, yuv444p…): width in pixels, rows, interleaved channels. Throws for
-// formats vpipe's planes can't describe (packed RGB is one plane with 3 or 4
-// channels and is fine; >8-bit formats are not).
+// Per-plane geometry of a planar or semi-planar format (yuv420p, nv12, gray,
+// yuv444p…, and the little-endian 9- to 16-bit ones: p010, yuv420p10le…):
+// width in pixels, rows, interleaved bytes per pixel (`channels`: 2 for a
+// p010 luma plane, 4 for its chroma). Throws for formats vpipe's planes can't
+// describe (packed RGB is one plane with 3 or 4 channels and is fine).
 struct PlaneShape {
   int width = 0;
   int height = 0;
@@ -52,6 +53,9 @@ struct PlaneLayout {
 };
 [[nodiscard]] PlaneLayout plane_layout(const FrameFormat& f);
 [[nodiscard]] bool has_plane_layout(AVPixelFormat pix_fmt);
+// Every sample 8 bits: what vpipe's filters take (the chain narrows 10-bit
+// input with `to_8bit` first).
+[[nodiscard]] bool is_8bit(AVPixelFormat pix_fmt);
 
 // Device memory of one frame. Either from a memory strategy (it goes back to
 // the strategy when the last Frame holding it lets go, stream-ordered on
