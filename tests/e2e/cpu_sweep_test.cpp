@@ -136,16 +136,7 @@ TEST(CpuSweep, TheCpuPathMatchesOpenCvOnEverySize) {
       // OpenCV's kernels are wider than a 1x1 chroma plane
       if ((name == "blur" || name == "box" || name == "unsharp") && w < 8) continue;
       SCOPED_TRACE(fmt::format("{}x{} {}", w, h, name));
-      std::string vf = vf_text;
-      const int wp = (w + 1) / 2 * 2 + 16, hp = (h + 1) / 2 * 2 + 8;
-      for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{{"{w2}", w2},
-                                                                               {"{h2}", h2},
-                                                                               {"{x}", w2 / 4 * 2},
-                                                                               {"{y}", h2 / 4 * 2},
-                                                                               {"{wp}", wp},
-                                                                               {"{hp}", hp}})
-        for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key))
-          vf.replace(at, key.size(), std::to_string(value));
+      const std::string vf = expand_sweep_vf(vf_text, w, h);
       const auto out = (dir / "out.mkv").string();
       const auto r = run_vpipe("transcode " + clip + " " + out +
                                " --device cpu --encoder ffv1 --vf \"" + vf + "\"");

@@ -9,6 +9,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -294,6 +295,23 @@ inline void write_rgba_png(const std::string& path, int w, int h,
   UniqueAVPacket pkt = make_av_packet();
   av_check(avcodec_receive_packet(enc.get(), pkt.get()), "png packet");
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(pkt->data), pkt->size);
+}
+
+// The sweeps' --vf with the sizes of a w x h clip filled in: {w2}x{h2} half
+// the size (even), {x},{y} a crop offset inside it, {wp}x{hp} room for the
+// picture at (8, 4) with a border (even).
+inline std::string expand_sweep_vf(std::string vf, int w, int h) {
+  const int w2 = std::max(2, w / 4 * 2), h2 = std::max(2, h / 4 * 2);
+  const int wp = (w + 1) / 2 * 2 + 16, hp = (h + 1) / 2 * 2 + 8;
+  for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{{"{w2}", w2},
+                                                                           {"{h2}", h2},
+                                                                           {"{x}", w2 / 4 * 2},
+                                                                           {"{y}", h2 / 4 * 2},
+                                                                           {"{wp}", wp},
+                                                                           {"{hp}", hp}})
+    for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key))
+      vf.replace(at, key.size(), std::to_string(value));
+  return vf;
 }
 
 // The largest |a - b| over every sample of every plane (same formats).

@@ -73,21 +73,6 @@ std::string write_clip(const std::string& path, int w, int h) {
   return h264 ? "h264" : "ffv1";
 }
 
-std::string expand(std::string vf, int w, int h) {
-  const int w2 = std::max(2, w / 2 / 2 * 2), h2 = std::max(2, h / 2 / 2 * 2);
-  // {wp}x{hp}: room for the picture at (8, 4) with a border, even
-  const int wp = (w + 1) / 2 * 2 + 16, hp = (h + 1) / 2 * 2 + 8;
-  for (const auto& [key, value] : std::vector<std::pair<std::string, int>>{{"{w2}", w2},
-                                                                           {"{h2}", h2},
-                                                                           {"{x}", w2 / 4 * 2},
-                                                                           {"{y}", h2 / 4 * 2},
-                                                                           {"{wp}", wp},
-                                                                           {"{hp}", hp}})
-    for (auto at = vf.find(key); at != std::string::npos; at = vf.find(key))
-      vf.replace(at, key.size(), std::to_string(value));
-  return vf;
-}
-
 class Sweep : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -113,7 +98,7 @@ TEST_F(Sweep, TheGpuPathMatchesTheCpuPathOnEverySizeDecoderAndStrategy) {
     const std::string codec = write_clip(clip, w, h);
     for (const auto& chain : kChains) {
       if (!selected("VPIPE_SWEEP_CHAINS", chain.name)) continue;
-      std::string vf = expand(chain.vf, w, h);
+      std::string vf = expand_sweep_vf(chain.vf, w, h);
       if (const auto at = vf.find("{png}"); at != std::string::npos) {
         const std::string png = path("mark.png");
         if (!fs::exists(png))
