@@ -109,6 +109,79 @@ const char* name(Outcome o) {
   return "?";
 }
 
+// What the table says of one input's run.
+struct Row {
+  std::string frames = "-", errors = "-", output = "none";
+};
+
+// A refused input: exit 1, one error line naming the file, no output.
+void check_refused(const vpipe::test::CommandResult& r, const std::string& in,
+                   const std::string& out, const fs::path& dir, Row& row) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find(in), std::string::npos) << "the error names the file: " << r.err;
+  EXPECT_FALSE(fs::exists(out)) << "no partial output";
+  const auto line =
+      r.err.substr(r.err.find("error: ") == std::string::npos ? 0 : r.err.find("error: ") + 7);
+  std::string first = line.substr(0, line.find('\n'));
+  for (auto at = first.find(dir.string() + "/"); at != std::string::npos;
+       at = first.find(dir.string() + "/"))
+    first.erase(at, dir.string().size() + 1);  // the corpus folder is a temp dir: names only
+  row.output = "none; \"" + first + "\"";
+}
+
+// An input that completes (with errors where it is damaged): every decoded
+// frame written, the output playable, exit 4 exactly when errors were counted.
+void check_completed(const Case& c, const vpipe::test::CommandResult& r, const std::string& report,
+                     const std::string& out, Row& row) {
+  const bool damaged_ok = c.outcome != Outcome::kOk;
+  EXPECT_TRUE(r.exit_code == 0 || (damaged_ok && r.exit_code == 4)) << r.exit_code << r.err;
+  std::ifstream rf(report);
+  ASSERT_TRUE(rf) << r.err;
+  const auto j = nlohmann::json::parse(rf);
+  // Damage inside slice data is seen by the CPU decoder (exit 4, counted);
+  // NVDEC conceals it and FFmpeg's hwaccel reports nothing (seen on the
+  // H200: corrupt.ts and corrupt-mdat.mp4, all 150 frames, exit 0). What
+  // holds on both paths: no frame lost, the output playable.
+  if (c.outcome == Outcome::kDamaged && j["decode"] != "nvdec") {
+    EXPECT_EQ(r.exit_code, 4) << r.err;
+  }
+  const auto decoded = j["frames"]["decoded"].get<int>();
+  const auto written = j["frames"]["video_packets_written"].get<int>();
+  const auto errs = j["frames"]["errors"].get<int>();
+  EXPECT_EQ(r.exit_code == 4, errs > 0) << "exit 4 exactly when there were errors";
+  if (errs > 0) {
+    EXPECT_NE(r.err.find(fmt::format("completed with {} errors", errs)), std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(written, decoded) << "every decoded frame is written";
+  if (c.frames >= 0) {
+    EXPECT_EQ(decoded, c.frames);
+  }
+  EXPECT_GT(decoded, 0);
+  // Playable: a player decodes every written frame.
+  const auto s = summarize(out);
+  EXPECT_EQ(s.video_packets, written);
+  EXPECT_EQ(for_each_frame(out, [](const Frame&) {}), written);
+  EXPECT_EQ(s.audio_streams, c.audio_streams);
+  row.frames = fmt::format("{} → {}", decoded, written);
+  row.errors = std::to_string(errs);
+  row.output = fmt::format("playable, {} frames{}", s.video_packets,
+                           s.audio_streams ? fmt::format(", {} audio packets in {} stream(s)",
+                                                         s.audio_packets, s.audio_streams)
+                                           : "");
+}
+
+// index.tsv: file → what it is, as make-corpus.sh wrote it.
+std::map<std::string, std::string> read_index(const fs::path& dir) {
+  std::map<std::string, std::string> what;
+  std::ifstream index(dir / "index.tsv");
+  std::string line;
+  while (std::getline(index, line))
+    if (auto tab = line.find('\t'); tab != std::string::npos)
+      what[line.substr(0, tab)] = line.substr(tab + 1);
+  return what;
+}
+
 }  // namespace
 
 TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
@@ -116,14 +189,7 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
   nlohmann::json rows = nlohmann::json::array();  // the same, as data ($VPIPE_CORPUS_JSON)
   table << "| input | what it is | expected | exit | frames decoded → written | errors | output |\n"
            "|---|---|---|---|---|---|---|\n";
-  std::map<std::string, std::string> what;
-  {
-    std::ifstream index(dir_ / "index.tsv");
-    std::string line;
-    while (std::getline(index, line))
-      if (auto tab = line.find('\t'); tab != std::string::npos)
-        what[line.substr(0, tab)] = line.substr(tab + 1);
-  }
+  auto what = read_index(dir_);
   for (const auto& c : kCases) {
     SCOPED_TRACE(c.file);
     const auto in = (dir_ / c.file).string();
@@ -135,65 +201,20 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
     const auto r = run_vpipe("transcode " + in + " " + out + " --device " +
                              env_or("VPIPE_CORPUS_DEVICE", "cpu") +
                              " --preset ultrafast --vf resize=320x180 --report " + report);
-    std::string frames = "-", errors = "-", output = "none";
-    if (c.outcome == Outcome::kRefused) {
-      EXPECT_EQ(r.exit_code, 1) << r.err;
-      EXPECT_NE(r.err.find(in), std::string::npos) << "the error names the file: " << r.err;
-      EXPECT_FALSE(fs::exists(out)) << "no partial output";
-      const auto line =
-          r.err.substr(r.err.find("error: ") == std::string::npos ? 0 : r.err.find("error: ") + 7);
-      std::string first = line.substr(0, line.find('\n'));
-      for (auto at = first.find(dir_.string() + "/"); at != std::string::npos;
-           at = first.find(dir_.string() + "/"))
-        first.erase(at, dir_.string().size() + 1);  // the corpus folder is a temp dir: names only
-      output = "none; \"" + first + "\"";
-    } else {
-      const bool damaged_ok = c.outcome != Outcome::kOk;
-      EXPECT_TRUE(r.exit_code == 0 || (damaged_ok && r.exit_code == 4)) << r.exit_code << r.err;
-      std::ifstream rf(report);
-      ASSERT_TRUE(rf) << r.err;
-      const auto j = nlohmann::json::parse(rf);
-      // Damage inside slice data is seen by the CPU decoder (exit 4, counted);
-      // NVDEC conceals it and FFmpeg's hwaccel reports nothing (seen on the
-      // H200: corrupt.ts and corrupt-mdat.mp4, all 150 frames, exit 0). What
-      // holds on both paths: no frame lost, the output playable.
-      if (c.outcome == Outcome::kDamaged && j["decode"] != "nvdec") {
-        EXPECT_EQ(r.exit_code, 4) << r.err;
-      }
-      const auto decoded = j["frames"]["decoded"].get<int>();
-      const auto written = j["frames"]["video_packets_written"].get<int>();
-      const auto errs = j["frames"]["errors"].get<int>();
-      EXPECT_EQ(r.exit_code == 4, errs > 0) << "exit 4 exactly when there were errors";
-      if (errs > 0) {
-        EXPECT_NE(r.err.find(fmt::format("completed with {} errors", errs)), std::string::npos)
-            << r.err;
-      }
-      EXPECT_EQ(written, decoded) << "every decoded frame is written";
-      if (c.frames >= 0) {
-        EXPECT_EQ(decoded, c.frames);
-      }
-      EXPECT_GT(decoded, 0);
-      // Playable: a player decodes every written frame.
-      const auto s = summarize(out);
-      EXPECT_EQ(s.video_packets, written);
-      EXPECT_EQ(for_each_frame(out, [](const Frame&) {}), written);
-      EXPECT_EQ(s.audio_streams, c.audio_streams);
-      frames = fmt::format("{} → {}", decoded, written);
-      errors = std::to_string(errs);
-      output = fmt::format("playable, {} frames{}", s.video_packets,
-                           s.audio_streams ? fmt::format(", {} audio packets in {} stream(s)",
-                                                         s.audio_packets, s.audio_streams)
-                                           : "");
-    }
+    Row row;
+    if (c.outcome == Outcome::kRefused)
+      check_refused(r, in, out, dir_, row);
+    else
+      check_completed(c, r, report, out, row);
     table << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", c.file, what[c.file],
-                         name(c.outcome), r.exit_code, frames, errors, output);
+                         name(c.outcome), r.exit_code, row.frames, row.errors, row.output);
     rows.push_back({{"input", c.file},
                     {"what", what[c.file]},
                     {"expected", name(c.outcome)},
                     {"exit", r.exit_code},
-                    {"frames", frames},
-                    {"errors", errors},
-                    {"output", output}});
+                    {"frames", row.frames},
+                    {"errors", row.errors},
+                    {"output", row.output}});
   }
   const std::string path = env_or("VPIPE_CORPUS_REPORT",
                                   (fs::temp_directory_path() / "vpipe-corpus-results.md").c_str());
