@@ -217,7 +217,13 @@ TEST_F(LiveE2E, VpipeSendsMpegTsOverUdpAndVpipeReceivesIt) {
   EXPECT_EQ(r.glass["frames_with_stamp"], r.video_packets_written);
   EXPECT_EQ(r.glass["frames_without"], 0);
   EXPECT_GT(r.glass["p50"].get<double>(), 0.0);
-  EXPECT_LT(r.glass["p50"].get<double>(), 1000.0) << "loopback: well under a second";
+  // The README's claim for a loopback (80 ms at the median on the H200) with
+  // room for a shared 2-core CI machine (3× that under AddressSanitizer,
+  // which slows both encoders); a second would hide a regression.
+  EXPECT_LT(r.glass["p50"].get<double>(), kUnderAsan ? 750.0 : 250.0)
+      << "loopback glass to glass, ms";
+  std::printf("glass to glass p50 %.1f ms, p99 %.1f ms\n", r.glass["p50"].get<double>(),
+              r.glass["p99"].get<double>());
 }
 
 TEST_F(LiveE2E, ATcpSourceThatRestartsIsReconnectedAndTheOutputContinues) {

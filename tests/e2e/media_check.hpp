@@ -28,6 +28,14 @@
 
 namespace vpipe::test {
 
+// Built with AddressSanitizer (CI's second pass): timings stretch, RSS grows
+// by the allocator's quarantine.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kUnderAsan = true;
+#else
+inline constexpr bool kUnderAsan = false;
+#endif
+
 // Built-in paths (tests/paths.cpp), overridable where the tests run from a
 // copied tree (the GPU machine): VPIPE_BIN, VPIPE_MEDIA_DIR and
 // VPIPE_SOURCE_DIR in the environment.

@@ -14,11 +14,6 @@ using namespace vpipe::test;
 namespace fs = std::filesystem;
 
 namespace {
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
 fs::path fresh_dir(const std::string& name) {
   const auto d =
       fs::temp_directory_path() / ("vpipe_soak_" + std::to_string(::getpid()) + "_" + name);
@@ -33,19 +28,16 @@ bool is_png(const fs::path& p) {
 }
 }  // namespace
 
-TEST(SoakCli, ShortCpuSoakWritesItsReportAndPasses) {
+// The run and its outputs, on the ladder (sizes change); the verdict's own
+// thresholds, whatever it says: exit 3 exactly when it fails.
+TEST(SoakCli, ShortCpuSoakWritesItsReportAndServesMetrics) {
   const auto out = fresh_dir("pass");
   const int port = 20000 + ::getpid() % 20000;
   auto run = std::async(std::launch::async, [&] {
-    // Paced, and a lenient drift limit: CI machines are shared, and what is
-    // tested here is the run and its outputs (the verdict has its own tests).
-    // Under AddressSanitizer freed memory sits in its quarantine (256 MB), so
-    // RSS climbs for a while: not a leak (LeakSanitizer checks those).
     return run_vpipe(
         "soak --device cpu --duration 4 --fps 400 --interval 0.25 --size 320x240 --vf "
-        "\"resize=160x120,blur=1\" --workload ladder --ladder-every 40 --max-drift 1000 " +
-        std::string(kAsan ? "--max-growth 1000 " : "") + "--out " + out.string() +
-        " --metrics-port " + std::to_string(port));
+        "\"resize=160x120,blur=1\" --workload ladder --ladder-every 40 --out " +
+        out.string() + " --metrics-port " + std::to_string(port));
   });
   // While it runs: the endpoint answers with the gauges (retry until it is up).
   httplib::Client client("127.0.0.1", port);
@@ -59,8 +51,7 @@ TEST(SoakCli, ShortCpuSoakWritesItsReportAndPasses) {
   EXPECT_NE(body.find("vpipe_soak_frames_total{strategy=\"cpu\"}"), std::string::npos) << body;
   EXPECT_NE(body.find("vpipe_soak_host_rss_mb{strategy=\"cpu\"}"), std::string::npos) << body;
   const auto r = run.get();
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("| cpu | PASS |"), std::string::npos) << r.out;
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out << r.err;
   for (const char* f :
        {"samples.csv", "soak.json", "report.html", "fps.png", "latency_p99.png", "rss.png"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
@@ -68,7 +59,9 @@ TEST(SoakCli, ShortCpuSoakWritesItsReportAndPasses) {
   std::ifstream jf(out / "soak.json");
   const auto j = nlohmann::json::parse(jf);
   EXPECT_EQ(j["device"], "cpu");
-  EXPECT_TRUE(j["pass"].get<bool>());
+  const bool pass = j["pass"].get<bool>();
+  EXPECT_EQ(r.exit_code == 0, pass);
+  EXPECT_NE(r.out.find(pass ? "| cpu | PASS |" : "| cpu | FAIL |"), std::string::npos) << r.out;
   const auto& samples = j["runs"][0]["samples"];
   EXPECT_GE(samples.size(), 12u) << "4 s at 0.25 s";
   std::set<int> widths;
@@ -82,6 +75,25 @@ TEST(SoakCli, ShortCpuSoakWritesItsReportAndPasses) {
   std::string header;
   std::getline(csv, header);
   EXPECT_EQ(header.rfind("strategy,t_s,frames,fps,p50_ms,p99_ms", 0), 0u) << header;
+  fs::remove_all(out);
+}
+
+// A steady workload passes the verdict at its default thresholds (10 % growth,
+// 50 % p99 drift, no failure): the thresholds a user gets. A 30-ms stage sets
+// the latency, so the drift measures the pipeline rather than the scheduler of
+// a shared 2-core machine (with ~2 ms frames, one busy second there read as
+// +141 %; with this stage, six runs under a build stayed within ±6 %).
+TEST(SoakCli, ASteadyCpuSoakPassesAtTheDefaultThresholds) {
+  if (kUnderAsan)
+    GTEST_SKIP() << "under AddressSanitizer freed memory sits in its quarantine, so RSS grows "
+                    "by design; the release build runs this check";
+  const auto out = fresh_dir("steady");
+  const auto r = run_vpipe(
+      "soak --device cpu --duration 4 --fps 25 --interval 0.25 --size 320x240 --vf "
+      "\"resize=160x120,delay=ms=30\" --workload constant --out " +
+      out.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("| cpu | PASS |"), std::string::npos) << r.out;
   fs::remove_all(out);
 }
 

@@ -41,8 +41,8 @@ class CudaTranscode : public ::testing::Test {
     return frames;
   }
   // `vf` on 30 frames, CPU path and NVDEC + CUDA path, through ffv1: checks
-  // the GPU's frames against the CPU's (≥ 40 dB each) and that NVDEC decoded;
-  // returns the GPU run's report.
+  // the GPU's frames against the CPU's (≥ 48 dB each: the kernels are within 2 LSB) and that NVDEC
+  // decoded; returns the GPU run's report.
   nlohmann::json nvdec_against_cpu(const std::string& name, const std::string& vf) {
     const std::string common = " --encoder ffv1 --frames 30 --vf \"" + vf + "\"";
     const auto cpu = run(path(name + "_cpu.mkv"), "--device cpu" + common);
@@ -54,7 +54,7 @@ class CudaTranscode : public ::testing::Test {
     double worst = INFINITY;
     for (std::size_t i = 0; i < std::min(gpu.size(), cpu.size()); ++i)
       worst = std::min(worst, frame_psnr(gpu[i], cpu[i]));
-    EXPECT_GE(worst, 40.0) << "lowest per-frame PSNR against the CPU path";
+    EXPECT_GE(worst, 48.0) << "lowest per-frame PSNR against the CPU path";
     std::ifstream rf(report);
     const auto j = nlohmann::json::parse(rf);
     EXPECT_EQ(j["decode"], "nvdec");
@@ -86,7 +86,7 @@ TEST_F(CudaTranscode, EveryStrategyStagingAndDecoderMatchesTheCpuPath) {
           ASSERT_EQ(gpu[i].pts, cpu[i].pts) << name << ": timestamps are kept";
           worst = std::min(worst, frame_psnr(gpu[i], cpu[i]));
         }
-        EXPECT_GE(worst, 40.0) << name << ": lowest per-frame PSNR against the CPU path";
+        EXPECT_GE(worst, 48.0) << name << ": lowest per-frame PSNR against the CPU path";
         const auto s = summarize(out);
         EXPECT_EQ(s.audio_packets, cpu_summary.audio_packets) << name;
         std::ifstream rf(report);
@@ -216,7 +216,7 @@ TEST_F(CudaTranscode, CustomFilterPluginRunsOnTheGpu) {
   const auto gpu = run(path("vig_gpu.mkv"), "--device cuda" + common);
   ASSERT_EQ(cpu.size(), 10u);
   ASSERT_EQ(gpu.size(), cpu.size());
-  for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 40.0) << i;
+  for (std::size_t i = 0; i < gpu.size(); ++i) EXPECT_GE(frame_psnr(gpu[i], cpu[i]), 48.0) << i;
 }
 
 // --streams: several pipelines in one process share one strategy on the
@@ -296,7 +296,7 @@ TEST_F(CudaTranscode, CpuDecodedFramesTurnRgbBetweenCudaFilters) {
   ASSERT_EQ(cpu.size(), gpu.size());
   double worst = INFINITY;
   for (std::size_t i = 0; i < gpu.size(); ++i) worst = std::min(worst, frame_psnr(gpu[i], cpu[i]));
-  EXPECT_GE(worst, 40.0);
+  EXPECT_GE(worst, 48.0);
   std::ifstream rf(report);
   const auto j = nlohmann::json::parse(rf);
   std::string stages;
