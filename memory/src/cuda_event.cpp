@@ -7,20 +7,17 @@
 namespace vpipe {
 
 CudaEvent::CudaEvent(Timing timing) {
-  VPIPE_CUDA_TRY(cudaGetDevice(&device_));
   VPIPE_CUDA_TRY(cudaEventCreateWithFlags(
       &event_, timing == Timing::kOn ? cudaEventDefault : cudaEventDisableTiming));
 }
 CudaEvent::~CudaEvent() {
   if (event_) cudaEventDestroy(event_);
 }
-CudaEvent::CudaEvent(CudaEvent&& other) noexcept
-    : event_(std::exchange(other.event_, nullptr)), device_(other.device_) {}
+CudaEvent::CudaEvent(CudaEvent&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
 CudaEvent& CudaEvent::operator=(CudaEvent&& other) noexcept {
   if (this != &other) {
     if (event_) cudaEventDestroy(event_);
     event_ = std::exchange(other.event_, nullptr);
-    device_ = other.device_;
   }
   return *this;
 }

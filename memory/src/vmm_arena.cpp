@@ -179,15 +179,15 @@ void VmmArena::give_back(std::size_t offset, std::size_t bytes) {
 void VmmArena::reclaim_ready() {
   // Oldest first; once a stream's fence is not done, its later ones are not
   // either: one query per stream with work in flight, not one per free.
-  std::vector<cudaStream_t> behind;
+  behind_.clear();
   std::size_t kept = 0;
   for (auto& p : pending_) {
-    const bool stream_behind = std::find(behind.begin(), behind.end(), p.stream) != behind.end();
+    const bool stream_behind = std::find(behind_.begin(), behind_.end(), p.stream) != behind_.end();
     if (!stream_behind && fences_->ready(p.fence)) {
       fences_->release(p.fence);
       give_back(p.offset, p.bytes);
     } else {
-      if (!stream_behind) behind.push_back(p.stream);
+      if (!stream_behind) behind_.push_back(p.stream);
       pending_[kept++] = p;
     }
   }

@@ -1,8 +1,8 @@
 // The one CUDA event wrapper: CudaEvent owns an event (timing off unless
 // asked). CudaFences, the frames' ReadyEvent, the release of decoder surfaces
 // and the benches use it. Events are not recycled between frames: on the H200
-// a per-device free list of events made the NVDEC pipeline 4–6 % slower than
-// creating one per use (docs/results/event-pool-ab-h200-2026-12-01-3415dc5).
+// a per-device free list of events made the NVDEC pipeline about 4 % slower
+// than creating one per use (docs/results/event-pool-ab-h200-2026-12-01-3415dc5).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -28,11 +28,9 @@ class CudaEvent {
   // Milliseconds from `start` to this event (both recorded with Timing::kOn; waits for this one).
   [[nodiscard]] float elapsed_ms_since(const CudaEvent& start) const;
   [[nodiscard]] cudaEvent_t get() const { return event_; }
-  [[nodiscard]] int device() const { return device_; }
 
  private:
   cudaEvent_t event_{};
-  int device_ = 0;
 };
 
 // An event recorded on the producer's stream: "the work enqueued so far is done".

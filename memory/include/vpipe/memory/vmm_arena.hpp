@@ -101,6 +101,7 @@ class VmmArena final : public DeviceMemoryResource {
   std::vector<std::uint32_t> chunk_users_;  // blocks (live or pending) touching each chunk
   std::vector<bool> chunk_mapped_;
   std::vector<Pending> pending_;
+  std::vector<cudaStream_t> behind_;  // reclaim_ready's scratch: no allocation per call
   std::size_t mapped_ = 0, used_ = 0, maps_ = 0, unmaps_ = 0;
 };
 

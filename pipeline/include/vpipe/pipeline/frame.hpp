@@ -53,7 +53,8 @@ struct PlaneLayout {
 };
 [[nodiscard]] PlaneLayout plane_layout(const FrameFormat& f);
 [[nodiscard]] bool has_plane_layout(AVPixelFormat pix_fmt);
-// Every sample 8 bits: what vpipe's filters take (the chain narrows 10-bit
+// Every sample 8 bits: what vpipe's filters take, and what a plugin filter
+// should check (has_plane_layout also holds for 16-bit formats; the chain narrows 10-bit
 // input with `to_8bit` first).
 [[nodiscard]] bool is_8bit(AVPixelFormat pix_fmt);
 
