@@ -221,9 +221,23 @@ std::size_t VmmArena::unmap_idle_chunks(std::size_t at_least, std::size_t keep_f
   return freed;
 }
 
-void* VmmArena::do_allocate(std::size_t bytes, cudaStream_t /*stream*/) {
+std::optional<std::size_t> VmmArena::reuse_on_stream(std::size_t size, cudaStream_t stream) {
+  // A block freed on this stream is free for work queued on it after the free:
+  // stream order, no fence query. The oldest, so blocks cycle as in a ring.
+  const auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Pending& p) {
+    return p.stream == stream && p.bytes == size;
+  });
+  if (it == pending_.end()) return std::nullopt;
+  const std::size_t offset = it->offset;
+  fences_->release(it->fence);
+  pending_.erase(it);
+  return offset;  // still counted in used_ and chunk_users_: it never left
+}
+
+void* VmmArena::do_allocate(std::size_t bytes, cudaStream_t stream) {
   std::unique_lock lock(mutex_);
   const std::size_t size = block_bytes(bytes);
+  if (const auto reused = reuse_on_stream(size, stream)) return backing_->base() + *reused;
   reclaim_ready();
   std::optional<std::size_t> offset;
   std::size_t first = 0, last = 0, to_map = 0;

@@ -94,20 +94,20 @@ Frame Frame::allocate_host(const FrameFormat& format) {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (mr_) {
-    mr_->deallocate(ptr_, bytes_, free_stream_);
-    return;
-  }
   if (free_stream_ != owner_stream_) {
-    // The owner (NVDEC's copy into a recycled surface) must not overtake the last reader.
+    // The owner (the strategy's next allocate, NVDEC's copy into a recycled
+    // surface) must not overtake the last reader.
     try {
       RecordedEvent(free_stream_).wait_on(owner_stream_);
     } catch (const std::exception& e) {
-      spdlog::error("releasing a decoder surface: {}; waiting for the device instead", e.what());
+      spdlog::error("releasing a device frame: {}; waiting for the device instead", e.what());
       cudaStreamSynchronize(free_stream_);
     }
   }
-  owner_.reset();
+  if (mr_)
+    mr_->deallocate(ptr_, bytes_, owner_stream_);
+  else
+    owner_.reset();
 }
 
 Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {

@@ -142,6 +142,11 @@ TEST(FreeList, RandomWorkloadKeepsInvariants) {
 
 // ---- VmmArena -------------------------------------------------------------------
 
+namespace {
+// A stream other than the default one the arena tests allocate on.
+const auto kOtherStream = reinterpret_cast<cudaStream_t>(0x20);
+}  // namespace
+
 TEST(VmmArena, MapsChunksOnDemandAndReusesAfterTheFence) {
   auto backing = std::make_unique<FakeBacking>(1024 * MiB);
   auto* fake = backing.get();
@@ -153,8 +158,8 @@ TEST(VmmArena, MapsChunksOnDemandAndReusesAfterTheFence) {
   EXPECT_EQ(fake->mapped.size(), 1u);
   void* b = arena.allocate(30 * MiB, nullptr);  // spans into chunks 1 (and 0's tail)
   EXPECT_EQ(arena.mapped_bytes(), 40 * MiB);
-  arena.deallocate(a, 6 * MiB, nullptr);
-  // The fence has not completed: the block must not be handed out again.
+  arena.deallocate(a, 6 * MiB, kOtherStream);
+  // The fence has not completed: another stream must not be handed the block.
   void* c = arena.allocate(6 * MiB, nullptr);
   EXPECT_NE(c, a) << "reused before the freeing stream's work was done";
   EXPECT_EQ(arena.mapped_bytes(), 60 * MiB) << "so it took a third chunk";
@@ -824,13 +829,40 @@ TEST(VmmArena, ASlowStreamDoesNotStallADeallocateOnAnotherThread) {
   VmmArena arena(o, std::make_unique<FakeBacking>(64 * MiB), std::move(gated));
   void* a = arena.allocate(2 * MiB, nullptr);
   void* b = arena.allocate(1 * MiB, nullptr);
-  arena.deallocate(a, 2 * MiB, nullptr);  // pending on a slow stream
+  arena.deallocate(a, 2 * MiB, kOtherStream);  // pending on a slow stream
   void* c = nullptr;
   expect_deallocate_not_stalled(
       *fences, [&] { c = arena.allocate(2 * MiB, nullptr); },  // needs a's chunk: waits
       [&] { arena.deallocate(b, 1 * MiB, nullptr); });
   EXPECT_EQ(c, a) << "after the wait, the freed block serves the allocation";
   arena.deallocate(c, 2 * MiB, nullptr);
+}
+
+// A block freed on the allocating stream is handed back without asking its
+// fence (stream order makes it safe); another stream still has to wait for it.
+TEST(VmmArena, TheFreeingStreamReusesItsPendingBlockWithoutAFence) {
+  auto gated = std::make_unique<GatedFences>();  // opened only at the end
+  auto* fences = gated.get();
+  VmmOptions o;
+  o.chunk_bytes = 2 * MiB;
+  VmmArena arena(o, std::make_unique<FakeBacking>(64 * MiB), std::move(gated));
+  void* a = arena.allocate(1 * MiB, kStreamA);
+  arena.deallocate(a, 1 * MiB, kStreamA);
+  void* b = arena.allocate(1 * MiB, kStreamB);
+  EXPECT_NE(b, a) << "another stream was handed a block its fence does not cover";
+  void* c = arena.allocate(1 * MiB, kStreamA);
+  EXPECT_EQ(c, a) << "the freeing stream had to wait for its own free";
+  void* d = arena.allocate(512 * 1024, kStreamA);
+  EXPECT_NE(d, a);
+  arena.deallocate(b, 1 * MiB, kStreamB);
+  void* e = arena.allocate(512 * 1024, kStreamB);
+  EXPECT_NE(e, b) << "a pending block of another size is not cut up";
+  for (auto [p, n, s] : {std::tuple{c, 1 * MiB, kStreamA}, {d, 512 * 1024, kStreamA},
+                         {e, 512 * 1024, kStreamB}})
+    arena.deallocate(p, n, s);
+  EXPECT_EQ(*arena.usage().used, 1 * MiB + 2 * 512 * 1024 + 1 * MiB)
+      << "pending blocks still count as used until their fences are done";
+  fences->open();  // the arena's destructor waits for them
 }
 
 // A slow stream's pending block is handed out without any host wait (the

@@ -21,6 +21,9 @@
 // block returns to the free list only once that fence is ready, so a later
 // allocation on any stream never races the freeing stream's work. When the
 // free list can't serve a request, the arena waits on pending fences first.
+// An allocation on the freeing stream itself needs no fence: a pending block of
+// the same size freed there is handed back at once (stream order), so a stage
+// that frees and allocates frames on its own stream makes no CUDA call.
 #pragma once
 
 #include <cstddef>
@@ -78,6 +81,8 @@ class VmmArena final : public DeviceMemoryResource {
   };
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+  // A pending block of `size` freed on `stream` (its offset), taken back whole.
+  std::optional<std::size_t> reuse_on_stream(std::size_t size, cudaStream_t stream);
   void reclaim_ready();  // pending whose fence is done → free list
   // Every pending free → free list, waiting for their fences with the lock
   // released (taken out of pending_ first, so no other thread touches them):

@@ -58,16 +58,24 @@ struct PlaneLayout {
 // input with `to_8bit` first).
 [[nodiscard]] bool is_8bit(AVPixelFormat pix_fmt);
 
-// Device memory of one frame. Either from a memory strategy (it goes back to
-// the strategy when the last Frame holding it lets go, stream-ordered on
-// `free_stream`: the stream of the last work that used it; stages set it
-// before they drop a frame), or owned by someone else, e.g. a surface of
-// FFmpeg's NVDEC frame pool: then the owner's stream is made to wait for the
-// last use before the owner lets the memory be reused.
+// Device memory of one frame. Either from a memory strategy, or owned by
+// someone else (e.g. a surface of FFmpeg's NVDEC frame pool). Either way it
+// is handed back on the stream it came from (`owner_stream`), after that
+// stream has been made to wait for the last work that used it (`free_stream`:
+// stages set it before they drop a frame). A frame is read on the next stage's
+// stream, so without this every free would cross streams, and the strategy's
+// next allocate on the producer's stream would have to order itself after the
+// reader (a driver call per allocate: slab's cudaStreamWaitEvent, the pool's
+// cross-stream reuse); with it, a strategy reuses its own stream's blocks with
+// no CUDA call, and the ordering is paid once, here, on the reader's thread.
 class DeviceBuffer {
  public:
   DeviceBuffer(DeviceMemoryResource& mr, std::size_t bytes, cudaStream_t stream)
-      : mr_(&mr), ptr_(mr.allocate(bytes, stream)), bytes_(bytes), free_stream_(stream) {}
+      : mr_(&mr),
+        ptr_(mr.allocate(bytes, stream)),
+        bytes_(bytes),
+        free_stream_(stream),
+        owner_stream_(stream) {}
   DeviceBuffer(std::shared_ptr<void> owner, void* ptr, std::size_t bytes, cudaStream_t owner_stream)
       : owner_(std::move(owner)),
         ptr_(ptr),
