@@ -857,8 +857,8 @@ TEST(VmmArena, TheFreeingStreamReusesItsPendingBlockWithoutAFence) {
   arena.deallocate(b, 1 * MiB, kStreamB);
   void* e = arena.allocate(512 * 1024, kStreamB);
   EXPECT_NE(e, b) << "a pending block of another size is not cut up";
-  for (auto [p, n, s] : {std::tuple{c, 1 * MiB, kStreamA}, {d, 512 * 1024, kStreamA},
-                         {e, 512 * 1024, kStreamB}})
+  for (auto [p, n, s] :
+       {std::tuple{c, 1 * MiB, kStreamA}, {d, 512 * 1024, kStreamA}, {e, 512 * 1024, kStreamB}})
     arena.deallocate(p, n, s);
   EXPECT_EQ(*arena.usage().used, 1 * MiB + 2 * 512 * 1024 + 1 * MiB)
       << "pending blocks still count as used until their fences are done";
