@@ -394,12 +394,25 @@ void record_stamp(const Frame& frame, MediaCounters& counters) {
   }
 }
 
+void MediaCounters::count_written() {
+  const auto now = Clock::now().time_since_epoch();
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  if (++video_packets_written == kWarmUpFrames) warm_ns = ns;
+  last_written_ns = ns;
+}
+
+double MediaCounters::steady_fps() const {
+  const std::int64_t n = video_packets_written - kWarmUpFrames;
+  const double s = static_cast<double>(last_written_ns - warm_ns) * 1e-9;
+  return n > 0 && s > 0 ? static_cast<double>(n) / s : 0.0;
+}
+
 Flow NullSink::consume(Frame frame) {
   if (frame.ready) frame.ready->synchronize();  // done means computed
   if (read_stamps_) record_stamp(frame, counters_);
   counters_.latency_ns.record(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - frame.origin).count()));
-  counters_.video_packets_written++;
+  counters_.count_written();
   if (tap_) tap_(frame);
   return Flow::kContinue;
 }
@@ -553,7 +566,7 @@ Flow MuxSink::consume(Packet packet) {
     counters_.latency_ns.record(static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - packet.origin)
             .count()));
-    counters_.video_packets_written++;
+    counters_.count_written();
   }
   return Flow::kContinue;
 }

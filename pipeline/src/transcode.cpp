@@ -194,6 +194,7 @@ nlohmann::json TranscodeReport::to_json() const {
           {"copied_streams", copied_streams},
           {"wall_s", wall_s},
           {"fps", fps},
+          {"steady_fps", steady_fps},
           {"latency_ms",
            {{"p50", latency_ms_p50},
             {"p90", latency_ms_p90},
@@ -590,6 +591,7 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
       r.notes.push_back("--read-stamps: no frame carried a stamp (send with --vf stamp,…)");
   }
   r.fps = r.wall_s > 0 ? static_cast<double>(r.video_packets_written) / r.wall_s : 0;
+  r.steady_fps = counters.steady_fps();
   r.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
   r.latency_ms_p90 = static_cast<double>(counters.latency_ns.percentile(0.90)) * 1e-6;
   r.latency_ms_p99 = static_cast<double>(counters.latency_ns.percentile(0.99)) * 1e-6;

@@ -23,6 +23,7 @@ row, so a run cut short still leaves what it measured.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -84,12 +85,15 @@ def looped(inp, k, out_dir):
     return dst
 
 
-def vpipe_run(vpipe, mem, inp, out_dir, n):
+def vpipe_run(vpipe, tool, inp, out_dir, n):
+    """tool: vpipe-MEM (libx264, the peers' settings) or vpipe-MEM-mpeg4 (the OpenCV peers' encoder)."""
+    mem, _, encoder = tool.split("-", 1)[1].partition("-")
     report = os.path.join(out_dir, "report.json")
-    # libx264 with the peers' settings, named (auto would probe for NVENC first: the H200 has none)
+    # the encoder named (auto would probe for NVENC first: the H200 has none)
+    enc = ["--encoder", "mpeg4"] if encoder == "mpeg4" else \
+        ["--encoder", "libx264", "--preset", "veryfast", "--crf", "23"]
     cmd = [vpipe, "transcode", inp, os.path.join(out_dir, "out.mp4"), "--vf", CHAIN, "--mem", mem,
-           "--encoder", "libx264", "--preset", "veryfast", "--crf", "23",
-           "--streams", str(n), "--report", report]
+           *enc, "--streams", str(n), "--report", report]
     wall, res = run_parallel([cmd])
     keep_output(out_dir, res)
     [(rc, _, err)] = res
@@ -103,7 +107,10 @@ def vpipe_run(vpipe, mem, inp, out_dir, n):
         frames = j["aggregate"]["frames_written"]
         inner = j["aggregate"]["wall_s"]
     # The process's wall time (opening files, NVDEC set-up included), like the peers'.
-    return {"frames": frames, "wall_s": wall, "fps": frames / wall, "pipeline_wall_s": inner}
+    r = {"frames": frames, "wall_s": wall, "fps": frames / wall, "pipeline_wall_s": inner}
+    if n == 1:
+        r["steady_fps"] = j.get("steady_fps", 0.0)
+    return r
 
 
 def peer_run(script, inp, out_dir, n, extra=()):
@@ -115,15 +122,34 @@ def peer_run(script, inp, out_dir, n, extra=()):
              "--size", SIZE, "--sigma", str(SIGMA), *extra] for k in range(n)]
     wall, res = run_parallel(cmds, env=py_env)
     keep_output(out_dir, res)
-    frames, errors = 0, []
+    frames, errors, lines = 0, [], []
     for rc, out, err in res:
         if rc != 0:
             errors.append(last_line(err, rc))
             continue
-        frames += json.loads(out.strip().splitlines()[-1])["frames"]
+        lines.append(json.loads(out.strip().splitlines()[-1]))
+        frames += lines[-1]["frames"]
     if errors:
         return {"error": errors[0]}
-    return {"frames": frames, "wall_s": wall, "fps": frames / wall}
+    r = {"frames": frames, "wall_s": wall, "fps": frames / wall}
+    if n == 1 and "steady_fps" in lines[0]:
+        r["steady_fps"] = lines[0]["steady_fps"]
+    return r
+
+
+def summary(runs):
+    """A cell over its repeated runs: best and median whole-process fps (and steady-state where
+    the tool reports it); "fps" is the median, what the one-run tables read."""
+    ok = [r for r in runs if "fps" in r]
+    if len(ok) < len(runs):
+        return {"error": next(r["error"] for r in runs if "error" in r), "runs": runs}
+    cell = {"runs": runs, "fps": statistics.median(r["fps"] for r in ok),
+            "fps_best": max(r["fps"] for r in ok)}
+    steady = [r["steady_fps"] for r in ok if r.get("steady_fps")]
+    if len(steady) == len(ok):
+        cell["steady_fps"] = statistics.median(steady)
+        cell["steady_fps_best"] = max(steady)
+    return cell
 
 
 def table(tools, results):
@@ -155,6 +181,9 @@ def main():
     ap.add_argument("--table", help="markdown table, rewritten after every row")
     ap.add_argument("--only", default="", help="comma-separated input names to run (default: all)")
     ap.add_argument("--no-warm-up", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per cell, round-robin over the tools; the cell keeps every run, "
+                         "its best and its median")
     a = ap.parse_args()
     RUN_TIMEOUT = a.run_timeout
     tools = a.tools.split(",")
@@ -168,7 +197,7 @@ def main():
     def run_tool(tool, path, d, n):
         os.makedirs(d, exist_ok=True)
         if tool.startswith("vpipe-"):
-            r = vpipe_run(a.vpipe, tool.split("-", 1)[1], path, d, n)
+            r = vpipe_run(a.vpipe, tool, path, d, n)
         elif tool in PEERS:
             r = peer_run(PEERS[tool], path, d, n)
         else:
@@ -189,13 +218,18 @@ def main():
     for inp, folder in inputs:
         path = looped(os.path.join(folder, inp), a.loop, a.out)
         for n in (int(s) for s in a.streams.split(",")):
-            row = {"input": inp, "streams": n, "loop": a.loop}
+            row = {"input": inp, "streams": n, "loop": a.loop, "repeat": a.repeat}
+            runs = {tool: [] for tool in tools}
+            for k in range(a.repeat):  # round-robin: a slow spell of the machine hits every tool
+                for tool in tools:
+                    if a.budget and time.perf_counter() - t_start > a.budget:
+                        runs[tool].append({"error": "not run (time budget spent)"})
+                        continue
+                    sub = f"{inp[:-4]}-{n}-{tool}" + (f"-{k + 1}" if a.repeat > 1 else "")
+                    runs[tool].append(run_tool(tool, path, os.path.join(a.out, sub), n))
+                    print(f"{inp} x{n} {tool} #{k + 1}: {runs[tool][-1]}", file=sys.stderr, flush=True)
             for tool in tools:
-                if a.budget and time.perf_counter() - t_start > a.budget:
-                    row[tool] = {"error": "not run (time budget spent)"}
-                    continue
-                row[tool] = run_tool(tool, path, os.path.join(a.out, f"{inp[:-4]}-{n}-{tool}"), n)
-                print(f"{inp} x{n} {tool}: {row[tool]}", file=sys.stderr, flush=True)
+                row[tool] = summary(runs[tool]) if a.repeat > 1 else runs[tool][0]
             results.append(row)
             with open(os.path.join(a.out, "peers.json"), "w") as f:
                 json.dump(results, f, indent=2)

@@ -7,13 +7,16 @@ with vpipe's settings (veryfast, crf 23), audio copied.
     ffmpeg_cuda.py IN OUT [--size 1280x720] [--sigma 1.5] [--cpu] [--json RESULT.json]
 
 --cpu drops the hwaccel and scales on the CPU (for a machine without a GPU).
-Prints one JSON line: tool, frames, wall_s, fps, the command.
+Prints one JSON line: tool, frames, wall_s, fps, steady_fps (from the progress reports after
+the first 30 frames, 0.1 s apart), the command.
 """
 import argparse
 import json
 import subprocess
 import sys
 import time
+
+from peer_common import WARMUP
 
 
 def main():
@@ -31,25 +34,32 @@ def main():
     else:
         pre = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
         vf = f"scale_cuda={w}:{h},hwdownload,format=nv12,gblur=sigma={a.sigma}"
-    cmd = (["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostats", "-progress", "pipe:1", "-y"]
+    cmd = (["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostats", "-progress", "pipe:1",
+            "-stats_period", "0.1", "-y"]
            + pre + ["-i", a.input, "-vf", vf,
                     # each decoded frame encoded once, as vpipe and the OpenCV peers do (the
                     # constant-rate default duplicates frames when the input's timing jitters)
                     "-fps_mode", "passthrough", "-c:v", "libx264", "-preset", "veryfast", "-crf", "23",
                     "-c:a", "copy", a.output])
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    frames, warm, end = 0, None, None  # warm, end: (time, frames) at the warm-up and the last report
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        for line in p.stdout:  # -progress: a block of key=value lines every -stats_period
+            if line.startswith("frame="):
+                frames = int(line.split("=", 1)[1])
+                end = (time.perf_counter(), frames)
+                if warm is None and frames >= WARMUP:
+                    warm = end
+        err = p.stderr.read()
     wall = time.perf_counter() - t0
     if p.returncode != 0:
-        sys.stderr.write(p.stderr)
-        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        sys.stderr.write(err)
+        last = err.strip().splitlines()[-1] if err.strip() else ""
         raise SystemExit(f"ffmpeg_cuda: ffmpeg failed ({p.returncode}): {last}")
-    frames = 0
-    for line in p.stdout.splitlines():
-        if line.startswith("frame="):
-            frames = int(line.split("=", 1)[1])
+    steady = (end[1] - warm[1]) / (end[0] - warm[0]) if warm and end[0] > warm[0] else 0.0
     result = {"tool": "ffmpeg-cpu" if a.cpu else "ffmpeg-cuda", "frames": frames, "wall_s": wall,
-              "fps": frames / wall if wall > 0 else 0.0, "command": " ".join(cmd)}
+              "fps": frames / wall if wall > 0 else 0.0, "steady_fps": steady,
+              "command": " ".join(cmd)}
     print(json.dumps(result))
     if a.json:
         with open(a.json, "w") as f:

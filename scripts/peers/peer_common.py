@@ -2,8 +2,6 @@
 import argparse
 import json
 
-import cv2
-
 
 def parse_args(doc, extra=(), options=()):
     """IN OUT [--size WxH] [--sigma S] [--json PATH], plus `extra` flags (name, help) and
@@ -24,6 +22,7 @@ def parse_args(doc, extra=(), options=()):
 
 
 def open_capture(path, tool):
+    import cv2  # here, not at the top: ffmpeg_cuda.py shares this module and needs no OpenCV
     cap = cv2.VideoCapture(path)
     if not cap.isOpened():
         raise SystemExit(f"{tool}: cannot open {path}")
@@ -32,6 +31,7 @@ def open_capture(path, tool):
 
 def open_writer(path, fps, size, tool):
     """H.264 where this OpenCV build's FFmpeg backend offers it, else MPEG-4; and which."""
+    import cv2
     for fourcc in ("avc1", "mp4v"):
         w = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*fourcc), fps, size)
         if w.isOpened():

@@ -116,6 +116,7 @@ TEST_F(TranscodeE2E, KeepsFramesTimingAndAudioAndQuality) {
   EXPECT_EQ(j["frames"]["other_packets_written"], in.audio_packets);
   EXPECT_EQ(j["effective_chain"].size(), 2u);
   EXPECT_GT(j["fps"].get<double>(), 0.0);
+  EXPECT_GT(j["steady_fps"].get<double>(), 0.0) << "150 frames: 120 after the warm-up";
   EXPECT_GT(j["latency_ms"]["p99"].get<double>(), 0.0);
   EXPECT_GE(j["latency_ms"]["p99"].get<double>(), j["latency_ms"]["p50"].get<double>());
   ASSERT_GE(j["stages"].size(), 6u);  // demux, decode, 2 filters, encode, mux

@@ -48,6 +48,7 @@ struct TranscodeReport {
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;
+  double steady_fps = 0;  // after the first 30 frames written (MediaCounters::steady_fps)
   double latency_ms_p50 = 0, latency_ms_p90 = 0, latency_ms_p99 = 0, latency_ms_max = 0;
   bool interrupted = false;
   std::vector<StageStats> stages;
