@@ -11,7 +11,12 @@ wall time from the first start to the last end. Prints a markdown table
 summarize.py turns one or more runs' JSON into the RESULTS table.
 
     bench_peers.py --vpipe PATH --inputs DIR --out DIR [--streams 1,4,8] [--tools …]
-                   [--loop K] [--run-timeout S] [--budget S] [--table FILE]
+                   [--loop K] [--repeat R] [--run-timeout S] [--budget S] [--table FILE]
+
+Tools: vpipe-MEM (libx264 with the peers' settings), vpipe-MEM-mpeg4 (the OpenCV peers'
+encoder), ffmpeg-cuda, torch-opencv, opencv-cpu. --repeat R runs each cell R times,
+round-robin over the tools, and keeps every run, the median (fps, steady_fps) and the best;
+steady_fps (one stream) is each tool's rate after its first 30 frames.
 
 --loop K first writes each input K times over into one file (the ffmpeg tool,
 stream copy), so that every tool reads the same longer input and start-up
