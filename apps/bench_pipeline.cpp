@@ -112,9 +112,8 @@ nlohmann::json bench_row(const PipelineBenchOptions& b, const std::string& decod
   const double ceiling = std::min(dec_only.fps, enc_fps);
   const auto& m = e2e.memory;
   const double frames = static_cast<double>(std::max<std::int64_t>(e2e.video_packets_written, 1));
-  const double allocs =
-      m.is_null() ? 0 : static_cast<double>(m["allocations"].get<std::int64_t>()) / frames;
-  const std::int64_t syncs = m.is_null() ? 0 : m["device_syncs"].get<std::int64_t>();
+  const double allocs = m ? static_cast<double>(m->allocations) / frames : 0;
+  const std::int64_t syncs = m ? m->device_syncs : 0;
   fmt::print(
       "| {} | {} | {} | {} | {:.0f} | {:.0f} | {:.0f} | {:.2f} | {:.1f} / {:.1f} | {:.2f} "
       "| {} |\n",

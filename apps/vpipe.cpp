@@ -162,16 +162,13 @@ int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_p
 
 void print_summary(const vpipe::TranscodeReport& r) {
   for (const auto& note : r.notes) fmt::print(stderr, "vpipe: {}\n", note);
-  if (!r.memory.is_null())
-    fmt::print(
-        stderr,
-        "vpipe: CUDA path ({} decode), --mem {} --host {}: {} allocations, peak {:.1f} MB, "
-        "allocate p50 {:.2f} µs, {} device syncs, {} failures\n",
-        r.decode, r.memory["strategy"].get<std::string>(),
-        r.memory["host_staging"].get<std::string>(), r.memory["allocations"].get<std::int64_t>(),
-        static_cast<double>(r.memory["bytes_peak"].get<std::int64_t>()) / 1e6,
-        r.memory["allocate_us"]["p50"].get<double>(), r.memory["device_syncs"].get<std::int64_t>(),
-        r.memory["failures"].get<std::int64_t>());
+  if (const auto& m = r.memory)
+    fmt::print(stderr,
+               "vpipe: CUDA path ({} decode), --mem {} --host {}: {} allocations, peak {:.1f} MB, "
+               "allocate p50 {:.2f} µs, {} device syncs, {} failures\n",
+               r.decode, m->strategy, m->host_staging, m->allocations,
+               static_cast<double>(m->bytes_peak) / 1e6, m->allocate_us.p50, m->device_syncs,
+               m->failures);
   fmt::print(stderr,
              "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 "
              "{:.1f} ms{}{}\n",
@@ -182,12 +179,11 @@ void print_summary(const vpipe::TranscodeReport& r) {
                  ? fmt::format(", {} frames dropped (--drop {})", r.frames_dropped, r.drop)
                  : "",
              r.interrupted ? " (interrupted: output finalized)" : "");
-  if (!r.glass.is_null() && r.glass["frames_with_stamp"].get<std::int64_t>() > 0)
+  if (r.glass && r.glass->frames_with_stamp > 0)
     fmt::print(stderr,
                "vpipe: glass to glass (stamp → encoder): p50 {:.1f} ms p99 {:.1f} ms max {:.1f} ms "
                "over {} frames\n",
-               r.glass["p50"].get<double>(), r.glass["p99"].get<double>(),
-               r.glass["max"].get<double>(), r.glass["frames_with_stamp"].get<std::int64_t>());
+               r.glass->ms.p50, r.glass->ms.p99, r.glass->ms.max, r.glass->frames_with_stamp);
 }
 
 // vpipe run: the config's streams for this shard.

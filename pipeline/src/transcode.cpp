@@ -142,6 +142,62 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   return enc;
 }
 
+// The report's JSON (field names as the committed runs and scripts/results read them).
+using nlohmann::json;
+
+void to_json(json& j, const Percentiles& p) {
+  j = {{"p50", p.p50}, {"p99", p.p99}, {"max", p.max}};
+}
+
+void to_json(json& j, const GlassReport& g) {
+  j = g.ms;
+  j["frames_with_stamp"] = g.frames_with_stamp;
+  j["frames_without"] = g.frames_without;
+  j["steady"] = g.steady_ms;
+  j["steady"]["note"] = "frames read 2 s or more after the first stamp";
+  j["steady"]["frames"] = g.steady_frames;
+}
+
+void to_json(json& j, const InFlightReport& f) {
+  j = {{"limit", f.limit},
+       {"high_water", f.high_water},
+       {"dropped_at_limit", f.dropped_at_limit},
+       {"decoder_waited_s", f.decoder_waited_s}};
+}
+
+void to_json(json& j, const RingReport& r) {
+  j = {{"slots", r.slots}, {"acquires", r.acquires}, {"waits", r.waits}, {"waited_s", r.waited_s}};
+}
+
+void to_json(json& j, const MemoryReport& m) {
+  const auto opt = [](const auto& v) { return v ? json(*v) : json(); };
+  j = {{"strategy", m.strategy},
+       {"allocations", m.allocations},
+       {"bytes_peak", m.bytes_peak},
+       {"bytes_total", m.bytes_total},
+       {"failures", m.failures},
+       {"retries", m.retries},
+       {"failures_after_retry", m.failures_after_retry},
+       {"budget_bytes", opt(m.budget_bytes)},
+       {"device_syncs", m.device_syncs},
+       {"allocate_us", m.allocate_us},
+       {"reserved_bytes", opt(m.reserved_bytes)},
+       {"host_staging", m.host_staging},
+       {"download", m.download},
+       {"pinned_bytes", m.pinned_bytes}};
+  if (m.upload_ring) j["upload_ring"] = *m.upload_ring;
+  if (m.upload)
+    j["upload"] = {{"direct_from_decoder", m.upload->direct_from_decoder},
+                   {"unstaged", m.upload->unstaged}};
+  if (const auto& p = m.decoded_into_pinned)
+    j["decoded_into_pinned"] = {
+        {"frames", p->frames}, {"buffers", p->buffers}, {"bytes", p->bytes}};
+  if (m.download_ring) j["download_ring"] = *m.download_ring;
+  if (const auto& n = m.nvdec_pool)
+    j["nvdec_pool"] = {
+        {"buffers", n->buffers}, {"bytes", n->bytes}, {"decode_surfaces", n->decode_surfaces}};
+}
+
 nlohmann::json TranscodeReport::to_json() const {
   using nlohmann::json;
   auto fmt_json = [](const FrameFormat& f) {
@@ -200,14 +256,14 @@ nlohmann::json TranscodeReport::to_json() const {
             {"p90", latency_ms_p90},
             {"p99", latency_ms_p99},
             {"max", latency_ms_max}}},
-          {"glass_to_glass_ms", glass},
-          {"in_flight", in_flight},
+          {"glass_to_glass_ms", glass ? json(*glass) : json()},
+          {"in_flight", in_flight ? json(*in_flight) : json()},
           {"interrupted", interrupted},
           {"status", !failure.empty() ? "failed: " + failure
                      : decode_errors  ? fmt::format("completed with {} errors", decode_errors)
                                       : std::string(interrupted ? "interrupted" : "ok")},
           {"stages", stages_j},
-          {"memory", memory},
+          {"memory", memory ? json(*memory) : json()},
           {"queues", queues_j},
           {"notes", notes}};
 }
@@ -232,18 +288,14 @@ std::string drop_name(DropPolicy d) {
                                                             : Drop::kBlock));
 }
 
-nlohmann::json ring_json(const PinnedRing& r) {
+RingReport ring_report(const PinnedRing& r) {
   const auto s = r.stats();
-  return {{"slots", r.slot_count()},
-          {"acquires", s.acquires},
-          {"waits", s.waits},
-          {"waited_s", s.waited_s}};
+  return {r.slot_count(), s.acquires, s.waits, s.waited_s};
 }
 
-nlohmann::json percentiles_ms(const Histogram& h) {
-  return {{"p50", static_cast<double>(h.percentile(0.50)) * 1e-6},
-          {"p99", static_cast<double>(h.percentile(0.99)) * 1e-6},
-          {"max", static_cast<double>(h.max()) * 1e-6}};
+Percentiles percentiles(const Histogram& h, double scale) {
+  return {static_cast<double>(h.percentile(0.50)) * scale,
+          static_cast<double>(h.percentile(0.99)) * scale, static_cast<double>(h.max()) * scale};
 }
 
 }  // namespace
@@ -266,7 +318,7 @@ struct TranscodeSession::Parts {
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
   [[nodiscard]] std::int64_t expected_frames() const;
   void collect(TranscodeReport& r) const;
-  [[nodiscard]] nlohmann::json memory_report() const;
+  [[nodiscard]] MemoryReport memory_report() const;
   [[nodiscard]] LiveStats live_stats(Clock::time_point t0) const;
 
   TranscodeOptions o;
@@ -581,12 +633,10 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
   r.stalls = counters.stalls;
   r.reconnects = counters.reconnects;
   if (o.read_stamps) {
-    r.glass = percentiles_ms(counters.glass_ns);
-    r.glass["frames_with_stamp"] = counters.stamps_read.load();
-    r.glass["frames_without"] = counters.stamps_missing.load();
-    r.glass["steady"] = percentiles_ms(counters.glass_steady_ns);
-    r.glass["steady"]["note"] = "frames read 2 s or more after the first stamp";
-    r.glass["steady"]["frames"] = counters.glass_steady_ns.count();
+    r.glass =
+        GlassReport{percentiles(counters.glass_ns, 1e-6), counters.stamps_read.load(),
+                    counters.stamps_missing.load(), percentiles(counters.glass_steady_ns, 1e-6),
+                    static_cast<std::int64_t>(counters.glass_steady_ns.count())};
     if (counters.stamps_read == 0)
       r.notes.push_back("--read-stamps: no frame carried a stamp (send with --vf stamp,…)");
   }
@@ -601,51 +651,41 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
   for (const auto& q : r.queues) r.frames_dropped += static_cast<std::int64_t>(q.dropped);
   if (flight) {
     r.frames_dropped += flight->dropped();
-    r.in_flight = {{"limit", flight->limit()},
-                   {"high_water", flight->high_water()},
-                   {"dropped_at_limit", flight->dropped()},
-                   {"decoder_waited_s", flight->waited_s()}};
+    r.in_flight = InFlightReport{flight->limit(), flight->high_water(), flight->dropped(),
+                                 flight->waited_s()};
   }
   if (strategy) r.memory = memory_report();
 }
 
 // The strategy's statistics and the staging, for the report.
-nlohmann::json TranscodeSession::Parts::memory_report() const {
+MemoryReport TranscodeSession::Parts::memory_report() const {
   const auto st = strategy->stats().stats();
-  const auto& lat = strategy->stats().allocate_latency();
-  const auto usage = strategy->strategy().usage();
-  const std::size_t pinned =
+  MemoryReport m;
+  m.strategy = o.mem;
+  m.allocations = st.count.total;
+  m.bytes_peak = st.bytes.peak;
+  m.bytes_total = st.bytes.total;
+  m.failures = st.failures;
+  m.retries = retry->retries();
+  m.failures_after_retry = retry->failures();
+  m.budget_bytes = o.budget;
+  m.device_syncs = st.device_syncs;
+  m.allocate_us = percentiles(strategy->stats().allocate_latency(), 1e-3);
+  m.reserved_bytes = strategy->strategy().usage().reserved;
+  m.host_staging = name_of(o.host);
+  m.download = o.download_copy ? "copied out of the slot" : "slot is the encoder's frame";
+  m.pinned_bytes =
       graph->pinned_bytes() + (host_pool ? static_cast<std::size_t>(host_pool->bytes()) : 0);
-  nlohmann::json m = {
-      {"strategy", o.mem},
-      {"allocations", st.count.total},
-      {"bytes_peak", st.bytes.peak},
-      {"bytes_total", st.bytes.total},
-      {"failures", st.failures},
-      {"retries", retry->retries()},
-      {"failures_after_retry", retry->failures()},
-      {"budget_bytes", o.budget ? nlohmann::json(*o.budget) : nlohmann::json()},
-      {"device_syncs", st.device_syncs},
-      {"allocate_us",
-       {{"p50", static_cast<double>(lat.percentile(0.5)) / 1e3},
-        {"p99", static_cast<double>(lat.percentile(0.99)) / 1e3},
-        {"max", static_cast<double>(lat.max()) / 1e3}}},
-      {"reserved_bytes", usage.reserved ? nlohmann::json(*usage.reserved) : nlohmann::json()},
-      {"host_staging", name_of(o.host)},
-      {"download", o.download_copy ? "copied out of the slot" : "slot is the encoder's frame"},
-      {"pinned_bytes", pinned}};
-  if (const auto* ring = graph->upload_ring()) m["upload_ring"] = ring_json(*ring);
+  if (const auto* ring = graph->upload_ring()) m.upload_ring = ring_report(*ring);
   if (const auto* up = graph->upload_stage())
-    m["upload"] = {{"direct_from_decoder", up->direct()}, {"unstaged", up->unstaged()}};
+    m.upload = MemoryReport::Upload{up->direct(), up->unstaged()};
   if (host_pool)
-    m["decoded_into_pinned"] = {{"frames", host_pool->frames()},
-                                {"buffers", host_pool->buffers()},
-                                {"bytes", host_pool->bytes()}};
-  if (const auto* ring = graph->download_ring()) m["download_ring"] = ring_json(*ring);
+    m.decoded_into_pinned =
+        MemoryReport::PinnedDecode{host_pool->frames(), host_pool->buffers(), host_pool->bytes()};
+  if (const auto* ring = graph->download_ring()) m.download_ring = ring_report(*ring);
   if (nvdec)
-    m["nvdec_pool"] = {{"buffers", nvdec->pool_buffers()},
-                       {"bytes", nvdec->pool_bytes()},
-                       {"decode_surfaces", nvdec->decode_surfaces()}};
+    m.nvdec_pool = MemoryReport::NvdecPool{nvdec->pool_buffers(), nvdec->pool_bytes(),
+                                           nvdec->decode_surfaces()};
   return m;
 }
 

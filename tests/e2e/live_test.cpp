@@ -213,17 +213,15 @@ TEST_F(LiveE2E, VpipeSendsMpegTsOverUdpAndVpipeReceivesIt) {
   EXPECT_EQ(r.input_format.width, 320);
   EXPECT_EQ(r.stalls, 1);
   // Every picture carried its send time through x264 and a 4× downscale.
-  ASSERT_FALSE(r.glass.is_null());
-  EXPECT_EQ(r.glass["frames_with_stamp"], r.video_packets_written);
-  EXPECT_EQ(r.glass["frames_without"], 0);
-  EXPECT_GT(r.glass["p50"].get<double>(), 0.0);
+  ASSERT_TRUE(r.glass);
+  EXPECT_EQ(r.glass->frames_with_stamp, r.video_packets_written);
+  EXPECT_EQ(r.glass->frames_without, 0);
+  EXPECT_GT(r.glass->ms.p50, 0.0);
   // The README's claim for a loopback (80 ms at the median on the H200) with
   // room for a shared 2-core CI machine (3× that under AddressSanitizer,
   // which slows both encoders); a second would hide a regression.
-  EXPECT_LT(r.glass["p50"].get<double>(), kUnderAsan ? 750.0 : 250.0)
-      << "loopback glass to glass, ms";
-  std::printf("glass to glass p50 %.1f ms, p99 %.1f ms\n", r.glass["p50"].get<double>(),
-              r.glass["p99"].get<double>());
+  EXPECT_LT(r.glass->ms.p50, kUnderAsan ? 750.0 : 250.0) << "loopback glass to glass, ms";
+  std::printf("glass to glass p50 %.1f ms, p99 %.1f ms\n", r.glass->ms.p50, r.glass->ms.p99);
 }
 
 TEST_F(LiveE2E, ATcpSourceThatRestartsIsReconnectedAndTheOutputContinues) {
@@ -356,9 +354,10 @@ TEST(InFlight, TheLimitHoldsWaitingOrDroppingAndEveryFrameIsAccountedFor) {
   o.max_in_flight = 1;
   auto r = transcode(o);
   EXPECT_EQ(r.video_packets_written, 60);
-  EXPECT_EQ(r.in_flight["high_water"], 1);
-  EXPECT_EQ(r.in_flight["dropped_at_limit"], 0);
-  EXPECT_GT(r.in_flight["decoder_waited_s"].get<double>(), 0.0) << "the decoder had to wait";
+  ASSERT_TRUE(r.in_flight);
+  EXPECT_EQ(r.in_flight->high_water, 1u);
+  EXPECT_EQ(r.in_flight->dropped_at_limit, 0);
+  EXPECT_GT(r.in_flight->decoder_waited_s, 0.0) << "the decoder had to wait";
   // Drop: paced at 30 fps into a 60 ms stage, at most 3 frames in flight.
   o.output = (dir / "drop.mkv").string();
   o.filters = "resize=320x180,delay=ms=60";
@@ -366,8 +365,9 @@ TEST(InFlight, TheLimitHoldsWaitingOrDroppingAndEveryFrameIsAccountedFor) {
   o.drop = Drop::kDropNewest;
   o.max_in_flight = 3;
   r = transcode(o);
-  EXPECT_LE(r.in_flight["high_water"].get<int>(), 3);
-  EXPECT_GT(r.in_flight["dropped_at_limit"].get<int>(), 10) << "a 60 ms stage cannot take 30 fps";
+  ASSERT_TRUE(r.in_flight);
+  EXPECT_LE(r.in_flight->high_water, 3u);
+  EXPECT_GT(r.in_flight->dropped_at_limit, 10) << "a 60 ms stage cannot take 30 fps";
   EXPECT_EQ(r.video_packets_written + r.frames_dropped, r.frames_decoded)
       << "every frame written or counted";
   EXPECT_EQ(for_each_frame(o.output, [](const Frame&) {}), r.video_packets_written);

@@ -246,7 +246,7 @@ TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
     o.encoder = "ffv1";
     o.filters = kChain;
     o.max_frames = 30;
-    const auto single = transcode(TranscodeOptions(o)).memory["allocations"].get<std::int64_t>();
+    const auto single = transcode(TranscodeOptions(o)).memory.value().allocations;
     const auto m = transcode_streams(o, 3);
     ASSERT_EQ(m.streams.size(), 3u);
     for (int k = 1; k <= 3; ++k) {
@@ -259,8 +259,7 @@ TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
     // One strategy: the report of the stream that ends last counts (nearly)
     // all three streams' allocations, not only its own.
     std::int64_t most = 0;
-    for (const auto& r : m.streams)
-      most = std::max(most, r.memory["allocations"].get<std::int64_t>());
+    for (const auto& r : m.streams) most = std::max(most, r.memory.value().allocations);
     EXPECT_GE(most, single * 5 / 2) << mem << ": one stream alone made " << single;
   }
 }

@@ -25,6 +25,64 @@
 
 namespace vpipe {
 
+// Three quantiles of a histogram, in the unit the field's name gives.
+struct Percentiles {
+  double p50 = 0, p99 = 0, max = 0;
+};
+
+// --read-stamps: the age of each picture's stamp when it reaches the encoder.
+struct GlassReport {
+  Percentiles ms;
+  std::int64_t frames_with_stamp = 0, frames_without = 0;
+  Percentiles steady_ms;  // frames read 2 s or more after the first stamp
+  std::int64_t steady_frames = 0;
+};
+
+// --max-in-flight: the decoder's limit on frames in the pipeline.
+struct InFlightReport {
+  std::size_t limit = 0, high_water = 0;
+  std::int64_t dropped_at_limit = 0;
+  double decoder_waited_s = 0;
+};
+
+// A pinned staging ring's use.
+struct RingReport {
+  std::size_t slots = 0, acquires = 0, waits = 0;
+  double waited_s = 0;
+};
+
+// The CUDA path's memory: the strategy's statistics and the staging.
+struct MemoryReport {
+  std::string strategy;
+  std::int64_t allocations = 0, bytes_peak = 0, bytes_total = 0, failures = 0;
+  std::int64_t retries = 0, failures_after_retry = 0, device_syncs = 0;
+  std::optional<std::size_t> budget_bytes, reserved_bytes;
+  Percentiles allocate_us;
+  std::string host_staging, download;
+  std::size_t pinned_bytes = 0;
+  std::optional<RingReport> upload_ring, download_ring;
+  struct Upload {
+    std::int64_t direct_from_decoder = 0, unstaged = 0;
+  };
+  std::optional<Upload> upload;
+  struct PinnedDecode {  // CPU decode straight into pinned buffers
+    std::int64_t frames = 0, buffers = 0, bytes = 0;
+  };
+  std::optional<PinnedDecode> decoded_into_pinned;
+  struct NvdecPool {  // NVDEC's output copies and its decode surfaces
+    std::int64_t buffers = 0, bytes = 0;
+    int decode_surfaces = 0;
+  };
+  std::optional<NvdecPool> nvdec_pool;
+};
+
+// JSON, as the report writes them.
+void to_json(nlohmann::json& j, const Percentiles& p);
+void to_json(nlohmann::json& j, const GlassReport& g);
+void to_json(nlohmann::json& j, const InFlightReport& f);
+void to_json(nlohmann::json& j, const RingReport& r);
+void to_json(nlohmann::json& j, const MemoryReport& m);
+
 struct TranscodeReport {
   std::string input, output, filters, device, decode, encoder;
   std::vector<std::string> effective_chain;  // after negotiation
@@ -43,8 +101,8 @@ struct TranscodeReport {
   bool live = false;                     // a live input (network URL)
   std::string drop;                      // the policy in effect
   std::int64_t stalls = 0, reconnects = 0;
-  nlohmann::json glass;      // --read-stamps: p50/p99/max ms, frames with a stamp
-  nlohmann::json in_flight;  // --max-in-flight: limit, high water, dropped, waited
+  std::optional<GlassReport> glass;         // --read-stamps
+  std::optional<InFlightReport> in_flight;  // --max-in-flight
   int copied_streams = 0;
   double wall_s = 0;
   double fps = 0;
@@ -53,9 +111,9 @@ struct TranscodeReport {
   bool interrupted = false;
   std::vector<StageStats> stages;
   std::vector<QueueStats> queues;
-  std::vector<std::string> notes;  // e.g. "CPU path: no CUDA device"
-  nlohmann::json memory;           // CUDA path: the strategy's statistics and staging
-  std::string failure;             // what ended the run, when it failed mid-way
+  std::vector<std::string> notes;      // e.g. "CPU path: no CUDA device"
+  std::optional<MemoryReport> memory;  // the CUDA path
+  std::string failure;                 // what ended the run, when it failed mid-way
 
   [[nodiscard]] nlohmann::json to_json() const;
   // Damage in the input the run got past, each counted: "completed with N errors".
