@@ -137,9 +137,8 @@ int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_p
                 bool tty) {
   const auto multi = vpipe::transcode_streams(opts, streams);
   if (tty) fmt::print(stderr, "\n");
-  const auto j = multi.to_json();
   fmt::print(stderr, "vpipe: {} streams in {:.2f} s, {:.1f} fps in total\n", streams, multi.wall_s,
-             j["aggregate"]["fps_total"].get<double>());
+             multi.fps_total());
   int rc = 0;
   for (std::size_t i = 0; i < multi.streams.size(); ++i) {
     const auto& r = multi.streams[i];
@@ -156,7 +155,7 @@ int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_p
     if (r.interrupted && rc == 0) rc = 128 + g_signal.load();
     if (r.errors() > 0 && rc == 0) rc = 4;
   }
-  write_json(report_path, j);
+  write_json(report_path, multi.to_json());
   return rc;
 }
 
@@ -247,12 +246,9 @@ int run_fleet(const vpipe::cli::Cli& c) {
              {{"config", c.run_config}, {"shard", c.run_shard}, {"streams", status}});
   int rc = 0;
   for (const auto& s : status) {
-    fmt::print(stderr, "vpipe run: {}: {}, {} restart(s){}\n", s["name"].get<std::string>(),
-               s["state"].get<std::string>(), s["restarts"].get<int>(),
-               s["last_error"].get<std::string>().empty()
-                   ? ""
-                   : "; last error: " + s["last_error"].get<std::string>());
-    if (s["state"] == "gave up") rc = 1;
+    fmt::print(stderr, "vpipe run: {}: {}, {} restart(s){}\n", s.name, s.state, s.restarts,
+               s.last_error.empty() ? "" : "; last error: " + s.last_error);
+    if (s.state == "gave up") rc = 1;
   }
   return g_signal.load() ? 128 + g_signal.load() : rc;
 }

@@ -98,11 +98,16 @@ void StreamSupervisor::run() {
   finished_ = true;
 }
 
-nlohmann::json StreamSupervisor::status() const {
+void to_json(nlohmann::json& j, const StreamStatus& s) {
+  j = {{"name", s.name},   {"input", s.input},       {"output", s.output},
+       {"state", s.state}, {"restarts", s.restarts}, {"last_error", s.last_error},
+       {"runs", s.runs}};
+}
+
+StreamStatus StreamSupervisor::status() const {
   std::lock_guard lock(m_);
-  return {{"name", spec_.name}, {"input", spec_.options.input}, {"output", spec_.options.output},
-          {"state", state_},    {"restarts", restarts_},        {"last_error", last_error_},
-          {"runs", runs_}};
+  return {spec_.name, spec_.options.input, spec_.options.output, state_, restarts_, last_error_,
+          runs_};
 }
 
 bool same_stream(const StreamSpec& a, const StreamSpec& b) {
@@ -145,9 +150,9 @@ bool Fleet::all_finished() const {
   return true;
 }
 
-nlohmann::json Fleet::status() const {
+std::vector<StreamStatus> Fleet::status() const {
   std::lock_guard lock(m_);
-  nlohmann::json out = nlohmann::json::array();
+  std::vector<StreamStatus> out;
   for (const auto& s : retired_) out.push_back(s->status());
   for (const auto& [name, s] : streams_) out.push_back(s->status());
   return out;
@@ -159,15 +164,15 @@ std::string Fleet::metrics_text() const {
   const auto family = [&](const char* name, const char* type, const char* help, auto value) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
     for (const auto& s : all)
-      out += fmt::format("{}{{stream=\"{}\"}} {}\n", name, s["name"].get<std::string>(), value(s));
+      out += fmt::format("{}{{stream=\"{}\"}} {}\n", name, s.name, value(s));
   };
   family("vpipe_stream_restarts_total", "counter",
          "Times the stream was restarted after it failed or ended.",
-         [](const nlohmann::json& s) { return s["restarts"].get<int>(); });
+         [](const StreamStatus& s) { return s.restarts; });
   family("vpipe_stream_up", "gauge", "1 while the stream runs.",
-         [](const nlohmann::json& s) { return s["state"] == "running" ? 1 : 0; });
+         [](const StreamStatus& s) { return s.state == "running" ? 1 : 0; });
   family("vpipe_stream_gave_up", "gauge", "1 once the stream used up its restarts.",
-         [](const nlohmann::json& s) { return s["state"] == "gave up" ? 1 : 0; });
+         [](const StreamStatus& s) { return s.state == "gave up" ? 1 : 0; });
   return out;
 }
 

@@ -19,6 +19,16 @@
 
 namespace vpipe {
 
+// Where one stream of a fleet stands (the report's "streams" entries).
+struct StreamStatus {
+  std::string name, input, output;
+  std::string state;  // starting, running, restarting, done, stopped, gave up
+  int restarts = 0;
+  std::string last_error;
+  nlohmann::json runs;  // each run's TranscodeReport, as written
+};
+void to_json(nlohmann::json& j, const StreamStatus& s);
+
 // One stream's life: runs, fails, waits, runs again; stop() ends it (the
 // output of the run in progress is finalized). Members in the order they
 // must die, last first: the thread goes first.
@@ -31,7 +41,7 @@ class StreamSupervisor {
   void stop();
   [[nodiscard]] bool finished() const { return finished_; }
   [[nodiscard]] const StreamSpec& spec() const { return spec_; }
-  [[nodiscard]] nlohmann::json status() const;  // state, restarts, last error, runs
+  [[nodiscard]] StreamStatus status() const;
 
  private:
   void run();
@@ -58,7 +68,7 @@ class Fleet {
   void apply(const std::vector<StreamSpec>& streams);
   void stop_all();
   [[nodiscard]] bool all_finished() const;
-  [[nodiscard]] nlohmann::json status() const;  // per stream
+  [[nodiscard]] std::vector<StreamStatus> status() const;  // per stream
   // Prometheus series of the supervisors: restarts, up, gave up.
   [[nodiscard]] std::string metrics_text() const;
 

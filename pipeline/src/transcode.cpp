@@ -813,9 +813,19 @@ std::string stream_output_name(const std::string& output, int k) {
       .string();
 }
 
+std::int64_t MultiTranscodeReport::frames_written() const {
+  std::int64_t frames = 0;
+  for (const auto& r : streams) frames += r.video_packets_written;
+  return frames;
+}
+
+double MultiTranscodeReport::fps_total() const {
+  return wall_s > 0 ? static_cast<double>(frames_written()) / wall_s : 0.0;
+}
+
 nlohmann::json MultiTranscodeReport::to_json() const {
   nlohmann::json per = nlohmann::json::array();
-  std::int64_t frames = 0, dropped = 0;
+  std::int64_t dropped = 0;
   double p99_max = 0;
   std::map<int, std::pair<std::int64_t, std::int64_t>> per_gpu;  // device → streams, frames written
   for (std::size_t i = 0; i < streams.size(); ++i) {
@@ -828,7 +838,6 @@ nlohmann::json MultiTranscodeReport::to_json() const {
       per_gpu[gpu].second += streams[i].video_packets_written;
     }
     per.push_back(std::move(j));
-    frames += streams[i].video_packets_written;
     dropped += streams[i].frames_dropped;
     p99_max = std::max(p99_max, streams[i].latency_ms_p99);
   }
@@ -845,10 +854,10 @@ nlohmann::json MultiTranscodeReport::to_json() const {
           {"aggregate",
            {{"streams", streams.size()},
             {"failed", failed},
-            {"frames_written", frames},
+            {"frames_written", frames_written()},
             {"frames_dropped", dropped},
             {"wall_s", wall_s},
-            {"fps_total", wall_s > 0 ? static_cast<double>(frames) / wall_s : 0.0},
+            {"fps_total", fps_total()},
             {"latency_ms_p99_worst_stream", p99_max}}}};
 }
 

@@ -150,6 +150,8 @@ struct MultiTranscodeReport {
   std::vector<std::string> failures;  // per stream, empty when it completed
   std::vector<int> gpus;              // per stream, the device it ran on (-1: the CPU path)
   double wall_s = 0;
+  [[nodiscard]] std::int64_t frames_written() const;  // all streams
+  [[nodiscard]] double fps_total() const;             // all streams' frames over wall_s
   [[nodiscard]] nlohmann::json to_json() const;
 };
 [[nodiscard]] std::string stream_output_name(const std::string& output, int k);
