@@ -101,9 +101,20 @@ std::size_t live_set(const HeadroomOptions& o, const std::string& workload, json
   return peak;
 }
 
+// One strategy's bisection: the smallest passing multiple of the live set (none: even
+// `high` failed) and every probe, as the JSON records them.
+struct Bisection {
+  std::optional<double> multiple;
+  json probes;
+};
+
+void to_json(json& j, const Bisection& b) {
+  j = {{"multiple", b.multiple ? json(*b.multiple) : json()}, {"probes", b.probes}};
+}
+
 // One strategy's bisection (runs on its own thread).
-json bisect_strategy(const HeadroomOptions& o, const std::string& workload,
-                     const std::string& strategy, std::size_t live) {
+Bisection bisect_strategy(const HeadroomOptions& o, const std::string& workload,
+                          const std::string& strategy, std::size_t live) {
   json probes = json::array();
   const auto result = bisect_headroom(o.low, o.high, o.steps, [&](double m) {
     const auto budget = static_cast<std::size_t>(m * static_cast<double>(live));
@@ -115,12 +126,11 @@ json bisect_strategy(const HeadroomOptions& o, const std::string& workload,
     probes.push_back(probe_json(m, budget, p));
     return p.pass;
   });
-  return {{"multiple", result.multiple ? json(*result.multiple) : json()}, {"probes", probes}};
+  return {result.multiple, probes};
 }
 
-std::string cell(const json& s, double high) {
-  return s["multiple"].is_null() ? fmt::format("> {:.2f}×", high)
-                                 : fmt::format("{:.2f}×", s["multiple"].get<double>());
+std::string cell(const Bisection& b, double high) {
+  return b.multiple ? fmt::format("{:.2f}×", *b.multiple) : fmt::format("> {:.2f}×", high);
 }
 
 }  // namespace
@@ -148,7 +158,7 @@ int run_headroom(const HeadroomOptions& o) {
     json w{{"workload", workload}, {"unbudgeted", json::object()}};
     const std::size_t live = live_set(o, workload, w["unbudgeted"]);
     w["live_peak_bytes"] = live;
-    std::vector<json> results(o.strategies.size());
+    std::vector<Bisection> results(o.strategies.size());
     std::vector<std::thread> threads;
     for (std::size_t i = 0; i < o.strategies.size(); ++i)
       threads.emplace_back(
