@@ -394,9 +394,12 @@ void record_stamp(const Frame& frame, MediaCounters& counters) {
   }
 }
 
-void MediaCounters::count_written() {
-  const auto now = Clock::now().time_since_epoch();
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+void MediaCounters::count_written(Clock::time_point origin) {
+  const auto now = Clock::now();
+  latency_ns.record(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - origin).count()));
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   if (++video_packets_written == kWarmUpFrames) warm_ns = ns;
   last_written_ns = ns;
 }
@@ -410,9 +413,7 @@ double MediaCounters::steady_fps() const {
 Flow NullSink::consume(Frame frame) {
   if (frame.ready) frame.ready->synchronize();  // done means computed
   if (read_stamps_) record_stamp(frame, counters_);
-  counters_.latency_ns.record(static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - frame.origin).count()));
-  counters_.count_written();
+  counters_.count_written(frame.origin);
   if (tap_) tap_(frame);
   return Flow::kContinue;
 }
@@ -562,12 +563,7 @@ Flow MuxSink::consume(Packet packet) {
     return Flow::kContinue;
   }
   av_check(av_interleaved_write_frame(output_, pkt), fmt::format("writing '{}'", path_));
-  {
-    counters_.latency_ns.record(static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - packet.origin)
-            .count()));
-    counters_.count_written();
-  }
+  counters_.count_written(packet.origin);
   return Flow::kContinue;
 }
 

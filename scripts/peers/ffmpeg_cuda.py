@@ -14,6 +14,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 
 from peer_common import WARMUP
@@ -43,14 +44,19 @@ def main():
                     "-c:a", "copy", a.output])
     t0 = time.perf_counter()
     frames, warm, end = 0, None, None  # warm, end: (time, frames) at the warm-up and the last report
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+    # stderr to a file, not a pipe: a damaged input's error flood must not fill a pipe nobody
+    # reads while the progress lines are read here
+    with tempfile.TemporaryFile("w+") as err_file, \
+            subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_file, text=True) as p:
         for line in p.stdout:  # -progress: a block of key=value lines every -stats_period
             if line.startswith("frame="):
                 frames = int(line.split("=", 1)[1])
                 end = (time.perf_counter(), frames)
                 if warm is None and frames >= WARMUP:
                     warm = end
-        err = p.stderr.read()
+        p.wait()
+        err_file.seek(0)
+        err = err_file.read()
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         sys.stderr.write(err)

@@ -55,7 +55,8 @@ struct MediaCounters {
   // CUDA set-up), over the time from that frame to the last: the rate without start-up.
   static constexpr std::int64_t kWarmUpFrames = 30;
   std::atomic<std::int64_t> warm_ns{0}, last_written_ns{0};  // steady clock
-  void count_written();                                      // one video frame or packet written
+  // One video frame or packet written: its latency (demux → now), the count, the clocks.
+  void count_written(Clock::time_point origin);
   [[nodiscard]] double steady_fps() const;   // 0 for a run of kWarmUpFrames or fewer
   std::atomic<std::int64_t> stalls{0};       // live input: reads that waited past the stall timeout
   std::atomic<std::int64_t> reconnects{0};   // live input: connections opened again
