@@ -96,6 +96,7 @@ void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts);
 void add_streams_and_gpus(CLI::App* tc, Cli& c);
 void add_bench(Cli& c);
 void add_bench_headroom(Cli& c);
+void add_bench_decode(Cli& c);
 void add_soak(Cli& c);
 
 }  // namespace
@@ -151,6 +152,7 @@ std::unique_ptr<Cli> make_cli() {
       "  vpipe transcode in.mp4 udp://127.0.0.1:5002 --realtime   (MPEG-TS over UDP out, paced)\n"
       "  vpipe transcode in.mp4 null --realtime --streams 8 --mem slab   (8 paced feeds, one GPU)\n"
       "  vpipe bench pipeline in-1080p.mp4 --loop 8\n"
+      "  vpipe bench decode in-1080p.mp4 --sessions 1,7,14 --streams 7,14,28\n"
       "  vpipe run fleet.yaml --metrics-port 9464   (many feeds, restarts, SIGHUP reloads)\n"
       "  vpipe filters\n"
       "  vpipe info");
@@ -167,6 +169,7 @@ std::unique_ptr<Cli> make_cli() {
   app.add_subcommand("info", "show CUDA devices, NVDEC/NVENC availability and library versions");
   add_bench(*c);
   add_bench_headroom(*c);
+  add_bench_decode(*c);
   add_soak(*c);
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
   add_run(*c);
@@ -217,7 +220,7 @@ void add_streams_and_gpus(CLI::App* tc, Cli& c) {
                  "of memory trims and retries twice, then fails with a report");
 }
 
-// --encoder, --crf, --preset, --qscale: what writes OUT.
+// --encoder, --crf, --preset, --qscale, --gop: what writes OUT.
 void add_encoder_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
   tc->add_option("--encoder", topts.encoder,
                  "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says "
@@ -230,6 +233,11 @@ void add_encoder_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
       ->capture_default_str();
   tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")
       ->check(CLI::Range(2, 31))
+      ->capture_default_str();
+  tc->add_option("--gop", topts.gop,
+                 "at most N frames from one keyframe to the next (0: the encoder's default; "
+                 "short GOPs seek faster and let --decode-sessions split the file finer)")
+      ->check(CLI::Range(0, 100000))
       ->capture_default_str();
 }
 
@@ -378,6 +386,40 @@ void add_bench(Cli& cli) {
   bpipe->add_option("--device", popts.device, "cuda, or cpu for one CPU-path row")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+}
+
+void add_bench_decode(Cli& cli) {
+  auto& d = cli.dopts;
+  auto* b = cli.bdec = cli.bench->add_subcommand(
+      "decode",
+      "the machine's raw decode rate with 1…K sessions (packets from memory, frames dropped), "
+      "and in the same run vpipe's --streams N and --decode-sessions K pipelines as fractions "
+      "of it, start-up excluded, with NVML's decoder utilisation (markdown on stdout)");
+  b->add_option("input", d.input, "input video (e.g. 1080p H.264 with regular keyframes)")
+      ->required();
+  b->add_option("--sessions", d.sessions, "raw probe: decoder sessions, one thread each")
+      ->check(CLI::Range(1, 64))
+      ->delimiter(',')
+      ->capture_default_str();
+  b->add_option("--streams", d.streams, "pipelines: transcode --streams N to null")
+      ->check(CLI::Range(1, 256))
+      ->delimiter(',')
+      ->capture_default_str();
+  b->add_option("--segments", d.segments, "one file: transcode --decode-sessions K to null")
+      ->check(CLI::Range(1, 64))
+      ->delimiter(',')
+      ->capture_default_str();
+  b->add_option("--vf", d.filters, "the pipelines' filter chain")->capture_default_str();
+  b->add_option("--decode", d.decode, "nvdec, or cpu (libavcodec; runs without a GPU)")
+      ->check(CLI::IsMember({"cpu", "nvdec"}))
+      ->capture_default_str();
+  b->add_option("--mem", d.mem, "the pipelines' memory strategy")
+      ->check(CLI::IsMember(vpipe::strategy_names()))
+      ->capture_default_str();
+  b->add_option("--loop", d.loop, "read the input N times over per run")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  b->add_option("--json", d.json_path, "write every row as JSON");
 }
 
 void add_bench_headroom(Cli& cli) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_decode.hpp"
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
 #include "soak/headroom.hpp"
@@ -21,7 +22,7 @@ struct Cli {
       "vpipe: real-time video pipelines (decode → filters → encode) with measurable "
       "GPU memory strategies"};
   CLI::App *tc = nullptr, *bench = nullptr, *bmem = nullptr, *bkern = nullptr, *breplay = nullptr,
-           *bpipe = nullptr, *bhead = nullptr, *soak = nullptr, *run = nullptr;
+           *bpipe = nullptr, *bdec = nullptr, *bhead = nullptr, *soak = nullptr, *run = nullptr;
   bool verbose = false;
   std::vector<std::string> plugins;
   vpipe::TranscodeOptions topts;
@@ -34,6 +35,7 @@ struct Cli {
   std::string replay_log, replay_mem = "all";
   double replay_budget = 0;
   vpipe::bench::PipelineBenchOptions popts;
+  vpipe::bench::DecodeBenchOptions dopts;
   vpipe::HeadroomOptions hopts;
   std::string head_probe = "8s", head_size = "1920x1080";
   vpipe::SoakOptions sopts;

@@ -9,6 +9,7 @@
 //   vpipe bench mem        the memory strategies measured (needs a CUDA device)
 //   vpipe bench kernels    the CUDA filter kernels' throughput vs a device copy
 //   vpipe bench pipeline IN transcode throughput per decoder × strategy × staging
+//   vpipe bench decode IN   NVDEC sessions, --streams and --decode-sessions vs raw decode
 //   vpipe bench replay LOG replay an allocation log against the strategies
 //
 // transcode's data flow (each box a thread, each arrow a bounded queue):
@@ -45,6 +46,7 @@ extern "C" {
 }
 #include <opencv2/core/version.hpp>
 
+#include "bench_decode.hpp"
 #include "bench_kernels.hpp"
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
@@ -468,6 +470,7 @@ int main(int argc, char** argv) {
     if (c.bmem->parsed()) return vpipe::bench::run_mem_bench(c.mopts);
     if (c.bkern->parsed()) return vpipe::bench::run_kernel_bench(c.kquick, c.kjson);
     if (c.bpipe->parsed()) return vpipe::bench::run_pipeline_bench(c.popts);
+    if (c.bdec->parsed()) return vpipe::bench::run_decode_bench(c.dopts);
     if (c.bhead->parsed()) return vpipe::run_headroom(c.hopts);
     if (c.soak->parsed()) {
       if (!c.rejudge.empty()) {

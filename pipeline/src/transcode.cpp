@@ -63,10 +63,10 @@ struct OutputFile {
   }
 };
 
-// nvdec_frames_held: frames in flight after an NVDEC decoder (plan's queues).
-UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
-                                  NvdecContext* nvdec = nullptr, int nvdec_frames_held = 0,
-                                  HostFramePool* host_pool = nullptr) {
+}  // namespace
+
+UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, NvdecContext* nvdec,
+                                  int nvdec_frames_held, HostFramePool* host_pool) {
   const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
   if (!codec)
     throw input_error(fmt::format("{}: no decoder for video codec '{}'", o.input,
@@ -87,8 +87,6 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
                                   av_error_text(ret)));
   return dec;
 }
-
-}  // namespace
 
 UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
                                         AVRational time_base, AVRational frame_rate,
@@ -111,6 +109,7 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     enc->color_trc = props->color_trc;
   }
   enc->thread_count = 0;
+  if (o.gop > 0) enc->gop_size = o.gop;
   if (global_header) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   AVDictionary* enc_opts = nullptr;
   const std::string name = codec->name;

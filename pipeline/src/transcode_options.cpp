@@ -56,6 +56,7 @@ const std::vector<OptionKey>& option_keys() {
       {"crf", nullptr, count(&O::crf, 0, 51)},
       {"preset", nullptr, text(&O::preset)},
       {"qscale", nullptr, count(&O::qscale, 1, 31)},
+      {"gop", nullptr, count(&O::gop, 0, 100000)},
       {"queue_depth", nullptr, count<std::size_t>(&O::queue_depth, 1, 4096)},
       {"loop", nullptr, count(&O::loop, 1, 1000000)},
       {"decode_sessions", nullptr, count(&O::decode_sessions, 1, 64)},

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "media_check.hpp"
 #include "vpipe/pipeline/segment_decode.hpp"
@@ -132,4 +135,69 @@ TEST_F(SegmentDecode, TheCommandLineTakesIt) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("3 sessions over"), std::string::npos) << r.err;
   EXPECT_EQ(summarize(out).video_packets, 90);
+}
+
+namespace {
+// The packet numbers of the video keyframes of `path`, in file order.
+std::vector<int> keyframes(const std::string& path) {
+  auto ctx = vpipe::open_input(path);
+  const int v = av_find_best_stream(ctx.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  std::vector<int> keys;
+  auto pkt = vpipe::make_av_packet();
+  for (int n = 0; av_read_frame(ctx.get(), pkt.get()) >= 0; av_packet_unref(pkt.get())) {
+    if (pkt->stream_index != v) continue;
+    if (pkt->flags & AV_PKT_FLAG_KEY) keys.push_back(n);
+    ++n;
+  }
+  return keys;
+}
+}  // namespace
+
+// --gop N: a keyframe at least every N frames (libx264's own default is 250),
+// so a file vpipe writes can be split into that many segments.
+TEST_F(SegmentDecode, TheGopOptionSetsTheLongestKeyframeInterval) {
+  const auto out = (dir_ / "gop.mp4").string();
+  const auto r =
+      run_vpipe("transcode " + kSample + " " + out + " --device cpu --encoder libx264 --gop 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto keys = keyframes(out);
+  ASSERT_GE(keys.size(), 15u);  // 150 frames
+  EXPECT_EQ(keys.front(), 0);
+  for (std::size_t i = 1; i < keys.size(); ++i) EXPECT_LE(keys[i] - keys[i - 1], 10) << i;
+  const auto bad = run_vpipe("transcode " + kSample + " " + out + " --gop -1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
+// `vpipe bench decode --decode cpu`: the three tables measured and written,
+// every row's frames accounted for (runs without a GPU).
+TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
+  const auto path = clip("bench.mp4", "-c:v libx264 -g 12 -bf 2");
+  const auto json_path = (dir_ / "bench.json").string();
+  const auto r =
+      run_vpipe("bench decode " + path +
+                " --decode cpu --sessions 1,2 --streams 1,2 --segments 1,3 --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(json_path);
+  const auto j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["probe"].size(), 2u);
+  for (const auto& row : j["probe"]) {
+    EXPECT_EQ(row["frames"], 90 * row["sessions"].get<int>());
+    EXPECT_EQ(row["errors"], 0);
+    EXPECT_GT(row["steady_fps"].get<double>(), 0);
+    EXPECT_EQ(row["session_fps"].size(), row["sessions"].get<std::size_t>());
+    EXPECT_TRUE(row["decoder_load"].contains("available"));
+  }
+  ASSERT_EQ(j["streams"].size(), 2u);
+  for (const auto& row : j["streams"]) {
+    EXPECT_EQ(row["frames"], 90 * row["streams"].get<int>());
+    EXPECT_EQ(row["failed"], 0);
+    EXPECT_GT(row["fraction_of_probe_same_sessions"].get<double>(), 0);
+  }
+  ASSERT_EQ(j["segments"].size(), 2u);
+  for (const auto& row : j["segments"]) {
+    EXPECT_EQ(row["frames"], 90);
+    EXPECT_TRUE(row["same_timestamps_as_first"].get<bool>());
+  }
+  EXPECT_NE(j["segments"][1]["note"].get<std::string>().find("3 sessions"), std::string::npos);
+  EXPECT_NE(r.out.find("## Raw decode probe"), std::string::npos) << r.out;
 }

@@ -25,6 +25,9 @@
 
 namespace vpipe {
 
+class NvdecContext;
+class HostFramePool;
+
 // Three quantiles of a histogram, in the unit the field's name gives.
 struct Percentiles {
   double p50 = 0, p99 = 0, max = 0;
@@ -130,6 +133,14 @@ class transcode_failed : public std::runtime_error {
       : std::runtime_error(what), report(std::move(r)) {}
   TranscodeReport report;
 };
+
+// Opens `stream`'s decoder the way transcode() does (threads from `o`; NVDEC
+// through `nvdec`, with `nvdec_frames_held` surfaces for frames in flight, or
+// host frames from `host_pool`). Errors name o.input.
+[[nodiscard]] UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
+                                                NvdecContext* nvdec = nullptr,
+                                                int nvdec_frames_held = 0,
+                                                HostFramePool* host_pool = nullptr);
 
 // Opens a video encoder the way transcode() does (quality options from `o`,
 // colour properties from `props` when given).

@@ -1,0 +1,198 @@
+// `vpipe bench decode`: three tables from one process, every rate with its
+// start-up excluded (frames after each session's or stream's first 30, over
+// the time from then to its last), NVML's decoder utilisation beside each:
+//
+//   probe     K raw decoder sessions, packets from memory, frames dropped;
+//   streams   `transcode --streams N` to null through the filter chain, the
+//             sum of the streams' steady rates, as a fraction of the probe
+//             with as many sessions (where measured) and of the probe's best;
+//   segments  one file with `--decode-sessions K` through the chain, against
+//             the first K (1) in the same run, whole-run and steady, and whether
+//             every run gave the same timestamps.
+#include "bench_decode.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/decode_probe.hpp"
+#include "vpipe/pipeline/nvml_load.hpp"
+#include "vpipe/pipeline/transcode.hpp"
+
+namespace vpipe::bench {
+
+namespace {
+
+int current_device(bool gpu) {
+  int device = 0;
+  if (gpu && cudaGetDevice(&device) != cudaSuccess) device = 0;
+  return device;
+}
+
+std::string load_cell(const DecoderLoad& l) {
+  return l.available ? fmt::format("{:.0f} / {:.0f}", l.mean_pct, l.max_pct) : "—";
+}
+
+TranscodeOptions pipeline_options(const DecodeBenchOptions& b) {
+  TranscodeOptions o;
+  o.input = b.input;
+  o.output = "null";
+  o.filters = b.filters;
+  o.decode = from_name<Decode>(b.decode, "decode");
+  o.mem = b.mem;
+  o.loop = b.loop;
+  return o;
+}
+
+struct ProbeTable {
+  nlohmann::json rows = nlohmann::json::array();
+  std::map<int, double> steady_by_sessions;
+  double best = 0;
+};
+
+ProbeTable probe_rows(const DecodeBenchOptions& b, bool gpu) {
+  ProbeTable t;
+  fmt::print(
+      "## Raw decode probe ({}; packets from memory, no filters)\n\n"
+      "| sessions | frames | steady fps | whole fps | slowest session fps | errors | "
+      "NVDEC load mean / max % |\n|---|---|---|---|---|---|---|\n",
+      b.decode);
+  for (const int k : b.sessions) {
+    DecoderLoadSampler sampler(current_device(gpu));
+    const auto r = probe_decode({b.input, k, from_name<Decode>(b.decode, "decode"), b.loop, 0});
+    const DecoderLoad load = sampler.stop();
+    const double slowest =
+        r.session_fps.empty() ? 0 : *std::min_element(r.session_fps.begin(), r.session_fps.end());
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.0f} | {} | {} |\n", k, r.frames, r.steady_fps,
+               r.fps, slowest, r.errors, load_cell(load));
+    std::fflush(stdout);
+    t.steady_by_sessions[k] = r.steady_fps;
+    t.best = std::max(t.best, r.steady_fps);
+    auto row = r.to_json();
+    row["decoder_load"] = load.to_json();
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+nlohmann::json stream_rows(const DecodeBenchOptions& b, const ProbeTable& probe, bool gpu) {
+  nlohmann::json rows = nlohmann::json::array();
+  fmt::print(
+      "\n## vpipe --streams N (decode {}, --vf {}, --mem {}, output null)\n\n"
+      "| streams | frames | steady fps (sum) | whole fps | ÷ probe, same sessions | "
+      "÷ probe's best | failed | NVDEC load mean / max % |\n|---|---|---|---|---|---|---|---|\n",
+      b.decode, b.filters, b.mem);
+  for (const int n : b.streams) {
+    DecoderLoadSampler sampler(current_device(gpu));
+    const auto r = transcode_streams(pipeline_options(b), n);
+    const DecoderLoad load = sampler.stop();
+    double steady = 0;
+    for (const auto& s : r.streams) steady += s.steady_fps;
+    const auto same = probe.steady_by_sessions.find(n);
+    const double vs_same =
+        same != probe.steady_by_sessions.end() && same->second > 0 ? steady / same->second : 0;
+    const double vs_best = probe.best > 0 ? steady / probe.best : 0;
+    const auto failed = std::count_if(r.failures.begin(), r.failures.end(),
+                                      [](const std::string& f) { return !f.empty(); });
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {} | {:.2f} | {} | {} |\n", n, r.frames_written(),
+               steady, r.fps_total(), vs_same > 0 ? fmt::format("{:.2f}", vs_same) : "—", vs_best,
+               failed, load_cell(load));
+    std::fflush(stdout);
+    rows.push_back({{"streams", n},
+                    {"frames", r.frames_written()},
+                    {"steady_fps", steady},
+                    {"fps", r.fps_total()},
+                    {"wall_s", r.wall_s},
+                    {"fraction_of_probe_same_sessions",
+                     vs_same > 0 ? nlohmann::json(vs_same) : nlohmann::json(nullptr)},
+                    {"fraction_of_probe_best", vs_best},
+                    {"failed", failed},
+                    {"decoder_load", load.to_json()}});
+  }
+  return rows;
+}
+
+nlohmann::json segment_rows(const DecodeBenchOptions& b, bool gpu) {
+  nlohmann::json rows = nlohmann::json::array();
+  fmt::print(
+      "\n## One file, --decode-sessions K (decode {}, --vf {}, output null)\n\n"
+      "| sessions | frames | steady fps | whole fps | ÷ 1 session, whole / steady | same pts as 1 "
+      "| decoder note | NVDEC load mean / max % |\n|---|---|---|---|---|---|---|---|\n",
+      b.decode, b.filters);
+  double one_whole = 0, one_steady = 0;
+  std::vector<std::int64_t> first_pts;
+  for (const int k : b.segments) {
+    TranscodeOptions o = pipeline_options(b);
+    o.decode_sessions = k;
+    std::vector<std::int64_t> pts;
+    o.on_frame = [&](const Frame& f) { pts.push_back(f.pts); };
+    DecoderLoadSampler sampler(current_device(gpu));
+    const auto r = transcode(o);
+    const DecoderLoad load = sampler.stop();
+    if (first_pts.empty()) first_pts = pts;
+    if (one_whole == 0) {
+      one_whole = r.fps;
+      one_steady = r.steady_fps;
+    }
+    // Segments come out in bursts, so "steady" (from the 30th frame out) can
+    // start late in a short run: the whole-run ratio is the one to quote.
+    const double whole_ratio = one_whole > 0 ? r.fps / one_whole : 0;
+    const double steady_ratio = one_steady > 0 ? r.steady_fps / one_steady : 0;
+    const bool same = pts == first_pts;
+    std::string note;
+    for (const auto& n : r.notes)
+      if (n.rfind("decode: ", 0) == 0) note = n.substr(8);
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.2f} / {:.2f} | {} | {} | {} |\n", k,
+               r.video_packets_written, r.steady_fps, r.fps, whole_ratio, steady_ratio,
+               same ? "yes" : "NO", note.empty() ? "one decoder" : note, load_cell(load));
+    std::fflush(stdout);
+    rows.push_back({{"decode_sessions", k},
+                    {"frames", r.video_packets_written},
+                    {"steady_fps", r.steady_fps},
+                    {"fps", r.fps},
+                    {"whole_ratio_to_first", whole_ratio},
+                    {"steady_ratio_to_first", steady_ratio},
+                    {"same_timestamps_as_first", same},
+                    {"decode_errors", r.decode_errors},
+                    {"note", note},
+                    {"decoder_load", load.to_json()}});
+  }
+  return rows;
+}
+
+}  // namespace
+
+int run_decode_bench(const DecodeBenchOptions& b) {
+  const bool gpu = b.decode == "nvdec";
+  if (gpu)
+    if (auto why = cuda_unavailable_reason(); !why.empty()) {
+      fmt::print(stderr, "vpipe bench decode: {} (--decode cpu measures the CPU decoder)\n", why);
+      return 1;
+    }
+  const ProbeTable probe = probe_rows(b, gpu);
+  const nlohmann::json streams = stream_rows(b, probe, gpu);
+  const nlohmann::json segments = segment_rows(b, gpu);
+  fmt::print(
+      "\nInput: {} ×{}. Steady: frames after each session's or stream's first 30, over the time "
+      "from its 30th frame to its last. NVDEC load: NVML's decoder utilisation, sampled every "
+      "0.1 s.\n",
+      b.input, b.loop);
+  if (!b.json_path.empty()) {
+    std::ofstream f(b.json_path);
+    f << nlohmann::json{{"input", b.input},     {"loop", b.loop},      {"decode", b.decode},
+                        {"filters", b.filters}, {"mem", b.mem},        {"probe", probe.rows},
+                        {"streams", streams},   {"segments", segments}}
+             .dump(2)
+      << '\n';
+    if (!f) throw std::runtime_error(fmt::format("{}: cannot write the JSON", b.json_path));
+  }
+  return 0;
+}
+
+}  // namespace vpipe::bench
