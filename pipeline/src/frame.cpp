@@ -11,6 +11,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/memory/errors.hpp"
 
 namespace vpipe {
@@ -130,6 +131,20 @@ Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t strea
                                             base, bytes, stream);
   f.ready = std::make_shared<ReadyEvent>(stream);
   return f;
+}
+
+Frame Frame::copy_of_cuda_frame(UniqueAVFrame av, AVRational tb, DeviceMemoryResource& mr,
+                                cudaStream_t stream) {
+  const Frame src = from_cuda_frame(std::move(av), tb, stream);
+  Frame dst = allocate_device(src.format, mr, stream);
+  for (int p = 0; p < src.num_planes; ++p) {
+    const auto k = static_cast<std::size_t>(p);
+    cuda::copy_plane(src.planes[k], dst.planes[k].data, dst.planes[k].pitch,
+                     cudaMemcpyDeviceToDevice, stream);
+  }
+  dst.copy_props_from(src);
+  dst.ready = std::make_shared<ReadyEvent>(stream);
+  return dst;  // src goes now: its buffer's next writer (NVDEC's copy) is on `stream` too
 }
 
 Frame Frame::allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,

@@ -35,9 +35,12 @@ void drain_frames(DecoderSession& s, AVRational tb, std::vector<Frame>& out, std
       continue;
     }
     if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) ++errors;
-    out.push_back(av->format == AV_PIX_FMT_CUDA && s.nvdec
-                      ? Frame::from_cuda_frame(std::move(av), tb, s.nvdec->stream())
-                      : Frame::from_av_frame(std::move(av), tb));
+    // A segment's frames wait for the segments before it: NVDEC's are copied
+    // out, so they do not hold its decode surfaces (32 at most) meanwhile.
+    out.push_back(
+        av->format == AV_PIX_FMT_CUDA && s.nvdec
+            ? Frame::copy_of_cuda_frame(std::move(av), tb, s.nvdec->memory(), s.nvdec->stream())
+            : Frame::from_av_frame(std::move(av), tb));
   }
 }
 

@@ -577,16 +577,17 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
     pipeline.add_stage<Packet, Frame>(std::move(decode), packets, frames);
     return;
   }
-  constexpr std::size_t kNvdecSegment =
-      120;  // frames a session's surfaces hold: a longer GOP → one session
+  // Up to three segments per session wait in device memory (copied out of
+  // NVDEC's surfaces): a longer GOP → one session, so they stay bounded.
+  constexpr std::size_t kNvdecSegment = 120;
   auto session = [this] {
     DecoderSession s;
     std::lock_guard lock(
         sessions_mutex);  // StreamSet and the strategy's first use are not concurrent
     if (plan.nvdec) {
       s.nvdec = std::make_unique<NvdecContext>(*retry, streams.make());
-      s.context = open_decoder(video, o, s.nvdec.get(),
-                               plan.queues.nvdec_extra_surfaces + int{kNvdecSegment});
+      // Its frames are copies (segment_decode.cpp): no surface is held downstream.
+      s.context = open_decoder(video, o, s.nvdec.get(), 2);
     } else {
       s.context = open_decoder(video, o);
     }

@@ -33,8 +33,9 @@ class CudaTranscode : public ::testing::Test {
   std::string path(const std::string& n) const { return (dir_ / n).string(); }
 
   // Decoded frames of a transcode of the sample with `args`.
-  std::vector<Frame> run(const std::string& out, const std::string& args) {
-    const auto r = run_vpipe("transcode " + kSample + " " + out + " " + args);
+  std::vector<Frame> run(const std::string& out, const std::string& args,
+                         const std::string& in = kSample) {
+    const auto r = run_vpipe("transcode " + in + " " + out + " " + args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::vector<Frame> frames;
     for_each_frame(out, [&](const Frame& f) { frames.push_back(f); });
@@ -129,6 +130,31 @@ TEST_F(CudaTranscode, NvdecAndCpuDecodeGiveIdenticalFrames) {
     ASSERT_EQ(nv[i].pts, cpu[i].pts) << i;
     ASSERT_TRUE(std::isinf(frame_psnr(nv[i], cpu[i]))) << "frame " << i << " differs";
   }
+}
+
+// --decode-sessions 4 on NVDEC: the frames, timestamps and order of one
+// session, with no decode error. Segments wait for the ones before them; when
+// their frames held NVDEC's decode surfaces (32 at most), FFmpeg ran out ("No
+// decoder surfaces left"), pictures were lost and re-decoded alone.
+TEST_F(CudaTranscode, NvdecSegmentsGiveOneSessionsFramesWithoutErrors) {
+  const auto clip = path("gop12.mp4");  // keyframes every 12 frames: 13 segments
+  const auto made = run_vpipe("transcode " + kSample + " " + clip +
+                              " --device cpu --encoder libx264 --crf 18 --gop 12");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string common = " --device cuda --decode nvdec --encoder ffv1 --vf invert";
+  const auto one = run(path("seg1.mkv"), common, clip);
+  const auto report = path("seg4.json");
+  const auto four = run(path("seg4.mkv"), "--decode-sessions 4 --report " + report + common, clip);
+  ASSERT_EQ(one.size(), 150u);
+  ASSERT_EQ(four.size(), one.size());
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    ASSERT_EQ(four[i].pts, one[i].pts) << i;
+    ASSERT_TRUE(std::isinf(frame_psnr(four[i], one[i]))) << "frame " << i << " differs";
+  }
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["decode"], "nvdec");
+  EXPECT_EQ(j["frames"]["decode_errors"], 0) << j.dump();
 }
 
 // Whether this machine's NVENC opens an H.264 session, asked of FFmpeg directly

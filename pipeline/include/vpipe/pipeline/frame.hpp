@@ -123,6 +123,11 @@ struct Frame {
   // ready once `stream` (the decoder's) reaches this point; the surface goes
   // back to FFmpeg's pool when the last Frame lets go, after its last use.
   static Frame from_cuda_frame(UniqueAVFrame frame, AVRational time_base, cudaStream_t stream);
+  // The same pixels copied (on `stream`) into a frame from `mr`, and the
+  // decoded frame let go at once: a frame held for long must not keep one of
+  // NVDEC's 32 decode surfaces (FFmpeg: "No decoder surfaces left").
+  static Frame copy_of_cuda_frame(UniqueAVFrame frame, AVRational time_base,
+                                  DeviceMemoryResource& mr, cudaStream_t stream);
   // A new host frame with FFmpeg-aligned planes.
   static Frame allocate_host(const FrameFormat& format);
   // A device frame with 256-byte-aligned plane pitches, in one allocation.

@@ -43,6 +43,7 @@ class NvdecContext {
   void attach(AVCodecContext* decoder, int frames_held);
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  [[nodiscard]] DeviceMemoryResource& memory() const noexcept { return mr_; }
   [[nodiscard]] std::int64_t pool_buffers() const noexcept { return buffers_.load(); }
   [[nodiscard]] std::int64_t pool_bytes() const noexcept { return bytes_.load(); }
   [[nodiscard]] int decode_surfaces() const noexcept { return surfaces_.load(); }
