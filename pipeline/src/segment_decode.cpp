@@ -59,13 +59,14 @@ void send(DecoderSession& s, const AVPacket* pkt, AVRational tb, std::vector<Fra
 
 SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                                        std::optional<std::int64_t> limit, MediaCounters& counters,
-                                       std::size_t max_segment)
+                                       std::size_t max_segment, int per_session)
     : sessions_(std::max(1, sessions)),
       make_session_(std::move(make_session)),
       time_base_(time_base),
       limit_(limit),
       counters_(counters),
-      max_segment_(max_segment) {
+      max_segment_(max_segment),
+      per_session_(std::max(1, per_session)) {
   int device = 0;  // the workers decode on the device their creator had current (see Pipeline::run)
   if (cudaGetDevice(&device) != cudaSuccess) device = 0;
   for (int w = 0; w < sessions_; ++w)
@@ -84,6 +85,34 @@ SegmentDecodeStage::~SegmentDecodeStage() {
   for (auto& t : workers_) t.join();
 }
 
+// What a worker does next, waiting under `lock` until there is something:
+// take a segment, or (have = false) drain its decoder. A worker whose decoder
+// holds the segment the output waits for never drains while more input may
+// come: it says it is starved, the input goes past the window (submit), and
+// the next segment it sends pushes the head's last pictures out. Draining
+// would make FFmpeg set the decoder up again (a restart) and stall every
+// session behind the head. Returns false when stopped with nothing left.
+bool SegmentDecodeStage::next_step(Worker& w, Segment& seg, bool& have,
+                                   std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    const bool head = std::any_of(w.pending.begin(), w.pending.end(),
+                                  [&](const Pending& p) { return p.seg.seq == next_emit_; });
+    if (!todo_.empty() && (todo_.front().seq <= next_emit_ + window() || head)) {
+      seg = std::move(todo_.front());
+      todo_.pop_front();
+      have = true;
+      return true;
+    }
+    if (!w.pending.empty() && ((head && no_more_segments_) || stop_)) return true;  // drain
+    if (stop_) return false;
+    if (head && !w.pending.empty() && starved_ != next_emit_) {
+      starved_ = next_emit_;
+      cv_.notify_all();
+    }
+    cv_.wait(lock);
+  }
+}
+
 // A worker: its own session, its segments one after another (see the header).
 void SegmentDecodeStage::work(int worker) {
   Worker w;
@@ -92,22 +121,7 @@ void SegmentDecodeStage::work(int worker) {
     bool have = false;
     {
       std::unique_lock lock(m_);
-      // With pictures still in its decoder, a worker waits for more work
-      // rather than drain (a restart), unless the segment the output waits
-      // for is one of its own.
-      const auto holds_head = [&] {
-        return std::any_of(w.pending.begin(), w.pending.end(),
-                           [&](const Pending& p) { return p.seg.seq == next_emit_; });
-      };
-      cv_.wait(lock,
-               [&] { return stop_ || !todo_.empty() || (!w.pending.empty() && holds_head()); });
-      if (!todo_.empty()) {
-        seg = std::move(todo_.front());
-        todo_.pop_front();
-        have = true;
-      } else if (w.pending.empty()) {
-        return;  // stopped, nothing left
-      }
+      if (!next_step(w, seg, have, lock)) return;  // stopped, nothing left
     }
     try {
       if (!w.session) w.session.emplace(make_session_());
@@ -276,12 +290,13 @@ void SegmentDecodeStage::submit(Output<Frame>& out) {
   }
   cv_.notify_all();
   // At most three segments per session in flight, so memory stays bounded: one
-  // whose last pictures are still in the decoder, one being sent, one queued
-  // (a worker that finds the queue empty drains its decoder: a restart).
+  // whose last pictures are still in the decoder, one being sent, one queued;
+  // more only while the worker holding the head is starved (next_step).
   (void)emit_ready(out, false);
   std::unique_lock lock(m_);
   cv_.wait(lock, [&] {
-    return error_ || next_seq_ - next_emit_ <= 3 * sessions_ || done_.count(next_emit_);
+    return error_ || next_seq_ - next_emit_ <= window() || done_.count(next_emit_) ||
+           starved_ == next_emit_;
   });
 }
 
@@ -347,6 +362,7 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
   current_.push_back(std::move(packet.pkt));
   if (current_.size() > max_segment_) {  // keyframes too rare: one session from here
     spdlog::info("decode: no keyframe for {} packets: one decoder session from here", max_segment_);
+    end_of_segments();
     if (emit_ready(out, true) == Flow::kStop) return Flow::kStop;
     {
       std::lock_guard lock(m_);
@@ -367,7 +383,16 @@ void SegmentDecodeStage::finish(Output<Frame>& out) {
     return;
   }
   submit(out);
+  end_of_segments();
   (void)emit_ready(out, true);
+}
+
+void SegmentDecodeStage::end_of_segments() {
+  {
+    std::lock_guard lock(m_);
+    no_more_segments_ = true;
+  }
+  cv_.notify_all();
 }
 
 SegmentDecodeStats SegmentDecodeStage::stats() const {

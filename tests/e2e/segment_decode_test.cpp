@@ -201,3 +201,41 @@ TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
   EXPECT_NE(j["segments"][1]["note"].get<std::string>().find("3 sessions"), std::string::npos);
   EXPECT_NE(r.out.find("## Raw decode probe"), std::string::npos) << r.out;
 }
+
+// The output waiting for a segment whose last pictures are still in a
+// session's decoder must not make that session drain (FFmpeg then sets the
+// decoder up again; on the H200 7 sessions restarted 16 times over 61 GOPs and
+// ran slower than 4): with one segment in flight per session the window is
+// always full, and a session still restarts only for the first segment and at
+// the end of the input.
+TEST_F(SegmentDecode, AFullWindowDoesNotRestartTheSessionHoldingTheHead) {
+  const auto path = clip("window.mp4", "-c:v libx264 -g 6 -bf 2");  // 15 GOPs
+  const Seen one = decode_all(path, 1);
+  auto input = vpipe::open_input(path);
+  const int v = av_find_best_stream(input.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  AVStream* video = input->streams[v];
+  vpipe::TranscodeOptions o;
+  o.input = path;
+  vpipe::MediaCounters counters;
+  constexpr int kSessions = 3;
+  vpipe::SegmentDecodeStage stage(
+      kSessions,
+      [&] {
+        return vpipe::DecoderSession{nullptr, vpipe::open_decoder(video, o)};
+      },
+      video->time_base, std::nullopt, counters, 600, /*per_session=*/1);
+  vpipe::BoundedQueue<vpipe::Frame> frames(1000);
+  vpipe::Output<vpipe::Frame> out(&frames);
+  for (auto pkt = vpipe::make_av_packet(); av_read_frame(input.get(), pkt.get()) >= 0;
+       pkt = vpipe::make_av_packet())
+    if (pkt->stream_index == v)
+      ASSERT_EQ(stage.process({std::move(pkt)}, out), vpipe::Flow::kContinue);
+  stage.finish(out);
+  std::vector<std::int64_t> pts;
+  while (auto f = frames.pop()) pts.push_back(f->pts);  // no producer: never blocks
+  ASSERT_EQ(pts.size(), one.frames.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) EXPECT_EQ(pts[i], one.frames[i].first) << i;
+  const auto st = stage.stats();
+  EXPECT_EQ(st.segments, 15);
+  EXPECT_LE(st.restarts, kSessions + 1) << "restarts over " << st.segments << " segments";
+}

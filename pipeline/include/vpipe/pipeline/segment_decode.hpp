@@ -17,9 +17,12 @@
 // alone, which is exactly what one decoder gives. An open GOP continues a
 // session only right after the GOP before it; otherwise it is decoded alone,
 // after the previous GOP. A session drains and flushes (a restart, counted)
-// when it runs out of work, for a segment decoded alone, and where the input
-// starts over. A stream // whose keyframes are further apart than `max_segment` packets (or none at
-// all) is decoded by one session from then on, and the report says so.
+// at the end of the input, for a segment decoded alone, and where the input
+// starts over; never because the output waits for a segment still in its
+// decoder: the input then runs past the window until that session has a next
+// segment to send (next_step). A stream whose keyframes are further apart than
+// `max_segment` packets (or none at all) is decoded by one session from then
+// on, and the report says so.
 #pragma once
 
 #include <condition_variable>
@@ -59,9 +62,10 @@ struct SegmentDecodeStats {
 class SegmentDecodeStage final : public Stage<Packet, Frame> {
  public:
   using Factory = std::function<DecoderSession()>;
+  // per_session: segments in flight per session (the window; memory).
   SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                      std::optional<std::int64_t> limit, MediaCounters& counters,
-                     std::size_t max_segment = 600);
+                     std::size_t max_segment = 600, int per_session = 3);
   ~SegmentDecodeStage() override;  // stops and joins the workers
   [[nodiscard]] std::string name() const override { return "decode (segments)"; }
   Flow process(Packet packet, Output<Frame>& out) override;
@@ -97,6 +101,9 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
     std::int64_t last_seq = -2;  // the segment sent last, while the decoder holds its state
   };
   void work(int worker);
+  bool next_step(Worker& w, Segment& seg, bool& have, std::unique_lock<std::mutex>& lock);
+  void end_of_segments();  // the input has ended: the workers drain what they hold
+  [[nodiscard]] std::int64_t window() const { return std::int64_t{per_session_} * sessions_; }
   void decode_into(Worker& w, Segment seg);
   void alone(Worker& w, Pending p);  // start to end in a clean decoder, then published
   void drain(Worker& w);             // end of stream: every pending segment completes
@@ -114,6 +121,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   std::optional<std::int64_t> limit_;
   MediaCounters& counters_;
   const std::size_t max_segment_;
+  const int per_session_;
   std::vector<UniqueAVPacket> current_, previous_;
   std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
   bool fresh_next_ = true;                // the next segment follows a start-over (or is the first)
@@ -126,6 +134,8 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   SegmentDecodeStats stats_;
   std::exception_ptr error_;
   bool stop_ = false;
+  bool no_more_segments_ = false;
+  std::int64_t starved_ = -1;         // the head segment, while its worker waits for a next one
   std::vector<std::thread> workers_;  // last: they go first
 };
 
