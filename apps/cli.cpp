@@ -97,6 +97,7 @@ void add_streams_and_gpus(CLI::App* tc, Cli& c);
 void add_bench(Cli& c);
 void add_bench_headroom(Cli& c);
 void add_bench_decode(Cli& c);
+void add_bench_chain(Cli& c);
 void add_soak(Cli& c);
 
 }  // namespace
@@ -170,6 +171,7 @@ std::unique_ptr<Cli> make_cli() {
   add_bench(*c);
   add_bench_headroom(*c);
   add_bench_decode(*c);
+  add_bench_chain(*c);
   add_soak(*c);
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
   add_run(*c);
@@ -295,6 +297,12 @@ void add_transcode(Cli& cli) {
       ->capture_default_str();
   add_enum(tc, "--host", topts.host,
            "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable");
+  tc->add_option("--graphs", topts.graphs,
+                 "CUDA path: on: each run of CUDA filters is one stage that launches one CUDA "
+                 "Graph per frame (captured once per frame size; intermediate buffers are graph "
+                 "memory nodes); off: a stage and kernel launches per filter")
+      ->transform(CLI::IsMember({"on", "off"}))
+      ->default_str("off");
   add_encoder_options(tc, topts);
   tc->add_option("--frames", frames, "stop after N video frames")->check(kPositiveCount);
   add_enum(tc, "--fit", topts.fit,
@@ -420,6 +428,34 @@ void add_bench_decode(Cli& cli) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   b->add_option("--json", d.json_path, "write every row as JSON");
+}
+
+void add_bench_chain(Cli& cli) {
+  auto& o = cli.copts;
+  auto* b = cli.bchain = cli.bench->add_subcommand(
+      "chain",
+      "each filter chain's CUDA filters as a stage and launches per filter (--graphs off) "
+      "against one CUDA Graph per frame (--graphs on), side by side, with 1…N streams "
+      "sharing the GPU: steady fps and host µs per frame (markdown on stdout)");
+  b->add_option("input", o.input, "input video")->required();
+  b->add_option("--vf", o.chains, "a chain to measure (repeatable)")->capture_default_str();
+  b->add_option("--streams", o.streams, "streams sharing the GPU")
+      ->check(CLI::Range(1, 256))
+      ->delimiter(',')
+      ->capture_default_str();
+  b->add_option("--decode", o.decode, "nvdec or cpu")
+      ->check(CLI::IsMember({"cpu", "nvdec"}))
+      ->capture_default_str();
+  b->add_option("--mem", o.mem, "memory strategy")
+      ->check(CLI::IsMember(vpipe::strategy_names()))
+      ->capture_default_str();
+  b->add_option("--loop", o.loop, "read the input N times over per run")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  b->add_option("--repeat", o.repeat, "each row N times, the modes alternating")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  b->add_option("--json", o.json_path, "write every row as JSON");
 }
 
 void add_bench_headroom(Cli& cli) {

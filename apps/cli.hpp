@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_chain.hpp"
 #include "bench_decode.hpp"
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
@@ -22,7 +23,8 @@ struct Cli {
       "vpipe: real-time video pipelines (decode → filters → encode) with measurable "
       "GPU memory strategies"};
   CLI::App *tc = nullptr, *bench = nullptr, *bmem = nullptr, *bkern = nullptr, *breplay = nullptr,
-           *bpipe = nullptr, *bdec = nullptr, *bhead = nullptr, *soak = nullptr, *run = nullptr;
+           *bpipe = nullptr, *bdec = nullptr, *bchain = nullptr, *bhead = nullptr, *soak = nullptr,
+           *run = nullptr;
   bool verbose = false;
   std::vector<std::string> plugins;
   vpipe::TranscodeOptions topts;
@@ -36,6 +38,7 @@ struct Cli {
   double replay_budget = 0;
   vpipe::bench::PipelineBenchOptions popts;
   vpipe::bench::DecodeBenchOptions dopts;
+  vpipe::bench::ChainBenchOptions copts;
   vpipe::HeadroomOptions hopts;
   std::string head_probe = "8s", head_size = "1920x1080";
   vpipe::SoakOptions sopts;

@@ -10,6 +10,7 @@
 //   vpipe bench kernels    the CUDA filter kernels' throughput vs a device copy
 //   vpipe bench pipeline IN transcode throughput per decoder × strategy × staging
 //   vpipe bench decode IN   NVDEC sessions, --streams and --decode-sessions vs raw decode
+//   vpipe bench chain IN    CUDA filter chains: launches per filter vs one CUDA Graph
 //   vpipe bench replay LOG replay an allocation log against the strategies
 //
 // transcode's data flow (each box a thread, each arrow a bounded queue):
@@ -46,6 +47,7 @@ extern "C" {
 }
 #include <opencv2/core/version.hpp>
 
+#include "bench_chain.hpp"
 #include "bench_decode.hpp"
 #include "bench_kernels.hpp"
 #include "bench_mem.hpp"
@@ -471,6 +473,7 @@ int main(int argc, char** argv) {
     if (c.bkern->parsed()) return vpipe::bench::run_kernel_bench(c.kquick, c.kjson);
     if (c.bpipe->parsed()) return vpipe::bench::run_pipeline_bench(c.popts);
     if (c.bdec->parsed()) return vpipe::bench::run_decode_bench(c.dopts);
+    if (c.bchain->parsed()) return vpipe::bench::run_chain_bench(c.copts);
     if (c.bhead->parsed()) return vpipe::run_headroom(c.hopts);
     if (c.soak->parsed()) {
       if (!c.rejudge.empty()) {

@@ -1,7 +1,6 @@
 #include "vpipe/pipeline/cuda_stages.hpp"
 
 #include <fmt/format.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <cstring>
 
@@ -10,16 +9,6 @@
 #include "vpipe/pipeline/host_frames.hpp"
 
 namespace vpipe {
-
-namespace {
-class NvtxRange {
- public:
-  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
-  ~NvtxRange() { nvtxRangePop(); }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
-}  // namespace
 
 cudaStream_t StreamSet::make() {
   cudaStream_t s{};

@@ -49,6 +49,18 @@ QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames
     const bool here_on_gpu = cuda && cuda->contains(i);
     if (here_on_gpu && !on_device_) frames = upload(pipeline, std::move(frames), step.in);
     if (!here_on_gpu && on_device_) frames = download(pipeline, std::move(frames), step.in);
+    if (here_on_gpu && cuda_.graphs) {  // this step and the CUDA steps after it: one graph
+      std::vector<ConfiguredFilter> run;
+      for (; i < chain.size() && cuda->contains(i); ++i) run.push_back(std::move(chain[i]));
+      --i;
+      auto next = frame_queue(pipeline, fmt::format("{}→", run.back().label), queues_.frames);
+      auto stage =
+          std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory, cuda_.streams->make());
+      graph_stages_.push_back(stage.get());
+      pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(frames), next);
+      frames = std::move(next);
+      continue;
+    }
     auto next = frame_queue(pipeline, fmt::format("{}→", step.label), queues_.frames);
     if (here_on_gpu)
       pipeline.add_stage<Frame, Frame>(
@@ -65,6 +77,18 @@ QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames
 QueuePtr<Frame> FrameGraph::to_host(Pipeline& pipeline, QueuePtr<Frame> frames,
                                     const FrameFormat& format) {
   return on_device_ ? download(pipeline, std::move(frames), format) : frames;
+}
+
+std::optional<GraphStats> FrameGraph::graph_stats() const {
+  if (graph_stages_.empty()) return std::nullopt;
+  GraphStats sum;
+  for (const auto* g : graph_stages_) {
+    const auto s = g->stats();
+    sum.launches += s.launches;
+    sum.captures += s.captures;
+    sum.updates_refused += s.updates_refused;
+  }
+  return sum;
 }
 
 std::size_t FrameGraph::pinned_bytes() const {

@@ -496,6 +496,7 @@ void TranscodeSession::Parts::make_cuda_path() {
   cuda.streams = &streams;
   cuda.host = o.host;
   cuda.download_copy = o.download_copy;
+  cuda.graphs = o.graphs;
   if (plan.device_memory) {
     if (o.shared_memory) {
       strategy = o.shared_memory;
@@ -620,6 +621,9 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
                     o.decode_sessions, st.segments, st.open_gops, st.restarts,
                     st.fell_back ? "; keyframes too far apart: one session took over" : ""));
   }
+  if (const auto g = graph ? graph->graph_stats() : std::nullopt)
+    r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused",
+                                  g->launches, g->captures, g->updates_refused));
   r.packets_read = counters.packets_read;
   r.frames_decoded = counters.frames_decoded;
   r.frames_encoded = counters.frames_encoded;

@@ -227,9 +227,11 @@ TEST_F(SegmentDecode, AFullWindowDoesNotRestartTheSessionHoldingTheHead) {
   vpipe::BoundedQueue<vpipe::Frame> frames(1000);
   vpipe::Output<vpipe::Frame> out(&frames);
   for (auto pkt = vpipe::make_av_packet(); av_read_frame(input.get(), pkt.get()) >= 0;
-       pkt = vpipe::make_av_packet())
-    if (pkt->stream_index == v)
+       pkt = vpipe::make_av_packet()) {
+    if (pkt->stream_index == v) {
       ASSERT_EQ(stage.process({std::move(pkt)}, out), vpipe::Flow::kContinue);
+    }
+  }
   stage.finish(out);
   std::vector<std::int64_t> pts;
   while (auto f = frames.pop()) pts.push_back(f->pts);  // no producer: never blocks

@@ -209,6 +209,62 @@ TEST_F(CudaTranscode, ResolutionChangeReconfiguresOnTheGpu) {
     }
 }
 
+// --graphs on: the frames of stage-per-filter launches, bit for bit, for
+// chains over every CUDA filter, on NVDEC and on CPU-decoded frames. The
+// first frame runs with launches, the second is captured, every later one is
+// a launch of that graph with its input and output pointers moved.
+TEST_F(CudaTranscode, GraphsGiveTheFramesOfLaunchesBitForBit) {
+  const char* chains[] = {
+      "resize=1280x720,blur=sigma=1.5,eq=brightness=0.05:contrast=1.2,format=rgb24",
+      "resize=640x360,blur=sigma=1.5,invert,flip=h",
+      "crop=w=640:h=360,box=radius=3,unsharp,sobel,grayscale",
+      "pad=w=1296:h=736:color=black,flip=v,blur=sigma=4,resize=960x540:interp=bilinear"};
+  for (const char* vf : chains)
+    for (const char* decode : {"nvdec", "cpu"}) {
+      SCOPED_TRACE(std::string(vf) + " / " + decode);
+      const std::string common =
+          std::string(" --device cuda --encoder ffv1 --frames 12 --decode ") + decode + " --vf \"" +
+          vf + "\"";
+      const auto report = path("graphs.json");
+      const auto off = run(path("launches.mkv"), common);
+      const auto on = run(path("graphs.mkv"), "--graphs on --report " + report + common);
+      ASSERT_EQ(off.size(), 12u);
+      ASSERT_EQ(on.size(), off.size());
+      for (std::size_t i = 0; i < off.size(); ++i) {
+        ASSERT_EQ(on[i].pts, off[i].pts) << i;
+        ASSERT_TRUE(std::isinf(frame_psnr(on[i], off[i]))) << "frame " << i << " differs";
+      }
+      std::ifstream f(report);
+      const auto j = nlohmann::json::parse(f);
+      bool said = false;
+      for (const auto& n : j["notes"])
+        said |= n.get<std::string>() == "graphs: 11 launches, 1 captures, 0 node updates refused";
+      EXPECT_TRUE(said) << j["notes"].dump();
+    }
+}
+
+// --graphs on through size changes: each new size runs once with launches and
+// is captured again; nothing is lost.
+TEST_F(CudaTranscode, GraphsFollowASizeChange) {
+  const auto in = path("switch-graphs.ts");
+  write_size_change_clip(in, {{320, 240}, {640, 480}, {320, 240}}, 10);
+  const std::string common =
+      " --device cuda --encoder ffv1 --decode cpu --vf \"resize=160x120,blur=1,invert\" ";
+  const auto off = run(path("sw-off.mkv"), common, in);
+  const auto report = path("sw.json");
+  const auto on = run(path("sw-on.mkv"), "--graphs on --report " + report + common, in);
+  ASSERT_EQ(off.size(), 30u);
+  ASSERT_EQ(on.size(), off.size());
+  for (std::size_t i = 0; i < off.size(); ++i)
+    ASSERT_TRUE(std::isinf(frame_psnr(on[i], off[i]))) << "frame " << i << " differs";
+  std::ifstream f(report);
+  const auto j = nlohmann::json::parse(f);
+  bool said = false;
+  for (const auto& n : j["notes"])  // 3 sizes: 3 frames with launches, 3 captures
+    said |= n.get<std::string>() == "graphs: 27 launches, 3 captures, 0 node updates refused";
+  EXPECT_TRUE(said) << j["notes"].dump();
+}
+
 // Device memory runs out mid-run (a budget a few frames deep): the strategy
 // is trimmed and the allocation retried, then the run fails cleanly: one
 // error line, exit 1, no partial output, and a report with the retries.

@@ -13,6 +13,8 @@
 // must outlive the pipeline.
 #pragma once
 
+#include <nvtx3/nvToolsExt.h>
+
 #include <deque>
 #include <utility>
 #include <vector>
@@ -23,6 +25,15 @@
 #include "vpipe/pipeline/stage.hpp"
 
 namespace vpipe {
+
+// An NVTX range (nsys shows it) for one stage's work on one frame.
+class NvtxRange {
+ public:
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
 
 // Host frames already in pinned memory (decoded through HostFramePool) are
 // copied from directly, with a pinned ring; others go through a ring slot.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "vpipe/memory/pinned_ring.hpp"
+#include "vpipe/pipeline/cuda_graph.hpp"
 #include "vpipe/pipeline/cuda_stages.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/pipeline.hpp"
@@ -29,6 +30,7 @@ struct CudaPath {
   StreamSet* streams = nullptr;            // one stream per CUDA stage
   HostMemory host = HostMemory::kPinned;   // staging rings
   bool download_copy = false;              // A/B: copy downloads out of the slot
+  bool graphs = false;  // each run of CUDA filters as one CUDA Graph stage (cuda_graph.hpp)
 };
 
 class FrameGraph {
@@ -56,6 +58,8 @@ class FrameGraph {
   [[nodiscard]] const PinnedRing* download_ring() const noexcept { return download_ring_; }
   [[nodiscard]] const UploadStage* upload_stage() const noexcept { return upload_stage_; }
   [[nodiscard]] std::size_t pinned_bytes() const;
+  // --graphs on: every graph stage's launches, captures and refused updates, summed.
+  [[nodiscard]] std::optional<GraphStats> graph_stats() const;
 
  private:
   QueuePtr<Frame> upload(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
@@ -68,6 +72,7 @@ class FrameGraph {
   PinnedRing* upload_ring_ = nullptr;
   PinnedRing* download_ring_ = nullptr;
   UploadStage* upload_stage_ = nullptr;
+  std::vector<const CudaGraphStage*> graph_stages_;
 };
 
 }  // namespace vpipe

@@ -138,8 +138,11 @@ struct TranscodeOptions {
   std::optional<std::size_t> budget;  // CUDA path: device memory cap for the strategy (per GPU)
   std::vector<int>
       gpus;  // several streams: the devices they are placed on (empty: the current one)
-  bool download_copy = false;                   // A/B: copy downloads out of the slot (older way)
-  const std::atomic<int>* interrupt = nullptr;  // non-zero: stop gracefully (SIGINT)
+  bool download_copy = false;  // A/B: copy downloads out of the slot (older way)
+  // The CUDA path: each run of CUDA filters as one stage launching one CUDA
+  // Graph per frame (cuda_graph.hpp) instead of a stage and launches per filter.
+  bool graphs = false;
+  const std::atomic<int>* interrupt = nullptr;                // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
   // Output "null": each frame at the end, valid during the call only (its
   // memory may be a staging slot that goes back to its ring): copy to keep.

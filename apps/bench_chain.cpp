@@ -1,0 +1,105 @@
+// `vpipe bench chain`: per chain × streams × repeat, the two modes one after
+// the other (off, then on), each `transcode --streams N` to null:
+//
+//   steady fps   the streams' frames after their first 30, summed;
+//   host µs      the CUDA filter stages' busy time per frame written, all
+//                streams (the host side of launching: allocations, launches or
+//                graph updates; the GPU runs behind it);
+//   graph note   launches, captures, refused updates (--graphs on).
+#include "bench_chain.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/transcode.hpp"
+
+namespace vpipe::bench {
+
+namespace {
+
+struct ModeRun {
+  double steady_fps = 0, fps = 0, host_us_per_frame = 0;
+  std::int64_t frames = 0, failed = 0;
+  std::string graphs_note;
+};
+
+ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int streams, bool graphs) {
+  TranscodeOptions o;
+  o.input = b.input;
+  o.output = "null";
+  o.filters = chain;
+  o.device = Device::kCuda;
+  o.decode = from_name<Decode>(b.decode, "decode");
+  o.mem = b.mem;
+  o.loop = b.loop;
+  o.graphs = graphs;
+  const auto r = transcode_streams(o, streams);
+  ModeRun m;
+  double host_s = 0;
+  for (const auto& s : r.streams) {
+    m.steady_fps += s.steady_fps;
+    for (const auto& st : s.stages)
+      if (st.name.rfind("cuda", 0) == 0) host_s += st.busy_s;
+    for (const auto& n : s.notes)
+      if (n.rfind("graphs: ", 0) == 0 && m.graphs_note.empty()) m.graphs_note = n.substr(8);
+  }
+  for (const auto& f : r.failures) m.failed += f.empty() ? 0 : 1;
+  m.frames = r.frames_written();
+  m.fps = r.fps_total();
+  m.host_us_per_frame = m.frames ? host_s / static_cast<double>(m.frames) * 1e6 : 0;
+  return m;
+}
+
+nlohmann::json to_json(const ModeRun& m) {
+  return {{"steady_fps", m.steady_fps}, {"fps", m.fps},
+          {"host_us_per_frame", m.host_us_per_frame}, {"frames", m.frames},
+          {"failed", m.failed}, {"graphs_note", m.graphs_note}};
+}
+
+}  // namespace
+
+int run_chain_bench(const ChainBenchOptions& b) {
+  if (auto why = cuda_unavailable_reason(); !why.empty()) {
+    fmt::print(stderr, "vpipe bench chain: {}\n", why);
+    return 1;
+  }
+  fmt::print(
+      "| chain | streams | repeat | launches: steady fps | graphs: steady fps | graphs ÷ "
+      "launches | host µs/frame, launches | host µs/frame, graphs | graph launches, captures, "
+      "refused |\n|---|---|---|---|---|---|---|---|---|\n");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& chain : b.chains)
+    for (const int n : b.streams)
+      for (int rep = 1; rep <= b.repeat; ++rep) {
+        const ModeRun off = run_mode(b, chain, n, false);
+        const ModeRun on = run_mode(b, chain, n, true);
+        const double ratio = off.steady_fps > 0 ? on.steady_fps / off.steady_fps : 0;
+        fmt::print("| {} | {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {} |\n", chain,
+                   n, rep, off.steady_fps, on.steady_fps, ratio, off.host_us_per_frame,
+                   on.host_us_per_frame, on.graphs_note);
+        std::fflush(stdout);
+        rows.push_back({{"chain", chain},
+                        {"streams", n},
+                        {"repeat", rep},
+                        {"launches", to_json(off)},
+                        {"graphs", to_json(on)},
+                        {"graphs_over_launches", ratio}});
+      }
+  fmt::print("\nInput: {} ×{}, decode {}, --mem {}, output null.\n", b.input, b.loop, b.decode,
+             b.mem);
+  if (!b.json_path.empty()) {
+    std::ofstream f(b.json_path);
+    f << nlohmann::json{{"input", b.input}, {"loop", b.loop}, {"decode", b.decode},
+                        {"mem", b.mem},     {"rows", rows}}
+             .dump(2)
+      << '\n';
+    if (!f) throw std::runtime_error(fmt::format("{}: cannot write the JSON", b.json_path));
+  }
+  return 0;
+}
+
+}  // namespace vpipe::bench
