@@ -55,9 +55,12 @@ ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int strea
 }
 
 nlohmann::json to_json(const ModeRun& m) {
-  return {{"steady_fps", m.steady_fps}, {"fps", m.fps},
-          {"host_us_per_frame", m.host_us_per_frame}, {"frames", m.frames},
-          {"failed", m.failed}, {"graphs_note", m.graphs_note}};
+  return {{"steady_fps", m.steady_fps},
+          {"fps", m.fps},
+          {"host_us_per_frame", m.host_us_per_frame},
+          {"frames", m.frames},
+          {"failed", m.failed},
+          {"graphs_note", m.graphs_note}};
 }
 
 }  // namespace
@@ -78,8 +81,8 @@ int run_chain_bench(const ChainBenchOptions& b) {
         const ModeRun off = run_mode(b, chain, n, false);
         const ModeRun on = run_mode(b, chain, n, true);
         const double ratio = off.steady_fps > 0 ? on.steady_fps / off.steady_fps : 0;
-        fmt::print("| {} | {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {} |\n", chain,
-                   n, rep, off.steady_fps, on.steady_fps, ratio, off.host_us_per_frame,
+        fmt::print("| {} | {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {} |\n", chain, n,
+                   rep, off.steady_fps, on.steady_fps, ratio, off.host_us_per_frame,
                    on.host_us_per_frame, on.graphs_note);
         std::fflush(stdout);
         rows.push_back({{"chain", chain},
@@ -93,8 +96,11 @@ int run_chain_bench(const ChainBenchOptions& b) {
              b.mem);
   if (!b.json_path.empty()) {
     std::ofstream f(b.json_path);
-    f << nlohmann::json{{"input", b.input}, {"loop", b.loop}, {"decode", b.decode},
-                        {"mem", b.mem},     {"rows", rows}}
+    f << nlohmann::json{{"input", b.input},
+                        {"loop", b.loop},
+                        {"decode", b.decode},
+                        {"mem", b.mem},
+                        {"rows", rows}}
              .dump(2)
       << '\n';
     if (!f) throw std::runtime_error(fmt::format("{}: cannot write the JSON", b.json_path));

@@ -283,12 +283,9 @@ void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::ui
                    0, stream>>>(dev(src), dev(dst), x, y, fill);
     return;
   }
-  VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, fill, dst.row_bytes(),
-                                   static_cast<std::size_t>(dst.height), stream));
+  fill_plane(dst, fill, stream);
   if (src.width && src.height)
-    VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.row(y) + x * dst.channels, dst.pitch, src.data, src.pitch,
-                                     src.row_bytes(), static_cast<std::size_t>(src.height),
-                                     cudaMemcpyDeviceToDevice, stream));
+    copy_plane(src, dst.row(y) + x * dst.channels, dst.pitch, cudaMemcpyDeviceToDevice, stream);
 }
 
 void pad_edge_plane(const PlaneView& src, const PlaneView& dst, cudaStream_t stream) {

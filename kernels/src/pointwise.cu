@@ -122,6 +122,20 @@ void launch_pointwise(const PlaneView& src, const PlaneView& dst, Op op, cudaStr
 }
 
 // One output byte per thread from its 16-bit little-endian sample.
+// A byte copy / fill of a plane: what cudaMemcpy2DAsync / cudaMemset2DAsync
+// do, as a kernel, for stream capture (--graphs): a kernel node's pointers can
+// be moved in an instantiated graph, a 2D copy's or memset's cannot.
+__global__ void copy_bytes_kernel(const std::uint8_t* s, std::size_t sp, std::uint8_t* d,
+                                  std::size_t dp, int row_bytes, int height) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < row_bytes && y < height) d[y * dp + x] = s[y * sp + x];
+}
+__global__ void fill_bytes_kernel(std::uint8_t* d, std::size_t dp, int row_bytes, int height,
+                                  std::uint8_t v) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < row_bytes && y < height) d[y * dp + x] = v;
+}
+
 __global__ void narrow_kernel(Plane s, Plane d, int shift, int down, unsigned mask) {
   const int e = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
@@ -161,11 +175,34 @@ void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&
   launch_pointwise(src, dst, op, stream);
 }
 
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status{};
+  return cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+         status == cudaStreamCaptureStatusActive;
+}
+
 void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream) {
   if (dst.width == 0 || dst.height == 0) return;
   LaunchScope scope("vpipe::fill_plane", stream);
+  if (capturing(stream)) {
+    const dim3 block(128, 2);
+    const int w = static_cast<int>(dst.row_bytes());
+    fill_bytes_kernel<<<grid2d(w, dst.height, block), block, 0, stream>>>(dst.data, dst.pitch, w,
+                                                                          dst.height, value);
+    return;
+  }
   VPIPE_CUDA_TRY(cudaMemset2DAsync(dst.data, dst.pitch, value, dst.row_bytes(),
                                    static_cast<std::size_t>(dst.height), stream));
+}
+
+void copy_plane_by_kernel(const PlaneView& src, void* dst, std::size_t dst_pitch,
+                          cudaStream_t stream) {
+  if (src.width == 0 || src.height == 0) return;
+  LaunchScope scope("vpipe::copy_plane", stream);
+  const dim3 block(128, 2);
+  const int w = static_cast<int>(src.row_bytes());
+  copy_bytes_kernel<<<grid2d(w, src.height, block), block, 0, stream>>>(
+      src.data, src.pitch, static_cast<std::uint8_t*>(dst), dst_pitch, w, src.height);
 }
 
 void narrow_plane(const PlaneView& src, const PlaneView& dst, int depth, int shift,

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "vpipe/memory/errors.hpp"
 
@@ -80,7 +81,7 @@ struct CudaGraphStage::Captured {
   struct Kernel {
     cudaGraphNode_t node{};
     cudaKernelNodeParams params{};
-    std::vector<std::vector<std::byte>> args;  // each argument's bytes, as captured
+    std::vector<std::vector<std::byte>> args;   // each argument's bytes, as captured
     std::vector<std::vector<PatchSite>> sites;  // per argument
     std::vector<void*> arg_ptrs;
   };
@@ -125,6 +126,9 @@ void CudaGraphStage::Captured::find_sites(const std::vector<PlaneRange>& ranges)
       Kernel k;
       k.node = node;
       VPIPE_CUDA_TRY(cudaGraphKernelNodeGetParams(node, &k.params));
+      if (!k.params.kernelParams)  // arguments packed in `extra`: their pointers cannot be found
+        throw logic_error(
+            "--graphs: a captured kernel passes its arguments packed; run --graphs off");
       bool moves = false;
       for (std::size_t i = 0;; ++i) {
         std::size_t offset = 0, size = 0;
@@ -159,8 +163,8 @@ void CudaGraphStage::Captured::find_sites(const std::vector<PlaneRange>& ranges)
 }
 
 CudaGraphStage::CudaGraphStage(std::vector<ConfiguredFilter> filters, DeviceMemoryResource& mr,
-                               cudaStream_t stream)
-    : filters_(std::move(filters)), mr_(mr), stream_(stream) {}
+                               cudaStream_t stream, cudaStream_t capture_stream)
+    : filters_(std::move(filters)), mr_(mr), stream_(stream), capture_stream_(capture_stream) {}
 
 CudaGraphStage::~CudaGraphStage() = default;
 
@@ -190,7 +194,8 @@ void run_steps(const std::vector<ConfiguredFilter*>& steps, const Frame& in, Fra
                DeviceMemoryResource& inner, cudaStream_t stream) {
   Frame cur = in;
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    Frame next = i + 1 == steps.size() ? result : Frame::allocate_device(steps[i]->out, inner, stream);
+    Frame next =
+        i + 1 == steps.size() ? result : Frame::allocate_device(steps[i]->out, inner, stream);
     steps[i]->filter->process_cuda(cur, next, CudaContext{stream, inner});
     cur = std::move(next);  // the intermediate before goes: freed after its reader, on `stream`
   }
@@ -209,15 +214,18 @@ Flow CudaGraphStage::process(Frame in, Output<Frame>& out) {
   Frame result = Frame::allocate_device(format, mr_, stream_);
   const bool fits = captured_ && same_layout(captured_->in_layout, in) &&
                     same_layout(captured_->out_layout, result);
-  if (!fits && !(warm_ && same_layout(*warm_, in))) {
+  if (!stats_.fallback.empty() || (!fits && !(warm_ && same_layout(*warm_, in)))) {
     captured_.reset();
     run_steps(steps, in, result, mr_, stream_);
     warm_ = Frame{};
     warm_->format = in.format;
     warm_->num_planes = in.num_planes;
     warm_->planes = in.planes;
+  } else if (fits && !update(in, result)) {  // a node cannot move: launches from now on
+    captured_.reset();
+    run_steps(steps, in, result, mr_, stream_);
   } else {
-    if (!fits || !update(in, result)) capture(steps, in, result);
+    if (!fits) capture(steps, in, result);
     VPIPE_CUDA_TRY(cudaGraphLaunch(captured_->exec, stream_));
     ++stats_.launches;
   }
@@ -231,16 +239,16 @@ void CudaGraphStage::capture(const std::vector<ConfiguredFilter*>& steps, const 
                              Frame& result) {
   captured_.reset();
   auto c = std::make_unique<Captured>();
-  VPIPE_CUDA_TRY(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  VPIPE_CUDA_TRY(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeThreadLocal));
   try {
-    run_steps(steps, in, result, graph_memory_, stream_);
+    run_steps(steps, in, result, graph_memory_, capture_stream_);
   } catch (...) {
     cudaGraph_t broken = nullptr;
-    (void)cudaStreamEndCapture(stream_, &broken);
+    (void)cudaStreamEndCapture(capture_stream_, &broken);
     if (broken) cudaGraphDestroy(broken);
     throw;
   }
-  VPIPE_CUDA_TRY(cudaStreamEndCapture(stream_, &c->graph));
+  VPIPE_CUDA_TRY(cudaStreamEndCapture(capture_stream_, &c->graph));
   VPIPE_CUDA_TRY(cudaGraphInstantiate(&c->exec, c->graph, 0));
   c->find_sites(plane_ranges(in, result));
   for (Frame* layout : {&c->in_layout, &c->out_layout}) {
@@ -256,24 +264,30 @@ void CudaGraphStage::capture(const std::vector<ConfiguredFilter*>& steps, const 
 // The captured nodes pointed at the frames before; now at these.
 bool CudaGraphStage::update(const Frame& in, const Frame& result) {
   const auto bases = bases_of(plane_ranges(in, result));
-  auto refused = [&](cudaError_t e) {
+  auto refused = [&](cudaError_t e, const char* what) {
     if (e == cudaSuccess) return false;
     (void)cudaGetLastError();
     ++stats_.updates_refused;
+    stats_.fallback =
+        fmt::format("CUDA refused to move a {} node's pointers ({})", what, cudaGetErrorString(e));
+    spdlog::warn("--graphs: {}: launches from here on", stats_.fallback);
     return true;
   };
   for (auto& k : captured_->kernels) {
     for (std::size_t i = 0; i < k.args.size(); ++i) apply_patch_sites(k.args[i], k.sites[i], bases);
-    if (refused(cudaGraphExecKernelNodeSetParams(captured_->exec, k.node, &k.params))) return false;
+    if (refused(cudaGraphExecKernelNodeSetParams(captured_->exec, k.node, &k.params), "kernel"))
+      return false;
   }
   for (auto& m : captured_->memsets) {
     apply_patch_sites(std::as_writable_bytes(std::span(&m.params.dst, 1)), m.dst, bases);
-    if (refused(cudaGraphExecMemsetNodeSetParams(captured_->exec, m.node, &m.params))) return false;
+    if (refused(cudaGraphExecMemsetNodeSetParams(captured_->exec, m.node, &m.params), "memset"))
+      return false;
   }
   for (auto& c : captured_->memcpys) {
     apply_patch_sites(std::as_writable_bytes(std::span(&c.params.srcPtr.ptr, 1)), c.src, bases);
     apply_patch_sites(std::as_writable_bytes(std::span(&c.params.dstPtr.ptr, 1)), c.dst, bases);
-    if (refused(cudaGraphExecMemcpyNodeSetParams(captured_->exec, c.node, &c.params))) return false;
+    if (refused(cudaGraphExecMemcpyNodeSetParams(captured_->exec, c.node, &c.params), "memcpy"))
+      return false;
   }
   return true;
 }

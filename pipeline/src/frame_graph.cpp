@@ -54,8 +54,8 @@ QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames
       for (; i < chain.size() && cuda->contains(i); ++i) run.push_back(std::move(chain[i]));
       --i;
       auto next = frame_queue(pipeline, fmt::format("{}→", run.back().label), queues_.frames);
-      auto stage =
-          std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory, cuda_.streams->make());
+      auto stage = std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory,
+                                                    cuda_.streams->make(), cuda_.streams->make());
       graph_stages_.push_back(stage.get());
       pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(frames), next);
       frames = std::move(next);
@@ -87,6 +87,7 @@ std::optional<GraphStats> FrameGraph::graph_stats() const {
     sum.launches += s.launches;
     sum.captures += s.captures;
     sum.updates_refused += s.updates_refused;
+    if (sum.fallback.empty()) sum.fallback = s.fallback;
   }
   return sum;
 }

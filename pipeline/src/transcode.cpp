@@ -622,8 +622,9 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
                     st.fell_back ? "; keyframes too far apart: one session took over" : ""));
   }
   if (const auto g = graph ? graph->graph_stats() : std::nullopt)
-    r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused",
-                                  g->launches, g->captures, g->updates_refused));
+    r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused{}",
+                                  g->launches, g->captures, g->updates_refused,
+                                  g->fallback.empty() ? "" : "; then launches: " + g->fallback));
   r.packets_read = counters.packets_read;
   r.frames_decoded = counters.frames_decoded;
   r.frames_encoded = counters.frames_encoded;

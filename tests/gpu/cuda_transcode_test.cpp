@@ -218,7 +218,8 @@ TEST_F(CudaTranscode, GraphsGiveTheFramesOfLaunchesBitForBit) {
       "resize=1280x720,blur=sigma=1.5,eq=brightness=0.05:contrast=1.2,format=rgb24",
       "resize=640x360,blur=sigma=1.5,invert,flip=h",
       "crop=w=640:h=360,box=radius=3,unsharp,sobel,grayscale",
-      "pad=w=1296:h=736:color=black,flip=v,blur=sigma=4,resize=960x540:interp=bilinear"};
+      "pad=w=1296:h=736:color=black,flip=v,blur=sigma=4,resize=960x540:interp=bilinear",
+      "resize=1280x720,blur=sigma=1.5,eq=contrast=1.1"};  // eq copies chroma into the output
   for (const char* vf : chains)
     for (const char* decode : {"nvdec", "cpu"}) {
       SCOPED_TRACE(std::string(vf) + " / " + decode);

@@ -90,8 +90,14 @@ void fill_plane(const PlaneView& dst, std::uint8_t value, cudaStream_t stream);
 // Copies `src`'s pixels (row_bytes() × height) to `dst`, whose rows are
 // `dst_pitch` apart, on `stream`: the one plane copy every stage uses (upload,
 // download, staging slots, device-to-device passthroughs).
+// Under stream capture a device-to-device copy is a kernel (see capturing()).
 void copy_plane(const PlaneView& src, void* dst, std::size_t dst_pitch, cudaMemcpyKind kind,
                 cudaStream_t stream);
+// True while `stream` is being captured into a CUDA Graph (--graphs): copies
+// and fills then run as kernels, whose nodes' pointers can be moved per frame.
+[[nodiscard]] bool capturing(cudaStream_t stream);
+void copy_plane_by_kernel(const PlaneView& src, void* dst, std::size_t dst_pitch,
+                          cudaStream_t stream);
 
 // ---- fused -----------------------------------------------------------------
 // NV12 → resized RGB(A) in one pass (each plane sampled at the output's

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "vpipe/pipeline/cuda_stages.hpp"
@@ -62,12 +63,16 @@ class GraphNodeMemory final : public DeviceMemoryResource {
 
 struct GraphStats {
   std::int64_t launches = 0, captures = 0, updates_refused = 0;
+  std::string fallback;  // why the stage went back to launches (empty: it did not)
 };
 
 class CudaGraphStage final : public Stage<Frame, Frame> {
  public:
+  // `stream` runs the work and owns the frames; `capture_stream` is the stage's
+  // alone: other threads enqueue on `stream` (a reader's release of a frame
+  // makes it wait), which must not land in a capture.
   CudaGraphStage(std::vector<ConfiguredFilter> filters, DeviceMemoryResource& mr,
-                 cudaStream_t stream);
+                 cudaStream_t stream, cudaStream_t capture_stream);
   ~CudaGraphStage() override;
   CudaGraphStage(const CudaGraphStage&) = delete;
   CudaGraphStage& operator=(const CudaGraphStage&) = delete;
@@ -81,7 +86,7 @@ class CudaGraphStage final : public Stage<Frame, Frame> {
   bool update(const Frame& in, const Frame& result);  // false: a node refused
   std::vector<ConfiguredFilter> filters_;
   DeviceMemoryResource& mr_;
-  cudaStream_t stream_;
+  cudaStream_t stream_, capture_stream_;
   GraphNodeMemory graph_memory_;  // before captured_: the graph's nodes came from it
   std::unique_ptr<Captured> captured_;
   std::optional<Frame> warm_;  // the layout (no memory) of the last frame run without a graph
