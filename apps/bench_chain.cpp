@@ -2,9 +2,9 @@
 // the other (off, then on), each `transcode --streams N` to null:
 //
 //   steady fps   the streams' frames after their first 30, summed;
-//   host µs      the CUDA filter stages' busy time per frame written, all
-//                streams (the host side of launching: allocations, launches or
-//                graph updates; the GPU runs behind it);
+//   stage µs     the CUDA filter stages' time in process() per frame written,
+//                all streams: allocations, launches or graph updates, and the
+//                waits of a launch on a full launch queue once the GPU is behind;
 //   graph note   launches, captures, refused updates (--graphs on).
 #include "bench_chain.hpp"
 
@@ -72,7 +72,7 @@ int run_chain_bench(const ChainBenchOptions& b) {
   }
   fmt::print(
       "| chain | streams | repeat | launches: steady fps | graphs: steady fps | graphs ÷ "
-      "launches | host µs/frame, launches | host µs/frame, graphs | graph launches, captures, "
+      "launches | stage µs/frame, launches | stage µs/frame, graphs | graph launches, captures, "
       "refused |\n|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& chain : b.chains)

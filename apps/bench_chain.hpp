@@ -1,6 +1,7 @@
 // `vpipe bench chain IN --vf CHAIN…`: each chain's CUDA filters run as a
 // stage and launches per filter (--graphs off) and as one CUDA Graph per frame
-// (--graphs on), side by side in one run, with 1…N streams sharing the GPU.
+// (--graphs on), side by side in one run, with 1…N streams sharing the GPU:
+// steady fps and the CUDA stages' time in process() per frame.
 #pragma once
 
 #include <string>

@@ -267,9 +267,12 @@ void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y, cudaSt
                 "crop: rectangle outside the source");
   if (dst.width == 0 || dst.height == 0) return;
   LaunchScope scope("vpipe::crop_plane", stream);
-  VPIPE_CUDA_TRY(cudaMemcpy2DAsync(dst.data, dst.pitch, src.row(y) + x * src.channels, src.pitch,
-                                   dst.row_bytes(), static_cast<std::size_t>(dst.height),
-                                   cudaMemcpyDeviceToDevice, stream));
+  PlaneView rect = src;  // the rectangle, as a plane of the source's memory
+  rect.data = src.row(y) + x * src.channels;
+  rect.width = dst.width;
+  rect.height = dst.height;
+  copy_plane(rect, dst.data, dst.pitch, cudaMemcpyDeviceToDevice,
+             stream);  // a kernel under capture
 }
 
 void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::uint8_t fill,
