@@ -51,14 +51,9 @@ QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames
     if (!here_on_gpu && on_device_) frames = download(pipeline, std::move(frames), step.in);
     if (here_on_gpu && cuda_.graphs) {  // this step and the CUDA steps after it: one graph
       std::vector<ConfiguredFilter> run;
-      for (; i < chain.size() && cuda->contains(i); ++i) run.push_back(std::move(chain[i]));
-      --i;
-      auto next = frame_queue(pipeline, fmt::format("{}→", run.back().label), queues_.frames);
-      auto stage = std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory,
-                                                    cuda_.streams->make(), cuda_.streams->make());
-      graph_stages_.push_back(stage.get());
-      pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(frames), next);
-      frames = std::move(next);
+      while (i < chain.size() && cuda->contains(i)) run.push_back(std::move(chain[i++]));
+      --i;  // the loop's ++i moves past the run's last step
+      frames = add_graph(pipeline, std::move(frames), std::move(run));
       continue;
     }
     auto next = frame_queue(pipeline, fmt::format("{}→", step.label), queues_.frames);
@@ -72,6 +67,16 @@ QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames
     frames = std::move(next);
   }
   return frames;
+}
+
+QueuePtr<Frame> FrameGraph::add_graph(Pipeline& pipeline, QueuePtr<Frame> frames,
+                                      std::vector<ConfiguredFilter> run) {
+  auto next = frame_queue(pipeline, fmt::format("{}→", run.back().label), queues_.frames);
+  auto stage = std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory,
+                                                cuda_.streams->make(), cuda_.streams->make());
+  graph_stages_.push_back(stage.get());
+  pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(frames), next);
+  return next;
 }
 
 QueuePtr<Frame> FrameGraph::to_host(Pipeline& pipeline, QueuePtr<Frame> frames,

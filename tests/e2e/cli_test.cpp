@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "media_check.hpp"
@@ -109,6 +112,23 @@ TEST(Cli, HelpTeachesWithExamples) {
 TEST(Cli, MissingArgumentsIsAUsageError) {
   const auto r = run_vpipe("transcode");
   EXPECT_EQ(r.exit_code, 2) << "usage errors are not runtime errors";
+}
+
+// --graphs takes on or off; on the CPU path (no CUDA filters) it changes
+// nothing and the report has no graph note. (GPU: CudaTranscode.Graphs*.)
+TEST(Cli, GraphsTakesOnOrOffAndLeavesTheCpuPathAlone) {
+  EXPECT_EQ(run_vpipe("transcode " + kSample + " null --graphs maybe").exit_code, 2);
+  const auto report = std::filesystem::temp_directory_path() /
+                      ("vpipe-graphs-cpu-" + std::to_string(::getpid()) + ".json");
+  const auto r = run_vpipe("transcode " + kSample + " null --device cpu --graphs on --frames 5 " +
+                           "--vf invert --report " + report.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(report);
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["frames"]["video_packets_written"], 5);
+  for (const auto& n : j["notes"])
+    EXPECT_EQ(n.get<std::string>().rfind("graphs:", 0), std::string::npos);
+  std::filesystem::remove(report);
 }
 
 TEST(Cli, FiltersListsEveryBuiltin) {

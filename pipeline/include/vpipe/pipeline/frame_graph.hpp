@@ -64,6 +64,9 @@ class FrameGraph {
  private:
   QueuePtr<Frame> upload(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
   QueuePtr<Frame> download(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
+  // --graphs on: a run of CUDA steps as one CudaGraphStage.
+  QueuePtr<Frame> add_graph(Pipeline& pipeline, QueuePtr<Frame> frames,
+                            std::vector<ConfiguredFilter> run);
   CudaPath cuda_;
   DropPolicy drop_;
   QueuePlan queues_;
