@@ -244,7 +244,7 @@ void add_encoder_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
 }
 
 // --loop, --queue-depth, --decode-threads, --decode-sessions: how IN is read and decoded.
-void add_reading_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
+void add_reading_options(CLI::App* tc, vpipe::TranscodeOptions& topts, std::string& sessions) {
   tc->add_option("--loop", topts.loop, "read the input N times over, timestamps continuing")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
@@ -255,12 +255,18 @@ void add_reading_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   tc->add_option(
-        "--decode-sessions", topts.decode_sessions,
+        "--decode-sessions", sessions,
         "decode one input with N decoder sessions at once, each a segment (GOP) between "
         "keyframes, frames put back in order (NVDEC: one session per engine, up to 7 on an "
         "H200); an open GOP is decoded with the one before it; keyframes further apart than "
-        "a segment's limit fall back to one session")
-      ->check(CLI::Range(1, 64))
+        "a segment's limit fall back to one session. auto: 4 with NVDEC when its engines are "
+        "less than half busy (NVML), else 1")
+      ->check([](const std::string& v) {
+        int n = 0;
+        return v == "auto" || (CLI::detail::lexical_cast(v, n) && n >= 1 && n <= 64)
+                   ? std::string()
+                   : std::string("auto, or 1 to 64");
+      })
       ->capture_default_str();
 }
 
@@ -320,7 +326,7 @@ void add_transcode(Cli& cli) {
       ->capture_default_str();
   add_live_input(tc, topts);
   add_streams_and_gpus(tc, *c);
-  add_reading_options(tc, topts);
+  add_reading_options(tc, topts, cli.decode_sessions);
   tc->add_option("--report", report_path, "write a JSON report (frames, fps, latency, stages)");
   add_metrics_options(tc, c->metrics_port, c->metrics_address);
   tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");
@@ -582,6 +588,7 @@ void parse_size(const std::string& text, int& width, int& height) {
 
 void finish(Cli& c) {
   if (c.frames > 0) c.topts.max_frames = c.frames;
+  vpipe::set_option(c.topts, "decode_sessions", c.decode_sessions, "--decode-sessions");
   if (!c.tc_budget.empty()) c.topts.budget = parse_bytes(c.tc_budget);
   if (!c.gpus_text.empty()) {
     int visible = 0;

@@ -31,6 +31,7 @@ struct Cli {
   std::string report_path, tc_budget, gpus_text;
   std::int64_t frames = 0;
   int streams = 1;
+  std::string decode_sessions = "1";
   vpipe::bench::MemBenchOptions mopts;
   bool kquick = false;
   std::string kjson;

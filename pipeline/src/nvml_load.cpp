@@ -74,6 +74,14 @@ nlohmann::json DecoderLoad::to_json() const {
   return {{"available", true}, {"samples", samples}, {"mean_pct", mean_pct}, {"max_pct", max_pct}};
 }
 
+std::optional<double> decoder_load_now(int cuda_device) {
+  std::string why_not;
+  void* device = nvml_device(cuda_device, why_not);
+  unsigned pct = 0, period_us = 0;
+  if (!device || nvml().decoder_utilization(device, &pct, &period_us) != 0) return std::nullopt;
+  return pct;
+}
+
 DecoderLoadSampler::DecoderLoadSampler(int cuda_device, std::chrono::milliseconds period) {
   void* device = nvml_device(cuda_device, load_.why_not);
   if (!device) return;

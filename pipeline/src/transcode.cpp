@@ -24,6 +24,7 @@ extern "C" {
 #include "vpipe/pipeline/live.hpp"
 #include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/nvdec.hpp"
+#include "vpipe/pipeline/nvml_load.hpp"
 #include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/segment_decode.hpp"
 
@@ -315,6 +316,7 @@ struct TranscodeSession::Parts {
   void make_cuda_path();
   void wire();
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
+  void choose_decode_sessions();
   [[nodiscard]] std::int64_t expected_frames() const;
   void collect(TranscodeReport& r) const;
   [[nodiscard]] MemoryReport memory_report() const;
@@ -348,6 +350,7 @@ struct TranscodeSession::Parts {
   Pipeline pipeline;
   DemuxSource* demux = nullptr;  // owned by the pipeline: woken from a blocking read by Ctrl-C
   SegmentDecodeStage* segments = nullptr;  // owned by the pipeline (--decode-sessions)
+  std::string auto_sessions_note;          // --decode-sessions auto: what it chose, and why
 };
 
 TranscodeSession::Parts::Parts(TranscodeOptions options)
@@ -571,6 +574,7 @@ void TranscodeSession::Parts::wire() {
 // One decoder, or --decode-sessions N decoding segments at once, each with
 // its own session (NVDEC: its own frames context, which holds a segment).
 void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames) {
+  choose_decode_sessions();
   if (o.decode_sessions <= 1) {
     auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames,
                                                 counters, nvdec.get());
@@ -601,6 +605,23 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
   pipeline.add_stage<Packet, Frame>(std::move(stage), packets, frames);
 }
 
+// --decode-sessions auto: several NVDEC sessions where the engines are idle
+// enough to take them (other streams, other processes), else one; the CPU
+// decoder is one session (libavcodec threads it already). Said in the report.
+void TranscodeSession::Parts::choose_decode_sessions() {
+  if (o.decode_sessions != TranscodeOptions::kAutoSessions) return;
+  int device = 0;
+  const auto load =
+      plan.nvdec && cudaGetDevice(&device) == cudaSuccess ? decoder_load_now(device) : std::nullopt;
+  o.decode_sessions =
+      plan.nvdec && load.value_or(0) < 50 ? TranscodeOptions::kAutoNvdecSessions : 1;
+  auto_sessions_note =
+      fmt::format("decode: --decode-sessions auto: {} ({})", o.decode_sessions,
+                  !plan.nvdec ? "the CPU decoder threads one session"
+                  : load      ? fmt::format("NVDEC engines {:.0f} % busy", *load)
+                              : std::string("NVDEC; NVML not loaded, engines taken as idle"));
+}
+
 // Expected frame count, for progress (0: unknown).
 std::int64_t TranscodeSession::Parts::expected_frames() const {
   std::int64_t total = video->nb_frames;
@@ -613,6 +634,7 @@ std::int64_t TranscodeSession::Parts::expected_frames() const {
 }
 
 void TranscodeSession::Parts::collect(TranscodeReport& r) const {
+  if (!auto_sessions_note.empty()) r.notes.push_back(auto_sessions_note);
   if (segments) {
     const auto st = segments->stats();
     r.notes.push_back(

@@ -60,7 +60,10 @@ const std::vector<OptionKey>& option_keys() {
       {"graphs", nullptr, [](O& o, const std::string& v) { o.graphs = boolean(v); }},
       {"queue_depth", nullptr, count<std::size_t>(&O::queue_depth, 1, 4096)},
       {"loop", nullptr, count(&O::loop, 1, 1000000)},
-      {"decode_sessions", nullptr, count(&O::decode_sessions, 1, 64)},
+      {"decode_sessions", nullptr,
+       [](O& o, const std::string& v) {
+         o.decode_sessions = v == "auto" ? O::kAutoSessions : number<int>(v, 1, 64);
+       }},
       {"realtime", nullptr, [](O& o, const std::string& v) { o.realtime = boolean(v); }},
       {"stall_timeout_s", nullptr,
        [](O& o, const std::string& v) { o.stall_timeout_s = number<double>(v, 0.1, 86400); }},

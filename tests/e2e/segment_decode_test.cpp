@@ -241,3 +241,16 @@ TEST_F(SegmentDecode, AFullWindowDoesNotRestartTheSessionHoldingTheHead) {
   EXPECT_EQ(st.segments, 15);
   EXPECT_LE(st.restarts, kSessions + 1) << "restarts over " << st.segments << " segments";
 }
+
+// --decode-sessions auto: one session for the CPU decoder (libavcodec threads
+// it already), said in the report; 0 or 65 are usage errors.
+TEST_F(SegmentDecode, AutoPicksOneSessionForTheCpuDecoderAndSaysWhy) {
+  const auto path = clip("auto.mp4", "-c:v libx264 -g 12");
+  const auto r = run_vpipe("transcode " + path + " null --device cpu --decode-sessions auto");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--decode-sessions auto: 1 (the CPU decoder"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("sessions over"), std::string::npos) << r.err;  // no segments
+  for (const char* bad : {"0", "65", "many"})
+    EXPECT_EQ(run_vpipe("transcode " + path + " null --decode-sessions " + bad).exit_code, 2)
+        << bad;
+}

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -19,6 +20,10 @@ struct DecoderLoad {
   double mean_pct = 0, max_pct = 0;  // NVML's decoder utilisation, all engines together
   [[nodiscard]] nlohmann::json to_json() const;
 };
+
+// NVML's decoder utilisation of a CUDA device now (its last sampling
+// period), or nullopt where NVML is missing.
+[[nodiscard]] std::optional<double> decoder_load_now(int cuda_device);
 
 // Samples the decoder utilisation of one CUDA device every `period` from
 // construction until stop() (or destruction).

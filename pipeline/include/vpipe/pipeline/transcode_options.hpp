@@ -110,7 +110,13 @@ struct TranscodeOptions {
   int decode_threads = 0;       // 0: FFmpeg chooses
   // Decoder sessions decoding segments (GOPs) of the input at once (>1:
   // segment_decode.hpp); each NVDEC session can run on its own engine.
+  // kAutoSessions: chosen per input (TranscodeSession: NVDEC with idle engines
+  // → kAutoNvdecSessions, else 1).
   int decode_sessions = 1;
+  static constexpr int kAutoSessions = 0;
+  // The H200's measurement (RESULTS, bench decode): 4–7 sessions gave the same
+  // whole-run rate on 1080p H.264, 4 with the least memory in flight.
+  static constexpr int kAutoNvdecSessions = 4;
   std::size_t segment_packets =
       0;  // a segment's most packets before one session takes over (0: 120 NVDEC, 600 CPU)
   bool keep_partial = false;  // keep the output file when the run fails
