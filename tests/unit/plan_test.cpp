@@ -315,6 +315,13 @@ TEST(OptionTable, KeysAliasesAndValuesAreCheckedInOnePlace) {
   EXPECT_EQ(error("crf", "99"), "cfg: crf 99: outside 0..51");
   EXPECT_EQ(error("crf", "2x"), "cfg: crf 2x: not a number");
   EXPECT_EQ(error("realtime", "maybe"), "cfg: realtime maybe: expected true or false");
+  vpipe::set_option(o, "decode_sessions", "auto", "cfg");
+  EXPECT_EQ(o.decode_sessions, vpipe::TranscodeOptions::kAutoSessions);
+  EXPECT_EQ(error("decode_sessions", "0"), "cfg: decode_sessions 0: outside 1..64");
+  vpipe::set_option(o, "graphs", "true", "cfg");
+  EXPECT_TRUE(o.graphs);
+  vpipe::set_option(o, "gop", "30", "cfg");
+  EXPECT_EQ(o.gop, 30);
   EXPECT_NE(error("device", "gpu").find("cfg: device gpu: expected one of auto, cpu, cuda"),
             std::string::npos);
   const auto unknown = error("crff", "20");
