@@ -70,6 +70,7 @@ int run_chain_bench(const ChainBenchOptions& b) {
     fmt::print(stderr, "vpipe bench chain: {}\n", why);
     return 1;
   }
+  (void)open_input(b.input);  // a bad input fails here, before the table starts
   fmt::print(
       "| chain | streams | repeat | launches: steady fps | graphs: steady fps | graphs ÷ "
       "launches | stage µs/frame, launches | stage µs/frame, graphs | graph launches, captures, "

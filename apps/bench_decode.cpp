@@ -175,6 +175,7 @@ int run_decode_bench(const DecodeBenchOptions& b) {
       fmt::print(stderr, "vpipe bench decode: {} (--decode cpu measures the CPU decoder)\n", why);
       return 1;
     }
+  (void)open_input(b.input);  // a bad input fails here, before any table starts
   const ProbeTable probe = probe_rows(b, gpu);
   const nlohmann::json streams = stream_rows(b, probe, gpu);
   const nlohmann::json segments = segment_rows(b, gpu);
