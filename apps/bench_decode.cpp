@@ -8,18 +8,24 @@
 //             with as many sessions (where measured) and of the probe's best;
 //   segments  one file with `--decode-sessions K` through the chain, against
 //             the first K (1) in the same run, whole-run and steady, and whether
-//             every run gave the same timestamps.
+//             every run gave the same timestamps;
+//   encoded   (--encoder) the same, encoded into a temporary file, beside the
+//             encoder alone and decode without an encoder: the bound it hits.
 #include "bench_decode.hpp"
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_encode.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/decode_probe.hpp"
 #include "vpipe/pipeline/nvml_load.hpp"
@@ -166,6 +172,52 @@ nlohmann::json segment_rows(const DecodeBenchOptions& b, bool gpu) {
   return rows;
 }
 
+// One file with --decode-sessions K through the chain and `encoder` into a
+// temporary file, beside its bounds measured in the same run: the encoder
+// alone (frames from memory) and the same K without an encoder.
+nlohmann::json encode_rows(const DecodeBenchOptions& b, const nlohmann::json& no_encoder) {
+  std::int64_t enc_frames = 0;
+  const double alone = encode_only_fps(pipeline_options(b), b.encoder, &enc_frames);
+  const auto tmp =
+      std::filesystem::temp_directory_path() / fmt::format("vpipe_bench_decode_{}.mkv", ::getpid());
+  fmt::print(
+      "\n## One file, --decode-sessions K, encoded with {} (the encoder alone: {:.0f} fps over "
+      "{} frames)\n\n| sessions | frames | whole fps | steady fps | decode + filters fps, no "
+      "encoder | bound | ÷ bound |\n|---|---|---|---|---|---|---|\n",
+      b.encoder, alone, enc_frames);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const int k : b.segments) {
+    TranscodeOptions o = pipeline_options(b);
+    o.decode_sessions = k;
+    o.output = tmp.string();
+    o.encoder = b.encoder;
+    const auto r = transcode(o);
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    double decode = 0;
+    for (const auto& row : no_encoder)
+      if (row["decode_sessions"] == k) decode = row["fps"].get<double>();
+    const bool encoder_bound = decode <= 0 || alone < decode;
+    const double bound = encoder_bound ? alone : decode;
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.0f} | {} ({:.0f} fps) | {:.2f} |\n", k,
+               r.video_packets_written, r.fps, r.steady_fps, decode,
+               encoder_bound ? "the encoder" : "decode + filters", bound, r.fps / bound);
+    std::fflush(stdout);
+    rows.push_back({{"decode_sessions", k},
+                    {"frames", r.video_packets_written},
+                    {"fps", r.fps},
+                    {"steady_fps", r.steady_fps},
+                    {"no_encoder_fps", decode},
+                    {"bound", encoder_bound ? "encoder" : "decode"},
+                    {"bound_fps", bound},
+                    {"fraction_of_bound", r.fps / bound}});
+  }
+  return nlohmann::json{{"encoder", b.encoder},
+                        {"encoder_alone_fps", alone},
+                        {"encoder_alone_frames", enc_frames},
+                        {"rows", rows}};
+}
+
 }  // namespace
 
 int run_decode_bench(const DecodeBenchOptions& b) {
@@ -179,6 +231,8 @@ int run_decode_bench(const DecodeBenchOptions& b) {
   const ProbeTable probe = probe_rows(b, gpu);
   const nlohmann::json streams = stream_rows(b, probe, gpu);
   const nlohmann::json segments = segment_rows(b, gpu);
+  const nlohmann::json encoded =
+      b.encoder.empty() ? nlohmann::json(nullptr) : encode_rows(b, segments);
   fmt::print(
       "\nInput: {} ×{}. Steady: frames after each session's or stream's first 30, over the time "
       "from its 30th frame to its last. NVDEC load: NVML's decoder utilisation, sampled every "
@@ -186,9 +240,9 @@ int run_decode_bench(const DecodeBenchOptions& b) {
       b.input, b.loop);
   if (!b.json_path.empty()) {
     std::ofstream f(b.json_path);
-    f << nlohmann::json{{"input", b.input},     {"loop", b.loop},      {"decode", b.decode},
-                        {"filters", b.filters}, {"mem", b.mem},        {"probe", probe.rows},
-                        {"streams", streams},   {"segments", segments}}
+    f << nlohmann::json{{"input", b.input},     {"loop", b.loop},       {"decode", b.decode},
+                        {"filters", b.filters}, {"mem", b.mem},         {"probe", probe.rows},
+                        {"streams", streams},   {"segments", segments}, {"encoded", encoded}}
              .dump(2)
       << '\n';
     if (!f) throw std::runtime_error(fmt::format("{}: cannot write the JSON", b.json_path));

@@ -18,6 +18,7 @@ struct DecodeBenchOptions {
   std::string decode = "nvdec";  // nvdec | cpu
   std::string mem = "pool";
   int loop = 1;
+  std::string encoder;  // non-empty: a fourth table, one file encoded with it
   std::string json_path;
 };
 

@@ -14,6 +14,8 @@
 // runs from the pipeline's start (setup excluded) to its last frame.
 #include "bench_pipeline.hpp"
 
+#include "bench_encode.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -40,49 +42,6 @@ TranscodeOptions base(const PipelineBenchOptions& b) {
   o.preset = b.preset;
   o.loop = b.loop;
   return o;
-}
-
-// libx264 alone on the chain's output, frames already in host memory.
-double encode_only_fps(const PipelineBenchOptions& b, std::int64_t* frames_out) {
-  TranscodeOptions o = base(b);
-  o.output = "null";
-  o.decode = Decode::kCpu;
-  o.mem = "pool";
-  std::vector<Frame> frames;
-  o.on_frame = [&](const Frame& f) {  // the frame is a staging slot: keep a copy
-    Frame copy = Frame::allocate_host(f.format);
-    av_check(av_frame_copy(copy.av.get(), f.av.get()), "encode-only: copying a frame");
-    copy.copy_props_from(f);
-    frames.push_back(std::move(copy));
-  };
-  (void)transcode(o);
-  if (frames.empty()) throw std::runtime_error("encode-only: no frames");
-  const FrameFormat fmt = frames.front().format;
-  const AVCodec* codec = avcodec_find_encoder_by_name("libx264");
-  auto enc = open_video_encoder(
-      codec, fmt, frames.front().time_base.num ? frames.front().time_base : AVRational{1, 90000},
-      {30, 1}, false, o, nullptr);
-  auto pkt = make_av_packet();
-  std::int64_t packets = 0;
-  auto drain = [&] {
-    while (avcodec_receive_packet(enc.get(), pkt.get()) >= 0) {
-      ++packets;
-      av_packet_unref(pkt.get());
-    }
-  };
-  const auto t0 = std::chrono::steady_clock::now();
-  for (auto& f : frames) {
-    if (f.format != fmt) continue;
-    f.av->pts = f.pts;
-    f.av->pict_type = AV_PICTURE_TYPE_NONE;
-    av_check(avcodec_send_frame(enc.get(), f.av.get()), "encode-only");
-    drain();
-  }
-  av_check(avcodec_send_frame(enc.get(), nullptr), "encode-only flush");
-  drain();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  *frames_out = packets;
-  return static_cast<double>(packets) / s;
 }
 
 // One row: decode-only, no-encoder and end-to-end runs of one configuration,
@@ -147,7 +106,10 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
       std::filesystem::temp_directory_path() / fmt::format("vpipe_bench_{}.mp4", ::getpid());
   nlohmann::json rows = nlohmann::json::array();
   std::int64_t enc_frames = 0;
-  const double enc_fps = encode_only_fps(b, &enc_frames);
+  TranscodeOptions eo = base(b);
+  eo.decode = Decode::kCpu;
+  eo.mem = "pool";
+  const double enc_fps = encode_only_fps(eo, "libx264", &enc_frames);
   fmt::print(stderr, "encode-only (libx264 {}): {:.1f} fps over {} frames\n", b.preset, enc_fps,
              enc_frames);
 

@@ -433,6 +433,9 @@ void add_bench_decode(Cli& cli) {
   b->add_option("--loop", d.loop, "read the input N times over per run")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
+  b->add_option("--encoder", d.encoder,
+                "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "
+                "--segments K, beside the encoder alone and decode without it");
   b->add_option("--json", d.json_path, "write every row as JSON");
 }
 

@@ -173,9 +173,10 @@ TEST_F(SegmentDecode, TheGopOptionSetsTheLongestKeyframeInterval) {
 TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
   const auto path = clip("bench.mp4", "-c:v libx264 -g 12 -bf 2");
   const auto json_path = (dir_ / "bench.json").string();
-  const auto r =
-      run_vpipe("bench decode " + path +
-                " --decode cpu --sessions 1,2 --streams 1,2 --segments 1,3 --json " + json_path);
+  const auto r = run_vpipe(
+      "bench decode " + path +
+      " --decode cpu --sessions 1,2 --streams 1,2 --segments 1,3 --encoder mpeg4 --json " +
+      json_path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream f(json_path);
   const auto j = nlohmann::json::parse(f);
@@ -199,6 +200,16 @@ TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
     EXPECT_TRUE(row["same_timestamps_as_first"].get<bool>());
   }
   EXPECT_NE(j["segments"][1]["note"].get<std::string>().find("3 sessions"), std::string::npos);
+  // --encoder: each K encoded, beside the encoder alone and decode without it.
+  EXPECT_EQ(j["encoded"]["encoder"], "mpeg4");
+  EXPECT_EQ(j["encoded"]["encoder_alone_frames"], 90);
+  ASSERT_EQ(j["encoded"]["rows"].size(), 2u);
+  for (const auto& row : j["encoded"]["rows"]) {
+    EXPECT_EQ(row["frames"], 90);
+    EXPECT_GT(row["bound_fps"].get<double>(), 0);
+    EXPECT_DOUBLE_EQ(row["fraction_of_bound"].get<double>(),
+                     row["fps"].get<double>() / row["bound_fps"].get<double>());
+  }
   EXPECT_NE(r.out.find("## Raw decode probe"), std::string::npos) << r.out;
 }
 
