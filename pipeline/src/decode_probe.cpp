@@ -53,38 +53,17 @@ struct SessionRun {
   std::string failure;
 };
 
-void take_frames(DecoderSession& s, SessionRun& run) {
-  UniqueAVFrame frame = make_av_frame();
-  for (;;) {
-    const int ret = avcodec_receive_frame(s.context.get(), frame.get());
-    if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
-    if (ret < 0) {
-      ++run.errors;
-      continue;
-    }
-    if (s.nvdec && frame->format != AV_PIX_FMT_CUDA)
-      throw std::runtime_error(fmt::format("NVDEC was refused: {}", s.nvdec->refusal()));
-    if (frame->decode_error_flags || (frame->flags & AV_FRAME_FLAG_CORRUPT)) ++run.errors;
-    run.last = ProbeClock::now();
-    if (++run.frames == DecodeProbeResult::kWarmUpFrames) run.warm = run.last;
-    av_frame_unref(frame.get());
-  }
-}
-
 void decode_all(DecoderSession& s, const std::vector<UniqueAVPacket>& packets, int loop,
                 SessionRun& run) {
+  const auto count = [&](UniqueAVFrame frame) {  // the frame goes: counted, not kept
+    if (s.nvdec && frame->format != AV_PIX_FMT_CUDA)
+      throw std::runtime_error(fmt::format("NVDEC was refused: {}", s.nvdec->refusal()));
+    run.last = ProbeClock::now();
+    if (++run.frames == DecodeProbeResult::kWarmUpFrames) run.warm = run.last;
+  };
   for (int l = 0; l < loop; ++l)
-    for (const auto& p : packets) {
-      int ret = avcodec_send_packet(s.context.get(), p.get());
-      if (ret == AVERROR(EAGAIN)) {
-        take_frames(s, run);
-        ret = avcodec_send_packet(s.context.get(), p.get());
-      }
-      if (ret < 0 && ret != AVERROR_EOF) ++run.errors;
-      take_frames(s, run);
-    }
-  (void)avcodec_send_packet(s.context.get(), nullptr);
-  take_frames(s, run);
+    for (const auto& p : packets) decode_packet(s, p.get(), run.errors, count);
+  decode_packet(s, nullptr, run.errors, count);
   if (s.nvdec) VPIPE_CUDA_TRY(cudaStreamSynchronize(s.nvdec->stream()));
   run.last = ProbeClock::now();
 }

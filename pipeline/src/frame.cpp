@@ -111,7 +111,9 @@ DeviceBuffer::~DeviceBuffer() {
     owner_.reset();
 }
 
-Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
+namespace {
+// A decoded CUDA frame's planes, wrapped (no ready event: the caller adds one).
+Frame wrap_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
   VPIPE_EXPECTS(av->format == AV_PIX_FMT_CUDA && av->hw_frames_ctx, "not a CUDA frame");
   const auto* frames = reinterpret_cast<const AVHWFramesContext*>(av->hw_frames_ctx->data);
   Frame f;
@@ -129,13 +131,19 @@ Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t strea
                                                                     av_frame_free(&frame);
                                                                   }),
                                             base, bytes, stream);
+  return f;
+}
+}  // namespace
+
+Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
+  Frame f = wrap_cuda_frame(std::move(av), tb, stream);
   f.ready = std::make_shared<ReadyEvent>(stream);
   return f;
 }
 
 Frame Frame::copy_of_cuda_frame(UniqueAVFrame av, AVRational tb, DeviceMemoryResource& mr,
                                 cudaStream_t stream) {
-  const Frame src = from_cuda_frame(std::move(av), tb, stream);
+  const Frame src = wrap_cuda_frame(std::move(av), tb, stream);  // read on its own stream
   Frame dst = allocate_device(src.format, mr, stream);
   for (int p = 0; p < src.num_planes; ++p) {
     const auto k = static_cast<std::size_t>(p);

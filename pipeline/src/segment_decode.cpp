@@ -25,7 +25,8 @@ UniqueAVPacket clone(const AVPacket* p) {
 }
 
 // Every frame the decoder gives for what was sent so far (all of it after a flush).
-void drain_frames(DecoderSession& s, AVRational tb, std::vector<Frame>& out, std::int64_t& errors) {
+void drain_frames(DecoderSession& s, std::int64_t& errors,
+                  const std::function<void(UniqueAVFrame)>& take) {
   for (;;) {
     UniqueAVFrame av = make_av_frame();
     const int ret = avcodec_receive_frame(s.context.get(), av.get());
@@ -35,27 +36,34 @@ void drain_frames(DecoderSession& s, AVRational tb, std::vector<Frame>& out, std
       continue;
     }
     if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) ++errors;
+    take(std::move(av));
+  }
+}
+
+void send(DecoderSession& s, const AVPacket* pkt, AVRational tb, std::vector<Frame>& out,
+          std::int64_t& errors) {
+  decode_packet(s, pkt, errors, [&](UniqueAVFrame av) {
     // A segment's frames wait for the segments before it: NVDEC's are copied
     // out, so they do not hold its decode surfaces (32 at most) meanwhile.
     out.push_back(
         av->format == AV_PIX_FMT_CUDA && s.nvdec
             ? Frame::copy_of_cuda_frame(std::move(av), tb, s.nvdec->memory(), s.nvdec->stream())
             : Frame::from_av_frame(std::move(av), tb));
-  }
-}
-
-void send(DecoderSession& s, const AVPacket* pkt, AVRational tb, std::vector<Frame>& out,
-          std::int64_t& errors) {
-  int ret = avcodec_send_packet(s.context.get(), pkt);
-  if (ret == AVERROR(EAGAIN)) {
-    drain_frames(s, tb, out, errors);
-    ret = avcodec_send_packet(s.context.get(), pkt);
-  }
-  if (ret < 0 && ret != AVERROR_EOF) ++errors;  // a damaged packet: skipped, counted
-  drain_frames(s, tb, out, errors);
+  });
 }
 
 }  // namespace
+
+void decode_packet(DecoderSession& s, const AVPacket* pkt, std::int64_t& errors,
+                   const std::function<void(UniqueAVFrame)>& take) {
+  int ret = avcodec_send_packet(s.context.get(), pkt);
+  if (ret == AVERROR(EAGAIN)) {  // the decoder is full: take its frames, then send again
+    drain_frames(s, errors, take);
+    ret = avcodec_send_packet(s.context.get(), pkt);
+  }
+  if (ret < 0 && ret != AVERROR_EOF) ++errors;  // a damaged packet: skipped, counted
+  drain_frames(s, errors, take);
+}
 
 SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                                        std::optional<std::int64_t> limit, MediaCounters& counters,

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vpipe/pipeline/media_stages.hpp"
 #include "vpipe/pipeline/transcode_options.hpp"
 
 namespace vpipe {
@@ -34,7 +35,7 @@ struct DecodeProbeResult {
   // summed over the sessions.
   double steady_fps = 0;
   std::vector<double> session_fps;  // each session's steady rate
-  static constexpr std::int64_t kWarmUpFrames = 30;
+  static constexpr std::int64_t kWarmUpFrames = MediaCounters::kWarmUpFrames;
   [[nodiscard]] nlohmann::json to_json() const;
 };
 

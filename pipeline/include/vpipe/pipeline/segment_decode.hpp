@@ -53,6 +53,12 @@ struct DecoderSession {
   UniqueAVCodecContext context;
 };
 
+// Sends `pkt` to the session's decoder (nullptr: the end of the stream) and
+// hands every frame that comes out to `take`. A packet the decoder refuses, a
+// frame lost or one flagged corrupt counts in `errors` (decoding goes on).
+void decode_packet(DecoderSession& s, const AVPacket* pkt, std::int64_t& errors,
+                   const std::function<void(UniqueAVFrame)>& take);
+
 struct SegmentDecodeStats {
   std::int64_t segments = 0, open_gops = 0;
   std::int64_t restarts = 0;  // a session drained and flushed (FFmpeg sets the decoder up again)
