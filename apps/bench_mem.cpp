@@ -65,9 +65,13 @@ struct Stream {
   Stream& operator=(const Stream&) = delete;
 };
 
-const std::vector<std::string> kStrategies{"naive", "pool", "vmm", "slab"};
+const std::vector<std::string>& kStrategies = compared_strategy_names();
 
 // ---- 1. allocation latency ----------------------------------------------------
+
+// The strategies the 2 µs target is for: naive exists to show the driver's
+// cost, graph (issue #20) to measure what graph memory nodes cost.
+bool targeted(const std::string& name) { return name != "naive" && name != "graph"; }
 
 json bench_latency(bool quick, bool& targets_met) {
   fmt::print("\n## 1. Allocation latency (host time per call, µs)\n\n");
@@ -111,11 +115,13 @@ json bench_latency(bool quick, bool& targets_met) {
            {"free_us",
             {{"p50", us(f.percentile(.5))}, {"p99", us(f.percentile(.99))}, {"max", us(f.max())}}},
            {"alloc_free_p50_us", us(both.percentile(.5))}});
-      if (name != "naive" && us(both.percentile(.5)) > 2.0) targets_met = false;
+      if (targeted(name) && us(both.percentile(.5)) > 2.0) targets_met = false;
     }
   }
-  fmt::print("\nTarget: pool, vmm and slab allocate + free ≤ 2 µs at p50: {}.\n",
-             targets_met ? "met at every size" : "MISSED at some size (see the last column)");
+  fmt::print(
+      "\nTarget: pool, vmm and slab allocate + free ≤ 2 µs at p50 (naive and graph "
+      "measured, not targeted): {}.\n",
+      targets_met ? "met at every size" : "MISSED at some size (see the last column)");
   return out;
 }
 

@@ -5,13 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "vpipe/memory/strategy.hpp"
+
 namespace vpipe::bench {
 
 struct PipelineBenchOptions {
   std::string input;
   std::string filters = "resize=1280x720,blur=sigma=1.5";
   std::vector<std::string> decoders{"nvdec", "cpu"};
-  std::vector<std::string> mems{"naive", "pool", "vmm", "slab"};
+  std::vector<std::string> mems = compared_strategy_names();
   std::vector<std::string> hosts{"pinned", "pageable"};
   std::vector<std::string> downloads{"slot"};  // slot (encoder reads the slot) | copy (A/B)
   int loop = 1;

@@ -298,7 +298,8 @@ void add_transcode(Cli& cli) {
   tc->add_option("--mem", topts.mem,
                  "CUDA path: device memory per frame: naive (cudaMalloc/cudaFree), pool "
                  "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
-                 "(recycled fixed blocks); see README 'Which memory strategy when'")
+                 "(recycled fixed blocks), graph (a CUDA Graph memory node per buffer); see README "
+                 "'Which memory strategy when'")
       ->check(CLI::IsMember(vpipe::strategy_names()))
       ->capture_default_str();
   add_enum(tc, "--host", topts.host,
@@ -522,7 +523,7 @@ void add_soak(Cli& cli) {
       ->capture_default_str();
   soak->add_option("--compare", soak_compare,
                    "several strategies, one after the other, same workload and seed: e.g. "
-                   "naive,pool,vmm,slab");
+                   "naive,pool,vmm,slab,graph");
   soak->add_flag("--parallel", sopts.parallel,
                  "run the --compare strategies at the same time, sharing the GPU (tenants of one "
                  "device), instead of one after the other");

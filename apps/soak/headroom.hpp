@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "soak/soak.hpp"
+#include "vpipe/memory/strategy.hpp"
 
 namespace vpipe {
 
@@ -22,7 +23,7 @@ struct HeadroomOptions {
   SoakOptions
       soak;  // filters, size, queue depth; its workload, budget and duration are set per probe
   std::vector<std::string> workloads{"constant", "ladder", "roi", "burst"};
-  std::vector<std::string> strategies{"naive", "pool", "vmm", "slab"};
+  std::vector<std::string> strategies = compared_strategy_names();
   double probe_s = 8;            // each soak probe
   double low = 1.0, high = 3.0;  // the search range, multiples of the live set
   int steps = 4;                 // bisection steps after the two ends

@@ -5,6 +5,7 @@
 
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/fence.hpp"
+#include "vpipe/memory/graph_memory.hpp"
 #include "vpipe/memory/pool_resource.hpp"
 #include "vpipe/memory/slab_resource.hpp"
 #include "vpipe/memory/vmm_arena.hpp"
@@ -12,7 +13,13 @@
 namespace vpipe {
 
 const std::vector<std::string>& strategy_names() {
-  static const std::vector<std::string> names{"naive", "pool", "pool-release0", "vmm", "slab"};
+  static const std::vector<std::string> names{"naive", "pool", "pool-release0",
+                                              "vmm",   "slab", "graph"};
+  return names;
+}
+
+const std::vector<std::string>& compared_strategy_names() {
+  static const std::vector<std::string> names{"naive", "pool", "vmm", "slab", "graph"};
   return names;
 }
 
@@ -49,13 +56,18 @@ MemoryStrategy make_strategy(std::string_view name, const StrategyOptions& o) {
     so.batch = o.slab_batch;
     so.max_bytes = o.budget;
     push(std::make_unique<SlabResource>(*upstream, so, std::make_unique<CudaFences>()));
+  } else if (name == "graph") {
+    GraphMemOptions go;
+    go.max_bytes = o.budget;
+    push(std::make_unique<GraphMemResource>(go, make_cuda_graph_backing(),
+                                            std::make_unique<CudaFences>()));
   } else {
     throw logic_error(fmt::format("unknown memory strategy '{}' (known: {})", name,
                                   fmt::join(strategy_names(), ", ")));
   }
   s.strategy_layer_ = s.layers_.size() - 1;
-  // One budget rule, what a strategy holds from the device: vmm's mapped bytes
-  // and slab's blocks are capped natively; naive holds exactly its live bytes
+  // One budget rule, what a strategy holds from the device: vmm's mapped bytes,
+  // slab's blocks and graph's graphs are capped natively; naive holds exactly its live bytes
   // (an adaptor counts them); pool's maxSize is not a hard cap on what it
   // reserves, so an adaptor checks its reserved bytes.
   if (o.budget && name == "naive")

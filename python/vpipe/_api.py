@@ -55,7 +55,7 @@ def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max
     """Decodes `source` (a file or a live URL) and yields vpipe.Frame objects.
 
     device="cuda" keeps frames on the GPU: NVDEC surfaces, or memory from the
-    `mem` strategy (naive, pool, vmm, slab) after CUDA `filters` such as
+    `mem` strategy (naive, pool, vmm, slab, graph) after CUDA `filters` such as
     "resize=1280x720,format=rgb24". device="cpu" gives host frames. Up to
     `prefetch` decoded frames wait for you; the decoder pauses beyond that.
     Hold few frames at once (NVDEC has a fixed surface pool): `.clone()` the

@@ -10,6 +10,7 @@
 
 #include "../e2e/media_check.hpp"
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 using namespace vpipe;
@@ -74,7 +75,7 @@ TEST_F(CudaTranscode, EveryStrategyStagingAndDecoderMatchesTheCpuPath) {
   ASSERT_EQ(cpu.size(), 30u);
   const auto cpu_summary = summarize(path("cpu.mkv"));
   for (const char* decode : {"cpu", "nvdec"})
-    for (const char* mem : {"naive", "pool", "vmm", "slab"})
+    for (const auto& mem : compared_strategy_names())
       for (const char* host : {"pinned", "pageable"}) {
         const std::string name = std::string(decode) + "_" + mem + "_" + host;
         const bool nvdec = std::string(decode) == "nvdec";
@@ -269,7 +270,7 @@ TEST_F(CudaTranscode, GraphsFollowASizeChange) {
 // is trimmed and the allocation retried, then the run fails cleanly: one
 // error line, exit 1, no partial output, and a report with the retries.
 TEST_F(CudaTranscode, OutOfMemoryUnderABudgetFailsCleanlyWithAReport) {
-  for (const char* mem : {"pool", "vmm", "slab", "naive"}) {
+  for (const auto& mem : compared_strategy_names()) {
     const auto out = path(std::string("oom_") + mem + ".mkv"),
                report = path(std::string("oom_") + mem + ".json");
     // 1080p NV12 frames from an upscale: ~3 MB each; 12 MB holds a few, not the pipeline's depth.
@@ -319,7 +320,7 @@ TEST_F(CudaTranscode, CustomFilterPluginRunsOnTheGpu) {
 // --streams: several pipelines in one process share one strategy on the
 // device; each writes all its frames and reports them on its own.
 TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
-  for (const char* mem : {"pool", "vmm", "slab"}) {
+  for (const char* mem : {"pool", "vmm", "slab", "graph"}) {
     TranscodeOptions o;
     o.input = kSample;
     o.output = path(std::string("streams_") + mem + ".mkv");

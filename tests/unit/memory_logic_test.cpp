@@ -633,7 +633,7 @@ TEST(Strategy, UnknownNameFailsNeverFallsBack) {
     EXPECT_NE(std::string(e.what()).find("unknown memory strategy 'cudaMallocManaged'"),
               std::string::npos);
   }
-  EXPECT_EQ(strategy_names().size(), 5u);
+  EXPECT_EQ(strategy_names().size(), 6u);
 }
 
 TEST(SlabResource, RandomWorkloadHandsOutDisjointBlocksThatKeepTheirBytes) {

@@ -1,4 +1,4 @@
-// Strategies by name (`--mem naive|pool|vmm|slab`), each as a stack of
+// Strategies by name (`--mem naive|pool|vmm|slab|graph`), each as a stack of
 // resources: the strategy, its budget where it has no native cap, and the
 // statistics adaptor on top. An unknown name is an error, never a fallback.
 #pragma once
@@ -45,11 +45,14 @@ class MemoryStrategy {
   std::unique_ptr<StatisticsAdaptor> stats_;
 };
 
-// naive | pool | pool-release0 (release threshold 0) | vmm | slab.
+// naive | pool | pool-release0 (release threshold 0) | vmm | slab | graph.
 // Throws logic_error for any other name.
 [[nodiscard]] MemoryStrategy make_strategy(std::string_view name,
                                            const StrategyOptions& options = {});
 [[nodiscard]] const std::vector<std::string>& strategy_names();
+// The strategies the benches and soak compare by default: every one but the
+// pool-release0 variant, which exists to show the trim trap.
+[[nodiscard]] const std::vector<std::string>& compared_strategy_names();
 
 // Largest block `mr` can hand out now, by binary search between `lo` and
 // `hi` bytes to `step` precision (each probe allocates and frees on `stream`,
