@@ -5,6 +5,9 @@
 //   stage µs     the CUDA filter stages' time in process() per frame written,
 //                all streams: allocations, launches or graph updates, and the
 //                waits of a launch on a full launch queue once the GPU is behind;
+//   GPU µs       the chain's GPU time per frame: the CUDA filter stages'
+//                sampled timing events (GpuTimer) summed over the stages,
+//                averaged over the streams (wall time on a shared GPU);
 //   graph note   launches, captures, refused updates (--graphs on).
 #include "bench_chain.hpp"
 
@@ -22,7 +25,7 @@ namespace vpipe::bench {
 namespace {
 
 struct ModeRun {
-  double steady_fps = 0, fps = 0, host_us_per_frame = 0;
+  double steady_fps = 0, fps = 0, host_us_per_frame = 0, gpu_us_per_frame = 0;
   std::int64_t frames = 0, failed = 0;
   std::string graphs_note;
 };
@@ -39,11 +42,14 @@ ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int strea
   o.graphs = graphs;
   const auto r = transcode_streams(o, streams);
   ModeRun m;
-  double host_s = 0;
+  double host_s = 0, gpu_ms = 0;
   for (const auto& s : r.streams) {
     m.steady_fps += s.steady_fps;
     for (const auto& st : s.stages)
-      if (st.name.rfind("cuda", 0) == 0) host_s += st.busy_s;
+      if (st.name.rfind("cuda", 0) == 0) {
+        host_s += st.busy_s;
+        gpu_ms += st.gpu_ms_per_item.value_or(0);
+      }
     for (const auto& n : s.notes)
       if (n.rfind("graphs: ", 0) == 0 && m.graphs_note.empty()) m.graphs_note = n.substr(8);
   }
@@ -51,6 +57,7 @@ ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int strea
   m.frames = r.frames_written();
   m.fps = r.fps_total();
   m.host_us_per_frame = m.frames ? host_s / static_cast<double>(m.frames) * 1e6 : 0;
+  m.gpu_us_per_frame = r.streams.empty() ? 0 : gpu_ms * 1e3 / static_cast<double>(r.streams.size());
   return m;
 }
 
@@ -58,6 +65,7 @@ nlohmann::json to_json(const ModeRun& m) {
   return {{"steady_fps", m.steady_fps},
           {"fps", m.fps},
           {"host_us_per_frame", m.host_us_per_frame},
+          {"gpu_us_per_frame", m.gpu_us_per_frame},
           {"frames", m.frames},
           {"failed", m.failed},
           {"graphs_note", m.graphs_note}};
@@ -73,8 +81,9 @@ int run_chain_bench(const ChainBenchOptions& b) {
   (void)open_input(b.input);  // a bad input fails here, before the table starts
   fmt::print(
       "| chain | streams | repeat | launches: steady fps | graphs: steady fps | graphs ÷ "
-      "launches | stage µs/frame, launches | stage µs/frame, graphs | graph launches, captures, "
-      "refused |\n|---|---|---|---|---|---|---|---|---|\n");
+      "launches | stage µs/frame, launches | stage µs/frame, graphs | GPU µs/frame, launches | GPU "
+      "µs/frame, graphs | graph launches, captures, refused |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& chain : b.chains)
     for (const int n : b.streams)
@@ -82,9 +91,11 @@ int run_chain_bench(const ChainBenchOptions& b) {
         const ModeRun off = run_mode(b, chain, n, false);
         const ModeRun on = run_mode(b, chain, n, true);
         const double ratio = off.steady_fps > 0 ? on.steady_fps / off.steady_fps : 0;
-        fmt::print("| {} | {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {} |\n", chain, n,
-                   rep, off.steady_fps, on.steady_fps, ratio, off.host_us_per_frame,
-                   on.host_us_per_frame, on.graphs_note);
+        fmt::print(
+            "| {} | {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {} "
+            "|\n",
+            chain, n, rep, off.steady_fps, on.steady_fps, ratio, off.host_us_per_frame,
+            on.host_us_per_frame, off.gpu_us_per_frame, on.gpu_us_per_frame, on.graphs_note);
         std::fflush(stdout);
         rows.push_back({{"chain", chain},
                         {"streams", n},

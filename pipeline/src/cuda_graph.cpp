@@ -214,6 +214,7 @@ Flow CudaGraphStage::process(Frame in, Output<Frame>& out) {
   Frame result = Frame::allocate_device(format, mr_, stream_);
   const bool fits = captured_ && same_layout(captured_->in_layout, in) &&
                     same_layout(captured_->out_layout, result);
+  gpu_.start(stream_);
   if (!stats_.fallback.empty() || (!fits && !(warm_ && same_layout(*warm_, in)))) {
     captured_.reset();
     run_steps(steps, in, result, mr_, stream_);
@@ -229,6 +230,7 @@ Flow CudaGraphStage::process(Frame in, Output<Frame>& out) {
     VPIPE_CUDA_TRY(cudaGraphLaunch(captured_->exec, stream_));
     ++stats_.launches;
   }
+  gpu_.stop(stream_);
   result.copy_props_from(in);
   result.ready = std::make_shared<ReadyEvent>(stream_);
   in.device->retire_on(stream_);

@@ -101,6 +101,41 @@ Flow UploadStage::process(Frame in, Output<Frame>& out) {
   return out.emit(std::move(dev)) ? Flow::kContinue : Flow::kStop;
 }
 
+void GpuTimer::start(cudaStream_t stream) {
+  current_ = nullptr;
+  if (calls_++ % kEvery != 0) return;
+  Sample& s = samples_[next_];
+  if (s.pending) harvest(s);
+  if (s.pending) return;  // not done a whole round later: this frame goes unsampled
+  s.begin.record(stream);
+  current_ = &s;
+}
+
+void GpuTimer::stop(cudaStream_t stream) {
+  if (!current_) return;
+  current_->end.record(stream);
+  current_->pending = true;
+  current_ = nullptr;
+  next_ = (next_ + 1) % samples_.size();
+}
+
+void GpuTimer::harvest(Sample& s) const {
+  if (!s.end.done()) return;
+  sum_ms_ += static_cast<double>(s.end.elapsed_ms_since(s.begin));
+  ++count_;
+  s.pending = false;
+}
+
+std::optional<double> GpuTimer::mean_ms() const {
+  for (Sample& s : samples_)
+    if (s.pending) {
+      s.end.synchronize();
+      harvest(s);
+    }
+  if (count_ == 0) return std::nullopt;
+  return sum_ms_ / static_cast<double>(count_);
+}
+
 Flow CudaFilterStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::cuda_filter");
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "cuda filter: needs a device frame");
@@ -108,7 +143,9 @@ Flow CudaFilterStage::process(Frame in, Output<Frame>& out) {
   if (f_.filter->is_identity()) return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
   in.ready->wait_on(stream_);
   Frame result = Frame::allocate_device(f_.out, mr_, stream_);
+  gpu_.start(stream_);
   f_.filter->process_cuda(in, result, CudaContext{stream_, mr_});
+  gpu_.stop(stream_);
   result.copy_props_from(in);
   result.ready = std::make_shared<ReadyEvent>(stream_);
   in.device->retire_on(stream_);  // its last use was on this stream

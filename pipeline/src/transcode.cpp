@@ -205,7 +205,7 @@ nlohmann::json TranscodeReport::to_json() const {
     return json{{"width", f.width}, {"height", f.height}, {"pix_fmt", n ? n : "none"}};
   };
   json stages_j = json::array();
-  for (const auto& s : stages)
+  for (const auto& s : stages) {
     stages_j.push_back(
         {{"name", s.name},
          {"items_in", s.items_in},
@@ -213,6 +213,8 @@ nlohmann::json TranscodeReport::to_json() const {
          {"busy_s", s.busy_s},
          {"busy_ms_per_item", s.items_in ? 1e3 * s.busy_s / static_cast<double>(s.items_in) : 0.0},
          {"latency_ms", {{"p50", s.item_ms_p50}, {"p99", s.item_ms_p99}, {"max", s.item_ms_max}}}});
+    if (s.gpu_ms_per_item) stages_j.back()["gpu_ms_per_item"] = *s.gpu_ms_per_item;
+  }
   json queues_j = json::array();
   for (const auto& q : queues)
     queues_j.push_back({{"name", q.name},

@@ -218,6 +218,18 @@ static void expect_note(const std::string& path, const std::string& note) {
   EXPECT_NE(std::find(notes.begin(), notes.end(), note), notes.end()) << notes.dump();
 }
 
+// The chain's GPU time per frame in the report at `path`: the CUDA filter
+// stages' sampled timing events (GpuTimer), summed; 0 where none measured.
+static double chain_gpu_ms(const std::string& path) {
+  std::ifstream f(path);
+  const auto j = nlohmann::json::parse(f);
+  double ms = 0;
+  for (const auto& s : j["stages"])
+    if (s["name"].get<std::string>().rfind("cuda", 0) == 0 && s.contains("gpu_ms_per_item"))
+      ms += s["gpu_ms_per_item"].get<double>();
+  return ms;
+}
+
 // --graphs on: the frames of stage-per-filter launches, bit for bit, for
 // chains over every CUDA filter, on NVDEC and on CPU-decoded frames. The
 // first frame runs with launches, the second is captured, every later one is
@@ -235,8 +247,8 @@ TEST_F(CudaTranscode, GraphsGiveTheFramesOfLaunchesBitForBit) {
       const std::string common =
           std::string(" --device cuda --encoder ffv1 --frames 12 --decode ") + decode + " --vf \"" +
           vf + "\"";
-      const auto report = path("graphs.json");
-      const auto off = run(path("launches.mkv"), common);
+      const auto report = path("graphs.json"), report_off = path("launches.json");
+      const auto off = run(path("launches.mkv"), "--report " + report_off + common);
       const auto on = run(path("graphs.mkv"), "--graphs on --report " + report + common);
       ASSERT_EQ(off.size(), 12u);
       ASSERT_EQ(on.size(), off.size());
@@ -245,6 +257,12 @@ TEST_F(CudaTranscode, GraphsGiveTheFramesOfLaunchesBitForBit) {
         ASSERT_TRUE(std::isinf(frame_psnr(on[i], off[i]))) << "frame " << i << " differs";
       }
       expect_note(report, "graphs: 11 launches, 1 captures, 0 node updates refused");
+      // GPU time per frame, both modes: a 720p-or-smaller chain takes more than
+      // nothing and less than 20 ms a frame on any GPU this runs on.
+      for (const auto& r : {report, report_off}) {
+        EXPECT_GT(chain_gpu_ms(r), 0.0) << r;
+        EXPECT_LT(chain_gpu_ms(r), 20.0) << r;
+      }
     }
 }
 

@@ -75,7 +75,9 @@ struct Rig {
   std::unique_ptr<GraphMemResource> mr;
 };
 
-cudaStream_t stream(int n) { return reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(n)); }
+cudaStream_t stream(int n) {
+  return reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(n));
+}
 
 }  // namespace
 

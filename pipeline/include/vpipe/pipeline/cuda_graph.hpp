@@ -79,6 +79,7 @@ class CudaGraphStage final : public Stage<Frame, Frame> {
   [[nodiscard]] std::string name() const override;
   Flow process(Frame in, Output<Frame>& out) override;
   [[nodiscard]] GraphStats stats() const noexcept { return stats_; }
+  [[nodiscard]] std::optional<double> gpu_ms_per_item() const override { return gpu_.mean_ms(); }
 
  private:
   struct Captured;  // the instantiated graph and its patch sites (cuda_graph.cpp)
@@ -91,6 +92,7 @@ class CudaGraphStage final : public Stage<Frame, Frame> {
   std::unique_ptr<Captured> captured_;
   std::optional<Frame> warm_;  // the layout (no memory) of the last frame run without a graph
   GraphStats stats_;
+  GpuTimer gpu_;
 };
 
 }  // namespace vpipe

@@ -15,7 +15,10 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include <array>
+#include <cstdint>
 #include <deque>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -60,17 +63,46 @@ class UploadStage final : public Stage<Frame, Frame> {
   std::deque<std::pair<std::shared_ptr<ReadyEvent>, Frame>> in_flight_;
 };
 
+// GPU time of a stage's work per frame: timing events around every 8th
+// frame's work on the stage's stream, read back without blocking when their
+// pair comes round again (a sample not done by then is dropped), and the rest
+// at the end. Wall time on the GPU from the first to the last command: with
+// other streams sharing the GPU, their kernels' overlap counts too.
+class GpuTimer {
+ public:
+  void start(cudaStream_t stream);  // before the frame's work: samples every 8th call
+  void stop(cudaStream_t stream);   // after it
+  // Mean ms per sampled frame (waits for the samples in flight); nullopt: none.
+  [[nodiscard]] std::optional<double> mean_ms() const;
+
+ private:
+  struct Sample {
+    CudaEvent begin{CudaEvent::Timing::kOn}, end{CudaEvent::Timing::kOn};
+    bool pending = false;
+  };
+  void harvest(Sample& s) const;  // a pending sample that is done
+  static constexpr int kEvery = 8;
+  mutable std::array<Sample, 4> samples_;
+  std::size_t next_ = 0;
+  std::int64_t calls_ = 0;
+  Sample* current_ = nullptr;
+  mutable double sum_ms_ = 0;
+  mutable std::int64_t count_ = 0;
+};
+
 class CudaFilterStage final : public Stage<Frame, Frame> {
  public:
   CudaFilterStage(ConfiguredFilter filter, DeviceMemoryResource& mr, cudaStream_t stream)
       : f_(std::move(filter)), mr_(mr), stream_(stream) {}
   [[nodiscard]] std::string name() const override { return "cuda:" + f_.label; }
   Flow process(Frame in, Output<Frame>& out) override;
+  [[nodiscard]] std::optional<double> gpu_ms_per_item() const override { return gpu_.mean_ms(); }
 
  private:
   ConfiguredFilter f_;
   DeviceMemoryResource& mr_;
   cudaStream_t stream_;
+  GpuTimer gpu_;
 };
 
 // The host frame it emits is a ring slot (released with the frame), with a

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct StageStats {
   double busy_s = 0;  // time inside produce/process/consume/finish, less waits on a full queue
   // Time per produce/process/consume call (finish not included), ms.
   double item_ms_p50 = 0, item_ms_p99 = 0, item_ms_max = 0;
+  std::optional<double> gpu_ms_per_item;  // StageBase::gpu_ms_per_item()
 };
 
 class Pipeline {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "vpipe/pipeline/queue.hpp"
@@ -68,6 +69,9 @@ class StageBase {
   [[nodiscard]] virtual std::string name() const = 0;
   virtual void open() {}
   virtual void close() noexcept {}
+  // GPU time of the work it enqueues per item, ms, where it measures it
+  // (CUDA filter stages; called after the run).
+  [[nodiscard]] virtual std::optional<double> gpu_ms_per_item() const { return std::nullopt; }
 };
 
 template <class Out>
