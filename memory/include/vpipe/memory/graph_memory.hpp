@@ -42,7 +42,7 @@ class GraphAllocBacking {
     void* ptr = nullptr;    // the allocation's fixed address
   };
   virtual ~GraphAllocBacking() = default;
-  virtual Node create(std::size_t bytes) = 0;                  // throws out_of_memory
+  virtual Node create(std::size_t bytes) = 0;                      // throws out_of_memory
   virtual void launch(const Node& node, cudaStream_t stream) = 0;  // throws out_of_memory
   virtual void free(const Node& node, cudaStream_t stream) noexcept = 0;
   virtual void destroy(const Node& node) noexcept = 0;  // an idle graph, its free enqueued
