@@ -98,6 +98,7 @@ void add_bench(Cli& c);
 void add_bench_headroom(Cli& c);
 void add_bench_decode(Cli& c);
 void add_bench_chain(Cli& c);
+void add_bench_encode(Cli& c);
 void add_soak(Cli& c);
 
 }  // namespace
@@ -154,6 +155,7 @@ std::unique_ptr<Cli> make_cli() {
       "  vpipe transcode in.mp4 null --realtime --streams 8 --mem slab   (8 paced feeds, one GPU)\n"
       "  vpipe bench pipeline in-1080p.mp4 --loop 8\n"
       "  vpipe bench decode in-1080p.mp4 --sessions 1,7,14 --streams 7,14,28\n"
+      "  vpipe bench encode in-1080p.mp4 --vf resize=1280x720 --segments 1,2,4,8\n"
       "  vpipe run fleet.yaml --metrics-port 9464   (many feeds, restarts, SIGHUP reloads)\n"
       "  vpipe filters\n"
       "  vpipe info");
@@ -172,6 +174,7 @@ std::unique_ptr<Cli> make_cli() {
   add_bench_headroom(*c);
   add_bench_decode(*c);
   add_bench_chain(*c);
+  add_bench_encode(*c);
   add_soak(*c);
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
   add_run(*c);
@@ -240,6 +243,10 @@ void add_encoder_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
                  "at most N frames from one keyframe to the next (0: the encoder's default; "
                  "short GOPs seek faster and let --decode-sessions split the file finer)")
       ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  tc->add_option("--encode-threads", topts.encode_threads,
+                 "video encoder threads (0: the encoder chooses)")
+      ->check(CLI::Range(0, 256))
       ->capture_default_str();
 }
 
@@ -438,6 +445,38 @@ void add_bench_decode(Cli& cli) {
                 "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "
                 "--segments K, beside the encoder alone and decode without it");
   b->add_option("--json", d.json_path, "write every row as JSON");
+}
+
+void add_bench_encode(Cli& cli) {
+  auto& o = cli.eopts;
+  auto* b = cli.benc = cli.bench->add_subcommand(
+      "encode",
+      "one encoder with every thread against K encoders, each on a GOP-aligned segment of the "
+      "frames with its share of the threads, joined into one stream; each output decoded back "
+      "and its timestamps checked against the one encoder's (frames from memory; markdown on "
+      "stdout)");
+  b->add_option("input", o.input, "input video")->required();
+  b->add_option("--vf", o.filters, "the chain whose output is encoded")->capture_default_str();
+  b->add_option("--decode", o.decode, "cpu or nvdec (collecting the frames, not timed)")
+      ->check(CLI::IsMember({"cpu", "nvdec"}))
+      ->capture_default_str();
+  b->add_option("--encoder", o.encoder, "the encoder (libx264, mpeg4, …)")->capture_default_str();
+  b->add_option("--preset", o.preset, "libx264 preset")->capture_default_str();
+  b->add_option("--segments", o.segments, "encoders K, each on its own segments")
+      ->check(CLI::Range(1, 64))
+      ->delimiter(',')
+      ->capture_default_str();
+  b->add_option("--gop", o.gop, "keyframe interval of every output; segments start on it")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  b->add_option("--loop", o.loop, "read the input N times over")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  b->add_option("--repeat", o.repeat, "measure every K this many times, in turn")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  b->add_option("--out-dir", o.out_dir, "keep the outputs here (default: removed)");
+  b->add_option("--json", o.json_path, "write every row as JSON");
 }
 
 void add_bench_chain(Cli& cli) {

@@ -10,6 +10,7 @@
 
 #include "bench_chain.hpp"
 #include "bench_decode.hpp"
+#include "bench_encode.hpp"
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
 #include "soak/headroom.hpp"
@@ -23,8 +24,8 @@ struct Cli {
       "vpipe: real-time video pipelines (decode → filters → encode) with measurable "
       "GPU memory strategies"};
   CLI::App *tc = nullptr, *bench = nullptr, *bmem = nullptr, *bkern = nullptr, *breplay = nullptr,
-           *bpipe = nullptr, *bdec = nullptr, *bchain = nullptr, *bhead = nullptr, *soak = nullptr,
-           *run = nullptr;
+           *bpipe = nullptr, *bdec = nullptr, *bchain = nullptr, *benc = nullptr, *bhead = nullptr,
+           *soak = nullptr, *run = nullptr;
   bool verbose = false;
   std::vector<std::string> plugins;
   vpipe::TranscodeOptions topts;
@@ -40,6 +41,7 @@ struct Cli {
   vpipe::bench::PipelineBenchOptions popts;
   vpipe::bench::DecodeBenchOptions dopts;
   vpipe::bench::ChainBenchOptions copts;
+  vpipe::bench::EncodeBenchOptions eopts;
   vpipe::HeadroomOptions hopts;
   std::string head_probe = "8s", head_size = "1920x1080";
   vpipe::SoakOptions sopts;

@@ -474,6 +474,7 @@ int main(int argc, char** argv) {
     if (c.bpipe->parsed()) return vpipe::bench::run_pipeline_bench(c.popts);
     if (c.bdec->parsed()) return vpipe::bench::run_decode_bench(c.dopts);
     if (c.bchain->parsed()) return vpipe::bench::run_chain_bench(c.copts);
+    if (c.benc->parsed()) return vpipe::bench::run_encode_bench(c.eopts);
     if (c.bhead->parsed()) return vpipe::run_headroom(c.hopts);
     if (c.soak->parsed()) {
       if (!c.rejudge.empty()) {

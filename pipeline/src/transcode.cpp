@@ -109,7 +109,7 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     enc->color_primaries = props->color_primaries;
     enc->color_trc = props->color_trc;
   }
-  enc->thread_count = 0;
+  enc->thread_count = o.encode_threads;
   if (o.gop > 0) enc->gop_size = o.gop;
   if (global_header) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   AVDictionary* enc_opts = nullptr;

@@ -4,6 +4,7 @@
 // MPEG-2, and keyframes too far apart (one session takes over).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -211,6 +212,56 @@ TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
                      row["fps"].get<double>() / row["bound_fps"].get<double>());
   }
   EXPECT_NE(r.out.find("## Raw decode probe"), std::string::npos) << r.out;
+}
+
+// bench encode (issue #21's encoder item): K encoders on GOP-aligned segments
+// joined into one stream. Read back here packet by packet, apart from the
+// bench's own check: every frame there once, DTS strictly increasing across
+// the joins, a keyframe where each segment starts, and the same presentation
+// times as the one-encoder output.
+TEST_F(SegmentDecode, TheEncodeBenchJoinsSegmentsIntoOneStream) {
+  const auto out_dir = dir_ / "encoded";
+  const auto json_path = (dir_ / "encode.json").string();
+  const auto r = run_vpipe("bench encode " + kSample + " --vf resize=320x180 --segments 1,3 " +
+                           "--gop 25 --out-dir " + out_dir.string() + " --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  struct Packets {
+    std::vector<std::int64_t> dts, pts, keyframe_pts;
+  };
+  auto read = [](const std::string& path) {
+    auto in = vpipe::open_input(path);
+    Packets p;
+    auto pkt = vpipe::make_av_packet();
+    while (av_read_frame(in.get(), pkt.get()) >= 0) {
+      p.dts.push_back(pkt->dts);
+      p.pts.push_back(pkt->pts);
+      if (pkt->flags & AV_PKT_FLAG_KEY) p.keyframe_pts.push_back(pkt->pts);
+      av_packet_unref(pkt.get());
+    }
+    std::sort(p.pts.begin(), p.pts.end());
+    return p;
+  };
+  const Packets one = read((out_dir / "libx264-k1-r1.mp4").string());
+  const Packets three = read((out_dir / "libx264-k3-r1.mp4").string());
+  ASSERT_EQ(one.pts.size(), 150u);
+  ASSERT_EQ(three.pts.size(), 150u);
+  EXPECT_EQ(three.pts, one.pts) << "the same presentation times";
+  EXPECT_TRUE(std::adjacent_find(three.dts.begin(), three.dts.end(), std::greater_equal<>()) ==
+              three.dts.end())
+      << "DTS must increase across the joins";
+  // 6 GOPs of 25 in 3 segments: segments start at frames 0, 50 and 100.
+  for (const int frame : {0, 50, 100})
+    EXPECT_NE(std::find(three.keyframe_pts.begin(), three.keyframe_pts.end(),
+                        one.pts[static_cast<std::size_t>(frame)]),
+              three.keyframe_pts.end())
+        << "segment at frame " << frame << " starts with a keyframe";
+  EXPECT_EQ(summarize((out_dir / "libx264-k3-r1.mp4").string()).video_packets, 150);
+  std::ifstream f(json_path);
+  const auto j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][1]["segments"], 3);
+  EXPECT_EQ(j["rows"][1]["frames_decoded"], 150);
+  EXPECT_TRUE(j["rows"][1]["same_pts_as_one"].get<bool>());
 }
 
 // The output waiting for a segment whose last pictures are still in a

@@ -103,8 +103,9 @@ struct TranscodeOptions {
   int crf = 23;                  // libx264
   std::string preset = "veryfast";  // libx264
   int qscale = 3;                   // mpeg4: 2 (best) .. 31
-  int gop = 0;          // frames from one keyframe to the next, at most (0: the encoder's default)
-  Fit fit = Fit::kPad;  // a size the encoder cannot take: pad, crop or error
+  int gop = 0;  // frames from one keyframe to the next, at most (0: the encoder's default)
+  int encode_threads = 0;  // the video encoder's threads (0: the encoder chooses)
+  Fit fit = Fit::kPad;     // a size the encoder cannot take: pad, crop or error
   std::optional<std::int64_t> max_frames;
   std::size_t queue_depth = 8;  // frames in flight between two stages
   int decode_threads = 0;       // 0: FFmpeg chooses
