@@ -248,6 +248,13 @@ void add_encoder_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
                  "video encoder threads (0: the encoder chooses)")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
+  tc->add_option("--encode-segments", topts.encode_segments,
+                 "encode the output with K encoders at once, each on a segment of --gop frames "
+                 "(default 60) with its share of the cores, joined in order into one stream: "
+                 "for a CPU encoder that does not use every core (libx264 at 720p); holds K + 1 "
+                 "segments of frames in memory; files only")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
 }
 
 // --loop, --queue-depth, --decode-threads, --decode-sessions: how IN is read and decoded.

@@ -433,9 +433,18 @@ Flow FilterStage::process(Frame in, Output<Frame>& out) {
 // ---- encode ----------------------------------------------------------------
 
 EncodeStage::EncodeStage(AVCodecContext* encoder, int out_stream, MediaCounters& counters)
-    : encoder_(encoder), out_stream_(out_stream), counters_(counters) {}
+    : encoder_(encoder), out_stream_(out_stream), counters_(counters), input_(encoder, counters) {}
 
 Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
+  frame = input_.prepare(std::move(frame), read_stamps_);
+  AVFrame* av = frame.av.get();
+  remember(origin_by_pts_, av->pts, frame.origin);
+  av_check(avcodec_send_frame(encoder_, av), "encoding a frame");
+  drain(out);
+  return out.downstream_stopped() ? Flow::kStop : Flow::kContinue;
+}
+
+Frame EncoderInput::prepare(Frame frame, bool read_stamps) {
   VPIPE_EXPECTS(frame.av && frame.memory == MemoryKind::kHost, "encode: needs a host frame");
   if (frame.ready) frame.ready->synchronize();  // a download still landing
   if (const FrameFormat want{encoder_->pix_fmt, encoder_->width, encoder_->height};
@@ -462,14 +471,10 @@ Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
     frame = std::move(fitted);
     counters_.frames_fitted++;
   }
-  if (read_stamps_) record_stamp(frame, counters_);
-  AVFrame* av = frame.av.get();
-  av->pts = monotonic_pts(frame);
-  av->pict_type = AV_PICTURE_TYPE_NONE;
-  remember(origin_by_pts_, av->pts, frame.origin);
-  av_check(avcodec_send_frame(encoder_, av), "encoding a frame");
-  drain(out);
-  return out.downstream_stopped() ? Flow::kStop : Flow::kContinue;
+  if (read_stamps) record_stamp(frame, counters_);
+  frame.av->pts = monotonic_pts(frame);
+  frame.av->pict_type = AV_PICTURE_TYPE_NONE;
+  return frame;
 }
 
 // The frame's time in the encoder's time base, strictly after the last one:
@@ -477,7 +482,7 @@ Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
 // come from the frame rate, as ffmpeg makes them; a damaged input's decoder
 // can go backwards, and the encoder and the muxer refuse that: the frame
 // moves one tick past the last (counted), rather than ending the run.
-std::int64_t EncodeStage::monotonic_pts(const Frame& frame) {
+std::int64_t EncoderInput::monotonic_pts(const Frame& frame) {
   std::int64_t pts = frame.pts == AV_NOPTS_VALUE
                          ? AV_NOPTS_VALUE
                          : av_rescale_q(frame.pts, frame.time_base, encoder_->time_base);

@@ -27,6 +27,7 @@ extern "C" {
 #include "vpipe/pipeline/nvml_load.hpp"
 #include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/segment_decode.hpp"
+#include "vpipe/pipeline/segment_encode.hpp"
 
 namespace vpipe {
 
@@ -457,6 +458,15 @@ void TranscodeSession::Parts::open_output() {
 
 void TranscodeSession::Parts::add_video_output() {
   AVFormatContext* oc = output.ctx.get();
+  if (o.encode_segments > 1) {  // every segment's encoder gets the output encoder's settings
+    o.gop = encode_segment_frames(o.gop);
+    if (o.encode_threads == 0)
+      o.encode_threads =
+          std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / o.encode_segments);
+    report.notes.push_back(
+        fmt::format("encode: {} encoders at once on segments of {} frames, {} threads each",
+                    o.encode_segments, o.gop, o.encode_threads));
+  }
   encoder = open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate,
                                (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, decoder.get());
   video_out = avformat_new_stream(oc, nullptr);
@@ -565,9 +575,20 @@ void TranscodeSession::Parts::wire() {
     pipeline.add_sink<Frame>(std::move(sink), frames);
     return;
   }
-  auto encode = std::make_unique<EncodeStage>(encoder.get(), video_out->index, counters);
-  encode->read_stamps(o.read_stamps);
-  pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
+  if (o.encode_segments > 1) {
+    auto open = [this, global = (output.ctx->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
+      return open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate, global, o,
+                                encoder.get());
+    };
+    auto encode = std::make_unique<SegmentedEncodeStage>(open, encoder.get(), video_out->index,
+                                                         counters, o.encode_segments, o.gop);
+    encode->read_stamps(o.read_stamps);
+    pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
+  } else {
+    auto encode = std::make_unique<EncodeStage>(encoder.get(), video_out->index, counters);
+    encode->read_stamps(o.read_stamps);
+    pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
+  }
   pipeline.add_sink<Packet>(
       std::make_unique<MuxSink>(output.ctx.get(), o.output, source_tb, video_out->index, counters),
       mux_in);

@@ -58,6 +58,7 @@ const std::vector<OptionKey>& option_keys() {
       {"qscale", nullptr, count(&O::qscale, 1, 31)},
       {"gop", nullptr, count(&O::gop, 0, 100000)},
       {"encode_threads", nullptr, count(&O::encode_threads, 0, 256)},
+      {"encode_segments", nullptr, count(&O::encode_segments, 1, 64)},
       {"graphs", nullptr, [](O& o, const std::string& v) { o.graphs = boolean(v); }},
       {"queue_depth", nullptr, count<std::size_t>(&O::queue_depth, 1, 4096)},
       {"loop", nullptr, count(&O::loop, 1, 1000000)},

@@ -227,6 +227,12 @@ void check_options(const TranscodeOptions& o) {
     if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
       throw usage_error(fmt::format("--input-option {}: expected key=value", kv));
   if (o.input.empty() || o.output.empty()) throw usage_error("need an input and an output path");
+  if (o.encode_segments > 1 &&
+      (o.realtime || is_live_input(o.input) || !network_output_format(o.output).empty()))
+    throw usage_error(fmt::format(
+        "--encode-segments {}: holds {} segments of frames before they leave; not for a live "
+        "input, a network output or --realtime (use --encode-threads)",
+        o.encode_segments, o.encode_segments));
 }
 
 TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const MachineProbe& machine) {

@@ -55,6 +55,32 @@ std::string note_of(const Seen& s) {
   return "";
 }
 
+// A file's video packets as the demuxer gives them: DTS in file order,
+// presentation times sorted, the presentation times of the keyframes.
+struct Packets {
+  std::vector<std::int64_t> dts, pts, keyframe_pts;
+};
+Packets read_video_packets(const std::string& path) {
+  auto in = vpipe::open_input(path);
+  const int v = av_find_best_stream(in.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  Packets p;
+  auto pkt = vpipe::make_av_packet();
+  while (av_read_frame(in.get(), pkt.get()) >= 0) {
+    if (pkt->stream_index == v) {
+      p.dts.push_back(pkt->dts);
+      p.pts.push_back(pkt->pts);
+      if (pkt->flags & AV_PKT_FLAG_KEY) p.keyframe_pts.push_back(pkt->pts);
+    }
+    av_packet_unref(pkt.get());
+  }
+  std::sort(p.pts.begin(), p.pts.end());
+  return p;
+}
+
+bool increasing(const std::vector<std::int64_t>& v) {
+  return std::adjacent_find(v.begin(), v.end(), std::greater_equal<>()) == v.end();
+}
+
 class SegmentDecode : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -225,24 +251,8 @@ TEST_F(SegmentDecode, TheEncodeBenchJoinsSegmentsIntoOneStream) {
   const auto r = run_vpipe("bench encode " + kSample + " --vf resize=320x180 --segments 1,3 " +
                            "--gop 25 --out-dir " + out_dir.string() + " --json " + json_path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  struct Packets {
-    std::vector<std::int64_t> dts, pts, keyframe_pts;
-  };
-  auto read = [](const std::string& path) {
-    auto in = vpipe::open_input(path);
-    Packets p;
-    auto pkt = vpipe::make_av_packet();
-    while (av_read_frame(in.get(), pkt.get()) >= 0) {
-      p.dts.push_back(pkt->dts);
-      p.pts.push_back(pkt->pts);
-      if (pkt->flags & AV_PKT_FLAG_KEY) p.keyframe_pts.push_back(pkt->pts);
-      av_packet_unref(pkt.get());
-    }
-    std::sort(p.pts.begin(), p.pts.end());
-    return p;
-  };
-  const Packets one = read((out_dir / "libx264-k1-r1.mp4").string());
-  const Packets three = read((out_dir / "libx264-k3-r1.mp4").string());
+  const Packets one = read_video_packets((out_dir / "libx264-k1-r1.mp4").string());
+  const Packets three = read_video_packets((out_dir / "libx264-k3-r1.mp4").string());
   ASSERT_EQ(one.pts.size(), 150u);
   ASSERT_EQ(three.pts.size(), 150u);
   EXPECT_EQ(three.pts, one.pts) << "the same presentation times";
@@ -262,6 +272,30 @@ TEST_F(SegmentDecode, TheEncodeBenchJoinsSegmentsIntoOneStream) {
   EXPECT_EQ(j["rows"][1]["segments"], 3);
   EXPECT_EQ(j["rows"][1]["frames_decoded"], 150);
   EXPECT_TRUE(j["rows"][1]["same_pts_as_one"].get<bool>());
+}
+
+// transcode --encode-segments: the output of 3 encoders at once is one
+// stream: every frame once with the one encoder's presentation times, DTS
+// increasing across the joins, a keyframe per segment, the audio untouched.
+// A live or paced run is refused (it would hold segments of frames).
+TEST_F(SegmentDecode, EncodeSegmentsWritesOneStreamWithEveryFrame) {
+  const auto one = (dir_ / "one.mp4").string(), three = (dir_ / "three.mp4").string();
+  const std::string common = " --device cpu --vf resize=320x180 --gop 25 --encoder libx264";
+  ASSERT_EQ(run_vpipe("transcode " + kSample + " " + one + common).exit_code, 0);
+  const auto r = run_vpipe("transcode " + kSample + " " + three + common + " --encode-segments 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("encode: 3 encoders at once on segments of 25 frames"), std::string::npos)
+      << r.err;
+  const Packets a = read_video_packets(one), b = read_video_packets(three);
+  ASSERT_EQ(b.pts.size(), 150u);
+  EXPECT_EQ(b.pts, a.pts);
+  EXPECT_TRUE(increasing(b.dts));
+  EXPECT_EQ(b.keyframe_pts.size(), 6u) << "150 frames in segments of 25";
+  EXPECT_EQ(summarize(three).audio_packets, summarize(kSample).audio_packets);
+  const auto paced = run_vpipe("transcode " + kSample + " " + (dir_ / "p.mp4").string() + common +
+                               " --encode-segments 3 --realtime");
+  EXPECT_EQ(paced.exit_code, 2) << paced.err;
+  EXPECT_NE(paced.err.find("--encode-segments 3: holds"), std::string::npos) << paced.err;
 }
 
 // The output waiting for a segment whose last pictures are still in a

@@ -230,6 +230,26 @@ class NullSink final : public Sink<Frame> {
   std::function<void(const Frame&)> tap_;
 };
 
+// What every encode stage does to a frame before its encoder: waits for a
+// download still landing, scales a frame whose size changed mid-stream to the
+// size the encoder was opened for (nothing in the chain fixed it; counted),
+// reads its stamp when asked, and sets av->pts to a strictly increasing time
+// in the encoder's time base.
+class EncoderInput {
+ public:
+  EncoderInput(const AVCodecContext* encoder, MediaCounters& counters)
+      : encoder_(encoder), counters_(counters) {}
+  [[nodiscard]] Frame prepare(Frame frame, bool read_stamps);
+
+ private:
+  [[nodiscard]] std::int64_t monotonic_pts(const Frame& frame);
+  const AVCodecContext* encoder_;
+  MediaCounters& counters_;
+  UniqueSwsContext fit_;
+  FrameFormat fit_from_;
+  std::int64_t last_pts_ = AV_NOPTS_VALUE;  // in the encoder's time base
+};
+
 class EncodeStage final : public Stage<Frame, Packet> {
  public:
   EncodeStage(AVCodecContext* encoder, int out_stream, MediaCounters& counters);
@@ -244,11 +264,8 @@ class EncodeStage final : public Stage<Frame, Packet> {
   AVCodecContext* encoder_;
   int out_stream_;
   MediaCounters& counters_;
+  EncoderInput input_;
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
-  UniqueSwsContext fit_;
-  FrameFormat fit_from_;
-  std::int64_t last_pts_ = AV_NOPTS_VALUE;  // in the encoder's time base
-  [[nodiscard]] std::int64_t monotonic_pts(const Frame& frame);
 };
 
 // Writes packets, interleaved, and the trailer at end-of-stream.

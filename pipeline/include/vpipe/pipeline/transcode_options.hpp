@@ -105,7 +105,10 @@ struct TranscodeOptions {
   int qscale = 3;                   // mpeg4: 2 (best) .. 31
   int gop = 0;  // frames from one keyframe to the next, at most (0: the encoder's default)
   int encode_threads = 0;  // the video encoder's threads (0: the encoder chooses)
-  Fit fit = Fit::kPad;     // a size the encoder cannot take: pad, crop or error
+  // Encoders encoding segments (GOPs) of the output at once (>1:
+  // segment_encode.hpp), each with encode_threads or its share of the cores.
+  int encode_segments = 1;
+  Fit fit = Fit::kPad;  // a size the encoder cannot take: pad, crop or error
   std::optional<std::int64_t> max_frames;
   std::size_t queue_depth = 8;  // frames in flight between two stages
   int decode_threads = 0;       // 0: FFmpeg chooses

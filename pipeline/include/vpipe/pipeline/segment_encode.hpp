@@ -1,0 +1,59 @@
+// --encode-segments K (issue #21): one output encoded by K encoders at once.
+//
+// The frames are cut into segments of `segment_frames` (whole GOPs: the
+// encoders' keyframe interval). Each segment goes to a fresh encoder of its
+// own, opened with the output's settings, on one of K threads; the segments'
+// packets leave in order. The result is one stream: every segment starts with
+// a keyframe, every encoder has the output's settings (checked: each encoder's
+// headers are the output's, byte for byte), and the timestamps are the frames'
+// own. A CPU encoder that cannot use every core (libx264 at 720p on 16 cores:
+// scripts/gpu-encode) gains; the cost is K + 1 segments of frames held in
+// host memory, copied out of the staging ring, and K segments of latency.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <vector>
+
+#include "vpipe/pipeline/media_stages.hpp"
+
+namespace vpipe {
+
+class SegmentedEncodeStage final : public Stage<Frame, Packet> {
+ public:
+  // Opens an encoder with the output's settings (open_video_encoder).
+  using OpenEncoder = std::function<UniqueAVCodecContext()>;
+  // `header`: the encoder the output's stream was described from (its time
+  // base, size, headers); it encodes nothing.
+  SegmentedEncodeStage(OpenEncoder open, const AVCodecContext* header, int out_stream,
+                       MediaCounters& counters, int encoders, int segment_frames);
+  ~SegmentedEncodeStage() override;  // waits for the segments still encoding
+  SegmentedEncodeStage(const SegmentedEncodeStage&) = delete;
+  SegmentedEncodeStage& operator=(const SegmentedEncodeStage&) = delete;
+  [[nodiscard]] std::string name() const override { return "encode"; }
+  Flow process(Frame frame, Output<Packet>& out) override;
+  void finish(Output<Packet>& out) override;
+  void read_stamps(bool on) { read_stamps_ = on; }
+
+ private:
+  bool dispatch(Output<Packet>& out);  // the filling segment to an encoder; false: stopped
+  bool emit_oldest(Output<Packet>& out);
+  OpenEncoder open_;
+  const AVCodecContext* header_;
+  int out_stream_;
+  MediaCounters& counters_;
+  int encoders_;
+  std::size_t segment_frames_;
+  bool read_stamps_ = false;
+  EncoderInput input_;
+  std::vector<Frame> filling_;
+  std::deque<std::future<std::vector<Packet>>> encoding_;  // oldest first; last: they use the above
+};
+
+// The segment length for --encode-segments: the GOP asked for, else 60 frames.
+[[nodiscard]] int encode_segment_frames(int gop);
+
+}  // namespace vpipe
