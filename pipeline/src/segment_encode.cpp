@@ -13,8 +13,8 @@ namespace {
 
 bool same_headers(const AVCodecContext* a, const AVCodecContext* b) {
   return a->extradata_size == b->extradata_size &&
-         (a->extradata_size == 0 ||
-          std::memcmp(a->extradata, b->extradata, static_cast<std::size_t>(a->extradata_size)) == 0);
+         (a->extradata_size == 0 || std::memcmp(a->extradata, b->extradata,
+                                                static_cast<std::size_t>(a->extradata_size)) == 0);
 }
 
 // One segment through a fresh encoder: its packets, with the frames' origins.
