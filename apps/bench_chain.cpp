@@ -8,12 +8,17 @@
 //   GPU µs       the chain's GPU time per frame: the CUDA filter stages'
 //                sampled timing events (GpuTimer) summed over the stages,
 //                averaged over the streams (wall time on a shared GPU);
+//   busiest      the stage whose threads were busiest per frame (summed over
+//                the streams, over the frames written): what binds the run
+//                when it is not the GPU;
 //   graph note   launches, captures, refused updates (--graphs on).
 #include "bench_chain.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +33,8 @@ struct ModeRun {
   double steady_fps = 0, fps = 0, host_us_per_frame = 0, gpu_us_per_frame = 0;
   std::int64_t frames = 0, failed = 0;
   std::string graphs_note;
+  std::string busiest;  // the stage name, and its busy µs per frame written
+  double busiest_us_per_frame = 0;
 };
 
 ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int streams, bool graphs) {
@@ -43,8 +50,10 @@ ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int strea
   const auto r = transcode_streams(o, streams);
   ModeRun m;
   double host_s = 0, gpu_ms = 0;
+  std::map<std::string, double> busy_s;  // per stage name, every stream's
   for (const auto& s : r.streams) {
     m.steady_fps += s.steady_fps;
+    for (const auto& st : s.stages) busy_s[st.name] += st.busy_s;
     for (const auto& st : s.stages)
       if (st.name.rfind("cuda", 0) == 0) {
         host_s += st.busy_s;
@@ -58,6 +67,13 @@ ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int strea
   m.fps = r.fps_total();
   m.host_us_per_frame = m.frames ? host_s / static_cast<double>(m.frames) * 1e6 : 0;
   m.gpu_us_per_frame = r.streams.empty() ? 0 : gpu_ms * 1e3 / static_cast<double>(r.streams.size());
+  const auto top = std::max_element(busy_s.begin(), busy_s.end(), [](const auto& x, const auto& y) {
+    return x.second < y.second;
+  });
+  if (top != busy_s.end() && m.frames) {
+    m.busiest = top->first;
+    m.busiest_us_per_frame = top->second / static_cast<double>(m.frames) * 1e6;
+  }
   return m;
 }
 
@@ -68,7 +84,9 @@ nlohmann::json to_json(const ModeRun& m) {
           {"gpu_us_per_frame", m.gpu_us_per_frame},
           {"frames", m.frames},
           {"failed", m.failed},
-          {"graphs_note", m.graphs_note}};
+          {"graphs_note", m.graphs_note},
+          {"busiest_stage", m.busiest},
+          {"busiest_us_per_frame", m.busiest_us_per_frame}};
 }
 
 }  // namespace
@@ -82,8 +100,8 @@ int run_chain_bench(const ChainBenchOptions& b) {
   fmt::print(
       "| chain | streams | repeat | launches: steady fps | graphs: steady fps | graphs ÷ "
       "launches | stage µs/frame, launches | stage µs/frame, graphs | GPU µs/frame, launches | GPU "
-      "µs/frame, graphs | graph launches, captures, refused |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "µs/frame, graphs | busiest stage µs/frame: launches; graphs | graph launches, captures, "
+      "refused |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& chain : b.chains)
     for (const int n : b.streams)

@@ -492,8 +492,8 @@ void add_bench_chain(Cli& cli) {
       "chain",
       "each filter chain's CUDA filters as a stage and launches per filter (--graphs off) "
       "against one CUDA Graph per frame (--graphs on), side by side, with 1…N streams "
-      "sharing the GPU: steady fps and the CUDA stages' µs in process() per frame (markdown on "
-      "stdout)");
+      "sharing the GPU: steady fps, the CUDA stages' µs in process() and GPU µs per frame, and "
+      "the busiest stage (markdown on stdout)");
   b->add_option("input", o.input, "input video")->required();
   b->add_option("--vf", o.chains, "a chain to measure (repeatable)")->capture_default_str();
   b->add_option("--streams", o.streams, "streams sharing the GPU")
