@@ -111,9 +111,11 @@ int run_chain_bench(const ChainBenchOptions& b) {
         const double ratio = off.steady_fps > 0 ? on.steady_fps / off.steady_fps : 0;
         fmt::print(
             "| {} | {} | {} | {:.0f} | {:.0f} | {:.2f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {} "
-            "|\n",
+            "{:.0f}; "
+            "{} {:.0f} | {} |\n",
             chain, n, rep, off.steady_fps, on.steady_fps, ratio, off.host_us_per_frame,
-            on.host_us_per_frame, off.gpu_us_per_frame, on.gpu_us_per_frame, on.graphs_note);
+            on.host_us_per_frame, off.gpu_us_per_frame, on.gpu_us_per_frame, off.busiest,
+            off.busiest_us_per_frame, on.busiest, on.busiest_us_per_frame, on.graphs_note);
         std::fflush(stdout);
         rows.push_back({{"chain", chain},
                         {"streams", n},
