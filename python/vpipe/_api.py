@@ -217,7 +217,7 @@ def _filter_trampoline(fn, array, errors):
 
 def transcode(input, output, *, vf="", py_filter=None, py_format="rgb24", array="auto", device="auto",
               decoder="auto", mem="pool", encoder=None, crf=None, preset=None, qscale=None,
-              max_frames=None, budget=None, queue_depth=None, loop=None):
+              max_frames=None, budget=None, queue_depth=None, loop=None, **options):
     """`vpipe transcode` from Python; returns its report (a dict).
 
     py_filter=fn runs fn(tensor) -> tensor on every frame after `vf`, on the
@@ -226,7 +226,10 @@ def transcode(input, output, *, vf="", py_filter=None, py_format="rgb24", array=
     (py_format="rgb24"; "nv12", "gray"… also work); return a tensor of the
     same shape, or None after changing it in place. Tensors are valid during
     the call: clone what you keep. Ctrl-C stops the run and finalizes the
-    output (vpipe.Interrupted)."""
+    output (vpipe.Interrupted). Any other transcode option goes by its name in
+    vpipe's option table (`vpipe run`'s config keys): gop=30,
+    encode_segments=4, decode_sessions="auto", graphs="on"; an unknown name is
+    an error that lists the known ones."""
     errors, slot, keep = [], 0, None
     filters = vf
     if py_filter is not None:
@@ -238,7 +241,7 @@ def transcode(input, output, *, vf="", py_filter=None, py_format="rgb24", array=
         return _run_job(_lib.options(input=str(input), output=str(output), filters=filters, device=device,
                                      decode=decoder, mem=mem, encoder=encoder, crf=crf, preset=preset,
                                      qscale=qscale, max_frames=max_frames, budget=budget,
-                                     queue_depth=queue_depth, loop=loop), errors)
+                                     queue_depth=queue_depth, loop=loop, **options), errors)
     finally:
         if slot:
             lib.vpipe_filter_unregister(slot)

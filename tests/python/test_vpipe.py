@@ -193,6 +193,16 @@ class PythonFilter(Tmp):
             vpipe.transcode(SAMPLE, self.path("broken.mp4"), py_filter=broken, device="cpu", max_frames=10)
 
 
+class Options(Tmp):
+    def test_any_option_of_the_table_goes_by_its_name(self):
+        out = self.path("segments.mp4")
+        report = vpipe.transcode(SAMPLE, out, vf="resize=320x180", device="cpu", gop=25, encode_segments=2)
+        self.assertIn("encode: 2 encoders at once on segments of 25 frames", " ".join(report["notes"]))
+        self.assertEqual(frame_count(out), 150)
+        with self.assertRaisesRegex(vpipe.InputError, "unknown option 'no_such_option'"):
+            vpipe.transcode(SAMPLE, self.path("x.mp4"), device="cpu", no_such_option=1)
+
+
 class Readme(Tmp):
     def test_the_readmes_python_example_runs_as_written(self):
         readme = open(os.path.join(os.environ["VPIPE_SOURCE_DIR"], "README.md")).read()
