@@ -408,4 +408,28 @@ SegmentDecodeStats SegmentDecodeStage::stats() const {
   return stats_;
 }
 
+AutoSessions auto_decode_sessions(const AutoSessionsInput& in, int most) {
+  if (!in.nvdec) return {1, "the CPU decoder threads one session"};
+  if (in.codec != AV_CODEC_ID_H264 && in.codec != AV_CODEC_ID_HEVC &&
+      in.codec != AV_CODEC_ID_MPEG2VIDEO)
+    return {1, fmt::format("{}: segment decode is tested on H.264, HEVC and MPEG-2 only",
+                           avcodec_get_name(in.codec))};
+  const std::string load = in.engine_load_pct
+                               ? fmt::format("NVDEC engines {:.0f} % busy", *in.engine_load_pct)
+                               : std::string("NVDEC; NVML not loaded, engines taken as idle");
+  if (in.engine_load_pct.value_or(0) >= 50) return {1, load};
+  const std::size_t per_session = static_cast<std::size_t>(in.segments_per_session) *
+                                  in.segment_frames * std::max<std::size_t>(in.frame_bytes, 1);
+  int sessions = most;
+  if (in.memory_bytes)
+    sessions = static_cast<int>(
+        std::min<std::size_t>(static_cast<std::size_t>(most), *in.memory_bytes / 2 / per_session));
+  if (sessions < 2)
+    return {1, fmt::format("{}; a session's segments ({} MB) would not fit twice in half of {} MB",
+                           load, per_session >> 20, in.memory_bytes.value_or(0) >> 20)};
+  return {sessions, sessions < most ? fmt::format("{}; {} sessions' segments fit in half of {} MB",
+                                                  load, sessions, *in.memory_bytes >> 20)
+                                    : load};
+}
+
 }  // namespace vpipe

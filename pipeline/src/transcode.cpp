@@ -65,6 +65,10 @@ struct OutputFile {
   }
 };
 
+// Up to three segments per session wait in device memory (copied out of
+// NVDEC's surfaces): a longer GOP → one session, so they stay bounded.
+constexpr std::size_t kNvdecSegment = 120;
+
 }  // namespace
 
 UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, NvdecContext* nvdec,
@@ -605,9 +609,6 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
     pipeline.add_stage<Packet, Frame>(std::move(decode), packets, frames);
     return;
   }
-  // Up to three segments per session wait in device memory (copied out of
-  // NVDEC's surfaces): a longer GOP → one session, so they stay bounded.
-  constexpr std::size_t kNvdecSegment = 120;
   auto session = [this] {
     DecoderSession s;
     std::lock_guard lock(
@@ -628,21 +629,28 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
   pipeline.add_stage<Packet, Frame>(std::move(stage), packets, frames);
 }
 
-// --decode-sessions auto: several NVDEC sessions where the engines are idle
-// enough to take them (other streams, other processes), else one; the CPU
-// decoder is one session (libavcodec threads it already). Said in the report.
+// --decode-sessions auto: auto_decode_sessions() with this input, NVML's
+// decoder load now, and the budget or the device's free memory.
 void TranscodeSession::Parts::choose_decode_sessions() {
   if (o.decode_sessions != TranscodeOptions::kAutoSessions) return;
+  AutoSessionsInput in;
+  in.nvdec = plan.nvdec;
+  in.codec = video->codecpar->codec_id;
+  in.frame_bytes = packed_bytes(plan.decoded);
+  in.segment_frames = kNvdecSegment;
   int device = 0;
-  const auto load =
-      plan.nvdec && cudaGetDevice(&device) == cudaSuccess ? decoder_load_now(device) : std::nullopt;
-  o.decode_sessions =
-      plan.nvdec && load.value_or(0) < 50 ? TranscodeOptions::kAutoNvdecSessions : 1;
+  if (plan.nvdec && cudaGetDevice(&device) == cudaSuccess) {
+    in.engine_load_pct = decoder_load_now(device);
+    std::size_t free = 0, total = 0;
+    if (o.budget)
+      in.memory_bytes = *o.budget;
+    else if (cudaMemGetInfo(&free, &total) == cudaSuccess)
+      in.memory_bytes = free;
+  }
+  const AutoSessions pick = auto_decode_sessions(in, TranscodeOptions::kAutoNvdecSessions);
+  o.decode_sessions = pick.sessions;
   auto_sessions_note =
-      fmt::format("decode: --decode-sessions auto: {} ({})", o.decode_sessions,
-                  !plan.nvdec ? "the CPU decoder threads one session"
-                  : load      ? fmt::format("NVDEC engines {:.0f} % busy", *load)
-                              : std::string("NVDEC; NVML not loaded, engines taken as idle"));
+      fmt::format("decode: --decode-sessions auto: {} ({})", pick.sessions, pick.why);
 }
 
 // Expected frame count, for progress (0: unknown).

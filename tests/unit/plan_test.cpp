@@ -6,6 +6,7 @@
 
 #include "vpipe/pipeline/av.hpp"
 #include "vpipe/pipeline/nvdec.hpp"
+#include "vpipe/pipeline/segment_decode.hpp"
 #include "vpipe/pipeline/transcode_plan.hpp"
 
 using namespace vpipe;
@@ -322,6 +323,11 @@ TEST(OptionTable, KeysAliasesAndValuesAreCheckedInOnePlace) {
   EXPECT_TRUE(o.graphs);
   vpipe::set_option(o, "gop", "30", "cfg");
   EXPECT_EQ(o.gop, 30);
+  vpipe::set_option(o, "encode_segments", "8", "cfg");
+  EXPECT_EQ(o.encode_segments, 8);
+  EXPECT_EQ(error("encode_segments", "0"), "cfg: encode_segments 0: outside 1..64");
+  vpipe::set_option(o, "encode_threads", "2", "cfg");
+  EXPECT_EQ(o.encode_threads, 2);
   EXPECT_NE(error("device", "gpu").find("cfg: device gpu: expected one of auto, cpu, cuda"),
             std::string::npos);
   const auto unknown = error("crff", "20");
@@ -329,4 +335,39 @@ TEST(OptionTable, KeysAliasesAndValuesAreCheckedInOnePlace) {
   EXPECT_NE(unknown.find("crf"), std::string::npos) << "the known keys are listed";
   EXPECT_TRUE(vpipe::is_option_key("budget_bytes"));
   EXPECT_FALSE(vpipe::is_option_key("restart"));
+}
+
+// --decode-sessions auto by decoder, codec, engine load and memory (the
+// resolution and the segment length set what a session holds).
+TEST(AutoDecodeSessions, PicksByDecoderCodecLoadAndTheMemoryASessionHolds) {
+  constexpr std::size_t MiB = 1u << 20;
+  vpipe::AutoSessionsInput in;
+  in.nvdec = true;
+  in.codec = AV_CODEC_ID_H264;
+  in.frame_bytes = 1920 * 1080 * 3 / 2;  // ~3 MB: 3 segments of 120 frames ≈ 1.1 GB a session
+  in.engine_load_pct = 0;
+  in.memory_bytes = 100000 * MiB;
+  auto pick = vpipe::auto_decode_sessions(in, 4);
+  EXPECT_EQ(pick.sessions, 4);
+  EXPECT_EQ(pick.why, "NVDEC engines 0 % busy");
+  in.engine_load_pct = 55;
+  EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).sessions, 1) << "busy engines: one session";
+  in.engine_load_pct.reset();
+  EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).why,
+            "NVDEC; NVML not loaded, engines taken as idle");
+  in.codec = AV_CODEC_ID_VP9;
+  pick = vpipe::auto_decode_sessions(in, 4);
+  EXPECT_EQ(pick.sessions, 1);
+  EXPECT_NE(pick.why.find("vp9: segment decode is tested on"), std::string::npos) << pick.why;
+  in.codec = AV_CODEC_ID_HEVC;
+  in.frame_bytes = 3840 * 2160 * 3 / 2;  // 4K: ~4.5 GB a session
+  in.memory_bytes = 20000 * MiB;         // half: room for two
+  pick = vpipe::auto_decode_sessions(in, 4);
+  EXPECT_EQ(pick.sessions, 2);
+  EXPECT_NE(pick.why.find("2 sessions' segments fit in half of 20000 MB"), std::string::npos)
+      << pick.why;
+  in.memory_bytes = 2000 * MiB;  // a 2 GB budget: not even one 4K session twice
+  EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).sessions, 1);
+  in.nvdec = false;
+  EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).why, "the CPU decoder threads one session");
 }

@@ -34,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -45,6 +46,31 @@ namespace vpipe {
 // Whether a GOP, given the pts of its packets in decode order (the keyframe
 // first), is open: a later packet is shown before the keyframe.
 [[nodiscard]] bool is_open_gop(const std::vector<std::int64_t>& pts_in_decode_order);
+
+// Segments in flight per session (the window; what a session holds in memory).
+inline constexpr int kSegmentsPerSession = 3;
+
+// --decode-sessions auto: how many sessions one input gets, and why (the
+// report says it). Pure, unit-tested. One session for the CPU decoder
+// (libavcodec threads it already), for a codec segment decode is not tested
+// on, and when NVDEC's engines are half busy or more (other streams, other
+// processes); else up to `most`, as many as the segments they hold fit in half
+// of `memory_bytes`: the frame size (the resolution) and the segment length set
+// what a session holds.
+struct AutoSessionsInput {
+  bool nvdec = false;
+  AVCodecID codec = AV_CODEC_ID_NONE;
+  std::size_t frame_bytes = 0;       // one decoded frame, in device memory
+  std::size_t segment_frames = 120;  // the longest segment split off
+  int segments_per_session = kSegmentsPerSession;
+  std::optional<double> engine_load_pct;    // NVML's decoder utilisation (nullopt: unknown)
+  std::optional<std::size_t> memory_bytes;  // the budget, or the device's free memory
+};
+struct AutoSessions {
+  int sessions = 1;
+  std::string why;
+};
+[[nodiscard]] AutoSessions auto_decode_sessions(const AutoSessionsInput& in, int most);
 
 // One decoder session: its codec context and what its frames need (NVDEC:
 // the frames context and stream, in `nvdec`). Made by the factory, per worker.
@@ -71,7 +97,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   // per_session: segments in flight per session (the window; memory).
   SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                      std::optional<std::int64_t> limit, MediaCounters& counters,
-                     std::size_t max_segment = 600, int per_session = 3);
+                     std::size_t max_segment = 600, int per_session = kSegmentsPerSession);
   ~SegmentDecodeStage() override;  // stops and joins the workers
   [[nodiscard]] std::string name() const override { return "decode (segments)"; }
   Flow process(Packet packet, Output<Frame>& out) override;
