@@ -157,6 +157,12 @@ UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& o
   const int info = avformat_find_stream_info(ctx.get(), nullptr);
   if (options.watch) {
     options.watch->disarm();
+    // Ctrl-C while probing cuts the probe short: say so, not that the stream is unreadable.
+    if (options.watch->interrupted())
+      throw ffmpeg_error(AVERROR_EXIT,
+                         fmt::format("cannot open input '{}': interrupted while reading its stream "
+                                     "info",
+                                     path));
     if (info < 0 && options.watch->stalled())
       throw ffmpeg_error(info, fmt::format("cannot read stream info of '{}': no data for {} s",
                                            path, options.watch->timeout_s()));

@@ -54,6 +54,27 @@ std::vector<Packet> encode_segment(const SegmentedEncodeStage::OpenEncoder& open
 
 int encode_segment_frames(int gop) { return gop > 0 ? gop : 60; }
 
+void continue_dts(std::vector<Packet>& packets, std::int64_t& last_dts) {
+  if (packets.empty()) return;
+  const std::int64_t first = packets.front().pkt->dts;
+  const std::int64_t shift =
+      last_dts == AV_NOPTS_VALUE || first == AV_NOPTS_VALUE || first > last_dts
+          ? 0
+          : last_dts + 1 - first;
+  for (Packet& p : packets) {
+    AVPacket* pkt = p.pkt.get();
+    if (pkt->dts == AV_NOPTS_VALUE) continue;
+    pkt->dts += shift;
+    if (last_dts != AV_NOPTS_VALUE && pkt->dts <= last_dts) pkt->dts = last_dts + 1;
+    if (pkt->pts != AV_NOPTS_VALUE && pkt->dts > pkt->pts)
+      throw logic_error(fmt::format(
+          "--encode-segments: a segment's decode time {} passes its presentation time {} after "
+          "the segment before it (which ended at {}): the segments do not join",
+          pkt->dts, pkt->pts, last_dts));
+    last_dts = pkt->dts;
+  }
+}
+
 SegmentedEncodeStage::SegmentedEncodeStage(OpenEncoder open, const AVCodecContext* header,
                                            int out_stream, MediaCounters& counters, int encoders,
                                            int segment_frames)
@@ -100,6 +121,7 @@ bool SegmentedEncodeStage::dispatch(Output<Packet>& out) {
 bool SegmentedEncodeStage::emit_oldest(Output<Packet>& out) {
   std::vector<Packet> packets = encoding_.front().get();  // rethrows the encoder's error
   encoding_.pop_front();
+  continue_dts(packets, last_dts_);
   for (Packet& p : packets) {
     counters_.frames_encoded++;
     if (!out.emit(std::move(p))) return false;

@@ -48,10 +48,19 @@ class SegmentedEncodeStage final : public Stage<Frame, Packet> {
   int encoders_;
   std::size_t segment_frames_;
   bool read_stamps_ = false;
+  std::int64_t last_dts_ = AV_NOPTS_VALUE;  // the last packet emitted (encoder time base)
   EncoderInput input_;
   std::vector<Frame> filling_;
   std::deque<std::future<std::vector<Packet>>> encoding_;  // oldest first; last: they use the above
 };
+
+// A segment's packets after the ones before it: their DTS moved up together,
+// where the segment's encoder started them at or below `last_dts` (an encoder
+// flushed after a few frames can lag its DTS further behind its PTS than the
+// others did: seen with libx264 on a short last segment after Ctrl-C), so
+// they keep increasing; `last_dts` becomes the segment's last. Throws
+// logic_error where a DTS would pass its packet's PTS (not one stream).
+void continue_dts(std::vector<Packet>& packets, std::int64_t& last_dts);
 
 // The segment length for --encode-segments: the GOP asked for, else 60 frames.
 [[nodiscard]] int encode_segment_frames(int gop);
