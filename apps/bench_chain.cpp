@@ -53,12 +53,13 @@ ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int strea
   std::map<std::string, double> busy_s;  // per stage name, every stream's
   for (const auto& s : r.streams) {
     m.steady_fps += s.steady_fps;
-    for (const auto& st : s.stages) busy_s[st.name] += st.busy_s;
-    for (const auto& st : s.stages)
+    for (const auto& st : s.stages) {
+      busy_s[st.name] += st.busy_s;
       if (st.name.rfind("cuda", 0) == 0) {
         host_s += st.busy_s;
         gpu_ms += st.gpu_ms_per_item.value_or(0);
       }
+    }
     for (const auto& n : s.notes)
       if (n.rfind("graphs: ", 0) == 0 && m.graphs_note.empty()) m.graphs_note = n.substr(8);
   }

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vpipe/pipeline/segment_encode.hpp"
+
 #include <fmt/format.h>
 
 extern "C" {
@@ -91,7 +93,7 @@ namespace {
 
 // One encoder's output: its packets (in its time base) and the stream's parameters.
 struct EncodedRun {
-  std::vector<UniqueAVPacket> packets;
+  std::vector<Packet> packets;
   UniqueAVCodecParameters params{avcodec_parameters_alloc()};
   AVRational time_base{};
 };
@@ -101,22 +103,13 @@ EncodedRun encode_run(std::span<Frame> frames, const AVCodec* codec, const Trans
   auto enc = open_video_encoder(codec, first.format,
                                 first.time_base.num ? first.time_base : AVRational{1, 90000},
                                 {30, 1}, true, o, nullptr);
-  EncodedRun r;
-  auto pkt = make_av_packet();
-  auto drain = [&] {
-    while (avcodec_receive_packet(enc.get(), pkt.get()) >= 0) {
-      r.packets.emplace_back(av_packet_clone(pkt.get()));
-      av_packet_unref(pkt.get());
-    }
-  };
-  for (Frame& f : frames) {
-    f.av->pts = f.pts;
+  for (Frame& f : frames) {  // (an encoder may change the time base: mpeg4 takes 1/rate)
+    f.av->pts =
+        av_rescale_q(f.pts, f.time_base.num ? f.time_base : AVRational{1, 90000}, enc->time_base);
     f.av->pict_type = AV_PICTURE_TYPE_NONE;
-    av_check(avcodec_send_frame(enc.get(), f.av.get()), "bench encode");
-    drain();
   }
-  av_check(avcodec_send_frame(enc.get(), nullptr), "bench encode: flush");
-  drain();
+  EncodedRun r;
+  r.packets = encode_frames(enc.get(), frames, 0);
   av_check(avcodec_parameters_from_context(r.params.get(), enc.get()), "encoder parameters");
   r.time_base = enc->time_base;
   return r;
@@ -135,8 +128,9 @@ std::vector<std::size_t> segment_starts(std::size_t frames, int k, int gop) {
   return starts;
 }
 
-// The runs' packets one after the other into `path` (the muxer refuses a DTS
-// that goes back: a join that is not one stream fails here). Returns the bytes.
+// The runs' packets one after the other into `path`, joined as
+// --encode-segments joins them (continue_dts; the muxer refuses a DTS that
+// goes back: a join that is not one stream fails here). Returns the bytes.
 std::uintmax_t write_joined(const std::string& path, std::vector<EncodedRun>& runs) {
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, nullptr, path.c_str()), path);
@@ -146,12 +140,15 @@ std::uintmax_t write_joined(const std::string& path, std::vector<EncodedRun>& ru
   st->time_base = runs.front().time_base;
   av_check(avio_open(&out->pb, path.c_str(), AVIO_FLAG_WRITE), path);
   av_check(avformat_write_header(out.get(), nullptr), path + ": writing the header");
-  for (auto& run : runs)
+  std::int64_t last_dts = AV_NOPTS_VALUE;  // in the runs' time base (every run has the same)
+  for (auto& run : runs) {
+    continue_dts(run.packets, last_dts);
     for (auto& p : run.packets) {
-      av_packet_rescale_ts(p.get(), run.time_base, st->time_base);
-      p->stream_index = st->index;
-      av_check(av_interleaved_write_frame(out.get(), p.get()), path + ": joining the segments");
+      av_packet_rescale_ts(p.pkt.get(), run.time_base, st->time_base);
+      p.pkt->stream_index = st->index;
+      av_check(av_interleaved_write_frame(out.get(), p.pkt.get()), path + ": joining the segments");
     }
+  }
   av_check(av_write_trailer(out.get()), path + ": writing the trailer");
   out.reset();
   return std::filesystem::file_size(path);
@@ -200,8 +197,7 @@ SegmentRow encode_segmented(std::vector<Frame>& frames, int k, const AVCodec* co
                             TranscodeOptions o, const std::string& path) {
   const auto starts = segment_starts(frames.size(), k, o.gop);
   const int n = static_cast<int>(starts.size());
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  o.encode_threads = n == 1 ? 0 : std::max(1, cores / n);
+  o.encode_threads = n == 1 ? 0 : encode_threads_each(n);
   std::vector<EncodedRun> runs(starts.size());
   std::vector<std::exception_ptr> errors(starts.size());
   const auto t0 = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "vpipe/memory/errors.hpp"
 
@@ -27,14 +28,28 @@ std::vector<Packet> encode_segment(const SegmentedEncodeStage::OpenEncoder& open
         "--encode-segments: a segment's {} encoder wrote other stream headers than the output's "
         "({} against {} bytes); its segments would not join into one stream",
         enc->codec->name, enc->extradata_size, header->extradata_size));
+  return encode_frames(enc.get(), frames, out_stream);
+}
+
+}  // namespace
+
+int encode_segment_frames(int gop) { return gop > 0 ? gop : 60; }
+
+int encode_threads_each(int encoders) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, encoders));
+}
+
+std::vector<Packet> encode_frames(AVCodecContext* encoder, std::span<Frame> frames,
+                                  int out_stream) {
   std::map<std::int64_t, Clock::time_point> origin;
   std::vector<Packet> packets;
   auto drain = [&] {
     while (true) {
       Packet p{make_av_packet(), {}};
-      const int ret = avcodec_receive_packet(enc.get(), p.pkt.get());
+      const int ret = avcodec_receive_packet(encoder, p.pkt.get());
       if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
-      av_check(ret, "encoding a segment");
+      av_check(ret, "encoding frames");
       p.origin = recall(origin, p.pkt->pts);
       p.pkt->stream_index = out_stream;
       packets.push_back(std::move(p));
@@ -42,17 +57,13 @@ std::vector<Packet> encode_segment(const SegmentedEncodeStage::OpenEncoder& open
   };
   for (Frame& f : frames) {
     remember(origin, f.av->pts, f.origin);
-    av_check(avcodec_send_frame(enc.get(), f.av.get()), "encoding a segment");
+    av_check(avcodec_send_frame(encoder, f.av.get()), "encoding frames");
     drain();
   }
-  av_check(avcodec_send_frame(enc.get(), nullptr), "flushing a segment's encoder");
+  av_check(avcodec_send_frame(encoder, nullptr), "flushing an encoder");
   drain();
   return packets;
 }
-
-}  // namespace
-
-int encode_segment_frames(int gop) { return gop > 0 ? gop : 60; }
 
 void continue_dts(std::vector<Packet>& packets, std::int64_t& last_dts) {
   if (packets.empty()) return;

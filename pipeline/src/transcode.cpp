@@ -464,9 +464,7 @@ void TranscodeSession::Parts::add_video_output() {
   AVFormatContext* oc = output.ctx.get();
   if (o.encode_segments > 1) {  // every segment's encoder gets the output encoder's settings
     o.gop = encode_segment_frames(o.gop);
-    if (o.encode_threads == 0)
-      o.encode_threads =
-          std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / o.encode_segments);
+    if (o.encode_threads == 0) o.encode_threads = encode_threads_each(o.encode_segments);
     report.notes.push_back(
         fmt::format("encode: {} encoders at once on segments of {} frames, {} threads each",
                     o.encode_segments, o.gop, o.encode_threads));
@@ -579,19 +577,19 @@ void TranscodeSession::Parts::wire() {
     pipeline.add_sink<Frame>(std::move(sink), frames);
     return;
   }
+  auto add_encode = [&](auto encode) {
+    encode->read_stamps(o.read_stamps);
+    pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
+  };
   if (o.encode_segments > 1) {
     auto open = [this, global = (output.ctx->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
       return open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate, global, o,
                                 encoder.get());
     };
-    auto encode = std::make_unique<SegmentedEncodeStage>(open, encoder.get(), video_out->index,
-                                                         counters, o.encode_segments, o.gop);
-    encode->read_stamps(o.read_stamps);
-    pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
+    add_encode(std::make_unique<SegmentedEncodeStage>(open, encoder.get(), video_out->index,
+                                                      counters, o.encode_segments, o.gop));
   } else {
-    auto encode = std::make_unique<EncodeStage>(encoder.get(), video_out->index, counters);
-    encode->read_stamps(o.read_stamps);
-    pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
+    add_encode(std::make_unique<EncodeStage>(encoder.get(), video_out->index, counters));
   }
   pipeline.add_sink<Packet>(
       std::make_unique<MuxSink>(output.ctx.get(), o.output, source_tb, video_out->index, counters),

@@ -16,6 +16,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "vpipe/pipeline/media_stages.hpp"
@@ -54,6 +55,11 @@ class SegmentedEncodeStage final : public Stage<Frame, Packet> {
   std::deque<std::future<std::vector<Packet>>> encoding_;  // oldest first; last: they use the above
 };
 
+// `frames` (av->pts set, in the encoder's time base) through `encoder`, then
+// its flush: every packet, on stream `out_stream`, with its frame's origin.
+[[nodiscard]] std::vector<Packet> encode_frames(AVCodecContext* encoder, std::span<Frame> frames,
+                                                int out_stream);
+
 // A segment's packets after the ones before it: their DTS moved up together,
 // where the segment's encoder started them at or below `last_dts` (an encoder
 // flushed after a few frames can lag its DTS further behind its PTS than the
@@ -61,6 +67,9 @@ class SegmentedEncodeStage final : public Stage<Frame, Packet> {
 // they keep increasing; `last_dts` becomes the segment's last. Throws
 // logic_error where a DTS would pass its packet's PTS (not one stream).
 void continue_dts(std::vector<Packet>& packets, std::int64_t& last_dts);
+
+// Each of `encoders` encoders' share of the cores (at least 1).
+[[nodiscard]] int encode_threads_each(int encoders);
 
 // The segment length for --encode-segments: the GOP asked for, else 60 frames.
 [[nodiscard]] int encode_segment_frames(int gop);
