@@ -368,14 +368,16 @@ void add_bench(Cli& cli) {
   bmem->add_option("--log", mopts.log_path, "write scenario (a)'s allocation log (CSV)");
   bmem->add_option("--only", mopts.only, "one section")
       ->check(CLI::IsMember({"latency", "frames", "threshold", "staging", "fragmentation"}));
-  auto& kquick = c->kquick;
-  auto& kjson = c->kjson;
+  auto& kopts = c->kopts;
   auto* bkern = c->bkern =
       bench->add_subcommand("kernels",
                             "CUDA filter kernels: µs and GB/s vs a device copy, 1080p and 4K "
                             "(exit 1 when a kernel misses its bandwidth goal)");
-  bkern->add_flag("--quick", kquick, "fewer runs");
-  bkern->add_option("--json", kjson, "write every figure as JSON");
+  bkern->add_flag("--quick", kopts.quick, "fewer runs");
+  bkern->add_flag("--once", kopts.once,
+                  "run each kernel once, without warm-up: for a profiler, e.g. "
+                  "ncu -k regex:sobel vpipe bench kernels --once");
+  bkern->add_option("--json", kopts.json_path, "write every figure as JSON");
   auto& replay_log = c->replay_log;
   auto& replay_mem = c->replay_mem;
   auto& replay_budget = c->replay_budget;

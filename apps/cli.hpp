@@ -11,6 +11,7 @@
 #include "bench_chain.hpp"
 #include "bench_decode.hpp"
 #include "bench_encode.hpp"
+#include "bench_kernels.hpp"
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
 #include "soak/headroom.hpp"
@@ -34,8 +35,7 @@ struct Cli {
   int streams = 1;
   std::string decode_sessions = "1";
   vpipe::bench::MemBenchOptions mopts;
-  bool kquick = false;
-  std::string kjson;
+  bench::KernelBenchOptions kopts;
   std::string replay_log, replay_mem = "all";
   double replay_budget = 0;
   vpipe::bench::PipelineBenchOptions popts;

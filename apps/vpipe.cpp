@@ -470,7 +470,7 @@ int main(int argc, char** argv) {
     if (c.app.got_subcommand("info")) return run_info();
     if (c.app.got_subcommand("filters")) return run_filters();
     if (c.bmem->parsed()) return vpipe::bench::run_mem_bench(c.mopts);
-    if (c.bkern->parsed()) return vpipe::bench::run_kernel_bench(c.kquick, c.kjson);
+    if (c.bkern->parsed()) return vpipe::bench::run_kernel_bench(c.kopts);
     if (c.bpipe->parsed()) return vpipe::bench::run_pipeline_bench(c.popts);
     if (c.bdec->parsed()) return vpipe::bench::run_decode_bench(c.dopts);
     if (c.bchain->parsed()) return vpipe::bench::run_chain_bench(c.copts);

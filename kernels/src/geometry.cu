@@ -1,4 +1,6 @@
 // CUDA geometry: resize, flip, crop and pad (see cuda_ops.hpp for the contracts).
+#include <type_traits>
+
 #include "kernel_common.cuh"
 
 namespace vpipe::cuda {
@@ -49,12 +51,12 @@ __global__ void resize4_kernel(Plane s, Plane d, float sx, float sy, double dsx,
 
 // Exactly half size in both directions, bilinear or area: both are the mean
 // of each 2×2 block, (a + b + c + d + 2) / 4 (the general kernels round the
-// same sum the same way). Four output bytes per thread from two 8-byte loads
-// per source row; 1-, 2- and 4-byte pixels.
-template <int kCh>
-__global__ void half2x2_kernel(Plane s, Plane d) {
-  const int e0 = 4 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+// same sum the same way). kN output bytes per thread (4 or 8) from one 2·kN-byte
+// load per source row; 1-, 2- and 4-byte pixels.
+template <int kCh, int kN>
+__device__ __forceinline__ void half2x2(const Plane& s, const Plane& d, int thread, int y) {
+  using Load = std::conditional_t<kN == 8, uint4, uint2>;
+  const int e0 = kN * thread;
   const int row_elems = d.width * kCh;
   if (e0 >= row_elems || y >= d.height) return;
   const std::uint8_t* r0 = s.row(2 * y);
@@ -63,24 +65,52 @@ __global__ void half2x2_kernel(Plane s, Plane d) {
   auto mean = [](int a, int b, int c, int e) {
     return static_cast<std::uint32_t>((a + b + c + e + 2) >> 2);
   };
-  if (e0 + 4 <= row_elems) {  // source bytes 2*e0 .. 2*e0+7 of both rows
-    const uint2 a = *reinterpret_cast<const uint2*>(r0 + 2 * e0);
-    const uint2 b = *reinterpret_cast<const uint2*>(r1 + 2 * e0);
-    auto byte = [](uint2 w, int i) {
-      return static_cast<int>(((i < 4 ? w.x : w.y) >> (8 * (i % 4))) & 0xFF);
+  if (e0 + kN <= row_elems) {  // source bytes 2*e0 .. 2*e0+2kN-1 of both rows
+    const Load a = *reinterpret_cast<const Load*>(r0 + 2 * e0);
+    const Load b = *reinterpret_cast<const Load*>(r1 + 2 * e0);
+    const auto* wa = reinterpret_cast<const std::uint32_t*>(&a);
+    const auto* wb = reinterpret_cast<const std::uint32_t*>(&b);
+    auto byte = [](const std::uint32_t* w, int i) {
+      return static_cast<int>((w[i / 4] >> (8 * (i % 4))) & 0xFF);
     };
-    std::uint32_t v = 0;
+    std::uint32_t v[kN / 4] = {};
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < kN; ++j) {
       const int i = 2 * j - j % kCh;  // this byte's channel in the first pixel of its pair
-      v |= mean(byte(a, i), byte(a, i + kCh), byte(b, i), byte(b, i + kCh)) << (8 * j);
+      v[j / 4] |= mean(byte(wa, i), byte(wa, i + kCh), byte(wb, i), byte(wb, i + kCh))
+                  << (8 * (j % 4));
     }
-    *reinterpret_cast<std::uint32_t*>(out) = v;
+    if constexpr (kN == 8)
+      *reinterpret_cast<uint2*>(out) = make_uint2(v[0], v[1]);
+    else
+      *reinterpret_cast<std::uint32_t*>(out) = v[0];
     return;
   }
   for (int j = 0; e0 + j < row_elems; ++j) {
     const int i = 2 * (e0 + j) - (e0 + j) % kCh;
     out[j] = static_cast<std::uint8_t>(mean(r0[i], r0[i + kCh], r1[i], r1[i + kCh]));
+  }
+}
+
+// Up to four planes halved in one launch (NV12's Y and UV, I420's three):
+// blockIdx.z picks the plane, and the blocks past a smaller plane's extent
+// return at once. One launch where there were one per plane: at 4K a plane is
+// a few microseconds of work, of the order of a launch's ramp and tail.
+struct HalfPlanes {
+  Plane s[4], d[4];
+};
+template <int kN>
+__global__ void half2x2_planes_kernel(const __grid_constant__ HalfPlanes p) {
+  const int z = static_cast<int>(blockIdx.z);
+  const int thread = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  switch (p.d[z].channels) {
+    case 1:
+      return half2x2<1, kN>(p.s[z], p.d[z], thread, y);
+    case 2:
+      return half2x2<2, kN>(p.s[z], p.d[z], thread, y);
+    default:
+      return half2x2<4, kN>(p.s[z], p.d[z], thread, y);
   }
 }
 
@@ -192,7 +222,50 @@ __global__ void pad_edge_kernel(Plane s, Plane d) {
   d.row(y)[e] = s.row(min(y, s.height - 1))[x * c + e % c];
 }
 
+bool halves_exactly(const PlaneView& src, const PlaneView& dst, ref::Interp interp) {
+  const int ch = src.channels;
+  return interp != ref::Interp::kNearest && src.channels == dst.channels &&
+         src.width == 2 * dst.width && src.height == 2 * dst.height &&
+         (ch == 1 || ch == 2 || ch == 4) && aligned(src, 8) && aligned(dst, 4) && dst.width > 0 &&
+         dst.height > 0;
+}
+
+// Planes that all halve exactly: one launch, 8 output bytes per thread where every plane's
+// rows allow 16-byte loads and 8-byte stores, else 4.
+void launch_halves(const PlaneView* src, const PlaneView* dst, int n, cudaStream_t stream) {
+  HalfPlanes p{};
+  bool wide = true;
+  int row_elems = 0, rows = 0;
+  for (int i = 0; i < n; ++i) {
+    p.s[i] = dev(src[i]);
+    p.d[i] = dev(dst[i]);
+    wide &= aligned(src[i], 16) && aligned(dst[i], 8);
+    row_elems = std::max(row_elems, static_cast<int>(dst[i].row_bytes()));
+    rows = std::max(rows, dst[i].height);
+  }
+  const int per_thread = wide ? 8 : 4;
+  const dim3 block(32, 8);
+  dim3 grid = grid2d((row_elems + per_thread - 1) / per_thread, rows, block);
+  grid.z = static_cast<unsigned>(n);
+  if (wide)
+    half2x2_planes_kernel<8><<<grid, block, 0, stream>>>(p);
+  else
+    half2x2_planes_kernel<4><<<grid, block, 0, stream>>>(p);
+}
 }  // namespace
+
+void resize_planes(const PlaneView* src, const PlaneView* dst, int n, ref::Interp interp,
+                   cudaStream_t stream) {
+  VPIPE_EXPECTS(n >= 0 && n <= 4, "resize: up to four planes");
+  bool all_halve = n > 0;
+  for (int i = 0; i < n; ++i) all_halve &= halves_exactly(src[i], dst[i], interp);
+  if (all_halve) {
+    LaunchScope scope("vpipe::resize_planes", stream);
+    launch_halves(src, dst, n, stream);
+    return;
+  }
+  for (int i = 0; i < n; ++i) resize_plane(src[i], dst[i], interp, stream);
+}
 
 void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp,
                   cudaStream_t stream) {
@@ -202,14 +275,8 @@ void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp
   const double sx = static_cast<double>(src.width) / dst.width;
   const double sy = static_cast<double>(src.height) / dst.height;
   ResizeMode mode = interp == ref::Interp::kNearest ? ResizeMode::kNearest : ResizeMode::kBilinear;
-  const int ch = src.channels;
-  if (interp != ref::Interp::kNearest && src.width == 2 * dst.width &&
-      src.height == 2 * dst.height && (ch == 1 || ch == 2 || ch == 4) && aligned(src, 8) &&
-      aligned(dst, 4)) {
-    const dim3 block(32, 8), grid = grid2d((dst.width * ch + 3) / 4, dst.height, block);
-    if (ch == 1) half2x2_kernel<1><<<grid, block, 0, stream>>>(dev(src), dev(dst));
-    if (ch == 2) half2x2_kernel<2><<<grid, block, 0, stream>>>(dev(src), dev(dst));
-    if (ch == 4) half2x2_kernel<4><<<grid, block, 0, stream>>>(dev(src), dev(dst));
+  if (halves_exactly(src, dst, interp)) {
+    launch_halves(&src, &dst, 1, stream);
     return;
   }
   if (interp == ref::Interp::kArea && sx >= 1 && sy >= 1) {

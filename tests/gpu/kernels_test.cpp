@@ -222,6 +222,33 @@ TEST_F(Kernels, ResizeMatchesOpenCv) {
         }
 }
 
+// resize_planes: NV12's two planes at once. Exact halves of both run as one launch (8 output
+// bytes per thread where rows allow it, 4 where not); a chroma plane that cannot halve exactly
+// (66×34 → 33×17 luma: 33×17 → 17×9 chroma) sends every plane through resize_plane.
+TEST_F(Kernels, ResizePlanesMatchesResizePlaneOnEachPlane) {
+  const std::pair<Shape, Shape> cases[] = {{{1920, 1080}, {960, 540}}, {{3840, 2160}, {1920, 1080}},
+                                           {{64, 64}, {32, 32}},       {{66, 34}, {33, 17}},
+                                           {{1922, 1082}, {961, 541}}, {{640, 360}, {426, 240}}};
+  for (auto [from, to] : cases)
+    for (int pad : kPads)
+      for (auto interp : {ref::Interp::kBilinear, ref::Interp::kArea}) {
+        const int cw = (from.w + 1) / 2, ch = (from.h + 1) / 2, tcw = (to.w + 1) / 2,
+                  tch = (to.h + 1) / 2;
+        TestPlane y(from.w, from.h, 1, pad, 35), uv(cw, ch, 2, pad, 36), oy(to.w, to.h, 1, pad, 0),
+            ouv(tcw, tch, 2, pad, 0), wy(to.w, to.h, 1, pad, 0), wuv(tcw, tch, 2, pad, 0);
+        const PlaneView src[2] = {y.device, uv.device}, dst[2] = {oy.device, ouv.device};
+        cuda::resize_planes(src, dst, 2, interp, stream_);
+        sync();
+        ref::resize_plane(y.host, wy.host, interp);
+        ref::resize_plane(uv.host, wuv.host, interp);
+        const std::string what = label("resize_planes", from, pad) + " → " + std::to_string(to.w) +
+                                 "x" + std::to_string(to.h) +
+                                 (interp == ref::Interp::kArea ? " area" : " bilinear");
+        ASSERT_TRUE(matches(oy, wy.host, 1, what + " Y"));
+        ASSERT_TRUE(matches(ouv, wuv.host, 1, what + " UV"));
+      }
+}
+
 TEST_F(Kernels, GaussianBlurMatchesOpenCv) {
   auto scratch = make_strategy("pool");
   for (Shape s : shapes())

@@ -37,6 +37,10 @@ void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u
 // pixels each output pixel covers (when shrinking; growing uses bilinear).
 void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp,
                   cudaStream_t stream);
+// resize_plane over a frame's n planes (up to four, src[i] → dst[i]): exact halves of every
+// plane run as one launch; otherwise one resize_plane per plane.
+void resize_planes(const PlaneView* src, const PlaneView* dst, int n, ref::Interp interp,
+                   cudaStream_t stream);
 void flip_plane(const PlaneView& src, const PlaneView& dst, bool horizontal, bool vertical,
                 cudaStream_t stream);
 // dst = the rectangle at (x, y) of src, dst's size (a 2-D copy).
