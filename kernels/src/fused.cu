@@ -9,29 +9,13 @@ namespace {
 
 // Sampling of one plane in the fused pass: bilinear, nearest (resize_plane's
 // floor(x * scale)), or area (the footprint's pixels weighted by overlap, as
-// resize_area_kernel; only where the plane shrinks in both directions).
+// resize_plane's; only where the plane shrinks in both directions).
 enum class Sample { kBilinear, kNearest, kArea };
 
 struct Scale {
-  float fx, fy;   // bilinear
-  double dx, dy;  // nearest and area
+  float fx, fy;   // bilinear and area
+  double dx, dy;  // nearest
 };
-
-__device__ __forceinline__ float area_sample(const Plane& p, int x, int y, double sx, double sy,
-                                             int ch) {
-  const double x0 = x * sx, x1 = min((x + 1) * sx, static_cast<double>(p.width));
-  const double y0 = y * sy, y1 = min((y + 1) * sy, static_cast<double>(p.height));
-  float acc = 0;
-  for (int ys = static_cast<int>(floor(y0)); ys < static_cast<int>(ceil(y1)); ++ys) {
-    const float wy = static_cast<float>(min(ys + 1.0, y1) - max(static_cast<double>(ys), y0));
-    const std::uint8_t* row = p.row(ys);
-    for (int xs = static_cast<int>(floor(x0)); xs < static_cast<int>(ceil(x1)); ++xs) {
-      const float w = wy * static_cast<float>(min(xs + 1.0, x1) - max(static_cast<double>(xs), x0));
-      acc += w * exact_f(row[xs * p.channels + ch]);
-    }
-  }
-  return acc * static_cast<float>(1.0 / ((x1 - x0) * (y1 - y0)));
-}
 
 // Channels 0..n-1 of plane p at output pixel (x, y).
 template <Sample kMode, int kN>
@@ -48,8 +32,9 @@ __device__ __forceinline__ void sample_plane(const Plane& p, int x, int y, Scale
 #pragma unroll
     for (int k = 0; k < kN; ++k) out[k] = exact_f(p.row(ys)[xs * p.channels + k]);
   } else {
+    const AreaSpan ax(x, s.fx, p.width), ay(y, s.fy, p.height);
 #pragma unroll
-    for (int k = 0; k < kN; ++k) out[k] = area_sample(p, x, y, s.dx, s.dy, k);
+    for (int k = 0; k < kN; ++k) out[k] = area_mean(p, ax, ay, k);
   }
 }
 

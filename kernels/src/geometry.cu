@@ -7,7 +7,7 @@ namespace vpipe::cuda {
 
 namespace {
 
-enum class ResizeMode { kNearest, kBilinear, kAreaInt };
+enum class ResizeMode { kNearest, kBilinear, kAreaInt, kArea };
 
 // Four consecutive output bytes (1–4 pixels, kCh channels) per thread, one
 // 32-bit store where the row allows: per-thread set-up is shared and the
@@ -31,6 +31,8 @@ __global__ void resize4_kernel(Plane s, Plane d, float sx, float sy, double dsx,
     } else if constexpr (kMode == ResizeMode::kBilinear) {
       const Bilinear b(s, (x + 0.5f) * sx - 0.5f, (y + 0.5f) * sy - 0.5f);
       v[j] = to_u8(b(kCh, c));
+    } else if constexpr (kMode == ResizeMode::kArea) {  // fractional footprints
+      v[j] = to_u8(area_mean(s, AreaSpan(x, sx, s.width), AreaSpan(y, sy, s.height), c));
     } else {  // area, whole-number ratios: the mean of a kx × ky block
       int sum = 0;
       for (int r = 0; r < ky; ++r) {
@@ -156,28 +158,12 @@ void launch_resize4(const PlaneView& src, const PlaneView& dst, ResizeMode mode,
   else if (mode == ResizeMode::kBilinear)
     resize4_kernel<kCh, ResizeMode::kBilinear>
         <<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
+  else if (mode == ResizeMode::kArea)
+    resize4_kernel<kCh, ResizeMode::kArea>
+        <<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
   else
     resize4_kernel<kCh, ResizeMode::kAreaInt>
         <<<grid, block, 0, stream>>>(dev(src), dev(dst), fx, fy, sx, sy, kx, ky);
-}
-
-// Each output pixel: the source pixels its footprint covers, weighted by overlap.
-__global__ void resize_area_kernel(Plane s, Plane d, double sx, double sy) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= d.width || y >= d.height) return;
-  const double x0 = x * sx, x1 = min((x + 1) * sx, static_cast<double>(s.width));
-  const double y0 = y * sy, y1 = min((y + 1) * sy, static_cast<double>(s.height));
-  float acc[4] = {0, 0, 0, 0};
-  for (int ys = static_cast<int>(floor(y0)); ys < static_cast<int>(ceil(y1)); ++ys) {
-    const float wy = static_cast<float>(min(ys + 1.0, y1) - max(static_cast<double>(ys), y0));
-    const std::uint8_t* row = s.row(ys);
-    for (int xs = static_cast<int>(floor(x0)); xs < static_cast<int>(ceil(x1)); ++xs) {
-      const float w = wy * static_cast<float>(min(xs + 1.0, x1) - max(static_cast<double>(xs), x0));
-      for (int ch = 0; ch < s.channels; ++ch) acc[ch] += w * row[xs * s.channels + ch];
-    }
-  }
-  const float inv = static_cast<float>(1.0 / ((x1 - x0) * (y1 - y0)));
-  for (int ch = 0; ch < d.channels; ++ch) d.row(y)[x * d.channels + ch] = to_u8(acc[ch] * inv);
 }
 
 __global__ void flip_kernel(Plane s, Plane d, bool h, bool v) {
@@ -279,15 +265,9 @@ void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp
     launch_halves(&src, &dst, 1, stream);
     return;
   }
-  if (interp == ref::Interp::kArea && sx >= 1 && sy >= 1) {
-    if (src.width % dst.width || src.height % dst.height) {  // fractional footprints
-      const dim3 block(32, 8);
-      resize_area_kernel<<<grid2d(dst.width, dst.height, block), block, 0, stream>>>(
-          dev(src), dev(dst), sx, sy);
-      return;
-    }
-    mode = ResizeMode::kAreaInt;
-  }
+  if (interp == ref::Interp::kArea && sx >= 1 && sy >= 1)  // block means for whole ratios
+    mode =
+        src.width % dst.width || src.height % dst.height ? ResizeMode::kArea : ResizeMode::kAreaInt;
   switch (src.channels) {
     case 1:
       launch_resize4<1>(src, dst, mode, sx, sy, stream);

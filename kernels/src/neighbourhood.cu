@@ -544,27 +544,11 @@ __device__ __forceinline__ std::uint8_t sobel_at(const Plane& s, int e, int y) {
 
 // Four consecutive output bytes × kSobelRows rows per thread. The 3×3 Sobel is
 // separable: each source row is read once per strip (three words: bytes
-// e-4 .. e+7 hold both neighbours for 1–4 channels) and reduced to its
-// horizontal smooth (1 2 1) and difference (−1 0 1); a window of three rows
-// of those in registers gives gx and gy. Per output that is about a third
-// of the loads and integer work of reading the 3×3 neighbourhood each time.
-constexpr int kSobelRows = 8;
-
-template <int kCh>
-__device__ __forceinline__ void sobel_row(const Plane& s, int e0, int y, int (&smooth)[4],
-                                          int (&diff)[4]) {
-  const std::uint8_t* p = s.row(reflect101(y, s.height)) + e0 - 4;
-  const std::uint32_t w[3] = {*reinterpret_cast<const std::uint32_t*>(p),
-                              *reinterpret_cast<const std::uint32_t*>(p + 4),
-                              *reinterpret_cast<const std::uint32_t*>(p + 8)};
-  auto byte = [&](int i) { return static_cast<int>((w[i / 4] >> (8 * (i % 4))) & 0xFF); };
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const int m = byte(4 + j - kCh), o = byte(4 + j), q = byte(4 + j + kCh);
-    smooth[j] = m + 2 * o + q;
-    diff[j] = q - m;
-  }
-}
+// e-4 .. e+7 hold both neighbours for 1–4 channels), all the strip's rows
+// before any arithmetic (the loads in flight together: ncu found a strip
+// that loaded row by row latency-bound), then reduced to its horizontal
+// smooth (1 2 1) and difference (−1 0 1); three rows of those give gx and gy.
+constexpr int kSobelRows = 4;
 
 template <int kCh>
 __global__ void sobel_strip_kernel(Plane s, Plane d) {
@@ -579,18 +563,31 @@ __global__ void sobel_strip_kernel(Plane s, Plane d) {
         d.row(y0 + j)[e0 + b] = sobel_at(s, e0 + b, y0 + j);
     return;
   }
-  int sm[3][4], df[3][4];  // rows y-1, y, y+1 of the current output row y, by y % 3
-  sobel_row<kCh>(s, e0, y0 - 1, sm[0], df[0]);
-  sobel_row<kCh>(s, e0, y0, sm[1], df[1]);
+  constexpr int kIn = kSobelRows + 2;
+  std::uint32_t w[kIn][3];
+#pragma unroll
+  for (int t = 0; t < kIn; ++t) {  // rows y0-1 .. y0+kSobelRows (reflected at the edges)
+    const auto* p = reinterpret_cast<const std::uint32_t*>(
+        s.row(reflect101(min(y0 - 1 + t, d.height), s.height)) + e0 - 4);
+    w[t][0] = p[0], w[t][1] = p[1], w[t][2] = p[2];
+  }
+  int sm[kIn][4], df[kIn][4];
+#pragma unroll
+  for (int t = 0; t < kIn; ++t)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      auto byte = [&](int i) { return static_cast<int>((w[t][i / 4] >> (8 * (i % 4))) & 0xFF); };
+      const int m = byte(4 + j - kCh), o = byte(4 + j), q = byte(4 + j + kCh);
+      sm[t][j] = m + 2 * o + q;
+      df[t][j] = q - m;
+    }
 #pragma unroll
   for (int j = 0; j < kSobelRows; ++j) {
     if (j >= rows) break;
-    const int a = j % 3, b = (j + 1) % 3, c = (j + 2) % 3;
-    sobel_row<kCh>(s, e0, y0 + j + 1, sm[c], df[c]);
     std::uint32_t v[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k)
-      v[k] = sobel_magnitude(df[a][k] + 2 * df[b][k] + df[c][k], sm[c][k] - sm[a][k]);
+      v[k] = sobel_magnitude(df[j][k] + 2 * df[j + 1][k] + df[j + 2][k], sm[j + 2][k] - sm[j][k]);
     *reinterpret_cast<std::uint32_t*>(d.row(y0 + j) + e0) = pack4(v[0], v[1], v[2], v[3]);
   }
 }
