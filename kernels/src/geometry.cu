@@ -116,11 +116,13 @@ __global__ void half2x2_planes_kernel(const __grid_constant__ HalfPlanes p) {
   }
 }
 
-// Pad: 16 destination bytes of row yy, written once: fill, or the source's
-// bytes (16 at a time where they line up), or a mix at the edges.
-__device__ __forceinline__ void pad16_at(const Plane& s, const Plane& d, int x, int y,
-                                         std::uint8_t fill, int o, int yy) {
+// Pad: 16 destination bytes per thread, each written once: fill, or the
+// source's bytes (16 at a time where they line up), or a mix at the edges.
+__global__ void pad16_kernel(Plane s, Plane d, int x, int y, std::uint8_t fill) {
+  const int o = 16 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int yy = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   const int rb = d.width * d.channels;
+  if (o >= rb || yy >= d.height) return;
   const int sy = yy - y, sx0 = x * d.channels, sx1 = (x + s.width) * d.channels;
   std::uint8_t* out = d.row(yy) + o;
   const bool whole = o + 16 <= rb;
@@ -142,18 +144,6 @@ __device__ __forceinline__ void pad16_at(const Plane& s, const Plane& d, int x, 
     return;
   }
   for (int k = 0; o + k < rb; ++k) out[k] = fill;
-}
-
-// Two rows per thread (kPadRows): two 16-byte loads and stores in flight per
-// thread; one at a time, ncu found the kernel latency-bound (DRAM a quarter busy).
-constexpr int kPadRows = 2;
-__global__ void pad16_kernel(Plane s, Plane d, int x, int y, std::uint8_t fill) {
-  const int o = 16 * static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int y0 = kPadRows * static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  if (o >= d.width * d.channels) return;
-#pragma unroll
-  for (int r = 0; r < kPadRows; ++r)
-    if (y0 + r < d.height) pad16_at(s, d, x, y, fill, o, y0 + r);
 }
 
 template <int kCh>
@@ -339,9 +329,8 @@ void pad_plane(const PlaneView& src, const PlaneView& dst, int x, int y, std::ui
   LaunchScope scope("vpipe::pad_plane", stream);
   if (aligned(dst, 16)) {  // each destination byte written once, 16 at a time
     const dim3 block(32, 8);
-    pad16_kernel<<<grid2d(static_cast<int>((dst.row_bytes() + 15) / 16),
-                          (dst.height + kPadRows - 1) / kPadRows, block),
-                   block, 0, stream>>>(dev(src), dev(dst), x, y, fill);
+    pad16_kernel<<<grid2d(static_cast<int>((dst.row_bytes() + 15) / 16), dst.height, block), block,
+                   0, stream>>>(dev(src), dev(dst), x, y, fill);
     return;
   }
   fill_plane(dst, fill, stream);
