@@ -283,16 +283,15 @@ __global__ void __launch_bounds__(blur_tile::kThreads)
 // the tile kernel's plan with packed 16-bit floats, two values per
 // instruction (HFMA2): half the arithmetic of the float kernel, which ncu
 // found bound by instruction issue. Values are centred (byte − 128), so no sum
-// exceeds 128 in magnitude and fp16 rounds by at most 1/32 per operation: a
-// simulation of these exact operations over σ 0.3–2.67 and box radii 1–8 gave
-// results within 0.78 of the exact blur, rounding included (±1 LSB of the
-// reference, as the tests ask). The staged tile pairs rows (rows 2i and 2i+1
-// in one half2) for the horizontal taps; the horizontal results pair columns
-// for the vertical taps. The unsharp mask stays in float: its amount scales
-// the blur's error.
+// exceeds 128 in magnitude and fp16 rounds by at most 1/32 per operation:
+// scripts/blur-half-sim replays these exact operations in numpy for σ 0.3–2.67
+// and box radii 1–8 and finds every result within one LSB of the reference
+// (what the tests allow; docs/results/blur-half-sim-*). The staged tile pairs rows (rows 2i and
+// 2i+1 in one half2) for the horizontal taps; the horizontal results pair columns for the vertical
+// taps. The unsharp mask stays in float: its amount scales the blur's error.
 namespace blur_h2 {
 // 64-row tiles, 4 rows a thread. 32-row tiles (2 rows a thread, three waves at 4K instead of
-// one and a half) were tried at f68cc10: 18.0 and 63.5 µs (Y, RGBA) against 17.3 and 58.0.
+// one and a half) measured slower (docs/results/kernels-h200-2026-12-02-f68cc10).
 constexpr int kTW = 128, kTH = 64, kThreads = 256, kK = 8, kS = 4;
 constexpr std::uint32_t k1152 = 0x64806480u;  // half2(1152, 1152): 1024 + the centring 128
 }  // namespace blur_h2
