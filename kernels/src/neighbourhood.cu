@@ -128,6 +128,8 @@ namespace blur_tile {
 constexpr int kTW = 128, kTH = 32, kThreads = 256, kK = 8, kS = 4;
 }
 
+// Over 80 lines: three phases (stage, horizontal, vertical) over one shared tile and its
+// compile-time geometry, each needing the others' indexing.
 template <int R, int CH>
 __global__ void __launch_bounds__(blur_tile::kThreads)
     blur_tile_kernel(Plane s, Plane d, const __grid_constant__ GaussKernel k, float amount) {
@@ -317,6 +319,7 @@ __device__ __forceinline__ __half2 centred_pair(std::uint32_t ab, int k) {
   return __hsub2(as_h2(bits), as_h2(blur_h2::k1152));
 }
 
+// Over 80 lines: the float kernel's three phases, over one shared tile and its geometry.
 template <int R, int CH>
 __global__ void __launch_bounds__(blur_h2::kThreads)
     blur_h2_kernel(Plane s, Plane d, const __grid_constant__ HalfWeights k) {
