@@ -49,7 +49,8 @@ void crop_plane(const PlaneView& src, const PlaneView& dst, int x, int y, cudaSt
 // ---- filters ---------------------------------------------------------------
 // Separable Gaussian, kernel 2*ceil(3σ)+1 (σ ≤ 64), reflect-101 borders.
 // Radii up to 8 (σ ≤ 2.67; box radius ≤ 8) with 1–4 channels run both passes
-// in one kernel through shared memory and allocate nothing; larger radii,
+// in one kernel through shared memory and allocate nothing (the plain blur and
+// box blur in packed half precision, ±1 LSB of the reference; unsharp in float); larger radii,
 // and src == dst, take two passes through a float intermediate from
 // `scratch`, stream-ordered on `stream`.
 void gaussian_blur_plane(const PlaneView& src, const PlaneView& dst, double sigma,
