@@ -386,6 +386,9 @@ TEST_F(EdgeCase, BadOptionValuesExitTwoWithClearMessages) {
   if (!vpipe::cuda_unavailable_reason().empty()) {
     EXPECT_EQ(run_vpipe("bench mem --quick").exit_code, 1)
         << "no GPU is the machine, not the usage";
+    const auto once = run_vpipe("bench kernels --once");  // the profiler's flag parses
+    EXPECT_EQ(once.exit_code, 1) << once.err;
+    EXPECT_NE(once.err.find("nothing to measure"), std::string::npos) << once.err;
   }
   // A busy metrics port says so.
   const BusyPort port;
