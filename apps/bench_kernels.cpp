@@ -84,6 +84,32 @@ struct SegmentRun {
   int filters = 0;
 };
 
+// `run` captured once on `s` (ended and discarded if it throws) and instantiated; destroyed with
+// the object.
+struct SegmentGraph {
+  cudaGraphExec_t exec = nullptr;
+  SegmentGraph(const std::function<void()>& run, cudaStream_t s) {
+    cudaGraph_t graph = nullptr;
+    VPIPE_CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    try {
+      run();
+    } catch (...) {
+      cudaStreamEndCapture(s, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    VPIPE_CUDA_TRY(cudaStreamEndCapture(s, &graph));
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    VPIPE_CUDA_TRY(made);
+  }
+  ~SegmentGraph() {
+    if (exec) cudaGraphExecDestroy(exec);
+  }
+  SegmentGraph(const SegmentGraph&) = delete;
+  SegmentGraph& operator=(const SegmentGraph&) = delete;
+};
+
 // The pixels of a frame (pitch padding not counted).
 std::size_t pixel_bytes(const Frame& f) {
   std::size_t n = 0;
@@ -116,21 +142,14 @@ SegmentRun time_segment(const std::string& spec, cudaStream_t s, DeviceMemoryRes
   r.filters = static_cast<int>(chain.size());
   r.must_move = pixel_bytes(frames.front()) + pixel_bytes(frames.back());
   r.launches_ms = median_ms(run, s, how);
-  cudaGraph_t graph{};
-  VPIPE_CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  run();
-  VPIPE_CUDA_TRY(cudaStreamEndCapture(s, &graph));
-  cudaGraphExec_t exec{};
-  const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  VPIPE_CUDA_TRY(made);
-  r.graph_ms = median_ms([&] { VPIPE_CUDA_TRY(cudaGraphLaunch(exec, s)); }, s, how);
+  const SegmentGraph graph(run, s);
+  r.graph_ms = median_ms([&] { VPIPE_CUDA_TRY(cudaGraphLaunch(graph.exec, s)); }, s, how);
   VPIPE_CUDA_TRY(cudaStreamSynchronize(s));
-  cudaGraphExecDestroy(exec);
   return r;
 }
 
-// The 1080p goal on whole segments: the typical chain of issue #20 and a five-filter one.
+// The 1080p goal on whole segments: the typical chain of issue #20 and a five-filter one. A
+// segment mixes kernel classes; it is held to the lowest goal, the neighbourhood kernels'.
 void chain_segments(cudaStream_t s, DeviceMemoryResource& mr, const Sampling& how, double peak_gbps,
                     nlohmann::json& rows, bool& all_met) {
   fmt::print(
