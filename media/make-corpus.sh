@@ -66,6 +66,12 @@ cat "$out/switch-a.ts" "$out/switch-b.ts" "$out/switch-a.ts" >"$out/size-change.
 say size-change.ts "640x360, then 1280x720, then 640x360 again, mid-stream"
 rm -f "$out"/vfr-?.ts "$out"/switch-?.ts
 ff -i "$sample" -an -c copy "$out/no-audio.mp4"; say no-audio.mp4 "video only"
+# Non-square pixels (HDV: 1440x1080 shown as 16:9) and a phone's display rotation.
+ff -f lavfi -i "testsrc2=size=1440x1080:rate=25" -t 1 -vf setsar=4/3 -c:v libx264 -pix_fmt yuv420p \
+  "$out/anamorphic.mp4"
+say anamorphic.mp4 "1440x1080 with 4:3 pixels (HDV): displayed 16:9"
+ff -i "$sample" -an -frames:v 30 -c copy -metadata:s:v:0 rotate=90 "$out/rotated.mp4"
+say rotated.mp4 "the sample with a display rotation of 90° (a phone held upright)"
 ff -i "$sample" -map 0:v -map 0:a -map 0:a -c copy "$out/two-audio.mkv"
 say two-audio.mkv "two audio tracks"
 say sample.ts "the sample, remuxed to MPEG-TS (undamaged)"

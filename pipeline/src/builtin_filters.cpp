@@ -110,6 +110,7 @@ class Resize final : public Filter {
     return out_;
   }
   [[nodiscard]] bool is_identity() const override { return in_ == out_; }
+  [[nodiscard]] bool resamples() const override { return true; }
 
   void process(const Frame& in, Frame& out) override {
     const ref::Interp interp = pick(in, out);
@@ -175,6 +176,7 @@ class ResizeRgb final : public Filter {
     interp_ = pick_interp(interp_name_, in, size_.width, size_.height);
     return {target_, size_.width, size_.height};
   }
+  [[nodiscard]] bool resamples() const override { return true; }
   void process(const Frame& in, Frame& out) override {
     ref::nv12_resize_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_, interp_);
   }

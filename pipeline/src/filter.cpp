@@ -452,6 +452,19 @@ std::vector<bool> cuda_steps(const std::vector<ConfiguredFilter>& chain) {
   return cuda;
 }
 
+AVRational sample_aspect_after(const std::vector<ConfiguredFilter>& chain, AVRational sar) {
+  for (const auto& step : chain) {
+    if (sar.num <= 0 || sar.den <= 0) return {0, 1};
+    if (!step.filter->resamples() || step.in.width == 0 || step.in.height == 0) continue;
+    // sar · (in.w · out.h) / (in.h · out.w), reduced: 64-bit products, then av_reduce
+    int num = 0, den = 0;
+    av_reduce(&num, &den, static_cast<std::int64_t>(sar.num) * step.in.width * step.out.height,
+              static_cast<std::int64_t>(sar.den) * step.in.height * step.out.width, 1 << 30);
+    sar = {num, den};
+  }
+  return sar.num > 0 && sar.den > 0 ? sar : AVRational{0, 1};
+}
+
 void ConfiguredFilter::follow(const FrameFormat& input) {
   if (input == in) return;
   const FrameFormat before = in;

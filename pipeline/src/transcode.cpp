@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -97,7 +98,7 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, N
 UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
                                         AVRational time_base, AVRational frame_rate,
                                         bool global_header, const TranscodeOptions& o,
-                                        const AVCodecContext* props) {
+                                        const AVCodecContext* props, AVRational sample_aspect) {
   UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
   enc->width = format.width;
   enc->height = format.height;
@@ -106,9 +107,8 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   enc->framerate = frame_rate;
   if (enc->time_base.den > 65535 && codec->id == AV_CODEC_ID_MPEG4 && enc->framerate.num > 0)
     enc->time_base = av_inv_q(enc->framerate);  // MPEG-4 part 2 limits the time base
+  enc->sample_aspect_ratio = sample_aspect;
   if (props) {
-    if (format.width == props->width && format.height == props->height)
-      enc->sample_aspect_ratio = props->sample_aspect_ratio;
     enc->color_range = props->color_range;
     enc->colorspace = props->colorspace;
     enc->color_primaries = props->color_primaries;
@@ -276,6 +276,27 @@ nlohmann::json TranscodeReport::to_json() const {
 }
 
 namespace {
+
+// The input stream's display matrix (a phone's rotation), on the output stream: the picture is
+// stored as decoded and a player turns it as it turned the input. (FFmpeg 6.1 moved stream side
+// data into codecpar.)
+void copy_display_matrix(const AVStream* in, AVStream* out) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
+  const AVPacketSideData* sd = av_packet_side_data_get(
+      in->codecpar->coded_side_data, in->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
+  if (!sd) return;
+  AVPacketSideData* copy =
+      av_packet_side_data_new(&out->codecpar->coded_side_data, &out->codecpar->nb_coded_side_data,
+                              AV_PKT_DATA_DISPLAYMATRIX, sd->size, 0);
+  if (copy) std::memcpy(copy->data, sd->data, sd->size);
+#else
+  std::size_t size = 0;
+  const std::uint8_t* matrix = av_stream_get_side_data(in, AV_PKT_DATA_DISPLAYMATRIX, &size);
+  if (!matrix) return;
+  if (std::uint8_t* copy = av_stream_new_side_data(out, AV_PKT_DATA_DISPLAYMATRIX, size))
+    std::memcpy(copy, matrix, size);
+#endif
+}
 
 // What can be checked before any file is opened: a typo must not cost a decode.
 void check_paths(const TranscodeOptions& o) {
@@ -469,11 +490,18 @@ void TranscodeSession::Parts::add_video_output() {
         fmt::format("encode: {} encoders at once on segments of {} frames, {} threads each",
                     o.encode_segments, o.gop, o.encode_threads));
   }
-  encoder = open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate,
-                               (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, decoder.get());
+  // The picture keeps its display shape through the chain (non-square pixels: DV, HDV, DVD,
+  // broadcast SD) and its display turn (a phone's rotation).
+  const AVRational sar =
+      sample_aspect_after(plan.chain, av_guess_sample_aspect_ratio(input.get(), video, nullptr));
+  encoder =
+      open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate,
+                         (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, decoder.get(), sar);
   video_out = avformat_new_stream(oc, nullptr);
   av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),
            "output video parameters");
+  video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
+  copy_display_matrix(video, video_out);
   video_out->time_base = encoder->time_base;
   video_out->avg_frame_rate = encoder->framerate;
   source_tb.push_back(encoder->time_base);
@@ -584,7 +612,7 @@ void TranscodeSession::Parts::wire() {
   if (o.encode_segments > 1) {
     auto open = [this, global = (output.ctx->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
       return open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate, global, o,
-                                encoder.get());
+                                encoder.get(), encoder->sample_aspect_ratio);
     };
     add_encode(std::make_unique<SegmentedEncodeStage>(open, encoder.get(), video_out->index,
                                                       counters, o.encode_segments, o.gop));

@@ -16,6 +16,10 @@
 
 #include "media_check.hpp"
 
+extern "C" {
+#include <libavutil/display.h>
+}
+
 using namespace vpipe;
 using namespace vpipe::test;
 namespace fs = std::filesystem;
@@ -61,7 +65,40 @@ const Case kCases[] = {
     {"cc-errors.ts", Outcome::kOkOrDamaged, -1, 1},
     {"1x1.mkv", Outcome::kOk, 25, 0},
     {"odd-720x405.mpg", Outcome::kOk, 20, 0},
+    {"anamorphic.mp4", Outcome::kOk, 25, 0},
+    {"rotated.mp4", Outcome::kOk, 30, 0},
 };
+
+// The video stream's display shape and turn: width · SAR / height (SAR 1:1 where unknown), and
+// the display matrix's rotation in degrees (0 without one).
+struct Display {
+  AVRational aspect{0, 1};
+  double rotation = 0;
+};
+Display display_of(const std::string& path) {
+  AVFormatContext* raw = nullptr;
+  if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) return {};
+  std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> fc(
+      raw, [](AVFormatContext* c) { avformat_close_input(&c); });
+  if (avformat_find_stream_info(fc.get(), nullptr) < 0) return {};
+  const int v = av_find_best_stream(fc.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (v < 0) return {};
+  AVStream* st = fc->streams[v];
+  AVRational sar = av_guess_sample_aspect_ratio(fc.get(), st, nullptr);
+  if (sar.num <= 0) sar = {1, 1};
+  Display d;
+  d.aspect = av_mul_q(sar, {st->codecpar->width, st->codecpar->height});
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
+  const AVPacketSideData* sd = av_packet_side_data_get(
+      st->codecpar->coded_side_data, st->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
+  const auto* matrix = sd ? reinterpret_cast<const std::int32_t*>(sd->data) : nullptr;
+#else
+  const auto* matrix = reinterpret_cast<const std::int32_t*>(
+      av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, nullptr));
+#endif
+  if (matrix) d.rotation = av_display_rotation_get(matrix);
+  return d;
+}
 
 class Corpus : public ::testing::Test {
  protected:
@@ -222,4 +259,33 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
   if (const char* json = std::getenv("VPIPE_CORPUS_JSON"))
     std::ofstream(json) << rows.dump(1) << '\n';
   std::cout << table.str();
+}
+
+// Non-square pixels and a display rotation survive the chain: a resize keeps the picture's
+// display shape (its sample aspect ratio follows the size), a crop keeps the pixels' shape, and
+// the rotation goes with the stream (MP4 holds it).
+TEST_F(Corpus, TheDisplayShapeAndTurnSurviveTheChain) {
+  struct Run {
+    const char* file;
+    const char* vf;
+    AVRational aspect;  // the output's display aspect
+  };
+  for (const Run& run : {Run{"anamorphic.mp4", "resize=720x540", {16, 9}},
+                         Run{"anamorphic.mp4", "resize=640x360", {16, 9}},
+                         Run{"anamorphic.mp4", "crop=w=720:h=1080", {8, 9}},
+                         Run{"rotated.mp4", "resize=640x480", {16, 9}}}) {
+    SCOPED_TRACE(std::string(run.file) + " " + run.vf);
+    const auto in = (dir_ / run.file).string();
+    const auto out = (dir_ / (std::string(run.file) + ".display.mp4")).string();
+    fs::remove(out);
+    const auto r =
+        run_vpipe("transcode " + in + " " + out + " --device " +
+                  env_or("VPIPE_CORPUS_DEVICE", "cpu") + " --preset ultrafast --vf " + run.vf);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Display want = display_of(in), got = display_of(out);
+    EXPECT_EQ(av_cmp_q(got.aspect, run.aspect), 0)
+        << "display aspect " << got.aspect.num << ":" << got.aspect.den;
+    EXPECT_EQ(got.rotation, want.rotation);
+  }
+  EXPECT_NE(display_of((dir_ / "rotated.mp4").string()).rotation, 0.0) << "the input is turned";
 }

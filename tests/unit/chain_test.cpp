@@ -496,3 +496,21 @@ TEST(Filters, TenBitFramesAreNarrowedBeforeThe8BitFilters) {
   EXPECT_EQ(out.planes[1].row(0)[0], 128);
   EXPECT_EQ(out.planes[1].row(0)[3], 128);
 }
+
+// The pixels' shape through a chain: a resize keeps the display shape (the sample aspect ratio
+// follows the size), crop, pad and the rest keep the pixels' shape, unknown stays unknown.
+TEST(SampleAspect, ResizesKeepTheDisplayShapeAndOtherStepsThePixels) {
+  const FrameFormat hdv{AV_PIX_FMT_YUV420P, 1440, 1080};
+  auto after = [&](const char* vf, AVRational sar) {
+    return sample_aspect_after(build_chain(parse_chain(vf), hdv), sar);
+  };
+  auto same = [](AVRational a, AVRational b) { return a.num == b.num && a.den == b.den; };
+  EXPECT_TRUE(same(after("resize=720x540", {4, 3}), {4, 3}));  // half each way: pixels alike
+  EXPECT_TRUE(same(after("resize=640x360", {4, 3}), {1, 1}));  // 16:9 in square pixels
+  EXPECT_TRUE(same(after("resize=1920x1080", {4, 3}), {1, 1}));
+  EXPECT_TRUE(same(after("crop=w=720:h=1080", {4, 3}), {4, 3}));  // a part: the pixels' shape
+  EXPECT_TRUE(same(after("pad=w=1920:h=1080,blur", {4, 3}), {4, 3}));
+  EXPECT_TRUE(same(after("resize=720x540,crop=w=360:h=540,resize=720x540", {4, 3}), {2, 3}));
+  EXPECT_TRUE(same(after("resize=640x360", {0, 1}), {0, 1}));  // unknown stays unknown
+  EXPECT_TRUE(same(after("blur", {16, 15}), {16, 15}));
+}

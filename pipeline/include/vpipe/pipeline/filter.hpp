@@ -95,6 +95,10 @@ class Filter {
   // on the CUDA path it joins the CUDA filters it follows, but after a CPU
   // filter it runs on the CPU instead of sending frames back to the GPU.
   [[nodiscard]] virtual bool is_format_conversion() const { return false; }
+  // The output is the input picture resampled to another size (resize), not a part of it
+  // (crop) or more (pad): the picture keeps its display shape, so its sample aspect ratio
+  // changes with the size (sample_aspect_after).
+  [[nodiscard]] virtual bool resamples() const { return false; }
   // Enqueues the filter on ctx.stream for device frames; `in` is ready on
   // that stream, `out` is a device frame of the configured output format.
   virtual void process_cuda(const Frame& /*in*/, Frame& /*out*/, const CudaContext& /*ctx*/) {
@@ -201,6 +205,13 @@ struct ConfiguredFilter {
 // conversion (is_format_conversion) only right after such a step, otherwise
 // it runs on the CPU where its input already is.
 [[nodiscard]] std::vector<bool> cuda_steps(const std::vector<ConfiguredFilter>& chain);
+
+// The sample (pixel) aspect ratio of `chain`'s output for an input of aspect `sar`: each
+// resampling step scales it by (in.width · out.height) / (in.height · out.width), which keeps the
+// display aspect; every other step keeps it (FFmpeg's scale, crop and pad do the same). {0, 1}
+// (unknown) stays unknown.
+[[nodiscard]] AVRational sample_aspect_after(const std::vector<ConfiguredFilter>& chain,
+                                             AVRational sar);
 
 // Registers the built-in filters (called once by FilterRegistry::instance()).
 void register_builtin_filters(FilterRegistry& registry);

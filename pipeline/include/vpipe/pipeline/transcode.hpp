@@ -143,12 +143,14 @@ class transcode_failed : public std::runtime_error {
                                                 HostFramePool* host_pool = nullptr);
 
 // Opens a video encoder the way transcode() does (quality options from `o`,
-// colour properties from `props` when given).
+// colour properties from `props` when given, the sample aspect ratio the
+// frames have: {0, 1} for unknown; sample_aspect_after gives it for a chain).
 [[nodiscard]] UniqueAVCodecContext open_video_encoder(const AVCodec* codec,
                                                       const FrameFormat& format,
                                                       AVRational time_base, AVRational frame_rate,
                                                       bool global_header, const TranscodeOptions& o,
-                                                      const AVCodecContext* props);
+                                                      const AVCodecContext* props,
+                                                      AVRational sample_aspect = {0, 1});
 
 // Runs `streams` copies of the transcode at once, in one process, sharing one
 // memory strategy (made from o.mem and o.budget): the way many live feeds run
