@@ -72,6 +72,9 @@ ff -f lavfi -i "testsrc2=size=1440x1080:rate=25" -t 1 -vf setsar=4/3 -c:v libx26
 say anamorphic.mp4 "1440x1080 with 4:3 pixels (HDV): displayed 16:9"
 ff -i "$sample" -an -frames:v 30 -c copy -metadata:s:v:0 rotate=90 "$out/rotated.mp4"
 say rotated.mp4 "the sample with a display rotation of 90° (a phone held upright)"
+ff -i "$sample" -frames:v 30 -c copy -timecode 10:00:00:00 -metadata:s:v:0 language=fra \
+  "$out/timecode.mov"
+say timecode.mov "the sample in MOV with a broadcast timecode (a tmcd track) and a language"
 ff -i "$sample" -map 0:v -map 0:a -map 0:a -c copy "$out/two-audio.mkv"
 say two-audio.mkv "two audio tracks"
 say sample.ts "the sample, remuxed to MPEG-TS (undamaged)"

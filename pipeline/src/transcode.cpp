@@ -502,21 +502,37 @@ void TranscodeSession::Parts::add_video_output() {
            "output video parameters");
   video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
   copy_display_matrix(video, video_out);
+  // Its tags (language, a broadcast timecode, which MOV writes as a tmcd track), but not the
+  // input's encoder: this output's is another.
+  av_dict_copy(&video_out->metadata, video->metadata, 0);
+  av_dict_set(&video_out->metadata, "encoder", nullptr, 0);
   video_out->time_base = encoder->time_base;
   video_out->avg_frame_rate = encoder->framerate;
   source_tb.push_back(encoder->time_base);
 }
 
-// Audio and subtitles the container can hold, copied; the rest dropped, with a note.
+// Audio and subtitles the container can hold, copied; the rest dropped, each with a note.
 void TranscodeSession::Parts::copy_other_streams() {
   AVFormatContext* oc = output.ctx.get();
   output_index.assign(input->nb_streams, -1);
   for (unsigned i = 0; i < input->nb_streams; ++i) {
     AVStream* s = input->streams[i];
     const auto type = s->codecpar->codec_type;
-    if (static_cast<int>(i) == video_index ||
-        (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE))
+    if (static_cast<int>(i) == video_index) continue;
+    if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) {
+      // Data (a timecode track: its timecode goes on the video stream's tags) and attachments,
+      // and further video streams: said, not silently gone.
+      char tag[AV_FOURCC_MAX_STRING_SIZE] = {};
+      const char* media = av_get_media_type_string(type);
+      const std::string what = s->codecpar->codec_id != AV_CODEC_ID_NONE
+                                   ? avcodec_get_name(s->codecpar->codec_id)
+                                   : av_fourcc_make_string(tag, s->codecpar->codec_tag);
+      report.notes.push_back(fmt::format(
+          "stream #{} ({}, {}) not copied: vpipe copies audio and subtitles beside the video it "
+          "transcodes",
+          i, media ? media : "unknown", what));
       continue;
+    }
     if (container_holds(oc->oformat, s->codecpar->codec_id) == false) {
       report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
                                          avcodec_get_name(s->codecpar->codec_id),

@@ -67,6 +67,7 @@ const Case kCases[] = {
     {"odd-720x405.mpg", Outcome::kOk, 20, 0},
     {"anamorphic.mp4", Outcome::kOk, 25, 0},
     {"rotated.mp4", Outcome::kOk, 30, 0},
+    {"timecode.mov", Outcome::kOk, 30, 1},
 };
 
 // The video stream's display shape and turn: width · SAR / height (SAR 1:1 where unknown), and
@@ -288,4 +289,33 @@ TEST_F(Corpus, TheDisplayShapeAndTurnSurviveTheChain) {
     EXPECT_EQ(got.rotation, want.rotation);
   }
   EXPECT_NE(display_of((dir_ / "rotated.mp4").string()).rotation, 0.0) << "the input is turned";
+}
+
+// The video stream's tags go with it: a broadcast timecode (MOV writes it as a tmcd track again)
+// and its language; the input's encoder tag does not.
+TEST_F(Corpus, TheVideoStreamsTimecodeAndLanguageSurvive) {
+  const auto in = (dir_ / "timecode.mov").string();
+  const auto out = (dir_ / "timecode.mov.tags.mov").string();
+  fs::remove(out);
+  const auto r =
+      run_vpipe("transcode " + in + " " + out + " --device " +
+                env_or("VPIPE_CORPUS_DEVICE", "cpu") + " --preset ultrafast --vf resize=320x180");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto tags = [](const std::string& path) {
+    std::map<std::string, std::string> t;
+    AVFormatContext* raw = nullptr;
+    if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) return t;
+    if (avformat_find_stream_info(raw, nullptr) >= 0) {
+      const int v = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+      const AVDictionaryEntry* e = nullptr;
+      while (v >= 0 && (e = av_dict_get(raw->streams[v]->metadata, "", e, AV_DICT_IGNORE_SUFFIX)))
+        t[e->key] = e->value;
+    }
+    avformat_close_input(&raw);
+    return t;
+  };
+  const auto want = tags(in), got = tags(out);
+  ASSERT_EQ(want.count("timecode"), 1u) << "the input carries a timecode";
+  EXPECT_EQ(got.count("timecode") ? got.at("timecode") : "none", want.at("timecode"));
+  EXPECT_EQ(got.count("language") ? got.at("language") : "none", "fra");
 }
