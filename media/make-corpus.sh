@@ -75,8 +75,6 @@ say rotated.mp4 "the sample with a display rotation of 90° (a phone held uprigh
 ff -i "$sample" -frames:v 30 -c copy -timecode 10:00:00:00 -metadata:s:v:0 language=fra \
   "$out/timecode.mov"
 say timecode.mov "the sample in MOV with a broadcast timecode (a tmcd track) and a language"
-ff -ss 1 -i "$sample" -t 2 -c copy "$out/editlist.mp4"
-say editlist.mp4 "a cut made by stream copy off a keyframe: an MP4 edit list over a second of preroll"
 ff -i "$sample" -map 0:v -map 0:a -map 0:a -c copy "$out/two-audio.mkv"
 say two-audio.mkv "two audio tracks"
 say sample.ts "the sample, remuxed to MPEG-TS (undamaged)"

@@ -225,10 +225,6 @@ Flow DemuxSource::produce(Output<Packet>& out) {
   if (index == video_stream_) return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;
   if (index < 0 || index >= static_cast<int>(output_index_.size()) || output_index_[index] < 0)
     return Flow::kContinue;
-  // A packet the container says to decode and discard (an edit list's preroll: MP4 cut off a
-  // keyframe) is not part of the programme: copied, it played a second of audio before the
-  // video and shifted every stream's start.
-  if (p.pkt->flags & AV_PKT_FLAG_DISCARD) return Flow::kContinue;
   if (copy_until_s_ && ts != AV_NOPTS_VALUE &&
       static_cast<double>(ts) * av_q2d(input_->streams[index]->time_base) >= *copy_until_s_)
     return Flow::kContinue;

@@ -68,7 +68,6 @@ const Case kCases[] = {
     {"anamorphic.mp4", Outcome::kOk, 25, 0},
     {"rotated.mp4", Outcome::kOk, 30, 0},
     {"timecode.mov", Outcome::kOk, 30, 1},
-    {"editlist.mp4", Outcome::kOk, -1, 1},
 };
 
 // The video stream's display shape and turn: width · SAR / height (SAR 1:1 where unknown), and
@@ -319,32 +318,4 @@ TEST_F(Corpus, TheVideoStreamsTimecodeAndLanguageSurvive) {
   ASSERT_EQ(want.count("timecode"), 1u) << "the input carries a timecode";
   EXPECT_EQ(got.count("timecode") ? got.at("timecode") : "none", want.at("timecode"));
   EXPECT_EQ(got.count("language") ? got.at("language") : "none", "fra");
-}
-
-// An edit list's preroll (packets the container marks to decode and discard) stays out of the
-// copied audio: the output's video and audio start together, as the input's do (they started a
-// second apart when the preroll audio was copied).
-TEST_F(Corpus, AnEditListsPrerollIsNotCopied) {
-  const auto in = (dir_ / "editlist.mp4").string();
-  const auto out = (dir_ / "editlist.mp4.starts.mkv").string();
-  fs::remove(out);
-  const auto r = run_vpipe("transcode " + in + " " + out + " --device " +
-                           env_or("VPIPE_CORPUS_DEVICE", "cpu") + " --preset ultrafast");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto starts = [](const std::string& path) {  // video start − audio start, in seconds
-    AVFormatContext* raw = nullptr;
-    if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) return 99.0;
-    double gap = 99.0;
-    if (avformat_find_stream_info(raw, nullptr) >= 0) {
-      const int v = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-      const int a = av_find_best_stream(raw, AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
-      if (v >= 0 && a >= 0)
-        gap =
-            static_cast<double>(raw->streams[v]->start_time) * av_q2d(raw->streams[v]->time_base) -
-            static_cast<double>(raw->streams[a]->start_time) * av_q2d(raw->streams[a]->time_base);
-    }
-    avformat_close_input(&raw);
-    return gap;
-  };
-  EXPECT_NEAR(starts(out), starts(in), 0.05) << "one audio frame at most";
 }
