@@ -185,8 +185,229 @@ void chain_segments(cudaStream_t s, DeviceMemoryResource& mr, const Sampling& ho
 
 }  // namespace
 
-// Over 80 lines: most of it is the table of cases, one per kernel, sharing the buffers declared
-// above it.
+namespace {
+
+// Peak copy bandwidth: 1 GiB device to device, read + write counted.
+double peak_copy_gbps(cudaStream_t s, const KernelBenchOptions& o) {
+  const std::size_t big = std::size_t{1} << 30;
+  const DevPlane a(static_cast<int>(big >> 10), 1 << 10, 1),
+      b(static_cast<int>(big >> 10), 1 << 10, 1);
+  const double ms = median_ms(
+      [&] {
+        VPIPE_CUDA_TRY(cudaMemcpyAsync(b.v.data, a.v.data, big, cudaMemcpyDeviceToDevice, s));
+      },
+      s,
+      Sampling{o.once    ? 1
+               : o.quick ? 5
+                         : 20,
+               1, o.once ? 0 : 3});
+  return 2.0 * static_cast<double>(big) / (ms * 1e-3) / 1e9;
+}
+
+// Every plane the cases of one resolution read or write.
+struct CasePlanes {
+  int w, h;
+  DevPlane y{w, h, 1}, uv{w / 2, h / 2, 2}, u{w / 2, h / 2, 1}, v{w / 2, h / 2, 1};
+  DevPlane rgba{w, h, 4}, rgb{w, h, 3}, rgba2{w, h, 4}, y2{w, h, 1}, uv2{w / 2, h / 2, 2};
+  DevPlane small_y{w / 2, h / 2, 1}, small_uv{w / 4, h / 4, 2}, small_rgba{w / 2, h / 2, 4};
+  DevPlane y16{w, h, 2}, uv16{w / 2, h / 2, 4}, mark{256, 256, 4}, letter{w, h * 3 / 4, 1};
+  // Two thirds (1080p → 720p, 4K → 1440p): a ratio without the half-size fast paths.
+  int tw = w * 2 / 3, th = h * 2 / 3;
+  DevPlane third_y{tw, th, 1}, third_uv{tw / 2, th / 2, 2}, third_rgba{tw, th, 4};
+};
+
+struct Case {
+  std::string name;
+  std::size_t bytes;  // read + written
+  double goal;
+  std::function<void()> run;
+};
+
+// Over 80 lines: the table of cases, one entry per kernel.
+std::vector<Case> kernel_cases(CasePlanes& p, DeviceMemoryResource& scratch, cudaStream_t s) {
+  auto& [w, h, y, uv, u, v, rgba, rgb, rgba2, y2, uv2, small_y, small_uv, small_rgba, y16, uv16,
+         mark, letter, tw, th, third_y, third_uv, third_rgba] = p;
+  const std::size_t nv12 = y.bytes() + uv.bytes();
+  // The stream, these views, the spec and the table are copied into each case: the cases outlive
+  // this function; the planes are `p`'s, which outlives the cases.
+  const PlaneView nv12_in[2] = {y.v, uv.v}, half_out[2] = {small_y.v, small_uv.v},
+                  third_out[2] = {third_y.v, third_uv.v};
+  const ColorSpec spec{};
+  std::uint8_t lut[256];
+  ref::make_eq_lut(0.05, 1.2, 1.1, lut);
+  return {
+      {"nv12_to_rgb (RGBA out)", nv12 + rgba.bytes(), kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::nv12_to_rgb(y.v, uv.v, rgba.v, spec, s);
+       }},
+      {"yuv420p_to_rgb (RGB out)", nv12 + rgb.bytes(), kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::yuv420p_to_rgb(y.v, u.v, v.v, rgb.v, spec, s);
+       }},
+      {"rgb_to_nv12 (RGBA in)", rgba.bytes() + nv12, kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::rgb_to_nv12(rgba.v, y2.v, uv2.v, spec, s);
+       }},
+      {"invert (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] { cuda::invert_plane(rgba.v, rgba2.v, s); }},
+      {"lut: brightness/contrast/gamma (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::lut_plane(rgba.v, rgba2.v, lut, s);
+       }},
+      {"flip h (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::flip_plane(rgba.v, rgba2.v, true, false, s);
+       }},
+      // resize_planes: the resize filter's call, one launch for both planes
+      {"resize NV12 → half, bilinear (Y + UV)", nv12 + small_y.bytes() + small_uv.bytes(),
+       kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::resize_planes(nv12_in, half_out, 2, ref::Interp::kBilinear, s);
+       }},
+      {"resize NV12 → half, area (Y + UV)", nv12 + small_y.bytes() + small_uv.bytes(), kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::resize_planes(nv12_in, half_out, 2, ref::Interp::kArea, s);
+       }},
+      {"resize NV12 → 2/3, area (Y + UV)", nv12 + third_y.bytes() + third_uv.bytes(), kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::resize_planes(nv12_in, third_out, 2, ref::Interp::kArea, s);
+       }},
+      {"gaussian blur σ=1.5 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::gaussian_blur_plane(y.v, y2.v, 1.5, scratch, s);
+       }},
+      {"gaussian blur σ=1.5 (RGBA plane)", 2 * rgba.bytes(), kNeighbourhoodGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::gaussian_blur_plane(rgba.v, rgba2.v, 1.5, scratch, s);
+       }},
+      {"box blur r=3 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::box_blur_plane(y.v, y2.v, 3, scratch, s);
+       }},
+      {"unsharp σ=1.2 amount 0.8 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::unsharp_plane(y.v, y2.v, 1.2, 0.8, scratch, s);
+       }},
+      {"sobel (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] { cuda::sobel_plane(y.v, y2.v, s); }},
+      {"pad: letterbox a 4:3-high Y plane", letter.bytes() + y.bytes(), kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::pad_plane(letter.v, y2.v, 0, h / 8, 16, s);
+       }},
+      {"overlay 256×256 RGBA mark on RGBA", 2 * rgba.bytes() + mark.bytes(), kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::overlay_rgba(rgba.v, mark.v, rgba2.v, 64, 64, 0.8f, s);
+       }},
+      {"p010_to_rgb (RGBA out)", y16.bytes() + uv16.bytes() + rgba.bytes(), kPointwiseGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::p010_to_rgb(y16.v, uv16.v, rgba.v, spec, s);
+       }},
+      {"fused: NV12 → half-size RGBA, one pass", nv12 + small_rgba.bytes(), kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::nv12_resize_to_rgb(y.v, uv.v, small_rgba.v, spec, ref::Interp::kBilinear, s);
+       }},
+      {"chain: resize Y, resize UV, then NV12 → RGBA", nv12 + small_rgba.bytes(), kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::resize_plane(y.v, small_y.v, ref::Interp::kBilinear, s);
+         cuda::resize_plane(uv.v, small_uv.v, ref::Interp::kBilinear, s);
+         cuda::nv12_to_rgb(small_y.v, small_uv.v, small_rgba.v, spec, s);
+       }},
+      {"fused: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kBilinear, s);
+       }},
+      {"chain: the same at 2/3 size", nv12 + third_rgba.bytes(), kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::resize_plane(y.v, third_y.v, ref::Interp::kBilinear, s);
+         cuda::resize_plane(uv.v, third_uv.v, ref::Interp::kBilinear, s);
+         cuda::nv12_to_rgb(third_y.v, third_uv.v, third_rgba.v, spec, s);
+       }},
+      // area (the default when shrinking): luma averaged over 1.5 × 1.5 footprints
+      {"fused area: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kArea, s);
+       }},
+      {"chain area: the same at 2/3 size", nv12 + third_rgba.bytes(), kResizeGoal,
+       [&, s, nv12_in, half_out, third_out, lut, spec] {
+         cuda::resize_plane(y.v, third_y.v, ref::Interp::kArea, s);
+         cuda::resize_plane(uv.v, third_uv.v, ref::Interp::kArea, s);
+         cuda::nv12_to_rgb(third_y.v, third_uv.v, third_rgba.v, spec, s);
+       }},
+  };
+}
+
+// Times every case of one resolution: a row each on stdout and in `rows`; false when a goal is
+// missed. The chain cases are comparisons, not goals.
+bool time_cases(const std::vector<Case>& cases, const char* res, double peak_gbps,
+                double frame_copy_gbps, cudaStream_t s, const Sampling& how, nlohmann::json& rows) {
+  bool all_met = true;
+  std::vector<double> fused_us, chain_us;  // in pairs: half size, two thirds, two thirds area
+  for (const auto& c : cases) {
+    const double ms = median_ms(c.run, s, how);
+    const double gbps = static_cast<double>(c.bytes) / (ms * 1e-3) / 1e9;
+    const double pct = gbps / peak_gbps;
+    const bool met = pct >= c.goal, comparison = c.name.rfind("chain", 0) == 0;
+    all_met &= met || comparison;
+    if (c.name.rfind("fused", 0) == 0) fused_us.push_back(ms * 1e3);
+    if (comparison) chain_us.push_back(ms * 1e3);
+    fmt::print("| {} | {:.1f} | {:.0f} | {:.0f} % | {:.0f} % | {:.0f} % | {} |\n", c.name, ms * 1e3,
+               gbps, 100 * pct, 100 * gbps / frame_copy_gbps, 100 * c.goal,
+               comparison ? "(comparison)"
+               : met      ? "yes"
+                          : "NO");
+    rows.push_back({{"resolution", res},
+                    {"kernel", c.name},
+                    {"us", ms * 1e3},
+                    {"gbps", gbps},
+                    {"pct_of_peak_copy", pct},
+                    {"goal", c.goal},
+                    {"met", met},
+                    {"peak_copy_gbps", peak_gbps},
+                    {"frame_copy_gbps", frame_copy_gbps}});
+  }
+  const char* sizes[] = {"half size", "two thirds", "two thirds, area"};
+  for (std::size_t i = 0; i < fused_us.size() && i < chain_us.size(); ++i)
+    fmt::print(
+        "{}Fused vs chain at {}, {}: {:.1f} µs vs {:.1f} µs (chain time ÷ fused time = {:.2f}).\n",
+        i ? "" : "\n", res, sizes[i], fused_us[i], chain_us[i], chain_us[i] / fused_us[i]);
+  return all_met;
+}
+
+// One resolution: a frame-sized copy for scale (small transfers cannot reach the peak either),
+// then the cases.
+bool bench_resolution(int w, int h, const char* res, double peak_gbps,
+                      DeviceMemoryResource& scratch, cudaStream_t s, const Sampling& how,
+                      nlohmann::json& rows) {
+  CasePlanes planes{w, h};
+  const std::size_t frame_bytes = planes.rgba.v.pitch * static_cast<std::size_t>(h);
+  const double copy_ms = median_ms(
+      [&] {
+        VPIPE_CUDA_TRY(cudaMemcpyAsync(planes.rgba2.v.data, planes.rgba.v.data, frame_bytes,
+                                       cudaMemcpyDeviceToDevice, s));
+      },
+      s, how);
+  const double frame_copy_gbps = 2.0 * static_cast<double>(frame_bytes) / (copy_ms * 1e-3) / 1e9;
+  fmt::print(
+      "\n## {} ({}x{}): an RGBA-frame-sized copy ({:.1f} MB) runs at {:.0f} GB/s ({:.0f} % of "
+      "peak)\n\n| kernel | µs | GB/s | % of peak copy | % of frame-sized copy | goal | met "
+      "|\n|---|---|---|---|---|---|---|\n",
+      res, w, h, static_cast<double>(frame_bytes) / 1e6, frame_copy_gbps,
+      100 * frame_copy_gbps / peak_gbps);
+  return time_cases(kernel_cases(planes, scratch, s), res, peak_gbps, frame_copy_gbps, s, how,
+                    rows);
+}
+
+// The stream the bench runs on, destroyed with it.
+struct BenchStream {
+  cudaStream_t s{};
+  BenchStream() { VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~BenchStream() { cudaStreamDestroy(s); }
+  BenchStream(const BenchStream&) = delete;
+  BenchStream& operator=(const BenchStream&) = delete;
+};
+
+}  // namespace
+
 int run_kernel_bench(const KernelBenchOptions& o) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) {
     fmt::print(stderr, "vpipe bench kernels: {}: nothing to measure\n", reason);
@@ -196,176 +417,24 @@ int run_kernel_bench(const KernelBenchOptions& o) {
   const Sampling how = o.once    ? Sampling{1, 1, 0}
                        : o.quick ? Sampling{10, 10, 3}
                                  : Sampling{50, 10, 3};
-  cudaStream_t s{};
-  VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  const BenchStream stream;
+  const cudaStream_t s = stream.s;
   auto scratch = make_strategy("pool");
   nlohmann::json rows = nlohmann::json::array();
-  bool all_met = true;
-
   fmt::print(
       "# vpipe bench kernels\n\nDevice: {}; CUDA events around batches of {} back-to-back "
       "runs, median of {} batches, after {} warm-up runs{}.\n",
       sys.devices[0].name, how.batch, how.samples, how.warmup,
       o.once ? " (--once: each case run once, for a profiler; not a measurement)" : "");
-  // Peak copy bandwidth: 1 GiB device to device, read + write counted.
-  double peak_gbps = 0;
-  {
-    const std::size_t big = std::size_t{1} << 30;
-    void *a = nullptr, *b = nullptr;
-    VPIPE_CUDA_TRY(cudaMalloc(&a, big));
-    VPIPE_CUDA_TRY(cudaMalloc(&b, big));
-    const double ms = median_ms(
-        [&] { VPIPE_CUDA_TRY(cudaMemcpyAsync(b, a, big, cudaMemcpyDeviceToDevice, s)); }, s,
-        Sampling{o.once    ? 1
-                 : o.quick ? 5
-                           : 20,
-                 1, o.once ? 0 : 3});
-    peak_gbps = 2.0 * static_cast<double>(big) / (ms * 1e-3) / 1e9;
-    cudaFree(a);
-    cudaFree(b);
-  }
+  const double peak_gbps = peak_copy_gbps(s, o);
   fmt::print(
       "Peak device-to-device copy (1 GiB, read + write): {:.0f} GB/s. Goals are against this "
       "peak.\n",
       peak_gbps);
-  for (auto [w, h, res] : {std::tuple{1920, 1080, "1080p"}, std::tuple{3840, 2160, "4K"}}) {
-    DevPlane y(w, h, 1), uv(w / 2, h / 2, 2), u(w / 2, h / 2, 1), v(w / 2, h / 2, 1);
-    DevPlane rgba(w, h, 4), rgb(w, h, 3), rgba2(w, h, 4), y2(w, h, 1), uv2(w / 2, h / 2, 2);
-    DevPlane small_y(w / 2, h / 2, 1), small_uv(w / 4, h / 4, 2), small_rgba(w / 2, h / 2, 4);
-    DevPlane y16(w, h, 2), uv16(w / 2, h / 2, 4), mark(256, 256, 4), letter(w, h * 3 / 4, 1);
-    // Two thirds (1080p → 720p, 4K → 1440p): a ratio without the half-size fast paths.
-    const int tw = w * 2 / 3, th = h * 2 / 3;
-    DevPlane third_y(tw, th, 1), third_uv(tw / 2, th / 2, 2), third_rgba(tw, th, 4);
-    // A frame-sized copy too: small transfers cannot reach the peak either.
-    const std::size_t frame_bytes = rgba.v.pitch * static_cast<std::size_t>(h);
-    const double copy_ms = median_ms(
-        [&] {
-          VPIPE_CUDA_TRY(
-              cudaMemcpyAsync(rgba2.v.data, rgba.v.data, frame_bytes, cudaMemcpyDeviceToDevice, s));
-        },
-        s, how);
-    const double frame_copy_gbps = 2.0 * static_cast<double>(frame_bytes) / (copy_ms * 1e-3) / 1e9;
-    const double copy_gbps = peak_gbps;
-    fmt::print(
-        "\n## {} ({}x{}): an RGBA-frame-sized copy ({:.1f} MB) runs at {:.0f} GB/s ({:.0f} % of "
-        "peak)\n\n",
-        res, w, h, static_cast<double>(frame_bytes) / 1e6, frame_copy_gbps,
-        100 * frame_copy_gbps / peak_gbps);
-    fmt::print(
-        "| kernel | µs | GB/s | % of peak copy | % of frame-sized copy | goal | met "
-        "|\n|---|---|---|---|---|---|---|\n");
-    const std::size_t nv12 = y.bytes() + uv.bytes();
-    const PlaneView nv12_in[2] = {y.v, uv.v}, half_out[2] = {small_y.v, small_uv.v},
-                    third_out[2] = {third_y.v, third_uv.v};
-    struct Case {
-      std::string name;
-      std::size_t bytes;  // read + written
-      double goal;
-      std::function<void()> run;
-    };
-    const ColorSpec spec{};
-    std::uint8_t lut[256];
-    ref::make_eq_lut(0.05, 1.2, 1.1, lut);
-    std::vector<Case> cases{
-        {"nv12_to_rgb (RGBA out)", nv12 + rgba.bytes(), kPointwiseGoal,
-         [&] { cuda::nv12_to_rgb(y.v, uv.v, rgba.v, spec, s); }},
-        {"yuv420p_to_rgb (RGB out)", nv12 + rgb.bytes(), kPointwiseGoal,
-         [&] { cuda::yuv420p_to_rgb(y.v, u.v, v.v, rgb.v, spec, s); }},
-        {"rgb_to_nv12 (RGBA in)", rgba.bytes() + nv12, kPointwiseGoal,
-         [&] { cuda::rgb_to_nv12(rgba.v, y2.v, uv2.v, spec, s); }},
-        {"invert (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
-         [&] { cuda::invert_plane(rgba.v, rgba2.v, s); }},
-        {"lut: brightness/contrast/gamma (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
-         [&] { cuda::lut_plane(rgba.v, rgba2.v, lut, s); }},
-        {"flip h (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
-         [&] { cuda::flip_plane(rgba.v, rgba2.v, true, false, s); }},
-        // resize_planes: the resize filter's call, one launch for both planes
-        {"resize NV12 → half, bilinear (Y + UV)", nv12 + small_y.bytes() + small_uv.bytes(),
-         kResizeGoal,
-         [&] { cuda::resize_planes(nv12_in, half_out, 2, ref::Interp::kBilinear, s); }},
-        {"resize NV12 → half, area (Y + UV)", nv12 + small_y.bytes() + small_uv.bytes(),
-         kResizeGoal, [&] { cuda::resize_planes(nv12_in, half_out, 2, ref::Interp::kArea, s); }},
-        {"resize NV12 → 2/3, area (Y + UV)", nv12 + third_y.bytes() + third_uv.bytes(), kResizeGoal,
-         [&] { cuda::resize_planes(nv12_in, third_out, 2, ref::Interp::kArea, s); }},
-        {"gaussian blur σ=1.5 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
-         [&] { cuda::gaussian_blur_plane(y.v, y2.v, 1.5, scratch.resource(), s); }},
-        {"gaussian blur σ=1.5 (RGBA plane)", 2 * rgba.bytes(), kNeighbourhoodGoal,
-         [&] { cuda::gaussian_blur_plane(rgba.v, rgba2.v, 1.5, scratch.resource(), s); }},
-        {"box blur r=3 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
-         [&] { cuda::box_blur_plane(y.v, y2.v, 3, scratch.resource(), s); }},
-        {"unsharp σ=1.2 amount 0.8 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
-         [&] { cuda::unsharp_plane(y.v, y2.v, 1.2, 0.8, scratch.resource(), s); }},
-        {"sobel (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
-         [&] { cuda::sobel_plane(y.v, y2.v, s); }},
-        {"pad: letterbox a 4:3-high Y plane", letter.bytes() + y.bytes(), kPointwiseGoal,
-         [&] { cuda::pad_plane(letter.v, y2.v, 0, h / 8, 16, s); }},
-        {"overlay 256×256 RGBA mark on RGBA", 2 * rgba.bytes() + mark.bytes(), kPointwiseGoal,
-         [&] { cuda::overlay_rgba(rgba.v, mark.v, rgba2.v, 64, 64, 0.8f, s); }},
-        {"p010_to_rgb (RGBA out)", y16.bytes() + uv16.bytes() + rgba.bytes(), kPointwiseGoal,
-         [&] { cuda::p010_to_rgb(y16.v, uv16.v, rgba.v, spec, s); }},
-        {"fused: NV12 → half-size RGBA, one pass", nv12 + small_rgba.bytes(), kResizeGoal,
-         [&] {
-           cuda::nv12_resize_to_rgb(y.v, uv.v, small_rgba.v, spec, ref::Interp::kBilinear, s);
-         }},
-        {"chain: resize Y, resize UV, then NV12 → RGBA", nv12 + small_rgba.bytes(), kResizeGoal,
-         [&] {
-           cuda::resize_plane(y.v, small_y.v, ref::Interp::kBilinear, s);
-           cuda::resize_plane(uv.v, small_uv.v, ref::Interp::kBilinear, s);
-           cuda::nv12_to_rgb(small_y.v, small_uv.v, small_rgba.v, spec, s);
-         }},
-        {"fused: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), kResizeGoal,
-         [&] {
-           cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kBilinear, s);
-         }},
-        {"chain: the same at 2/3 size", nv12 + third_rgba.bytes(), kResizeGoal,
-         [&] {
-           cuda::resize_plane(y.v, third_y.v, ref::Interp::kBilinear, s);
-           cuda::resize_plane(uv.v, third_uv.v, ref::Interp::kBilinear, s);
-           cuda::nv12_to_rgb(third_y.v, third_uv.v, third_rgba.v, spec, s);
-         }},
-        // area (the default when shrinking): luma averaged over 1.5 × 1.5 footprints
-        {"fused area: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), kResizeGoal,
-         [&] { cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kArea, s); }},
-        {"chain area: the same at 2/3 size", nv12 + third_rgba.bytes(), kResizeGoal,
-         [&] {
-           cuda::resize_plane(y.v, third_y.v, ref::Interp::kArea, s);
-           cuda::resize_plane(uv.v, third_uv.v, ref::Interp::kArea, s);
-           cuda::nv12_to_rgb(third_y.v, third_uv.v, third_rgba.v, spec, s);
-         }},
-    };
-    std::vector<double> fused_us, chain_us;  // in pairs: half size, two thirds, two thirds area
-    for (auto& c : cases) {
-      const double ms = median_ms(c.run, s, how);
-      const double gbps = static_cast<double>(c.bytes) / (ms * 1e-3) / 1e9;
-      const double pct = gbps / copy_gbps;
-      const bool met = pct >= c.goal;
-      all_met &= met || c.name.rfind("chain", 0) == 0;  // the chain is the comparison, not a goal
-      if (c.name.rfind("fused", 0) == 0) fused_us.push_back(ms * 1e3);
-      if (c.name.rfind("chain", 0) == 0) chain_us.push_back(ms * 1e3);
-      fmt::print("| {} | {:.1f} | {:.0f} | {:.0f} % | {:.0f} % | {:.0f} % | {} |\n", c.name,
-                 ms * 1e3, gbps, 100 * pct, 100 * gbps / frame_copy_gbps, 100 * c.goal,
-                 c.name.rfind("chain", 0) == 0 ? "(comparison)"
-                 : met                         ? "yes"
-                                               : "NO");
-      rows.push_back({{"resolution", res},
-                      {"kernel", c.name},
-                      {"us", ms * 1e3},
-                      {"gbps", gbps},
-                      {"pct_of_peak_copy", pct},
-                      {"goal", c.goal},
-                      {"met", met},
-                      {"peak_copy_gbps", copy_gbps},
-                      {"frame_copy_gbps", frame_copy_gbps}});
-    }
-    const char* sizes[] = {"half size", "two thirds", "two thirds, area"};
-    for (std::size_t i = 0; i < fused_us.size() && i < chain_us.size(); ++i)
-      fmt::print(
-          "{}Fused vs chain at {}, {}: {:.1f} µs vs {:.1f} µs (chain time ÷ fused time = "
-          "{:.2f}).\n",
-          i ? "" : "\n", res, sizes[i], fused_us[i], chain_us[i], chain_us[i] / fused_us[i]);
-  }
+  bool all_met = true;
+  for (auto [w, h, res] : {std::tuple{1920, 1080, "1080p"}, std::tuple{3840, 2160, "4K"}})
+    all_met &= bench_resolution(w, h, res, peak_gbps, scratch.resource(), s, how, rows);
   chain_segments(s, scratch.resource(), how, peak_gbps, rows, all_met);
-  cudaStreamDestroy(s);
   if (!o.json_path.empty()) std::ofstream(o.json_path) << rows.dump(2) << '\n';
   fmt::print("\nGoals: {}.\n", all_met ? "all met" : "NOT all met (see the 'met' column)");
   return all_met ? 0 : 1;
