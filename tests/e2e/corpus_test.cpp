@@ -77,11 +77,7 @@ struct Display {
   double rotation = 0;
 };
 Display display_of(const std::string& path) {
-  AVFormatContext* raw = nullptr;
-  if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) return {};
-  std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> fc(
-      raw, [](AVFormatContext* c) { avformat_close_input(&c); });
-  if (avformat_find_stream_info(fc.get(), nullptr) < 0) return {};
+  const auto fc = open_input(path);
   const int v = av_find_best_stream(fc.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   if (v < 0) return {};
   AVStream* st = fc->streams[v];
@@ -303,15 +299,11 @@ TEST_F(Corpus, TheVideoStreamsTimecodeAndLanguageSurvive) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto tags = [](const std::string& path) {
     std::map<std::string, std::string> t;
-    AVFormatContext* raw = nullptr;
-    if (avformat_open_input(&raw, path.c_str(), nullptr, nullptr) < 0) return t;
-    if (avformat_find_stream_info(raw, nullptr) >= 0) {
-      const int v = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-      const AVDictionaryEntry* e = nullptr;
-      while (v >= 0 && (e = av_dict_get(raw->streams[v]->metadata, "", e, AV_DICT_IGNORE_SUFFIX)))
-        t[e->key] = e->value;
-    }
-    avformat_close_input(&raw);
+    const auto fc = open_input(path);
+    const int v = av_find_best_stream(fc.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    const AVDictionaryEntry* e = nullptr;
+    while (v >= 0 && (e = av_dict_get(fc->streams[v]->metadata, "", e, AV_DICT_IGNORE_SUFFIX)))
+      t[e->key] = e->value;
     return t;
   };
   const auto want = tags(in), got = tags(out);
