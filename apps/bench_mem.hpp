@@ -10,7 +10,7 @@ struct MemBenchOptions {
   double budget_gib = 1.5;  // fragmentation scenarios' device budget
   std::string json_path;    // all figures, machine-readable
   std::string log_path;     // scenario (a)'s allocation log (CSV)
-  std::string only;         // run one section: latency|frames|threshold|staging|fragmentation
+  std::string only;  // run one section: latency|frames|threshold|staging|fragmentation|contention
 };
 
 // Replays an allocation log (LoggingAdaptor's CSV) against strategies

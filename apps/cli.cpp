@@ -367,7 +367,8 @@ void add_bench(Cli& cli) {
   bmem->add_option("--json", mopts.json_path, "write every figure as JSON");
   bmem->add_option("--log", mopts.log_path, "write scenario (a)'s allocation log (CSV)");
   bmem->add_option("--only", mopts.only, "one section")
-      ->check(CLI::IsMember({"latency", "frames", "threshold", "staging", "fragmentation"}));
+      ->check(CLI::IsMember(
+          {"latency", "frames", "threshold", "staging", "fragmentation", "contention"}));
   auto& kopts = c->kopts;
   auto* bkern = c->bkern =
       bench->add_subcommand("kernels",

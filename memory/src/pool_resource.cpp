@@ -18,6 +18,11 @@ StreamOrderedPool::StreamOrderedPool(PoolOptions options) {
   VPIPE_CUDA_TRY(cudaMemPoolCreate(&pool_, &props));
   std::uint64_t threshold = options.release_threshold;
   VPIPE_CUDA_TRY(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+  if (!options.cross_stream_reuse) {
+    int off = 0;
+    VPIPE_CUDA_TRY(cudaMemPoolSetAttribute(pool_, cudaMemPoolReuseAllowOpportunistic, &off));
+    VPIPE_CUDA_TRY(cudaMemPoolSetAttribute(pool_, cudaMemPoolReuseAllowInternalDependencies, &off));
+  }
 }
 
 StreamOrderedPool::~StreamOrderedPool() {

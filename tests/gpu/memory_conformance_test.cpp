@@ -15,6 +15,7 @@
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/cuda_event.hpp"
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/pool_resource.hpp"
 #include "vpipe/memory/strategy.hpp"
 
 using namespace vpipe;
@@ -301,6 +302,32 @@ TEST(CudaEvent, ARecordedEventOrdersAnotherStream) {
   EXPECT_TRUE(end.done());
   cudaFree(words);
   cudaFree(bad);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
+// PoolOptions::cross_stream_reuse = false (bench mem's "same-stream reuse only" row): a
+// block freed on one stream is not handed to another stream, even once the free has
+// completed, while its own stream still reuses it.
+TEST(StreamOrderedPool, WithoutCrossStreamReuseOnlyItsOwnStreamReusesABlock) {
+  if (auto reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
+  PoolOptions o;
+  o.cross_stream_reuse = false;
+  StreamOrderedPool pool(o);
+  cudaStream_t a{}, b{};
+  VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+  VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+  void* first = pool.allocate(MiB, a);
+  pool.deallocate(first, MiB, a);
+  VPIPE_CUDA_TRY(cudaStreamSynchronize(a));  // the free has completed
+  void* other = pool.allocate(MiB, b);
+  void* again = pool.allocate(MiB, a);
+  EXPECT_NE(other, first);
+  EXPECT_EQ(again, first);
+  pool.deallocate(other, MiB, b);
+  pool.deallocate(again, MiB, a);
+  VPIPE_CUDA_TRY(cudaStreamSynchronize(a));
+  VPIPE_CUDA_TRY(cudaStreamSynchronize(b));
   cudaStreamDestroy(a);
   cudaStreamDestroy(b);
 }

@@ -21,6 +21,10 @@ struct PoolOptions {
   std::uint64_t release_threshold = UINT64_MAX;  // bytes kept across synchronizations
   std::optional<std::size_t> max_size;           // hard cap on the pool (CUDA >= 12.2)
   int device = -1;                               // -1: the current device
+  // false: a block is reused only by its own stream or after an ordering the
+  // caller made (cudaMemPoolReuseAllowOpportunistic and ...InternalDependencies
+  // off), so the driver never looks at other streams' frees on allocate.
+  bool cross_stream_reuse = true;
 };
 
 class StreamOrderedPool final : public DeviceMemoryResource {
