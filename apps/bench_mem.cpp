@@ -10,8 +10,9 @@
 //   5. fragmentation under a device budget: (a) mixed random sizes and
 //      lifetimes (logged, then replayed against every strategy), (b) a
 //      resolution ladder, (c) a small long-lived block per frame
-//   6. allocation latency while other threads make CUDA calls (what a
-//      pipeline's other stages do), and pool with same-stream reuse only
+//   6. allocation latency beside other threads: their CUDA calls, their use of
+//      the same strategy, frees from another thread (what a pipeline's other
+//      stages do); and pool with same-stream reuse only
 #include "bench_mem.hpp"
 
 #include <fmt/format.h>
@@ -19,11 +20,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -166,23 +170,31 @@ json bench_vmm_mapping(bool quick) {
   return out;
 }
 
-// ---- 6. allocation beside other threads' CUDA calls ----------------------------
-// Inside a transcode pool's allocate measured 4-7 µs at p50, well under 1 µs here
-// alone (issue #17). This asks why: the same allocate/free of one 1080p NV12 frame
-// on one stream, while K other threads each make the calls a pipeline's other
-// stages make (an async memset standing in for a copy, an event record, an event
-// query), on streams of their own.
+// ---- 6. allocation beside other threads ---------------------------------------------
+// Inside a transcode pool's allocate measured 4-7 µs at p50, under 1 µs here alone
+// (issue #17). This asks why: the same allocate of one 1080p NV12 frame on one stream,
+// in three kinds of company, as a pipeline's other stages keep it:
+//   calls:   K threads make other CUDA calls (an async memset standing in for a copy,
+//            an event record, an event query) on streams of their own;
+//   sharing: K threads allocate and free frames from the same strategy, each on its
+//            own stream;
+//   freer:   one other thread frees this thread's frames on this thread's stream, as
+//            a pipeline's next stage does when it lets go of a frame.
+
+constexpr std::size_t kContendedFrame = 1920 * 1080 * 3 / 2;
+
+enum class Company { kCalls, kSharing };
 
 // K threads making CUDA calls until stop(); each owns its stream, buffer and event.
 class Contenders {
  public:
-  explicit Contenders(int k) {
+  Contenders(int k, Company company, DeviceMemoryResource& mr) : company_(company), mr_(mr) {
     for (int i = 0; i < k; ++i) threads_.emplace_back([this] { loop(); });
   }
   ~Contenders() { (void)stop(); }
   Contenders(const Contenders&) = delete;
   Contenders& operator=(const Contenders&) = delete;
-  // Joins the threads; the CUDA calls they made.
+  // Joins the threads; the CUDA or strategy calls they made.
   std::int64_t stop() {
     stop_ = true;
     for (auto& t : threads_)
@@ -199,94 +211,160 @@ class Contenders {
     DeviceScratch& operator=(const DeviceScratch&) = delete;
   };
   void loop() {
-    constexpr std::size_t kBytes = 64 * KiB;
     Stream stream;
-    DeviceScratch buf(kBytes);
+    DeviceScratch buf(64 * KiB);
     CudaEvent event;
     std::int64_t n = 0;
     while (!stop_) {
-      VPIPE_CUDA_TRY(cudaMemsetAsync(buf.ptr, 0, kBytes, stream.s));
-      event.record(stream.s);
-      (void)event.done();
-      n += 3;
-      if (n % 192 == 0) VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
+      if (company_ == Company::kSharing) {
+        void* p = mr_.allocate(kContendedFrame, stream.s);
+        VPIPE_CUDA_TRY(cudaMemsetAsync(p, 0, 4 * KiB, stream.s));
+        mr_.deallocate(p, kContendedFrame, stream.s);
+      } else {
+        VPIPE_CUDA_TRY(cudaMemsetAsync(buf.ptr, 0, 64 * KiB, stream.s));
+        event.record(stream.s);
+        (void)event.done();
+      }
+      if (++n % 64 == 0) VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
     }
-    calls_ += n;
+    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
+    calls_ += 3 * n;
   }
+  Company company_;
+  DeviceMemoryResource& mr_;
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> calls_{0};
-  std::vector<std::thread> threads_;  // last: joined before the flags above go
+  std::vector<std::thread> threads_;  // last: joined before the members above go
+};
+
+// Frees what it is handed on the owner's stream from a thread of its own; at most
+// `depth` frames wait (hand() blocks past that, as a bounded queue between stages does).
+class RemoteFreer {
+ public:
+  RemoteFreer(DeviceMemoryResource& mr, cudaStream_t owner, int depth)
+      : mr_(mr), owner_(owner), depth_(static_cast<std::size_t>(depth)) {}
+  ~RemoteFreer() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  RemoteFreer(const RemoteFreer&) = delete;
+  RemoteFreer& operator=(const RemoteFreer&) = delete;
+  void hand(void* p) {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return queue_.size() < depth_; });
+    queue_.push_back(p);
+    cv_.notify_all();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      void* p = queue_.front();
+      queue_.pop_front();
+      cv_.notify_all();
+      lock.unlock();
+      mr_.deallocate(p, kContendedFrame, owner_);
+      lock.lock();
+    }
+  }
+  DeviceMemoryResource& mr_;
+  cudaStream_t owner_;
+  std::size_t depth_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<void*> queue_;
+  bool stop_ = false;
+  std::thread thread_{[this] { loop(); }};  // last: starts once the members above exist
 };
 
 struct ContendedRow {
-  double alloc_p50 = 0, alloc_p99 = 0, free_p50 = 0, free_p99 = 0;  // µs
-  double contender_calls_per_s = 0;
+  double alloc_p50 = 0, alloc_p99 = 0;  // µs
+  double other_calls_per_s = 0;
 };
 
-// n allocate/free pairs of one 1080p NV12 frame on one stream, beside `contenders` threads.
-ContendedRow contended_latency(DeviceMemoryResource& mr, int contenders, int n) {
-  constexpr std::size_t kFrame = 1920 * 1080 * 3 / 2;
+// n allocations of one 1080p NV12 frame on one stream in the given company; each frame
+// is touched, then freed here or, with `remote_free`, by a RemoteFreer.
+ContendedRow contended_latency(DeviceMemoryResource& mr, int k, Company company, bool remote_free,
+                               int n) {
   Stream stream;
-  Histogram alloc, free;
-  Contenders others(contenders);
+  Histogram alloc;
+  Contenders others(k, company, mr);
+  std::optional<RemoteFreer> freer;
+  if (remote_free) freer.emplace(mr, stream.s, 4);
   const auto t0 = Clock::now();
   for (int i = 0; i < n + 20; ++i) {
     const auto a = now_ns();
-    void* p = mr.allocate(kFrame, stream.s);
+    void* p = mr.allocate(kContendedFrame, stream.s);
     const auto b = now_ns();
     VPIPE_CUDA_TRY(cudaMemsetAsync(p, 0, 4 * KiB, stream.s));  // the frame is used
-    const auto c = now_ns();
-    mr.deallocate(p, kFrame, stream.s);
-    const auto d = now_ns();
-    if (i < 20) continue;
-    alloc.record(static_cast<std::uint64_t>(b - a));
-    free.record(static_cast<std::uint64_t>(d - c));
+    if (freer)
+      freer->hand(p);
+    else
+      mr.deallocate(p, kContendedFrame, stream.s);
+    if (i >= 20) alloc.record(static_cast<std::uint64_t>(b - a));
   }
+  freer.reset();
   const auto calls = others.stop();
   VPIPE_CUDA_TRY(cudaStreamSynchronize(stream.s));
-  ContendedRow r{us(alloc.percentile(.5)), us(alloc.percentile(.99)), us(free.percentile(.5)),
-                 us(free.percentile(.99))};
-  r.contender_calls_per_s =
-      static_cast<double>(calls) / std::chrono::duration<double>(Clock::now() - t0).count();
-  return r;
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return {us(alloc.percentile(.5)), us(alloc.percentile(.99)), static_cast<double>(calls) / s};
 }
 
-// The rows: pool, vmm and slab as the pipeline builds them, and pool with
-// same-stream reuse only (does the driver's cross-stream bookkeeping cost?).
+// The rows: pool, vmm and slab as the pipeline builds them (with the statistics
+// adaptor), and pool with same-stream reuse only.
 json bench_contention(bool quick) {
-  fmt::print("\n## 6. Allocation latency beside other threads' CUDA calls (µs, p50 / p99)\n\n");
-  fmt::print(
-      "One 1080p NV12 frame allocated, touched (a 4 KB memset) and freed on one stream, "
-      "{} times, while K other threads loop cudaMemsetAsync + cudaEventRecord + "
-      "cudaEventQuery on streams of their own.\n\n",
-      quick ? 200 : 3000);
-  fmt::print(
-      "| strategy | other threads | alloc p50 | alloc p99 | free p50 | free p99 | "
-      "their CUDA calls/s |\n|---|---|---|---|---|---|---|\n");
   const int n = quick ? 200 : 3000;
+  fmt::print("\n## 6. Allocation latency beside other threads (µs)\n\n");
+  fmt::print(
+      "One 1080p NV12 frame allocated, touched (a 4 KB memset) and freed on one stream, {} "
+      "times. calls: K threads loop cudaMemsetAsync + cudaEventRecord + cudaEventQuery on "
+      "streams of their own; sharing: K threads allocate, touch and free frames from the same "
+      "strategy on streams of their own; freer: another thread frees each frame on this "
+      "thread's stream (at most 4 waiting).\n\n",
+      n);
+  fmt::print(
+      "| strategy | company | other threads | alloc p50 | alloc p99 | their calls/s |\n"
+      "|---|---|---|---|---|---|\n");
   json out = json::array();
-  auto row = [&](const std::string& label, DeviceMemoryResource& mr) {
-    for (int k : {0, 1, 4}) {
-      const auto r = contended_latency(mr, k, n);
-      fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.0f} |\n", label, k,
-                 r.alloc_p50, r.alloc_p99, r.free_p50, r.free_p99, r.contender_calls_per_s);
+  struct Case {
+    const char* company;
+    Company kind;
+    int k;
+    bool remote_free;
+  };
+  const Case cases[] = {
+      {"alone", Company::kCalls, 0, false},     {"calls", Company::kCalls, 1, false},
+      {"calls", Company::kCalls, 4, false},     {"sharing", Company::kSharing, 1, false},
+      {"sharing", Company::kSharing, 4, false}, {"freer", Company::kCalls, 0, true}};
+  auto rows = [&](const std::string& label, DeviceMemoryResource& mr) {
+    for (const auto& c : cases) {
+      const auto r = contended_latency(mr, c.k, c.kind, c.remote_free, n);
+      fmt::print("| {} | {} | {} | {:.2f} | {:.2f} | {:.0f} |\n", label, c.company,
+                 c.remote_free ? 1 : c.k, r.alloc_p50, r.alloc_p99, r.other_calls_per_s);
       out.push_back({{"strategy", label},
-                     {"other_threads", k},
+                     {"company", c.company},
+                     {"other_threads", c.remote_free ? 1 : c.k},
                      {"n", n},
                      {"alloc_us", {{"p50", r.alloc_p50}, {"p99", r.alloc_p99}}},
-                     {"free_us", {{"p50", r.free_p50}, {"p99", r.free_p99}}},
-                     {"other_calls_per_s", r.contender_calls_per_s}});
+                     {"other_calls_per_s", r.other_calls_per_s}});
     }
   };
   for (const char* name : {"pool", "vmm", "slab"}) {
     auto strategy = make_strategy(name);
-    row(name, strategy.resource());  // with its statistics adaptor, as the pipeline has it
+    rows(name, strategy.resource());
   }
   PoolOptions same_stream;
   same_stream.cross_stream_reuse = false;
   StreamOrderedPool pool(same_stream);
   StatisticsAdaptor counted(pool);
-  row("pool, same-stream reuse only", counted);
+  rows("pool, same-stream reuse only", counted);
   return out;
 }
 
