@@ -116,6 +116,87 @@ __global__ void half2x2_planes_kernel(const __grid_constant__ HalfPlanes p) {
   }
 }
 
+// Area resize to exactly 2/3 in both directions (1080p → 720p, 4K → 1440p): each output
+// pixel's footprint is 1.5 × 1.5 source pixels, so along a row output pixels 2k and 2k+1
+// take source pixels (3k, 3k+1) and (3k+1, 3k+2) with weights (2, 1) and (1, 2), and down the
+// columns the same: every output is an integer sum of weight 9 over 2 × 2 sources, exact.
+// The area mean rounded to nearest is (sum + 4) / 9 (a ninth is never a half: the float
+// kernels' rounding gives the same byte). Each thread: two output rows of 8 bytes from three
+// source rows of 12 bytes (1-, 2- and 4-byte pixels), three 4-byte loads per row.
+template <int kCh>
+__device__ __forceinline__ void third2(const Plane& s, const Plane& d, int thread, int pair) {
+  const int e0 = 8 * thread, row_elems = d.width * kCh;
+  if (e0 >= row_elems || 2 * pair >= d.height) return;
+  const std::uint8_t* r[3] = {s.row(3 * pair), s.row(3 * pair + 1), s.row(3 * pair + 2)};
+  std::uint8_t* out[2] = {d.row(2 * pair), d.row(2 * pair + 1)};
+  // Output byte j of this thread's 8 (or of the row's tail): its channel's two source bytes
+  // in the 12 (24 for the tail's general case) starting at source byte 12 * thread.
+  auto src_of = [](int j, int& a, int& b) {
+    const int x = j / kCh, c = j % kCh, k = x / 2, odd = x % 2;
+    a = (3 * k + odd) * kCh + c;
+    b = a + kCh;
+  };
+  auto mean9 = [](std::uint32_t sum) { return (sum + 4u) / 9u; };
+  if (s.aligned4 && e0 + 8 <= row_elems) {
+    std::uint32_t h[3][8];
+#pragma unroll
+    for (int q = 0; q < 3; ++q) {
+      const auto* w = reinterpret_cast<const std::uint32_t*>(r[q] + 12 * thread);
+      const std::uint32_t v[3] = {w[0], w[1], w[2]};
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        int a, b;
+        src_of(j, a, b);
+        const std::uint32_t pa = (v[a / 4] >> (8 * (a % 4))) & 0xFFu;
+        const std::uint32_t pb = (v[b / 4] >> (8 * (b % 4))) & 0xFFu;
+        h[q][j] = (j / kCh) % 2 ? pa + 2 * pb : 2 * pa + pb;
+      }
+    }
+    std::uint32_t o0[2] = {}, o1[2] = {};
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      o0[j / 4] |= mean9(2 * h[0][j] + h[1][j]) << (8 * (j % 4));
+      o1[j / 4] |= mean9(h[1][j] + 2 * h[2][j]) << (8 * (j % 4));
+    }
+    if (d.aligned4) {
+      *reinterpret_cast<std::uint32_t*>(out[0] + e0) = o0[0];
+      *reinterpret_cast<std::uint32_t*>(out[0] + e0 + 4) = o0[1];
+      *reinterpret_cast<std::uint32_t*>(out[1] + e0) = o1[0];
+      *reinterpret_cast<std::uint32_t*>(out[1] + e0 + 4) = o1[1];
+    } else {
+      for (int j = 0; j < 8; ++j) {
+        out[0][e0 + j] = static_cast<std::uint8_t>(o0[j / 4] >> (8 * (j % 4)));
+        out[1][e0 + j] = static_cast<std::uint8_t>(o1[j / 4] >> (8 * (j % 4)));
+      }
+    }
+    return;
+  }
+  for (int j = 0; e0 + j < row_elems && j < 8; ++j) {  // the row's tail, or unaligned rows
+    int a, b;
+    src_of(j, a, b);
+    a += 12 * thread, b += 12 * thread;
+    const bool odd = (j / kCh) % 2;
+    std::uint32_t h[3];
+    for (int q = 0; q < 3; ++q) h[q] = odd ? r[q][a] + 2u * r[q][b] : 2u * r[q][a] + r[q][b];
+    out[0][e0 + j] = static_cast<std::uint8_t>(mean9(2 * h[0] + h[1]));
+    out[1][e0 + j] = static_cast<std::uint8_t>(mean9(h[1] + 2 * h[2]));
+  }
+}
+
+__global__ void third2_planes_kernel(const __grid_constant__ HalfPlanes p) {
+  const int z = static_cast<int>(blockIdx.z);
+  const int thread = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int pair = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  switch (p.d[z].channels) {
+    case 1:
+      return third2<1>(p.s[z], p.d[z], thread, pair);
+    case 2:
+      return third2<2>(p.s[z], p.d[z], thread, pair);
+    default:
+      return third2<4>(p.s[z], p.d[z], thread, pair);
+  }
+}
+
 // Pad: 16 destination bytes per thread, each written once: fill, or the
 // source's bytes (16 at a time where they line up), or a mix at the edges.
 __global__ void pad16_kernel(Plane s, Plane d, int x, int y, std::uint8_t fill) {
@@ -216,6 +297,29 @@ bool halves_exactly(const PlaneView& src, const PlaneView& dst, ref::Interp inte
          dst.height > 0;
 }
 
+bool two_thirds_area(const PlaneView& src, const PlaneView& dst, ref::Interp interp) {
+  const int ch = src.channels;
+  return interp == ref::Interp::kArea && src.channels == dst.channels &&
+         2 * src.width == 3 * dst.width && 2 * src.height == 3 * dst.height &&
+         (ch == 1 || ch == 2 || ch == 4) && dst.width > 0 && dst.height > 0;
+}
+
+// Planes that all shrink to exactly 2/3 by area: one launch, a pair of output rows per thread row.
+void launch_two_thirds(const PlaneView* src, const PlaneView* dst, int n, cudaStream_t stream) {
+  HalfPlanes p{};
+  int row_elems = 0, pairs = 0;
+  for (int i = 0; i < n; ++i) {
+    p.s[i] = dev(src[i]);
+    p.d[i] = dev(dst[i]);
+    row_elems = std::max(row_elems, static_cast<int>(dst[i].row_bytes()));
+    pairs = std::max(pairs, dst[i].height / 2);
+  }
+  const dim3 block(32, 8);
+  dim3 grid = grid2d((row_elems + 7) / 8, pairs, block);
+  grid.z = static_cast<unsigned>(n);
+  third2_planes_kernel<<<grid, block, 0, stream>>>(p);
+}
+
 // Planes that all halve exactly: one launch, 8 output bytes per thread where every plane's
 // rows allow 16-byte loads and 8-byte stores, else 4.
 void launch_halves(const PlaneView* src, const PlaneView* dst, int n, cudaStream_t stream) {
@@ -244,10 +348,14 @@ void resize_planes(const PlaneView* src, const PlaneView* dst, int n, ref::Inter
                    cudaStream_t stream) {
   VPIPE_EXPECTS(n >= 0 && n <= 4, "resize: up to four planes");
   bool all_halve = n > 0;
-  for (int i = 0; i < n; ++i) all_halve &= halves_exactly(src[i], dst[i], interp);
-  if (all_halve) {
+  bool all_thirds = n > 0;
+  for (int i = 0; i < n; ++i) {
+    all_halve &= halves_exactly(src[i], dst[i], interp);
+    all_thirds &= two_thirds_area(src[i], dst[i], interp);
+  }
+  if (all_halve || all_thirds) {
     LaunchScope scope("vpipe::resize_planes", stream);
-    launch_halves(src, dst, n, stream);
+    (all_halve ? launch_halves : launch_two_thirds)(src, dst, n, stream);
     return;
   }
   for (int i = 0; i < n; ++i) resize_plane(src[i], dst[i], interp, stream);
@@ -263,6 +371,10 @@ void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp
   ResizeMode mode = interp == ref::Interp::kNearest ? ResizeMode::kNearest : ResizeMode::kBilinear;
   if (halves_exactly(src, dst, interp)) {
     launch_halves(&src, &dst, 1, stream);
+    return;
+  }
+  if (two_thirds_area(src, dst, interp)) {
+    launch_two_thirds(&src, &dst, 1, stream);
     return;
   }
   if (interp == ref::Interp::kArea && sx >= 1 && sy >= 1)  // block means for whole ratios

@@ -249,6 +249,37 @@ TEST_F(Kernels, ResizePlanesMatchesResizePlaneOnEachPlane) {
       }
 }
 
+// Area shrinks to exactly 2/3 (1080p → 720p) run the integer kernel of weight-9 sums: OpenCV's
+// INTER_AREA bytes exactly, every pixel size, the row tails (20 bytes: 8 + 8 + 4), unaligned rows
+// (pad 37: the byte-by-byte path), one plane or NV12's two in one launch.
+TEST_F(Kernels, TwoThirdsAreaResizeIsOpenCvsExactly) {
+  const std::pair<Shape, Shape> cases[] = {
+      {{1920, 1080}, {1280, 720}}, {{3840, 2160}, {2560, 1440}}, {{3, 3}, {2, 2}},
+      {{30, 9}, {20, 6}},          {{99, 6}, {66, 4}},           {{1281, 723}, {854, 482}}};
+  for (auto [from, to] : cases)
+    for (int pad : kPads) {
+      for (int ch : {1, 2, 4}) {
+        TestPlane src(from.w, from.h, ch, pad, 61), out(to.w, to.h, ch, pad, 0),
+            want(to.w, to.h, ch, pad, 0);
+        cuda::resize_plane(src.device, out.device, ref::Interp::kArea, stream_);
+        sync();
+        ref::resize_plane(src.host, want.host, ref::Interp::kArea);
+        ASSERT_TRUE(matches(out, want.host, 0, label("resize 2/3 area", from, pad, ch)));
+      }
+      if (from.w % 2 || from.h % 2) continue;  // NV12's chroma of an odd size is not 2/3
+      TestPlane y(from.w, from.h, 1, pad, 62), uv(from.w / 2, from.h / 2, 2, pad, 63),
+          oy(to.w, to.h, 1, pad, 0), ouv(to.w / 2, to.h / 2, 2, pad, 0), wy(to.w, to.h, 1, pad, 0),
+          wuv(to.w / 2, to.h / 2, 2, pad, 0);
+      const PlaneView src[2] = {y.device, uv.device}, dst[2] = {oy.device, ouv.device};
+      cuda::resize_planes(src, dst, 2, ref::Interp::kArea, stream_);
+      sync();
+      ref::resize_plane(y.host, wy.host, ref::Interp::kArea);
+      ref::resize_plane(uv.host, wuv.host, ref::Interp::kArea);
+      ASSERT_TRUE(matches(oy, wy.host, 0, label("resize_planes 2/3 area Y", from, pad)));
+      ASSERT_TRUE(matches(ouv, wuv.host, 0, label("resize_planes 2/3 area UV", from, pad)));
+    }
+}
+
 TEST_F(Kernels, GaussianBlurMatchesOpenCv) {
   auto scratch = make_strategy("pool");
   for (Shape s : shapes())

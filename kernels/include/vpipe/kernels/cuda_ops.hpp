@@ -38,7 +38,8 @@ void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u
 void resize_plane(const PlaneView& src, const PlaneView& dst, ref::Interp interp,
                   cudaStream_t stream);
 // resize_plane over a frame's n planes (up to four, src[i] → dst[i]): exact halves of every
-// plane run as one launch; otherwise one resize_plane per plane.
+// plane, and area shrinks of every plane to exactly 2/3 (1080p → 720p: integer sums of
+// weight 9), run as one launch; otherwise one resize_plane per plane.
 void resize_planes(const PlaneView* src, const PlaneView* dst, int n, ref::Interp interp,
                    cudaStream_t stream);
 void flip_plane(const PlaneView& src, const PlaneView& dst, bool horizontal, bool vertical,
