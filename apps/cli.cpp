@@ -223,6 +223,11 @@ void add_streams_and_gpus(CLI::App* tc, Cli& c) {
   tc->add_option("--budget", c.tc_budget,
                  "CUDA path: cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out "
                  "of memory trims and retries twice, then fails with a report");
+  add_enum(tc, "--on-gpu-error", c.topts.on_gpu_error,
+           "several streams: a stream that fails with a CUDA error on its GPU (out of memory "
+           "after the retries, a device fault) stops (fail), or starts again from the beginning "
+           "on the GPU with the most headroom, that GPU taking no more streams (move; the report "
+           "notes each move); other streams never stop");
 }
 
 // --encoder, --crf, --preset, --qscale, --gop: what writes OUT.

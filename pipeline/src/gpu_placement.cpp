@@ -70,4 +70,16 @@ std::size_t place_stream(const std::vector<GpuLoad>& gpus) {
   return *best;
 }
 
+std::optional<std::size_t> move_stream(std::vector<GpuLoad>& gpus, std::size_t failed) {
+  auto& bad = gpus.at(failed);
+  bad.memory_budget = 0;
+  bad.streams = std::max(0, bad.streams - 1);
+  const bool any =
+      std::any_of(gpus.begin(), gpus.end(), [](const GpuLoad& g) { return g.memory_budget > 0; });
+  if (!any) return std::nullopt;
+  const std::size_t k = place_stream(gpus);
+  ++gpus[k].streams;
+  return k;
+}
+
 }  // namespace vpipe

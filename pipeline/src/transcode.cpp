@@ -2,6 +2,8 @@
 #include "vpipe/pipeline/gpu_placement.hpp"
 
 #include <map>
+#include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -868,8 +870,12 @@ TranscodeReport TranscodeSession::run() {
     }
   });
   std::string failure;
+  bool gpu_fault = false;
   try {
     p.pipeline.run();
+  } catch (const cuda_error& e) {
+    failure = e.what();
+    gpu_fault = true;
   } catch (const std::exception& e) {
     failure = e.what();  // reported below, then thrown with the report
   }
@@ -881,7 +887,7 @@ TranscodeReport TranscodeSession::run() {
   p.collect(report);
   if (!failure.empty()) {
     report.failure = failure;
-    throw transcode_failed(failure, std::move(report));  // the partial output goes (unless kept)
+    throw transcode_failed(failure, std::move(report), gpu_fault);  // the partial output goes
   }
   if (p.counters.disconnects > 0)
     report.notes.push_back(
@@ -982,31 +988,78 @@ class GpuShares {
     }
     VPIPE_CUDA_TRY(cudaSetDevice(current));
   }
-  // Each stream's device (-1: the CPU path), placed one after another.
-  std::vector<int> place(int n) const {
+  // Each stream's device (-1: the CPU path), placed one after another (before any runs).
+  std::vector<int> place(int n) {
     std::vector<int> out(static_cast<std::size_t>(n), -1);
     if (devices_.empty()) return out;
-    auto loads = loads_;
     for (auto& d : out) {
-      const auto k = place_stream(loads);
-      ++loads[k].streams;
+      const auto k = place_stream(loads_);
+      ++loads_[k].streams;
       d = devices_[k];
     }
     return out;
   }
+  // A stream failed with a CUDA error on `device` (--on-gpu-error move): that GPU takes no
+  // more streams; the GPU this stream goes to, or nothing when no other can take it.
+  std::optional<int> move_from(int device) {
+    std::lock_guard lock(mutex_);
+    const auto to = move_stream(loads_, index_of(device));
+    return to ? std::optional<int>(devices_[*to]) : std::nullopt;
+  }
   // Makes `device` current on the calling thread; its strategy.
-  MemoryStrategy& use(int device) const {
+  MemoryStrategy& use(int device) {
     VPIPE_CUDA_TRY(cudaSetDevice(device));
-    const auto k = static_cast<std::size_t>(std::find(devices_.begin(), devices_.end(), device) -
-                                            devices_.begin());
-    return strategies_.at(k);
+    return strategies_.at(index_of(device));
   }
 
  private:
+  std::size_t index_of(int device) const {
+    return static_cast<std::size_t>(std::find(devices_.begin(), devices_.end(), device) -
+                                    devices_.begin());
+  }
   std::vector<int> devices_;
-  mutable std::vector<MemoryStrategy> strategies_;
-  std::vector<GpuLoad> loads_;
+  std::vector<MemoryStrategy> strategies_;
+  std::vector<GpuLoad> loads_;  // placements and GPUs out of service, under mutex_ once running
+  std::mutex mutex_;
 };
+
+// One stream of transcode_streams: `mine` on `gpu` (-1: the CPU path). With --on-gpu-error
+// move, a CUDA error there starts the stream again on the GPU move_from gives (its output
+// rewritten from the start), until it ends or no GPU is left; each move is a note in the
+// report. Returns the failure, empty when the stream ended well; `gpu` ends as its last GPU.
+std::string run_stream(TranscodeOptions mine, GpuShares& gpus, int& gpu, TranscodeReport& report) {
+  std::vector<std::string> moves;
+  std::string failure;
+  for (;;) {
+    if (gpu >= 0) mine.shared_memory = &gpus.use(gpu);  // this thread on that GPU
+    std::string gpu_error;
+    failure.clear();
+    try {
+      report = transcode(mine);
+    } catch (const transcode_failed& e) {
+      report = e.report;
+      failure = e.what();
+      if (e.gpu_fault) gpu_error = failure;
+    } catch (const std::exception& e) {
+      report = TranscodeReport{};
+      report.input = mine.input;
+      report.output = mine.output;
+      failure = e.what();
+      if (dynamic_cast<const cuda_error*>(&e)) gpu_error = failure;
+    }
+    if (gpu_error.empty() || gpu < 0 || mine.on_gpu_error != OnGpuError::kMove) break;
+    const auto to = gpus.move_from(gpu);
+    if (!to) {
+      failure += fmt::format(" (on GPU {}; --on-gpu-error move: no other GPU can take it)", gpu);
+      break;
+    }
+    moves.push_back(fmt::format("moved from GPU {} to GPU {} after: {}", gpu, *to, gpu_error));
+    spdlog::warn("stream {}: {}", mine.stream_label, moves.back());
+    gpu = *to;
+  }
+  report.notes.insert(report.notes.begin(), moves.begin(), moves.end());
+  return failure;
+}
 }  // namespace
 
 MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
@@ -1016,7 +1069,7 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
     outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));
   // On the device: one strategy per GPU (no allocation crosses devices), each
   // made with its device current, and every stream placed by headroom.
-  const GpuShares gpus(o);
+  GpuShares gpus(o);
   MultiTranscodeReport multi;
   multi.streams.resize(static_cast<std::size_t>(n));
   multi.failures.resize(static_cast<std::size_t>(n));
@@ -1031,8 +1084,6 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
         TranscodeOptions mine = o;
         mine.output = outputs[i];
         mine.stream_label = std::to_string(k + 1);
-        if (multi.gpus[i] >= 0)
-          mine.shared_memory = &gpus.use(multi.gpus[i]);  // this thread on that GPU
         mine.on_progress = nullptr;
         if (o.on_progress)  // the first stream reports the sum of all
           mine.on_progress = [&, i](const TranscodeProgress& p) {
@@ -1044,16 +1095,7 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
             sum.frames_total = p.frames_total > 0 ? p.frames_total * n : 0;
             o.on_progress(sum);
           };
-        try {
-          multi.streams[i] = transcode(mine);
-        } catch (const transcode_failed& e) {
-          multi.streams[i] = e.report;
-          multi.failures[i] = e.what();
-        } catch (const std::exception& e) {
-          multi.streams[i].input = o.input;
-          multi.streams[i].output = mine.output;
-          multi.failures[i] = e.what();
-        }
+        multi.failures[i] = run_stream(std::move(mine), gpus, multi.gpus[i], multi.streams[i]);
       });
     }
   }

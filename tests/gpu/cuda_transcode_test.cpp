@@ -519,6 +519,35 @@ TEST_F(CudaTranscode, GpusPlacesEveryStreamAndReportsPerGpuTotals) {
   EXPECT_EQ(total, frames) << "the per-GPU totals add up to the streams'";
 }
 
+// --on-gpu-error move: a stream that runs out of device memory on its GPU starts again on
+// another, and that GPU takes no more streams. Every GPU here has a budget too small for one
+// 1080p frame, so each stream moves until no GPU is left (on one GPU: at once) and fails
+// saying so; with more than one GPU the report notes the moves.
+TEST_F(CudaTranscode, OnGpuErrorMoveMovesAStreamUntilNoGpuIsLeft) {
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  const auto report = path("move.json");
+  const auto r = run_vpipe("transcode " + kSample +
+                           " null --streams 2 --gpus all --on-gpu-error move --device cuda "
+                           "--decode cpu --budget 2M --vf resize=1920x1080 --frames 10 --report " +
+                           report);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::ifstream in(report);
+  ASSERT_TRUE(in);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j.at("streams").size(), 2u);
+  int moves = 0;
+  for (const auto& s : j.at("streams")) {
+    const auto status = s.at("status").get<std::string>();
+    EXPECT_NE(status.find("--on-gpu-error move: no other GPU can take it"), std::string::npos)
+        << status;
+    for (const auto& note : s.at("notes"))
+      moves += note.get<std::string>().rfind("moved from GPU", 0) == 0;
+  }
+  if (devices > 1) EXPECT_GE(moves, 1) << "more than one GPU: a stream moved first";
+  if (devices == 1) EXPECT_EQ(moves, 0) << "one GPU: nowhere to move";
+}
+
 // 10-bit HEVC (Main 10): NVDEC gives P010, to_8bit narrows it on the GPU, and
 // the frames equal the CPU path's exactly (the same rounding, an exact filter);
 // the CPU decoder's yuv420p10le on the CUDA path too.

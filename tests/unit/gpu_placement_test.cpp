@@ -39,3 +39,24 @@ TEST(Placement, TheGpuWithTheMostHeadroomTakesTheStream) {
   gpus[1].memory_budget = 0;
   EXPECT_THROW((void)place_stream(gpus), vpipe::input_error);
 }
+
+// --on-gpu-error move: the failing GPU goes out of service, the stream moves to the GPU with the
+// most headroom among the rest, and later placements never pick the failed GPU.
+TEST(Placement, AStreamThatFailsOnAGpuMovesAndTheGpuLeavesService) {
+  const std::size_t GB = 1u << 30;
+  std::vector<GpuLoad> gpus = {
+      {0, 3, 7, 0, 100 * GB, 0}, {1, 3, 7, 0, 100 * GB, 0}, {2, 1, 7, 0, 100 * GB, 0}};
+  const auto moved = vpipe::move_stream(gpus, 0);
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_EQ(*moved, 2u) << "the GPU with the most headroom left";
+  EXPECT_EQ(gpus[0].memory_budget, 0u) << "out of service";
+  EXPECT_EQ(gpus[0].streams, 2) << "the moved stream left it";
+  EXPECT_EQ(gpus[2].streams, 2) << "and is counted where it went";
+  for (int k = 0; k < 6; ++k) EXPECT_NE(place_stream(gpus), 0u);
+  // Its other streams fail there in turn: each moves.
+  EXPECT_TRUE(vpipe::move_stream(gpus, 0).has_value());
+  // One GPU: nowhere to go.
+  std::vector<GpuLoad> one = {{0, 1, 7, 0, 100 * GB, 0}};
+  EXPECT_FALSE(vpipe::move_stream(one, 0).has_value());
+  EXPECT_EQ(one[0].memory_budget, 0u);
+}

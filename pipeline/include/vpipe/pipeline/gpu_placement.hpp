@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -32,5 +33,12 @@ struct GpuLoad {
 // lower index. GPUs out of service (budget 0) are never chosen. Returns an
 // index into `gpus`; throws input_error when none can take a stream.
 [[nodiscard]] std::size_t place_stream(const std::vector<GpuLoad>& gpus);
+
+// A stream on gpus[failed] failed there (--on-gpu-error move): that GPU goes out of service
+// (budget 0; its other streams stay where they are, each moving when it fails itself), this
+// stream leaves it, and it goes where place_stream says. Returns the new index (its streams
+// counted), or nothing when no other GPU can take it.
+[[nodiscard]] std::optional<std::size_t> move_stream(std::vector<GpuLoad>& gpus,
+                                                     std::size_t failed);
 
 }  // namespace vpipe

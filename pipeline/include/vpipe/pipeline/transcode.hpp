@@ -129,9 +129,10 @@ struct TranscodeReport {
 // writer error…): the report of what was done, with status "failed: …".
 class transcode_failed : public std::runtime_error {
  public:
-  transcode_failed(const std::string& what, TranscodeReport r)
-      : std::runtime_error(what), report(std::move(r)) {}
+  transcode_failed(const std::string& what, TranscodeReport r, bool gpu = false)
+      : std::runtime_error(what), report(std::move(r)), gpu_fault(gpu) {}
   TranscodeReport report;
+  bool gpu_fault;  // the cause was a CUDA error (cuda_error, out_of_memory included)
 };
 
 // Opens `stream`'s decoder the way transcode() does (threads from `o`; NVDEC

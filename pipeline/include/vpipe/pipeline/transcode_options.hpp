@@ -28,6 +28,9 @@ enum class Decode { kAuto, kCpu, kNvdec };
 enum class Drop { kAuto, kBlock, kDropOldest, kDropNewest };
 // A picture size the encoder cannot take (odd, for 4:2:0): pad it, crop it, or stop.
 enum class Fit { kPad, kCrop, kError };
+// Several streams on several GPUs: a stream that fails with a CUDA error on its GPU stops
+// (fail), or starts again on another GPU, that GPU taking no more streams (move).
+enum class OnGpuError { kFail, kMove };
 
 // One table per enum: the name a user types, the value.
 template <class E>
@@ -54,6 +57,11 @@ template <>
 struct EnumNames<Fit> {
   static constexpr std::array<std::pair<std::string_view, Fit>, 3> table{
       {{"pad", Fit::kPad}, {"crop", Fit::kCrop}, {"error", Fit::kError}}};
+};
+template <>
+struct EnumNames<OnGpuError> {
+  static constexpr std::array<std::pair<std::string_view, OnGpuError>, 2> table{
+      {{"fail", OnGpuError::kFail}, {"move", OnGpuError::kMove}}};
 };
 template <>
 struct EnumNames<HostMemory> {  // --host: the staging kinds a user picks
@@ -148,7 +156,8 @@ struct TranscodeOptions {
   std::optional<std::size_t> budget;  // CUDA path: device memory cap for the strategy (per GPU)
   std::vector<int>
       gpus;  // several streams: the devices they are placed on (empty: the current one)
-  bool download_copy = false;  // A/B: copy downloads out of the slot (older way)
+  OnGpuError on_gpu_error = OnGpuError::kFail;  // several streams: a CUDA error on a stream's GPU
+  bool download_copy = false;                   // A/B: copy downloads out of the slot (older way)
   // The CUDA path: each run of CUDA filters as one stage launching one CUDA
   // Graph per frame (cuda_graph.hpp) instead of a stage and launches per filter.
   bool graphs = false;
