@@ -578,6 +578,10 @@ void add_soak(Cli& cli) {
   soak->add_option("--compare", soak_compare,
                    "several strategies, one after the other, same workload and seed: e.g. "
                    "naive,pool,vmm,slab,graph");
+  soak->add_option("--gpus", c->soak_gpus,
+                   "run every strategy on each of these GPUs, the GPUs at once (all, a count, or a "
+                   "list such as 0,1); each run has its own strategy and budget on its GPU, and "
+                   "is named STRATEGY@gpuN in the outputs");
   soak->add_flag("--parallel", sopts.parallel,
                  "run the --compare strategies at the same time, sharing the GPU (tenants of one "
                  "device), instead of one after the other");
@@ -644,15 +648,18 @@ void parse_size(const std::string& text, int& width, int& height) {
 }
 }  // namespace
 
+// --gpus text → device indices, against the devices visible now.
+std::vector<int> gpus_of(const std::string& text) {
+  int visible = 0;
+  if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
+  return vpipe::parse_gpus(text, visible);
+}
+
 void finish(Cli& c) {
   if (c.frames > 0) c.topts.max_frames = c.frames;
   vpipe::set_option(c.topts, "decode_sessions", c.decode_sessions, "--decode-sessions");
   if (!c.tc_budget.empty()) c.topts.budget = parse_bytes(c.tc_budget);
-  if (!c.gpus_text.empty()) {
-    int visible = 0;
-    if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
-    c.topts.gpus = vpipe::parse_gpus(c.gpus_text, visible);
-  }
+  if (!c.gpus_text.empty()) c.topts.gpus = gpus_of(c.gpus_text);
   if (c.bhead->parsed()) {
     c.hopts.probe_s = parse_duration(c.head_probe);
     if (c.hopts.low >= c.hopts.high)
@@ -667,6 +674,7 @@ void finish(Cli& c) {
   if (!c.soak_duration.empty()) o.duration_s = parse_duration(c.soak_duration);
   if (c.soak_frames > 0) o.frames = c.soak_frames;
   if (!c.soak_budget.empty()) o.budget = parse_bytes(c.soak_budget);
+  if (!c.soak_gpus.empty()) o.gpus = gpus_of(c.soak_gpus);
   parse_size(c.soak_size, o.width, o.height);
   o.thresholds = {c.warmup_pct / 100, c.max_growth_pct / 100, c.max_drift_pct / 100};
 }

@@ -45,8 +45,8 @@ struct Cli {
   vpipe::HeadroomOptions hopts;
   std::string head_probe = "8s", head_size = "1920x1080";
   vpipe::SoakOptions sopts;
-  std::string soak_mem = "pool", soak_compare, soak_duration, soak_budget, soak_size = "1920x1080",
-              rejudge;
+  std::string soak_mem = "pool", soak_compare, soak_duration, soak_budget, soak_gpus,
+              soak_size = "1920x1080", rejudge;
   std::int64_t soak_frames = 0;
   int metrics_port = 0;
   std::string metrics_address = "127.0.0.1";

@@ -309,10 +309,10 @@ void print_soak_table(const vpipe::SoakResult& result) {
       held = std::max(held, s.reserved_mb.value_or(0));
       used = std::max(used, s.used_mb.value_or(0));
     }
-    fmt::print("| {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} ({}) | {} | {} | {} |\n", r.strategy,
-               r.verdict.pass ? "PASS" : "FAIL", r.frames, r.wall_s > 0 ? r.frames / r.wall_s : 0.0,
-               held, used, pct(r.verdict.memory_growth), r.verdict.memory_metric,
-               pct(r.verdict.p99_drift), r.verdict.failures, why);
+    fmt::print("| {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} ({}) | {} | {} | {} |\n",
+               vpipe::soak_label(r.strategy, r.gpu), r.verdict.pass ? "PASS" : "FAIL", r.frames,
+               r.wall_s > 0 ? r.frames / r.wall_s : 0.0, held, used, pct(r.verdict.memory_growth),
+               r.verdict.memory_metric, pct(r.verdict.p99_drift), r.verdict.failures, why);
   }
 }
 
@@ -337,14 +337,14 @@ int run_soak_cli(vpipe::SoakOptions& o, const std::string& metrics_address, int 
   const auto result = vpipe::run_soak(o, [&](const vpipe::SoakSample& s) {
     {
       std::lock_guard lock(mu);
-      latest[s.strategy] = s;
+      latest[vpipe::soak_label(s.strategy, s.gpu)] = s;
     }
     const std::string mem = s.reserved_mb ? fmt::format("reserved {:.0f} MB", *s.reserved_mb)
                                           : fmt::format("RSS {:.0f} MB", s.rss_mb);
     const std::string line =
-        fmt::format("[{}] {:.0f} s  {} frames  {:.0f} fps  p99 {:.2f} ms  {}  {}x{}{}", s.strategy,
-                    s.t_s, s.frames, s.fps, s.p99_ms, mem, s.width, s.height,
-                    s.failures ? fmt::format("  {} FAILURES", s.failures) : "");
+        fmt::format("[{}] {:.0f} s  {} frames  {:.0f} fps  p99 {:.2f} ms  {}  {}x{}{}",
+                    vpipe::soak_label(s.strategy, s.gpu), s.t_s, s.frames, s.fps, s.p99_ms, mem,
+                    s.width, s.height, s.failures ? fmt::format("  {} FAILURES", s.failures) : "");
     if (tty) fmt::print(stderr, "\r{:<100}", line);
   });
   if (tty) fmt::print(stderr, "\n");

@@ -238,7 +238,8 @@ std::size_t probe_device_largest(cudaStream_t stream, std::optional<std::size_t>
 // streams and the memory).
 class SoakRunner {
  public:
-  SoakRunner(const SoakOptions& o, const std::string& strategy_name, bool cuda,
+  // The caller made the run's device current (--gpus): the strategy and streams are made there.
+  SoakRunner(const SoakOptions& o, const std::string& strategy_name, bool cuda, int gpu,
              const std::function<void(const SoakSample&)>& on_sample)
       : o_(o),
         cuda_(cuda),
@@ -250,6 +251,7 @@ class SoakRunner {
         graph_({retry_.get(), &streams_, from_name<HostMemory>(o.host, "host"), false},
                DropPolicy::kBlock, plan_queues(o.queue_depth, false)) {
     run_.strategy = strategy_name;
+    run_.gpu = gpu;
     wire();
     probe_stream_ = cuda ? streams_.make() : nullptr;
   }
@@ -258,6 +260,7 @@ class SoakRunner {
     t0_ = last_t_ = next_probe_ = Clock::now();
     std::atomic<bool> done{false};
     std::thread sampler([&] {
+      if (run_.gpu >= 0) VPIPE_CUDA_TRY(cudaSetDevice(run_.gpu));  // it asks the strategy
       auto next = t0_;
       while (!done.load()) {
         next += std::chrono::duration_cast<Clock::duration>(
@@ -336,6 +339,7 @@ class SoakRunner {
   void sample() {
     SoakSample s;
     s.strategy = run_.strategy;
+    s.gpu = run_.gpu;
     const auto now = Clock::now();
     s.t_s = std::chrono::duration<double>(now - t0_).count();
     s.frames = counters_.video_packets_written.load();
@@ -394,12 +398,67 @@ class SoakRunner {
   std::int64_t last_frames_ = 0;
 };
 
-SoakRun run_one(const SoakOptions& o, const std::string& strategy_name, bool cuda,
+SoakRun run_one(const SoakOptions& o, const SoakJob& job, bool cuda,
                 const std::function<void(const SoakSample&)>& on_sample) {
-  return SoakRunner(o, strategy_name, cuda, on_sample).run();
+  if (job.gpu >= 0) VPIPE_CUDA_TRY(cudaSetDevice(job.gpu));  // this thread's runs on that GPU
+  return SoakRunner(o, job.strategy, cuda, job.gpu, on_sample).run();
+}
+
+// The groups of soak_jobs, each on a thread of its own, its runs in turn; a run that cannot
+// start is a failed run with the reason, and the others go on. Runs in the order of the groups.
+std::vector<SoakRun> run_groups(const SoakOptions& o,
+                                const std::vector<std::vector<SoakJob>>& groups,
+                                const std::function<void(const SoakSample&)>& on_sample) {
+  std::vector<std::vector<SoakRun>> done(groups.size());
+  std::mutex mu;
+  const auto sample = [&](const SoakSample& s) {
+    std::lock_guard lock(mu);
+    if (on_sample) on_sample(s);
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      threads.emplace_back([&, g] {
+        for (const auto& job : groups[g]) {
+          if (o.interrupt && o.interrupt->load()) break;
+          try {
+            done[g].push_back(run_one(o, job, true, sample));
+          } catch (const std::exception& e) {
+            SoakRun failed;
+            failed.strategy = job.strategy;
+            failed.gpu = job.gpu;
+            failed.error = e.what();
+            failed.verdict.pass = false;
+            failed.verdict.reasons.push_back(std::string("could not run: ") + e.what());
+            done[g].push_back(std::move(failed));
+          }
+        }
+      });
+  }
+  std::vector<SoakRun> runs;
+  for (auto& d : done) std::move(d.begin(), d.end(), std::back_inserter(runs));
+  return runs;
 }
 
 }  // namespace
+
+std::string soak_label(const std::string& strategy, int gpu) {
+  return gpu < 0 ? strategy : fmt::format("{}@gpu{}", strategy, gpu);
+}
+
+std::vector<std::vector<SoakJob>> soak_jobs(const std::vector<std::string>& strategies,
+                                            const std::vector<int>& gpus, bool parallel) {
+  std::vector<std::vector<SoakJob>> groups;
+  const std::vector<int> devices = gpus.empty() ? std::vector<int>{-1} : gpus;
+  for (const int d : devices) {
+    if (!parallel) groups.emplace_back();
+    for (const auto& s : strategies) {
+      if (parallel) groups.emplace_back();
+      groups.back().push_back({s, d});
+    }
+  }
+  return groups;
+}
 
 SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSample&)>& on_sample) {
   if (o.device != "cpu" && o.device != "cuda" && o.device != "auto")
@@ -424,31 +483,16 @@ SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSam
         "soak: {}: the CPU path has no device memory strategy; --compare {} becomes one "
         "CPU run",
         why, fmt::join(o.strategies, ","));
-  if (o.parallel && strategies.size() > 1) {
-    r.runs.resize(strategies.size());
-    std::vector<std::thread> threads;
-    std::mutex mu;
-    const auto sample = [&](const SoakSample& s) {
-      std::lock_guard lock(mu);
-      if (on_sample) on_sample(s);
-    };
-    for (std::size_t i = 0; i < strategies.size(); ++i)
-      threads.emplace_back([&, i] {
-        try {
-          r.runs[i] = run_one(o, strategies[i], true, sample);
-        } catch (const std::exception& e) {
-          r.runs[i].strategy = strategies[i];
-          r.runs[i].error = e.what();
-          r.runs[i].verdict.pass = false;
-          r.runs[i].verdict.reasons.push_back(std::string("could not run: ") + e.what());
-        }
-      });
-    for (auto& t : threads) t.join();
+  if (r.device == "cpu" && !o.gpus.empty()) throw input_error(fmt::format("--gpus: {}", why));
+  const auto groups =
+      soak_jobs(strategies, r.device == "cuda" ? o.gpus : std::vector<int>{}, o.parallel);
+  if (groups.size() > 1) {
+    r.runs = run_groups(o, groups, on_sample);
     return r;
   }
-  for (const auto& s : strategies) {
+  for (const auto& job : groups.front()) {  // one after another on this thread
     if (o.interrupt && o.interrupt->load()) break;
-    r.runs.push_back(run_one(o, s, r.device == "cuda", on_sample));
+    r.runs.push_back(run_one(o, job, r.device == "cuda", on_sample));
   }
   return r;
 }
@@ -478,6 +522,7 @@ nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
       samples.push_back(std::move(sj));
     }
     runs_j.push_back({{"strategy", r.strategy},
+                      {"gpu", r.gpu},
                       {"frames", r.frames},
                       {"wall_s", r.wall_s},
                       {"error", r.error},
@@ -506,6 +551,7 @@ nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
             {"fps", o.fps},
             {"parallel", o.parallel},
             {"strategies", o.strategies},
+            {"gpus", o.gpus},
             {"thresholds",
              {{"warmup", o.thresholds.warmup},
               {"max_reserved_growth", o.thresholds.max_reserved_growth},
@@ -531,12 +577,14 @@ SoakResult read_soak_json(const std::string& path) {
   for (const auto& rj : j.at("runs")) {
     SoakRun run;
     run.strategy = rj.at("strategy");
+    run.gpu = rj.value("gpu", -1);  // written since --gpus; older files ran on one device
     run.frames = rj.value("frames", std::int64_t{0});
     run.wall_s = rj.value("wall_s", 0.0);
     run.error = rj.value("error", "");
     for (const auto& sj : rj.at("samples")) {
       SoakSample s;
       s.strategy = run.strategy;
+      s.gpu = run.gpu;
       for (const auto& field : sample_fields()) field.set(s, get_opt(sj.at(field.key)));
       run.samples.push_back(s);
     }
@@ -554,7 +602,7 @@ void write_samples_csv(const SoakResult& r, const fs::path& dir) {
   csv << '\n';
   for (const auto& run : r.runs)
     for (const auto& s : run.samples) {
-      csv << s.strategy;
+      csv << soak_label(s.strategy, s.gpu);
       for (const auto& f : sample_fields()) {
         const auto v = f.get(s);
         csv << ','
@@ -577,7 +625,7 @@ std::vector<std::string> write_charts(const SoakResult& r, const fs::path& dir) 
     std::vector<PlotSeries> series;
     bool any = false;
     for (const auto& run : r.runs) {
-      PlotSeries ps{run.strategy, {}, {}};
+      PlotSeries ps{soak_label(run.strategy, run.gpu), {}, {}};
       for (const auto& s : run.samples) {
         const auto v = c.get(s);
         ps.x.push_back(s.t_s);
@@ -609,7 +657,10 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
       o.duration_s ? fmt::format("{} s per strategy", *o.duration_s)
                    : fmt::format("{} frames per strategy", o.frames.value_or(0)),
       o.budget ? fmt::format(", budget {:.0f} MB", static_cast<double>(*o.budget) / 1e6) : "",
-      o.parallel && r.runs.size() > 1 ? ", the strategies running at the same time on one GPU" : "",
+      !o.gpus.empty() ? fmt::format(", on GPUs {} at once{}", fmt::join(o.gpus, ","),
+                                    o.parallel ? ", the strategies at once on each" : "")
+      : o.parallel && r.runs.size() > 1 ? ", the strategies running at the same time on one GPU"
+                                        : "",
       o.interval_s, o.host, o.thresholds.warmup * 100, o.thresholds.max_reserved_growth * 100,
       o.thresholds.max_p99_drift * 100);
   html << "<table><tr><th>strategy</th><th>verdict</th><th>frames</th><th>mean fps</th>"
@@ -630,8 +681,9 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
     html << fmt::format(
         "<tr class={}><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.2f}</td>"
         "<td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td style=text-align:left>{}</td></tr>\n",
-        run.verdict.pass ? "pass" : "fail", run.strategy, run.verdict.pass ? "PASS" : "FAIL",
-        run.frames, run.wall_s > 0 ? static_cast<double>(run.frames) / run.wall_s : 0, median(p99),
+        run.verdict.pass ? "pass" : "fail", soak_label(run.strategy, run.gpu),
+        run.verdict.pass ? "PASS" : "FAIL", run.frames,
+        run.wall_s > 0 ? static_cast<double>(run.frames) / run.wall_s : 0, median(p99),
         pct(run.verdict.memory_growth), run.verdict.memory_metric, pct(run.verdict.p99_drift),
         retries, run.verdict.failures, why);
   }
@@ -661,7 +713,8 @@ std::string prometheus_text(const std::vector<SoakSample>& latest) {
     std::string lines;
     for (const auto& s : latest)
       if (const auto v = g.get(s))
-        lines += fmt::format("{}{{strategy=\"{}\"}} {}\n", g.gauge, s.strategy, *v);
+        lines += fmt::format("{}{{strategy=\"{}\"{}}} {}\n", g.gauge, s.strategy,
+                             s.gpu < 0 ? std::string() : fmt::format(",gpu=\"{}\"", s.gpu), *v);
     if (lines.empty()) continue;
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n{}", g.gauge, g.help, g.gauge, lines);
   }

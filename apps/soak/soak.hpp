@@ -52,6 +52,9 @@ struct SoakOptions {
   std::uint32_t seed = 1;
   double fps = 0;  // source pacing; 0: full speed
   std::size_t queue_depth = 8;
+  // --gpus: every strategy runs on each of these devices, the GPUs at once (each GPU's
+  // strategies in turn, or all at once with `parallel`); empty: the current device.
+  std::vector<int> gpus;
   SoakThresholds thresholds;
   std::string out_dir;  // CSV, JSON, PNG, HTML; empty: none
   const std::atomic<int>* interrupt = nullptr;
@@ -60,6 +63,7 @@ struct SoakOptions {
 // One sample of one strategy's run.
 struct SoakSample {
   std::string strategy;
+  int gpu = -1;                               // --gpus: the device it ran on
   double t_s = 0;                             // since the run's start
   std::int64_t frames = 0;                    // done, cumulative
   double fps = 0;                             // over the interval
@@ -94,6 +98,7 @@ struct SoakVerdict {
 
 struct SoakRun {
   std::string strategy;
+  int gpu = -1;  // --gpus: the device it ran on (-1: the current one, or the CPU)
   std::vector<SoakSample> samples;
   SoakVerdict verdict;
   std::int64_t frames = 0;
@@ -102,6 +107,21 @@ struct SoakRun {
   std::string error;                 // what ended the run early, if anything
 };
 
+// A run's name in the outputs: its strategy, with "@gpuN" when --gpus placed it.
+[[nodiscard]] std::string soak_label(const std::string& strategy, int gpu);
+
+// One run of a soak, and which runs share a thread: each group runs on a thread of
+// its own, its runs in turn. No GPUs listed: one group of every strategy (one
+// group each with `parallel`). GPUs listed: every strategy on each GPU, one group
+// per GPU (one group per run with `parallel`).
+struct SoakJob {
+  std::string strategy;
+  int gpu = -1;
+  bool operator==(const SoakJob&) const = default;
+};
+[[nodiscard]] std::vector<std::vector<SoakJob>> soak_jobs(
+    const std::vector<std::string>& strategies, const std::vector<int>& gpus, bool parallel);
+
 struct SoakResult {
   std::string device;
   std::vector<SoakRun> runs;
@@ -109,8 +129,8 @@ struct SoakResult {
   [[nodiscard]] nlohmann::json to_json(const SoakOptions& o) const;
 };
 
-// Runs every strategy in turn. `on_sample` sees each sample as it is taken
-// (the live endpoint and the progress line use it).
+// Runs every strategy (on every GPU of o.gpus) as soak_jobs groups them. `on_sample` sees each
+// sample as it is taken (the live endpoint and the progress line use it).
 SoakResult run_soak(const SoakOptions& o,
                     const std::function<void(const SoakSample&)>& on_sample = {});
 

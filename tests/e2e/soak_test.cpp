@@ -113,6 +113,10 @@ TEST(SoakCli, BadOptionsAreClearErrors) {
   EXPECT_NE(r.err.find("--duration 5x"), std::string::npos) << r.err;
   r = run_vpipe("soak --workload spiky --frames 5");
   EXPECT_EQ(r.exit_code, 2);
+  // --gpus on the CPU path names why it cannot be: no device, or --device cpu.
+  r = run_vpipe("soak --device cpu --frames 5 --size 64x64 --gpus all");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--gpus"), std::string::npos) << r.err;
 }
 
 TEST(SoakCli, EveryWorkloadRunsOnTheCpuPath) {

@@ -163,3 +163,18 @@ TEST(Headroom, NoAnswerWhenTheHighEndFailsAndTheLowEndWhenItPasses) {
   EXPECT_EQ(*all.multiple, 1.0);
   EXPECT_EQ(all.probes.size(), 2u);
 }
+
+// --gpus: every strategy on each GPU; the GPUs at once (a group per GPU, its strategies in
+// turn), or every run at once with --parallel; without GPUs, today's one group in turn.
+TEST(SoakJobs, EveryStrategyOnEachGpuGroupedByWhatRunsAtOnce) {
+  const std::vector<std::string> two = {"pool", "vmm"};
+  using Groups = std::vector<std::vector<SoakJob>>;
+  EXPECT_EQ(soak_jobs(two, {}, false), (Groups{{{"pool", -1}, {"vmm", -1}}}));
+  EXPECT_EQ(soak_jobs(two, {}, true), (Groups{{{"pool", -1}}, {{"vmm", -1}}}));
+  EXPECT_EQ(soak_jobs(two, {0, 1}, false),
+            (Groups{{{"pool", 0}, {"vmm", 0}}, {{"pool", 1}, {"vmm", 1}}}));
+  EXPECT_EQ(soak_jobs(two, {1, 0}, true),
+            (Groups{{{"pool", 1}}, {{"vmm", 1}}, {{"pool", 0}}, {{"vmm", 0}}}));
+  EXPECT_EQ(soak_label("pool", -1), "pool");
+  EXPECT_EQ(soak_label("vmm", 1), "vmm@gpu1");
+}
