@@ -134,6 +134,12 @@ void add_run(Cli& c) {
       ->capture_default_str();
   c.run->add_option("--report", c.report_path,
                     "write every stream's state, restarts and run reports as JSON");
+  c.run->add_option("--gpus", c.run_gpus_text,
+                    "place each stream on the GPU with the most headroom (all, a count, or a "
+                    "list such as 0,1); each stream's session makes its strategy on its GPU");
+  add_enum(c.run, "--on-gpu-error", c.run_on_gpu_error,
+           "with --gpus: a stream that fails with a CUDA error restarts on another GPU, that "
+           "GPU taking no more streams (move), or by its restart policy where it was (fail)");
   c.run->add_flag("--check", c.run_check,
                   "read and check the config, print this shard's streams, run nothing");
   add_metrics_options(c.run, c.metrics_port, c.metrics_address);
@@ -660,6 +666,7 @@ void finish(Cli& c) {
   vpipe::set_option(c.topts, "decode_sessions", c.decode_sessions, "--decode-sessions");
   if (!c.tc_budget.empty()) c.topts.budget = parse_bytes(c.tc_budget);
   if (!c.gpus_text.empty()) c.topts.gpus = gpus_of(c.gpus_text);
+  if (!c.run_gpus_text.empty()) c.run_gpus = gpus_of(c.run_gpus_text);
   if (c.bhead->parsed()) {
     c.hopts.probe_s = parse_duration(c.head_probe);
     if (c.hopts.low >= c.hopts.high)

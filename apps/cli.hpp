@@ -51,7 +51,9 @@ struct Cli {
   int metrics_port = 0;
   std::string metrics_address = "127.0.0.1";
   double max_growth_pct = 10, max_drift_pct = 50, warmup_pct = 20;
-  std::string run_config, run_shard = "0/1";
+  std::string run_config, run_shard = "0/1", run_gpus_text;
+  std::vector<int> run_gpus;  // --gpus of `vpipe run`, parsed
+  vpipe::OnGpuError run_on_gpu_error = vpipe::OnGpuError::kFail;
   bool run_check = false;
 };
 

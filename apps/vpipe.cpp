@@ -189,9 +189,11 @@ void print_summary(const vpipe::TranscodeReport& r) {
                r.glass->ms.p50, r.glass->ms.p99, r.glass->ms.max, r.glass->frames_with_stamp);
 }
 
-// vpipe run: the config's streams for this shard.
-std::vector<vpipe::StreamSpec> fleet_streams(const std::string& config, std::pair<int, int> shard) {
+// vpipe run: the config's streams for this shard (with --on-gpu-error for each).
+std::vector<vpipe::StreamSpec> fleet_streams(const std::string& config, std::pair<int, int> shard,
+                                             vpipe::OnGpuError on_gpu_error) {
   auto c = vpipe::load_fleet_config(config);
+  for (auto& s : c.streams) s.options.on_gpu_error = on_gpu_error;
   std::vector<std::string> names;
   for (const auto& s : c.streams) names.push_back(s.name);
   const auto mine = vpipe::shard_streams(names, shard.first, shard.second);
@@ -201,9 +203,24 @@ std::vector<vpipe::StreamSpec> fleet_streams(const std::string& config, std::pai
   return out;
 }
 
+// --gpus of `vpipe run`: each listed GPU's load to start from, its free memory as its budget.
+std::vector<vpipe::GpuLoad> gpu_loads(const std::vector<int>& gpus) {
+  std::vector<vpipe::GpuLoad> loads;
+  int current = 0;
+  if (!gpus.empty()) VPIPE_CUDA_TRY(cudaGetDevice(&current));
+  for (const int d : gpus) {
+    VPIPE_CUDA_TRY(cudaSetDevice(d));
+    std::size_t free = 0, total = 0;
+    VPIPE_CUDA_TRY(cudaMemGetInfo(&free, &total));
+    loads.push_back({d, 0, 1, 0, free, 0});
+  }
+  if (!gpus.empty()) VPIPE_CUDA_TRY(cudaSetDevice(current));
+  return loads;
+}
+
 int run_fleet(const vpipe::cli::Cli& c) {
   const auto shard = vpipe::parse_shard(c.run_shard);
-  auto streams = fleet_streams(c.run_config, shard);
+  auto streams = fleet_streams(c.run_config, shard, c.run_on_gpu_error);
   if (c.run_check) {  // stdout: one line per stream of this shard
     for (const auto& s : streams)
       fmt::print("{}\t{}\t{}\n", s.name, s.options.input, s.options.output);
@@ -216,9 +233,11 @@ int run_fleet(const vpipe::cli::Cli& c) {
   sigaction(SIGHUP, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   // Members in the order they must die, last first: the endpoint, then the
-  // supervisors (their sessions leave the registry), then the registry.
+  // supervisors (their sessions leave the registry; they release their GPUs),
+  // then the registry and the GPUs.
+  vpipe::GpuPlacer gpus(gpu_loads(c.run_gpus));
   vpipe::LiveRegistry live;
-  vpipe::Fleet fleet(&live);
+  vpipe::Fleet fleet(&live, &gpus);
   std::unique_ptr<vpipe::MetricsServer> server;
   if (c.metrics_port > 0) {
     server = std::make_unique<vpipe::MetricsServer>(
@@ -237,7 +256,7 @@ int run_fleet(const vpipe::cli::Cli& c) {
     if (g_signal.load() && !std::exchange(stopping, true)) fleet.stop_all();
     if (g_reload.exchange(0) && !stopping) {
       try {
-        streams = fleet_streams(c.run_config, shard);
+        streams = fleet_streams(c.run_config, shard, c.run_on_gpu_error);
         fleet.apply(streams);
         fmt::print(stderr, "vpipe run: {} re-read: {} stream(s)\n", c.run_config, streams.size());
       } catch (const vpipe::input_error& e) {

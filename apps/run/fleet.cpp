@@ -4,12 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe {
 
-StreamSupervisor::StreamSupervisor(StreamSpec spec, LiveRegistry* live)
-    : spec_(std::move(spec)), live_(live), thread_([this] { run(); }) {}
+StreamSupervisor::StreamSupervisor(StreamSpec spec, LiveRegistry* live, GpuPlacer* gpus)
+    : spec_(std::move(spec)), live_(live), gpus_(gpus), thread_([this] { run(); }) {}
 
 StreamSupervisor::~StreamSupervisor() {
   stop();
@@ -41,15 +42,65 @@ std::string StreamSupervisor::output_for(int attempt) const {
       .string();
 }
 
+// One run of the stream on `gpu_` (-1: where the session puts it); true when it ended by
+// itself. A failure is kept as last_error_; `gpu_fault` says whether a CUDA error caused it.
+bool StreamSupervisor::attempt(int number, bool& gpu_fault) {
+  TranscodeOptions o = spec_.options;
+  o.output = output_for(number);
+  o.interrupt = &stop_;
+  o.live = live_;
+  o.stream_label = spec_.name;
+  gpu_fault = false;
+  try {
+    if (gpu_ >= 0) VPIPE_CUDA_TRY(cudaSetDevice(gpu_));  // the session's strategy and streams
+    const TranscodeReport r = transcode(o);
+    std::lock_guard lock(m_);
+    runs_.push_back(r.to_json());
+    return true;
+  } catch (const transcode_failed& e) {
+    std::lock_guard lock(m_);
+    runs_.push_back(e.report.to_json());
+    last_error_ = e.what();
+    gpu_fault = e.gpu_fault;
+  } catch (const std::exception& e) {
+    std::lock_guard lock(m_);
+    last_error_ = e.what();
+    gpu_fault = dynamic_cast<const cuda_error*>(&e) != nullptr;
+  }
+  return false;
+}
+
+// --on-gpu-error move after a CUDA error on gpu_: false when no other GPU can take the stream.
+bool StreamSupervisor::move_gpu() {
+  const auto to = gpus_->move_from(gpu_);
+  std::lock_guard lock(m_);
+  if (!to) {
+    last_error_ += fmt::format(" (on GPU {}; --on-gpu-error move: no other GPU can take it)", gpu_);
+    gpu_ = -1;  // move_from counted it off that GPU
+    return false;
+  }
+  last_error_ += fmt::format(" (on GPU {}; moved to GPU {})", gpu_, *to);
+  gpu_ = *to;
+  return true;
+}
+
 void StreamSupervisor::run() {
+  if (gpus_ && !gpus_->empty()) {
+    try {
+      const int gpu = gpus_->place();
+      std::lock_guard lock(m_);
+      gpu_ = gpu;
+    } catch (const std::exception& e) {
+      std::lock_guard lock(m_);
+      state_ = "gave up";
+      last_error_ = e.what();
+      finished_ = true;
+      return;
+    }
+  }
   double backoff = spec_.restart.backoff_s;
-  for (int attempt = 0;; ++attempt) {
-    TranscodeOptions o = spec_.options;
-    o.output = output_for(attempt);
-    o.interrupt = &stop_;
-    o.live = live_;
-    o.stream_label = spec_.name;
-    if (spec_.skip_done && attempt == 0 && std::filesystem::exists(o.output)) {
+  for (int number = 0;; ++number) {
+    if (spec_.skip_done && number == 0 && std::filesystem::exists(output_for(0))) {
       std::lock_guard lock(m_);
       state_ = "done (output exists)";
       break;
@@ -58,20 +109,10 @@ void StreamSupervisor::run() {
       std::lock_guard lock(m_);
       state_ = "running";
     }
-    bool ended = false;
-    try {
-      const TranscodeReport r = transcode(o);
-      std::lock_guard lock(m_);
-      runs_.push_back(r.to_json());
-      ended = true;
-    } catch (const transcode_failed& e) {
-      std::lock_guard lock(m_);
-      runs_.push_back(e.report.to_json());
-      last_error_ = e.what();
-    } catch (const std::exception& e) {
-      std::lock_guard lock(m_);
-      last_error_ = e.what();
-    }
+    bool gpu_fault = false, moved = false, stranded = false;
+    const bool ended = attempt(number, gpu_fault);
+    if (gpu_fault && gpu_ >= 0 && spec_.options.on_gpu_error == OnGpuError::kMove)
+      (move_gpu() ? moved : stranded) = true;
     std::unique_lock lock(m_);
     if (stop_) {
       state_ = "stopped";
@@ -81,20 +122,21 @@ void StreamSupervisor::run() {
       state_ = "done";
       break;
     }
-    if (restarts_ >= spec_.restart.max) {
+    if (restarts_ >= spec_.restart.max || stranded) {
       state_ = "gave up";
       break;
     }
     ++restarts_;
     state_ = "restarting";
     lock.unlock();
-    if (!wait_backoff(backoff)) {
+    if (!wait_backoff(moved ? 0 : backoff)) {
       std::lock_guard relock(m_);
       state_ = "stopped";
       break;
     }
-    backoff = std::min(backoff * 2, spec_.restart.backoff_max_s);
+    if (!moved) backoff = std::min(backoff * 2, spec_.restart.backoff_max_s);
   }
+  if (gpu_ >= 0) gpus_->release(gpu_);
   finished_ = true;
 }
 
@@ -102,12 +144,14 @@ void to_json(nlohmann::json& j, const StreamStatus& s) {
   j = {{"name", s.name},   {"input", s.input},       {"output", s.output},
        {"state", s.state}, {"restarts", s.restarts}, {"last_error", s.last_error},
        {"runs", s.runs}};
+  if (s.gpu >= 0) j["gpu"] = s.gpu;
 }
 
 StreamStatus StreamSupervisor::status() const {
   std::lock_guard lock(m_);
-  return {spec_.name, spec_.options.input, spec_.options.output, state_, restarts_, last_error_,
-          runs_};
+  return {
+      spec_.name, spec_.options.input, spec_.options.output, state_, restarts_, last_error_, runs_,
+      gpu_};
 }
 
 bool same_stream(const StreamSpec& a, const StreamSpec& b) {
@@ -135,7 +179,8 @@ void Fleet::apply(const std::vector<StreamSpec>& streams) {
     it = streams_.erase(it);
   }
   for (const auto& s : streams)
-    if (!streams_.count(s.name)) streams_[s.name] = std::make_unique<StreamSupervisor>(s, live_);
+    if (!streams_.count(s.name))
+      streams_[s.name] = std::make_unique<StreamSupervisor>(s, live_, gpus_);
 }
 
 void Fleet::stop_all() {

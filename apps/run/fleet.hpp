@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/fleet_config.hpp"
+#include "vpipe/pipeline/gpu_placement.hpp"
 #include "vpipe/pipeline/live.hpp"
 
 namespace vpipe {
@@ -26,6 +27,7 @@ struct StreamStatus {
   int restarts = 0;
   std::string last_error;
   nlohmann::json runs;  // each run's TranscodeReport, as written
+  int gpu = -1;         // --gpus: the device it runs on now (-1: none placed)
 };
 void to_json(nlohmann::json& j, const StreamStatus& s);
 
@@ -34,7 +36,9 @@ void to_json(nlohmann::json& j, const StreamStatus& s);
 // must die, last first: the thread goes first.
 class StreamSupervisor {
  public:
-  StreamSupervisor(StreamSpec spec, LiveRegistry* live);
+  // `gpus` (--gpus, may be null): where the stream is placed, and moved on a CUDA error
+  // with on_gpu_error move; it outlives the supervisor.
+  StreamSupervisor(StreamSpec spec, LiveRegistry* live, GpuPlacer* gpus = nullptr);
   ~StreamSupervisor();  // stop() and join
   StreamSupervisor(const StreamSupervisor&) = delete;
   StreamSupervisor& operator=(const StreamSupervisor&) = delete;
@@ -45,17 +49,21 @@ class StreamSupervisor {
 
  private:
   void run();
+  [[nodiscard]] bool attempt(int number, bool& gpu_fault);
+  [[nodiscard]] bool move_gpu();
   [[nodiscard]] bool wait_backoff(double seconds);  // false: stopped meanwhile
   [[nodiscard]] std::string output_for(int attempt) const;
 
   const StreamSpec spec_;
   LiveRegistry* live_;
+  GpuPlacer* gpus_;
   std::atomic<int> stop_{0};  // the session's interrupt: draining, finalizing
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::string state_ = "starting";  // running, restarting, done, stopped, gave up
   std::string last_error_;
   int restarts_ = 0;
+  int gpu_ = -1;  // written by the stream's thread, read under m_ by status()
   nlohmann::json runs_ = nlohmann::json::array();  // each run's report
   std::atomic<bool> finished_{false};
   std::thread thread_;
@@ -63,7 +71,8 @@ class StreamSupervisor {
 
 class Fleet {
  public:
-  explicit Fleet(LiveRegistry* live) : live_(live) {}
+  // `gpus` (--gpus, may be null) places each stream; it outlives the fleet.
+  explicit Fleet(LiveRegistry* live, GpuPlacer* gpus = nullptr) : live_(live), gpus_(gpus) {}
   // Starts streams new in `config`, stops those gone, restarts those changed.
   void apply(const std::vector<StreamSpec>& streams);
   void stop_all();
@@ -74,6 +83,7 @@ class Fleet {
 
  private:
   LiveRegistry* live_;
+  GpuPlacer* gpus_;
   mutable std::mutex m_;
   std::map<std::string, std::unique_ptr<StreamSupervisor>> streams_;
   std::vector<std::unique_ptr<StreamSupervisor>> retired_;  // stopped by apply(), joined at the end

@@ -82,4 +82,34 @@ std::optional<std::size_t> move_stream(std::vector<GpuLoad>& gpus, std::size_t f
   return k;
 }
 
+int GpuPlacer::place() {
+  std::lock_guard lock(mutex_);
+  const std::size_t k = place_stream(gpus_);
+  ++gpus_[k].streams;
+  return gpus_[k].device;
+}
+
+void GpuPlacer::release(int device) {
+  std::lock_guard lock(mutex_);
+  auto& g = gpus_[index_of(device)];
+  g.streams = std::max(0, g.streams - 1);
+}
+
+std::optional<int> GpuPlacer::move_from(int device) {
+  std::lock_guard lock(mutex_);
+  const auto to = move_stream(gpus_, index_of(device));
+  return to ? std::optional<int>(gpus_[*to].device) : std::nullopt;
+}
+
+std::vector<GpuLoad> GpuPlacer::loads() const {
+  std::lock_guard lock(mutex_);
+  return gpus_;
+}
+
+std::size_t GpuPlacer::index_of(int device) const {
+  for (std::size_t i = 0; i < gpus_.size(); ++i)
+    if (gpus_[i].device == device) return i;
+  throw logic_error(fmt::format("GPU {} is not one of this run's", device));
+}
+
 }  // namespace vpipe

@@ -971,56 +971,45 @@ namespace {
 // The GPUs of a multi-stream run and their strategies (none on the CPU path).
 class GpuShares {
  public:
-  explicit GpuShares(const TranscodeOptions& o) {
-    if (o.device == Device::kCpu || !cuda_unavailable_reason().empty()) return;
-    int current = 0;
-    VPIPE_CUDA_TRY(cudaGetDevice(&current));
-    devices_ = o.gpus.empty() ? std::vector<int>{current} : o.gpus;
-    strategies_.reserve(devices_.size());
-    for (const int d : devices_) {
-      VPIPE_CUDA_TRY(cudaSetDevice(d));
-      StrategyOptions so;
-      so.budget = o.budget;
-      strategies_.push_back(make_strategy(o.mem, so));
-      std::size_t free = 0, total = 0;
-      VPIPE_CUDA_TRY(cudaMemGetInfo(&free, &total));
-      loads_.push_back({d, 0, 1, 0, o.budget.value_or(free), 0});
-    }
-    VPIPE_CUDA_TRY(cudaSetDevice(current));
-  }
+  explicit GpuShares(const TranscodeOptions& o) : placer_(loads_of(o, strategies_)) {}
   // Each stream's device (-1: the CPU path), placed one after another (before any runs).
   std::vector<int> place(int n) {
     std::vector<int> out(static_cast<std::size_t>(n), -1);
-    if (devices_.empty()) return out;
-    for (auto& d : out) {
-      const auto k = place_stream(loads_);
-      ++loads_[k].streams;
-      d = devices_[k];
-    }
+    if (!placer_.empty())
+      for (auto& d : out) d = placer_.place();
     return out;
   }
   // A stream failed with a CUDA error on `device` (--on-gpu-error move): that GPU takes no
   // more streams; the GPU this stream goes to, or nothing when no other can take it.
-  std::optional<int> move_from(int device) {
-    std::lock_guard lock(mutex_);
-    const auto to = move_stream(loads_, index_of(device));
-    return to ? std::optional<int>(devices_[*to]) : std::nullopt;
-  }
+  std::optional<int> move_from(int device) { return placer_.move_from(device); }
   // Makes `device` current on the calling thread; its strategy.
   MemoryStrategy& use(int device) {
     VPIPE_CUDA_TRY(cudaSetDevice(device));
-    return strategies_.at(index_of(device));
+    return strategies_.at(device);
   }
 
  private:
-  std::size_t index_of(int device) const {
-    return static_cast<std::size_t>(std::find(devices_.begin(), devices_.end(), device) -
-                                    devices_.begin());
+  // One strategy per GPU, each made with its device current, and the GPUs' loads.
+  static std::vector<GpuLoad> loads_of(const TranscodeOptions& o,
+                                       std::map<int, MemoryStrategy>& strategies) {
+    std::vector<GpuLoad> loads;
+    if (o.device == Device::kCpu || !cuda_unavailable_reason().empty()) return loads;
+    int current = 0;
+    VPIPE_CUDA_TRY(cudaGetDevice(&current));
+    for (const int d : o.gpus.empty() ? std::vector<int>{current} : o.gpus) {
+      VPIPE_CUDA_TRY(cudaSetDevice(d));
+      StrategyOptions so;
+      so.budget = o.budget;
+      strategies.emplace(d, make_strategy(o.mem, so));
+      std::size_t free = 0, total = 0;
+      VPIPE_CUDA_TRY(cudaMemGetInfo(&free, &total));
+      loads.push_back({d, 0, 1, 0, o.budget.value_or(free), 0});
+    }
+    VPIPE_CUDA_TRY(cudaSetDevice(current));
+    return loads;
   }
-  std::vector<int> devices_;
-  std::vector<MemoryStrategy> strategies_;
-  std::vector<GpuLoad> loads_;  // placements and GPUs out of service, under mutex_ once running
-  std::mutex mutex_;
+  std::map<int, MemoryStrategy> strategies_;  // before placer_: loads_of fills it
+  GpuPlacer placer_;
 };
 
 // One stream of transcode_streams: `mine` on `gpu` (-1: the CPU path). With --on-gpu-error

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "media_check.hpp"
+#include "vpipe/memory/cuda_device.hpp"
 
 using namespace vpipe::test;
 namespace fs = std::filesystem;
@@ -90,6 +91,18 @@ TEST_F(RunFleet, AFailingStreamIsRestartedByItsPolicyAndTheOthersFinish) {
         << name;
   }
   EXPECT_FALSE(fs::exists(path("b.mp4")));
+}
+
+// --gpus where no CUDA device is visible is a usage error naming the option; a GPU machine
+// places every stream (gpu_test's CudaTranscode tests cover the placement on a device).
+TEST_F(RunFleet, GpusWithoutADeviceIsAUsageError) {
+  if (vpipe::cuda_unavailable_reason().empty()) GTEST_SKIP() << "a CUDA device is visible here";
+  write("fleet.yaml", "streams:\n  - {name: a, input: " + kSample + ", output: " + path("a.mp4") +
+                          ", device: cpu, frames: 5}\n");
+  const auto r = run_vpipe("run " + path("fleet.yaml") + " --gpus all --on-gpu-error move");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--gpus all: no CUDA device is visible"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("a.mp4")));
 }
 
 TEST_F(RunFleet, SighupAddsAndRemovesStreamsAndSigtermFinalizesEveryOutput) {

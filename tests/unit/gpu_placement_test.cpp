@@ -60,3 +60,22 @@ TEST(Placement, AStreamThatFailsOnAGpuMovesAndTheGpuLeavesService) {
   EXPECT_FALSE(vpipe::move_stream(one, 0).has_value());
   EXPECT_EQ(one[0].memory_budget, 0u);
 }
+
+// The table a fleet's streams share as they start, fail and leave (`vpipe run --gpus`).
+TEST(Placement, APlacerCountsStreamsInAndOutAndMovesThem) {
+  const std::size_t GB = 1u << 30;
+  vpipe::GpuPlacer placer({{3, 0, 7, 0, 100 * GB, 0}, {5, 0, 7, 0, 100 * GB, 0}});
+  EXPECT_EQ(placer.place(), 3) << "devices are named, not indexed";
+  EXPECT_EQ(placer.place(), 5);
+  EXPECT_EQ(placer.place(), 3);
+  placer.release(3);
+  placer.release(3);
+  EXPECT_EQ(placer.loads()[0].streams, 0);
+  EXPECT_EQ(placer.place(), 3) << "the emptied GPU has the most headroom again";
+  EXPECT_EQ(placer.move_from(3), std::optional<int>(5));
+  EXPECT_EQ(placer.loads()[1].streams, 2);
+  EXPECT_EQ(placer.place(), 5) << "GPU 3 is out of service";
+  EXPECT_FALSE(placer.move_from(5).has_value()) << "no GPU left";
+  EXPECT_THROW((void)placer.place(), vpipe::input_error);
+  EXPECT_THROW(placer.release(4), vpipe::logic_error) << "not one of the run's GPUs";
+}

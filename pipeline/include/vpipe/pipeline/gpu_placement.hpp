@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -40,5 +41,25 @@ struct GpuLoad {
 // counted), or nothing when no other GPU can take it.
 [[nodiscard]] std::optional<std::size_t> move_stream(std::vector<GpuLoad>& gpus,
                                                      std::size_t failed);
+
+// The GPUs of a run and what each carries, for streams that start, fail and leave at
+// any time (`transcode --streams`, `vpipe run`): place_stream and move_stream over one
+// table, under a lock. Pure bookkeeping: the caller makes the device current.
+class GpuPlacer {
+ public:
+  explicit GpuPlacer(std::vector<GpuLoad> gpus) : gpus_(std::move(gpus)) {}
+  [[nodiscard]] bool empty() const { return gpus_.empty(); }
+  // The device a new stream goes to (counted there); throws input_error when none can take it.
+  [[nodiscard]] int place();
+  void release(int device);  // a stream left `device`
+  // A stream failed with a CUDA error on `device`: move_stream; the device it goes to.
+  [[nodiscard]] std::optional<int> move_from(int device);
+  [[nodiscard]] std::vector<GpuLoad> loads() const;
+
+ private:
+  [[nodiscard]] std::size_t index_of(int device) const;  // throws logic_error for a stranger
+  mutable std::mutex mutex_;
+  std::vector<GpuLoad> gpus_;
+};
 
 }  // namespace vpipe
