@@ -260,7 +260,9 @@ class SoakRunner {
     t0_ = last_t_ = next_probe_ = Clock::now();
     std::atomic<bool> done{false};
     std::thread sampler([&] {
-      if (run_.gpu >= 0) VPIPE_CUDA_TRY(cudaSetDevice(run_.gpu));  // it asks the strategy
+      // It asks the strategy: its device, current on the run's thread already (so no error to
+      // throw from this thread).
+      if (run_.gpu >= 0) cudaSetDevice(run_.gpu);
       auto next = t0_;
       while (!done.load()) {
         next += std::chrono::duration_cast<Clock::duration>(

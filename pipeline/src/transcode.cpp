@@ -2,7 +2,6 @@
 #include "vpipe/pipeline/gpu_placement.hpp"
 
 #include <map>
-#include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
