@@ -559,6 +559,19 @@ void add_bench_headroom(Cli& cli) {
   b->add_option("--json", h.json_path, "write every probe as JSON");
 }
 
+// soak's verdict thresholds.
+void add_soak_verdict(CLI::App* soak, Cli& c) {
+  soak->add_option("--max-growth", c.max_growth_pct,
+                   "verdict: % growth of reserved device memory (CPU: RSS) after warm-up")
+      ->capture_default_str();
+  soak->add_option("--max-drift", c.max_drift_pct,
+                   "verdict: % rise of p99 latency, last third vs first third after warm-up")
+      ->capture_default_str();
+  soak->add_option("--warmup", c.warmup_pct, "verdict: % of the samples ignored at the start")
+      ->check(CLI::Range(0.0, 90.0))
+      ->capture_default_str();
+}
+
 void add_soak(Cli& cli) {
   auto* c = &cli;
   auto& app = c->app;
@@ -570,9 +583,6 @@ void add_soak(Cli& cli) {
   auto& soak_frames = c->soak_frames;
   auto& metrics_port = c->metrics_port;
   auto& metrics_address = c->metrics_address;
-  auto& max_growth_pct = c->max_growth_pct;
-  auto& max_drift_pct = c->max_drift_pct;
-  auto& warmup_pct = c->warmup_pct;
   auto* soak = c->soak = app.add_subcommand(
       "soak",
       "run a workload for a long time per memory strategy, sampling fps, latency, device "
@@ -631,15 +641,7 @@ void add_soak(Cli& cli) {
   soak->add_option("--out", sopts.out_dir,
                    "write samples.csv, soak.json, *.png and report.html here");
   add_metrics_options(soak, metrics_port, metrics_address);
-  soak->add_option("--max-growth", max_growth_pct,
-                   "verdict: % growth of reserved device memory (CPU: RSS) after warm-up")
-      ->capture_default_str();
-  soak->add_option("--max-drift", max_drift_pct,
-                   "verdict: % rise of p99 latency, last third vs first third after warm-up")
-      ->capture_default_str();
-  soak->add_option("--warmup", warmup_pct, "verdict: % of the samples ignored at the start")
-      ->check(CLI::Range(0.0, 90.0))
-      ->capture_default_str();
+  add_soak_verdict(soak, *c);
 }
 
 }  // namespace
