@@ -57,15 +57,12 @@ bool StreamSupervisor::attempt(int number, bool& gpu_fault) {
     std::lock_guard lock(m_);
     runs_.push_back(r.to_json());
     return true;
-  } catch (const transcode_failed& e) {
-    std::lock_guard lock(m_);
-    runs_.push_back(e.report.to_json());
-    last_error_ = e.what();
-    gpu_fault = e.gpu_fault;
   } catch (const std::exception& e) {
     std::lock_guard lock(m_);
+    if (const auto* failed = dynamic_cast<const transcode_failed*>(&e))
+      runs_.push_back(failed->report.to_json());
     last_error_ = e.what();
-    gpu_fault = dynamic_cast<const cuda_error*>(&e) != nullptr;
+    gpu_fault = is_gpu_fault(e);
   }
   return false;
 }

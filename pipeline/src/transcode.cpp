@@ -906,6 +906,11 @@ TranscodeReport transcode(const TranscodeOptions& options) {
   return TranscodeSession(options).run();
 }
 
+bool is_gpu_fault(const std::exception& e) {
+  if (const auto* failed = dynamic_cast<const transcode_failed*>(&e)) return failed->gpu_fault;
+  return dynamic_cast<const cuda_error*>(&e) != nullptr;
+}
+
 std::string stream_output_name(const std::string& output, int k) {
   if (output == "null") return output;
   if (output.find("://") != std::string::npos)
@@ -1020,28 +1025,25 @@ std::string run_stream(TranscodeOptions mine, GpuShares& gpus, int& gpu, Transco
   std::string failure;
   for (;;) {
     if (gpu >= 0) mine.shared_memory = &gpus.use(gpu);  // this thread on that GPU
-    std::string gpu_error;
+    bool gpu_fault = false;
     failure.clear();
     try {
       report = transcode(mine);
-    } catch (const transcode_failed& e) {
-      report = e.report;
-      failure = e.what();
-      if (e.gpu_fault) gpu_error = failure;
     } catch (const std::exception& e) {
-      report = TranscodeReport{};
+      const auto* failed = dynamic_cast<const transcode_failed*>(&e);
+      report = failed ? failed->report : TranscodeReport{};
       report.input = mine.input;
       report.output = mine.output;
       failure = e.what();
-      if (dynamic_cast<const cuda_error*>(&e)) gpu_error = failure;
+      gpu_fault = is_gpu_fault(e);
     }
-    if (gpu_error.empty() || gpu < 0 || mine.on_gpu_error != OnGpuError::kMove) break;
+    if (!gpu_fault || gpu < 0 || mine.on_gpu_error != OnGpuError::kMove) break;
     const auto to = gpus.move_from(gpu);
     if (!to) {
       failure += fmt::format(" (on GPU {}; --on-gpu-error move: no other GPU can take it)", gpu);
       break;
     }
-    moves.push_back(fmt::format("moved from GPU {} to GPU {} after: {}", gpu, *to, gpu_error));
+    moves.push_back(fmt::format("moved from GPU {} to GPU {} after: {}", gpu, *to, failure));
     spdlog::warn("stream {}: {}", mine.stream_label, moves.back());
     gpu = *to;
   }

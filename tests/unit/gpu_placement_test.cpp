@@ -3,6 +3,7 @@
 
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/gpu_placement.hpp"
+#include "vpipe/pipeline/transcode.hpp"
 
 using vpipe::GpuLoad;
 using vpipe::parse_gpus;
@@ -78,4 +79,14 @@ TEST(Placement, APlacerCountsStreamsInAndOutAndMovesThem) {
   EXPECT_FALSE(placer.move_from(5).has_value()) << "no GPU left";
   EXPECT_THROW((void)placer.place(), vpipe::input_error);
   EXPECT_THROW(placer.release(4), vpipe::logic_error) << "not one of the run's GPUs";
+}
+
+// What --on-gpu-error move acts on: a CUDA error, bare or inside a failed run; not bad input.
+TEST(Placement, OnlyCudaErrorsAreGpuFaults) {
+  using vpipe::is_gpu_fault;
+  EXPECT_TRUE(is_gpu_fault(vpipe::out_of_memory("2 MB over the budget")));
+  EXPECT_TRUE(is_gpu_fault(vpipe::cuda_error(cudaErrorLaunchFailure, "launch failed")));
+  EXPECT_TRUE(is_gpu_fault(vpipe::transcode_failed("oom", {}, true)));
+  EXPECT_FALSE(is_gpu_fault(vpipe::transcode_failed("writer failed", {}, false)));
+  EXPECT_FALSE(is_gpu_fault(vpipe::input_error("in.mp4: no video stream")));
 }

@@ -135,6 +135,10 @@ class transcode_failed : public std::runtime_error {
   bool gpu_fault;  // the cause was a CUDA error (cuda_error, out_of_memory included)
 };
 
+// Whether something transcode() threw came from CUDA: a cuda_error (out_of_memory included)
+// before the run, or a transcode_failed caused by one. What --on-gpu-error move acts on.
+[[nodiscard]] bool is_gpu_fault(const std::exception& e);
+
 // Opens `stream`'s decoder the way transcode() does (threads from `o`; NVDEC
 // through `nvdec`, with `nvdec_frames_held` surfaces for frames in flight, or
 // host frames from `host_pool`). Errors name o.input.
