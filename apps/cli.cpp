@@ -92,6 +92,14 @@ void add_metrics_options(CLI::App* app, int& port, std::string& address) {
       ->capture_default_str();
 }
 
+// --quick on the benches that take an input: the smallest run of every row kind (a smoke, not
+// for results); finish() applies it to the options the user did not give.
+void add_quick(CLI::App* bench, bool& quick) {
+  bench->add_flag("--quick", quick,
+                  "the smallest run of each kind of row (options given explicitly still hold): "
+                  "a smoke run, not for results");
+}
+
 void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts);
 void add_streams_and_gpus(CLI::App* tc, Cli& c);
 void add_bench(Cli& c);
@@ -426,6 +434,7 @@ void add_bench(Cli& cli) {
       ->capture_default_str();
   bpipe->add_option("--preset", popts.preset, "libx264 preset")->capture_default_str();
   bpipe->add_option("--json", popts.json_path, "write every run's report as JSON");
+  add_quick(bpipe, c->quick);
   bpipe->add_option("--device", popts.device, "cuda, or cpu for one CPU-path row")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
@@ -466,6 +475,7 @@ void add_bench_decode(Cli& cli) {
                 "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "
                 "--segments K, beside the encoder alone and decode without it");
   b->add_option("--json", d.json_path, "write every row as JSON");
+  add_quick(b, cli.quick);
 }
 
 void add_bench_encode(Cli& cli) {
@@ -498,6 +508,7 @@ void add_bench_encode(Cli& cli) {
       ->capture_default_str();
   b->add_option("--out-dir", o.out_dir, "keep the outputs here (default: removed)");
   b->add_option("--json", o.json_path, "write every row as JSON");
+  add_quick(b, cli.quick);
 }
 
 void add_bench_chain(Cli& cli) {
@@ -527,6 +538,7 @@ void add_bench_chain(Cli& cli) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   b->add_option("--json", o.json_path, "write every row as JSON");
+  add_quick(b, cli.quick);
 }
 
 void add_bench_headroom(Cli& cli) {
@@ -557,6 +569,7 @@ void add_bench_headroom(Cli& cli) {
   b->add_option("--vf", h.soak.filters, "filter chain of the soak")->capture_default_str();
   b->add_option("--size", cli.head_size, "source frame size WxH")->capture_default_str();
   b->add_option("--json", h.json_path, "write every probe as JSON");
+  add_quick(b, cli.quick);
 }
 
 // soak's verdict thresholds.
@@ -566,6 +579,10 @@ void add_soak_verdict(CLI::App* soak, Cli& c) {
       ->capture_default_str();
   soak->add_option("--max-drift", c.max_drift_pct,
                    "verdict: % rise of p99 latency, last third vs first third after warm-up")
+      ->capture_default_str();
+  soak->add_option("--max-rss-growth", c.max_rss_growth_pct,
+                   "verdict: % growth of the host's RSS after warm-up (device runs; a host leak "
+                   "fails like a device one)")
       ->capture_default_str();
   soak->add_option("--warmup", c.warmup_pct, "verdict: % of the samples ignored at the start")
       ->check(CLI::Range(0.0, 90.0))
@@ -614,8 +631,13 @@ void add_soak(Cli& cli) {
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
   soak->add_option("--probe-interval", sopts.probe_interval_s,
-                   "seconds between largest-block probes of the device (0: never)")
+                   "seconds between largest-block probes of the device (0: never); each probe's "
+                   "time is in the samples (probe_ms) and left out of the frames' latency")
       ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  soak->add_option("--probe-max", c->soak_probe_max,
+                   "the probe's search ceiling without --budget, e.g. 1G, 4G: a search up to a "
+                   "big GPU's free memory stalls every stream for seconds")
       ->capture_default_str();
   soak->add_option("--budget", soak_budget,
                    "device memory cap per strategy, e.g. 1.5G, 800M (emulates a shared GPU)");
@@ -663,7 +685,29 @@ std::vector<int> gpus_of(const std::string& text) {
   return vpipe::parse_gpus(text, visible);
 }
 
+namespace {
+// What --quick means for each bench that takes an input; an option given explicitly stays.
+void apply_quick(Cli& c) {
+  if (!c.quick) return;
+  const auto unset = [](CLI::App* app, const char* flag) { return app->count(flag) == 0; };
+  if (c.bpipe->parsed() && unset(c.bpipe, "--host")) c.popts.hosts = {"pinned"};
+  if (c.bdec->parsed()) {
+    if (unset(c.bdec, "--sessions")) c.dopts.sessions = {1, 2};
+    if (unset(c.bdec, "--streams")) c.dopts.streams = {1, 2};
+    if (unset(c.bdec, "--segments")) c.dopts.segments = {1, 2};
+  }
+  if (c.bchain->parsed() && unset(c.bchain, "--streams")) c.copts.streams = {1};
+  if (c.benc->parsed() && unset(c.benc, "--segments")) c.eopts.segments = {1, 2};
+  if (c.bhead->parsed()) {
+    if (unset(c.bhead, "--workload")) c.hopts.workloads = {"constant"};
+    if (unset(c.bhead, "--probe")) c.head_probe = "1s";
+    if (unset(c.bhead, "--steps")) c.hopts.steps = 0;
+  }
+}
+}  // namespace
+
 void finish(Cli& c) {
+  apply_quick(c);
   if (c.frames > 0) c.topts.max_frames = c.frames;
   vpipe::set_option(c.topts, "decode_sessions", c.decode_sessions, "--decode-sessions");
   if (!c.tc_budget.empty()) c.topts.budget = parse_bytes(c.tc_budget);
@@ -685,7 +729,9 @@ void finish(Cli& c) {
   if (!c.soak_budget.empty()) o.budget = parse_bytes(c.soak_budget);
   if (!c.soak_gpus.empty()) o.gpus = gpus_of(c.soak_gpus);
   parse_size(c.soak_size, o.width, o.height);
-  o.thresholds = {c.warmup_pct / 100, c.max_growth_pct / 100, c.max_drift_pct / 100};
+  o.probe_max = parse_bytes(c.soak_probe_max);
+  o.thresholds = {c.warmup_pct / 100, c.max_growth_pct / 100, c.max_drift_pct / 100,
+                  c.max_rss_growth_pct / 100};
 }
 
 }  // namespace vpipe::cli

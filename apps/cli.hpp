@@ -46,11 +46,12 @@ struct Cli {
   std::string head_probe = "8s", head_size = "1920x1080";
   vpipe::SoakOptions sopts;
   std::string soak_mem = "pool", soak_compare, soak_duration, soak_budget, soak_gpus,
-              soak_size = "1920x1080", rejudge;
+              soak_size = "1920x1080", rejudge, soak_probe_max = "1G";
   std::int64_t soak_frames = 0;
+  bool quick = false;  // --quick of the benches that take an input (apply_quick)
   int metrics_port = 0;
   std::string metrics_address = "127.0.0.1";
-  double max_growth_pct = 10, max_drift_pct = 50, warmup_pct = 20;
+  double max_growth_pct = 10, max_drift_pct = 50, warmup_pct = 20, max_rss_growth_pct = 10;
   std::string run_config, run_shard = "0/1", run_gpus_text;
   std::vector<int> run_gpus;  // --gpus of `vpipe run`, parsed
   vpipe::OnGpuError run_on_gpu_error = vpipe::OnGpuError::kFail;

@@ -57,6 +57,7 @@ extern "C" {
 #include "soak/metrics_server.hpp"
 #include "soak/soak.hpp"
 #include "transcode_metrics.hpp"
+#include "vpipe/memory/crash_trace.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/hw_probe.hpp"
@@ -314,24 +315,29 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
 void print_soak_table(const vpipe::SoakResult& result) {
   fmt::print(
       "| strategy | verdict | frames | mean fps | peak held MB | peak used MB | memory growth | "
-      "p99 drift | failures | why |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n");
+      "host RSS growth | p99 drift | probes (max ms) | failures | why |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : result.runs) {
     std::string why;
     for (const auto& reason : r.verdict.reasons) why += (why.empty() ? "" : "; ") + reason;
     const auto pct = [](const std::optional<double>& v) {
       return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("-");
     };
-    double held = 0,
-           used = 0;  // over the samples: what the strategy held from the device, handed out
+    double held = 0, used = 0,  // over the samples: held from the device, handed out
+        probe_max = 0;          // the longest largest-block probe
+    int probes = 0;
     for (const auto& s : r.samples) {
       held = std::max(held, s.reserved_mb.value_or(0));
       used = std::max(used, s.used_mb.value_or(0));
+      probes += s.probe_ms ? 1 : 0;
+      probe_max = std::max(probe_max, s.probe_ms.value_or(0));
     }
-    fmt::print("| {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} ({}) | {} | {} | {} |\n",
-               vpipe::soak_label(r.strategy, r.gpu), r.verdict.pass ? "PASS" : "FAIL", r.frames,
-               r.wall_s > 0 ? r.frames / r.wall_s : 0.0, held, used, pct(r.verdict.memory_growth),
-               r.verdict.memory_metric, pct(r.verdict.p99_drift), r.verdict.failures, why);
+    fmt::print(
+        "| {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} ({}) | {} | {} | {} ({:.1f}) | {} | {} |\n",
+        vpipe::soak_label(r.strategy, r.gpu), r.verdict.pass ? "PASS" : "FAIL", r.frames,
+        r.wall_s > 0 ? r.frames / r.wall_s : 0.0, held, used, pct(r.verdict.memory_growth),
+        r.verdict.memory_metric, pct(r.verdict.rss_growth), pct(r.verdict.p99_drift), probes,
+        probe_max, r.verdict.failures, why);
   }
 }
 
@@ -466,6 +472,7 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  vpipe::install_crash_trace("vpipe");
   const auto cli = vpipe::cli::make_cli();
   auto& c = *cli;
   if (const auto why = unknown_command(c.app, argc, argv); !why.empty()) {

@@ -35,6 +35,34 @@ namespace vpipe {
 
 namespace fs = std::filesystem;
 
+namespace {
+constexpr std::size_t kProbeStep = std::size_t{16} << 20;  // the probe's precision
+}  // namespace
+
+namespace {
+int even(double v) { return std::max(2, static_cast<int>(v) / 2 * 2); }
+}  // namespace
+
+FrameFormat soak_frame_format(const SoakOptions& o, std::int64_t i, std::mt19937& rng) {
+  const int w = o.width, h = o.height;
+  if (o.workload == "ladder") {
+    static constexpr std::array<double, 4> kRungs = {1.0, 0.75, 0.5, 1.0 / 3};
+    const double s =
+        kRungs[static_cast<std::size_t>(i / std::max(1, o.ladder_every)) % kRungs.size()];
+    return {AV_PIX_FMT_NV12, even(w * s), even(h * s)};
+  }
+  if (o.workload == "roi") {
+    std::uniform_real_distribution<double> d(0.25, 1.0);
+    return {AV_PIX_FMT_NV12, even(w * d(rng)), even(h * d(rng))};
+  }
+  return {AV_PIX_FMT_NV12, w, h};
+}
+
+std::size_t probe_ceiling(std::size_t free_bytes, std::optional<std::size_t> budget,
+                          std::size_t probe_max) {
+  return std::min(free_bytes, budget.value_or(probe_max));
+}
+
 // ---- verdict ---------------------------------------------------------------
 
 namespace {
@@ -50,6 +78,35 @@ double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
   return v[std::min(v.size(), std::max<std::size_t>(rank, 1)) - 1];
+}
+}  // namespace
+
+namespace {
+struct Growth {
+  double base, level, growth;
+};
+// A trend, not a swing (issue #25): naive's "reserved" is its frames in
+// flight, and one spike late in a run is not growth. The level of the last
+// third after warm-up (its median) against the baseline: the warm-up's p95
+// (a fill-up counts as warm-up, and its swings set the envelope) or the
+// first third's median, the higher; with no warm-up, the first sample. A
+// leak or a step moves the median; a swing does not. nullopt: no baseline.
+template <class Metric>
+std::optional<Growth> growth_after_warmup(const std::vector<SoakSample>& samples, std::size_t start,
+                                          std::size_t k, Metric&& mem) {
+  const auto post = samples.begin() + static_cast<std::ptrdiff_t>(start);
+  const std::size_t n = samples.size() - start;
+  std::vector<double> warm, first_third, last_third;
+  for (std::size_t i = 0; i < start; ++i) warm.push_back(mem(samples[i]));
+  for (std::size_t i = 0; i < k; ++i)
+    first_third.push_back(mem(post[static_cast<std::ptrdiff_t>(i)]));
+  for (std::size_t i = n - k; i < n; ++i)
+    last_third.push_back(mem(post[static_cast<std::ptrdiff_t>(i)]));
+  const double base =
+      start == 0 ? mem(*post) : std::max(percentile(warm, 0.95), median(first_third));
+  if (base <= 0) return std::nullopt;
+  const double level = median(last_third);
+  return Growth{base, level, level / base - 1};
 }
 }  // namespace
 
@@ -77,29 +134,24 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
   const bool device = std::any_of(post.begin(), post.end(),
                                   [](const SoakSample& s) { return s.reserved_mb.has_value(); });
   v.memory_metric = device ? "reserved" : "rss";
-  auto mem = [&](const SoakSample& s) { return device ? s.reserved_mb.value_or(0) : s.rss_mb; };
-  // A trend, not a swing (issue #25): naive's "reserved" is its frames in
-  // flight, and one spike late in a run is not growth. The level of the last
-  // third after warm-up (its median) against the baseline: the warm-up's p95
-  // (a fill-up counts as warm-up, and its swings set the envelope) or the
-  // first third's median, the higher; with no warm-up, the first sample. A
-  // leak or a step moves the median; a swing does not.
-  std::vector<double> warm, first_third, last_third;
-  for (std::size_t i = 0; i < start; ++i) warm.push_back(mem(samples[i]));
-  for (std::size_t i = 0; i < k; ++i) first_third.push_back(mem(post[i]));
-  for (std::size_t i = post.size() - k; i < post.size(); ++i) last_third.push_back(mem(post[i]));
-  const double base =
-      start == 0 ? mem(post.front()) : std::max(percentile(warm, 0.95), median(first_third));
-  const double level = median(last_third);
-  if (base > 0) {
-    v.memory_growth = level / base - 1;
-    if (*v.memory_growth > t.max_reserved_growth) {
+  const auto rss = [](const SoakSample& s) { return s.rss_mb; };
+  const auto judge_growth = [&](const std::string& metric, double limit, auto&& mem) {
+    const auto g = growth_after_warmup(samples, start, k, mem);
+    if (g && g->growth > limit) {
       v.pass = false;
-      v.reasons.push_back(fmt::format(
-          "{} memory grew {:.1f} % after warm-up ({:.1f} → {:.1f} MB: the "
-          "last third's median against the warm-up's p95; limit {:.0f} %)",
-          v.memory_metric, *v.memory_growth * 100, base, level, t.max_reserved_growth * 100));
+      v.reasons.push_back(
+          fmt::format("{} memory grew {:.1f} % after warm-up ({:.1f} → {:.1f} MB: the "
+                      "last third's median against the warm-up's p95; limit {:.0f} %)",
+                      metric, g->growth * 100, g->base, g->level, limit * 100));
     }
+    return g ? std::optional<double>(g->growth) : std::nullopt;
+  };
+  if (device) {
+    v.memory_growth = judge_growth("reserved", t.max_reserved_growth,
+                                   [](const SoakSample& s) { return s.reserved_mb.value_or(0); });
+    v.rss_growth = judge_growth("host RSS", t.max_rss_growth, rss);
+  } else {
+    v.memory_growth = judge_growth("rss", t.max_reserved_growth, rss);
   }
   std::vector<double> first_p99, last_p99;
   for (std::size_t i = 0; i < k; ++i) first_p99.push_back(post[i].p99_ms);
@@ -156,7 +208,7 @@ class SoakSource final : public Source<Frame> {
       std::this_thread::sleep_until(
           start_ + std::chrono::duration_cast<Clock::duration>(
                        std::chrono::duration<double>(static_cast<double>(i_) / o_.fps)));
-    const FrameFormat format = size_for(i_);
+    const FrameFormat format = soak_frame_format(o_, i_, rng_);
     state_.width = format.width;
     state_.height = format.height;
     Frame f = make_frame(format);
@@ -170,23 +222,6 @@ class SoakSource final : public Source<Frame> {
   }
 
  private:
-  static int even(double v) { return std::max(2, static_cast<int>(v) / 2 * 2); }
-
-  FrameFormat size_for(std::int64_t i) {
-    const int w = o_.width, h = o_.height;
-    if (o_.workload == "ladder") {
-      static constexpr std::array<double, 4> kRungs = {1.0, 0.75, 0.5, 1.0 / 3};
-      const double s =
-          kRungs[static_cast<std::size_t>(i / std::max(1, o_.ladder_every)) % kRungs.size()];
-      return {AV_PIX_FMT_NV12, even(w * s), even(h * s)};
-    }
-    if (o_.workload == "roi") {
-      std::uniform_real_distribution<double> d(0.25, 1.0);
-      return {AV_PIX_FMT_NV12, even(w * d(rng_)), even(h * d(rng_))};
-    }
-    return {AV_PIX_FMT_NV12, w, h};
-  }
-
   Frame make_frame(const FrameFormat& format) {
     if (mr_) {
       Frame f = Frame::allocate_device(format, *mr_, stream_);
@@ -223,15 +258,36 @@ class SoakSource final : public Source<Frame> {
   std::deque<std::pair<std::int64_t, Frame>> held_;
 };
 
-// Largest single cudaMalloc the device grants now, up to its free memory or
-// `cap` (the budget), to 16 MiB: what another tenant of the GPU could get.
-std::size_t probe_device_largest(cudaStream_t stream, std::optional<std::size_t> cap) {
+// Largest single cudaMalloc the device grants now, up to probe_ceiling(), to
+// 16 MiB: what another tenant of the GPU could get.
+std::size_t probe_device_largest(cudaStream_t stream, const SoakOptions& o) {
   std::size_t free = 0, total = 0;
   VPIPE_CUDA_TRY(cudaMemGetInfo(&free, &total));
   NaiveResource naive;
-  return probe_largest_block(naive, stream, cap ? std::min(free, *cap) : free, 0,
-                             std::size_t{16} << 20);
+  return probe_largest_block(naive, stream, probe_ceiling(free, o.budget, o.probe_max), 0,
+                             kProbeStep);
 }
+
+// When the last largest-block probe held allocations back (steady-clock ns; end
+// INT64_MAX while it runs): a frame's latency leaves that pause out, so the
+// probe does not distort what it probes.
+class ProbePause {
+ public:
+  void begin(Clock::time_point t) {
+    end_ = INT64_MAX;
+    start_ = t.time_since_epoch().count();
+  }
+  void end(Clock::time_point t) { end_ = t.time_since_epoch().count(); }
+  // [from, to]'s overlap with the pause.
+  [[nodiscard]] Clock::duration overlap(Clock::time_point from, Clock::time_point to) const {
+    const auto a = std::max(from.time_since_epoch().count(), start_.load());
+    const auto b = std::min(to.time_since_epoch().count(), end_.load());
+    return Clock::duration(b > a ? b - a : 0);
+  }
+
+ private:
+  std::atomic<Clock::rep> start_{0}, end_{0};
+};
 
 // One strategy's soak: owns what its pipeline uses, as members declared in the
 // order they must die, last first (the stages point at the graph's rings, the
@@ -328,9 +384,10 @@ class SoakRunner {
     pipeline_.add_sink<Frame>(
         std::make_unique<NullSink>(counters_,
                                    [this](const Frame& f) {
+                                     const auto now = Clock::now();
                                      const auto ns =
                                          std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                             Clock::now() - f.origin)
+                                             now - f.origin - pause_.overlap(f.origin, now))
                                              .count();
                                      std::lock_guard lock(window_mu_);
                                      window_.record(static_cast<std::uint64_t>(ns));
@@ -377,8 +434,19 @@ class SoakRunner {
       next_probe_ = now + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(o_.probe_interval_s));
       std::unique_lock lock(retry_->gate());  // no allocation races the probe
-      s.largest_block_mb =
-          static_cast<double>(probe_device_largest(probe_stream_, o_.budget)) / 1e6;
+      const auto t = Clock::now();
+      pause_.begin(t);
+      std::size_t largest = 0;
+      try {
+        largest = probe_device_largest(probe_stream_, o_);
+      } catch (...) {
+        pause_.end(Clock::now());
+        throw;
+      }
+      const auto done = Clock::now();
+      pause_.end(done);
+      s.largest_block_mb = static_cast<double>(largest) / 1e6;
+      s.probe_ms = std::chrono::duration<double, std::milli>(done - t).count();
     }
   }
 
@@ -394,6 +462,7 @@ class SoakRunner {
   MediaCounters counters_;
   std::mutex window_mu_;
   Histogram window_;
+  ProbePause pause_;
   Pipeline pipeline_;  // last: its stages die first
   cudaStream_t probe_stream_ = nullptr;
   Clock::time_point t0_{}, last_t_{}, next_probe_{};
@@ -462,7 +531,49 @@ std::vector<std::vector<SoakJob>> soak_jobs(const std::vector<std::string>& stra
   return groups;
 }
 
-SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSample&)>& on_sample) {
+namespace {
+// samples.csv, a line per sample as it is taken (every run's, in time order,
+// labelled STRATEGY or STRATEGY@gpuN), flushed: a crash or a kill leaves the data.
+class SampleLog {
+ public:
+  explicit SampleLog(const std::string& out_dir) {
+    if (out_dir.empty()) return;
+    fs::create_directories(out_dir);
+    path_ = (fs::path(out_dir) / "samples.csv").string();
+    csv_.open(path_, std::ios::trunc);
+    csv_ << "strategy";
+    for (const auto& f : sample_fields()) csv_ << ',' << f.key;
+    csv_ << '\n' << std::flush;
+    check();
+  }
+  void write(const SoakSample& s) {
+    if (path_.empty()) return;
+    std::lock_guard lock(mu_);  // --parallel: several runs' samplers
+    csv_ << soak_label(s.strategy, s.gpu);
+    for (const auto& f : sample_fields()) {
+      const auto v = f.get(s);
+      csv_ << ','
+           << (!v ? std::string()
+               : f.kind == SampleField::Kind::kInt
+                   ? fmt::format("{}", static_cast<std::int64_t>(*v))
+                   : fmt::format("{:.{}f}", *v, f.csv_decimals));
+    }
+    csv_ << '\n' << std::flush;
+    check();
+  }
+
+ private:
+  void check() {
+    if (!csv_) throw std::runtime_error(fmt::format("cannot write '{}'", path_));
+  }
+  std::string path_;
+  std::mutex mu_;
+  std::ofstream csv_;
+};
+}  // namespace
+
+SoakResult run_soak(const SoakOptions& o,
+                    const std::function<void(const SoakSample&)>& user_sample) {
   if (o.device != "cpu" && o.device != "cuda" && o.device != "auto")
     throw input_error(fmt::format("--device {}: expected cpu, cuda or auto", o.device));
   static const std::vector<std::string> kWorkloads = {"constant", "ladder", "roi", "burst"};
@@ -488,6 +599,11 @@ SoakResult run_soak(const SoakOptions& o, const std::function<void(const SoakSam
   if (r.device == "cpu" && !o.gpus.empty()) throw input_error(fmt::format("--gpus: {}", why));
   const auto groups =
       soak_jobs(strategies, r.device == "cuda" ? o.gpus : std::vector<int>{}, o.parallel);
+  SampleLog log(o.out_dir);
+  const std::function<void(const SoakSample&)> on_sample = [&](const SoakSample& s) {
+    log.write(s);
+    if (user_sample) user_sample(s);
+  };
   if (groups.size() > 1) {
     r.runs = run_groups(o, groups, on_sample);
     return r;
@@ -534,6 +650,7 @@ nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
                         {"memory_metric", r.verdict.memory_metric},
                         {"memory_growth", opt(r.verdict.memory_growth)},
                         {"p99_drift", opt(r.verdict.p99_drift)},
+                        {"rss_growth", opt(r.verdict.rss_growth)},
                         {"failures", r.verdict.failures}}},
                       {"samples", samples}});
   }
@@ -557,7 +674,10 @@ nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
             {"thresholds",
              {{"warmup", o.thresholds.warmup},
               {"max_reserved_growth", o.thresholds.max_reserved_growth},
-              {"max_p99_drift", o.thresholds.max_p99_drift}}}}},
+              {"max_p99_drift", o.thresholds.max_p99_drift},
+              {"max_rss_growth", o.thresholds.max_rss_growth}}},
+            {"probe_interval_s", o.probe_interval_s},
+            {"probe_max_bytes", o.probe_max}}},
           {"pass", pass()},
           {"runs", runs_j}};
 }
@@ -587,7 +707,8 @@ SoakResult read_soak_json(const std::string& path) {
       SoakSample s;
       s.strategy = run.strategy;
       s.gpu = run.gpu;
-      for (const auto& field : sample_fields()) field.set(s, get_opt(sj.at(field.key)));
+      for (const auto& field : sample_fields())  // a field newer than the file: absent
+        field.set(s, sj.contains(field.key) ? get_opt(sj.at(field.key)) : std::nullopt);
       run.samples.push_back(s);
     }
     r.runs.push_back(std::move(run));
@@ -596,28 +717,6 @@ SoakResult read_soak_json(const std::string& path) {
 }
 
 namespace {
-
-void write_samples_csv(const SoakResult& r, const fs::path& dir) {
-  std::ofstream csv(dir / "samples.csv");
-  csv << "strategy";
-  for (const auto& f : sample_fields()) csv << ',' << f.key;
-  csv << '\n';
-  for (const auto& run : r.runs)
-    for (const auto& s : run.samples) {
-      csv << soak_label(s.strategy, s.gpu);
-      for (const auto& f : sample_fields()) {
-        const auto v = f.get(s);
-        csv << ','
-            << (!v ? std::string()
-                : f.kind == SampleField::Kind::kInt
-                    ? fmt::format("{}", static_cast<std::int64_t>(*v))
-                    : fmt::format("{:.{}f}", *v, f.csv_decimals));
-      }
-      csv << '\n';
-    }
-  if (!csv)
-    throw std::runtime_error(fmt::format("cannot write '{}'", (dir / "samples.csv").string()));
-}
 
 // One PNG per measure, every strategy a line; returns the files written.
 std::vector<std::string> write_charts(const SoakResult& r, const fs::path& dir) {
@@ -654,7 +753,8 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
   html << fmt::format(
       "<h1>vpipe soak: {} workload on {}</h1>\n<p>{}x{} source, chain <code>{}</code>, "
       "{}{}{}, sampled every {} s, {} staging. Verdict thresholds: warm-up {:.0f} % of "
-      "samples, memory growth ≤ {:.0f} %, p99 drift ≤ {:.0f} %, no failure.</p>\n",
+      "samples, memory growth ≤ {:.0f} %, host RSS growth ≤ {:.0f} % (device runs), p99 drift ≤ "
+      "{:.0f} %, no failure.</p>\n",
       o.workload, r.device, o.width, o.height, o.filters,
       o.duration_s ? fmt::format("{} s per strategy", *o.duration_s)
                    : fmt::format("{} frames per strategy", o.frames.value_or(0)),
@@ -664,16 +764,19 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
       : o.parallel && r.runs.size() > 1 ? ", the strategies running at the same time on one GPU"
                                         : "",
       o.interval_s, o.host, o.thresholds.warmup * 100, o.thresholds.max_reserved_growth * 100,
-      o.thresholds.max_p99_drift * 100);
+      o.thresholds.max_rss_growth * 100, o.thresholds.max_p99_drift * 100);
   html << "<table><tr><th>strategy</th><th>verdict</th><th>frames</th><th>mean fps</th>"
-          "<th>p99 ms (median)</th><th>memory growth</th><th>p99 drift</th><th>retries</th>"
+          "<th>p99 ms (median)</th><th>memory growth</th><th>host RSS growth</th><th>p99 drift</th>"
+          "<th>probe ms (max)</th><th>retries</th>"
           "<th>failures</th><th>why</th></tr>\n";
   for (const auto& run : r.runs) {
     std::vector<double> p99;
     std::int64_t retries = 0;
+    double probe_max = 0;
     for (const auto& s : run.samples) {
       p99.push_back(s.p99_ms);
       retries = s.retries;
+      probe_max = std::max(probe_max, s.probe_ms.value_or(0));
     }
     const auto pct = [](const std::optional<double>& v) {
       return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("—");
@@ -682,12 +785,13 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
     for (const auto& reason : run.verdict.reasons) why += reason + "; ";
     html << fmt::format(
         "<tr class={}><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.2f}</td>"
-        "<td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td style=text-align:left>{}</td></tr>\n",
+        "<td>{} ({})</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td>"
+        "<td style=text-align:left>{}</td></tr>\n",
         run.verdict.pass ? "pass" : "fail", soak_label(run.strategy, run.gpu),
         run.verdict.pass ? "PASS" : "FAIL", run.frames,
         run.wall_s > 0 ? static_cast<double>(run.frames) / run.wall_s : 0, median(p99),
-        pct(run.verdict.memory_growth), run.verdict.memory_metric, pct(run.verdict.p99_drift),
-        retries, run.verdict.failures, why);
+        pct(run.verdict.memory_growth), run.verdict.memory_metric, pct(run.verdict.rss_growth),
+        pct(run.verdict.p99_drift), probe_max, retries, run.verdict.failures, why);
   }
   html << "</table>\n";
   for (const auto& f : charts) html << fmt::format("<img src=\"{}\" alt=\"{}\">\n", f, f);
@@ -700,7 +804,6 @@ void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
   if (o.out_dir.empty()) return;
   fs::create_directories(o.out_dir);
   const fs::path dir(o.out_dir);
-  write_samples_csv(r, dir);
   {
     std::ofstream j(dir / "soak.json");
     j << r.to_json(o).dump(2) << '\n';

@@ -21,10 +21,13 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "vpipe/pipeline/frame.hpp"
 
 namespace vpipe {
 
@@ -32,6 +35,7 @@ struct SoakThresholds {
   double warmup = 0.2;                // fraction of the samples ignored at the start
   double max_reserved_growth = 0.10;  // reserved (device) or RSS (CPU) growth after warm-up
   double max_p99_drift = 0.50;        // p99 latency: last third vs first third after warm-up
+  double max_rss_growth = 0.10;       // host RSS growth after warm-up (device runs too)
 };
 
 struct SoakOptions {
@@ -46,7 +50,12 @@ struct SoakOptions {
   std::optional<double> duration_s;    // per strategy
   std::optional<std::int64_t> frames;  // per strategy
   double interval_s = 1.0;
-  double probe_interval_s = 30;       // largest-block probe (up to the budget); 0: never
+  double probe_interval_s = 30;  // largest-block probe (up to the budget); 0: never
+  // The probe's search ceiling without a budget: a search up to the free memory of a
+  // 140 GB GPU stalled every stream for ~6 s (cudaMalloc/cudaFree of tens of GB), and
+  // 1 GiB is more than any one buffer of a video tenant (an 8K RGBA float frame is
+  // 531 MiB). The probe then says "at least 1 GiB" rather than the exact figure.
+  std::size_t probe_max = std::size_t{1} << 30;
   std::optional<std::size_t> budget;  // device bytes per strategy
   std::string host = "pinned";        // download staging
   std::uint32_t seed = 1;
@@ -72,6 +81,7 @@ struct SoakSample {
   std::optional<double> used_mb;              // handed out
   std::optional<double> fragmentation;     // 1 − largest free ÷ free, where the strategy sees it
   std::optional<double> largest_block_mb;  // probed (device), on probe samples only
+  std::optional<double> probe_ms;          // how long that probe held allocations back
   std::int64_t failures = 0, retries = 0;  // cumulative
   double rss_mb = 0;
   double pinned_mb = 0;
@@ -83,14 +93,16 @@ struct SoakVerdict {
   std::vector<std::string> reasons;     // why not
   std::optional<double> memory_growth;  // fraction, after warm-up
   std::optional<double> p99_drift;      // fraction
+  std::optional<double> rss_growth;     // host RSS, fraction, after warm-up (device runs)
   std::int64_t failures = 0;
   std::string memory_metric;  // "reserved" or "rss"
 };
 
 // Judges one strategy's samples (in time order). Pure: tested on synthetic series.
-//  - memory: the largest value in the last third after warm-up against the
-//    largest during warm-up (reserved device memory; RSS on the CPU path):
-//    more than max_reserved_growth above it fails;
+//  - memory: the last third's median after warm-up against the warm-up's p95 or
+//    the first third's median, the higher (reserved device memory; RSS on the
+//    CPU path): more than max_reserved_growth above it fails; on device runs host
+//    RSS is judged the same way against max_rss_growth (a host leak is a leak);
 //  - latency: the median per-sample p99 of the last third after warm-up
 //    against the first third's: more than max_p99_drift above it fails;
 //  - any allocation failure (after the retry) fails.
@@ -129,6 +141,17 @@ struct SoakResult {
   [[nodiscard]] nlohmann::json to_json(const SoakOptions& o) const;
 };
 
+// The source's frame format for frame i of o.workload (constant, ladder, roi; burst's
+// frames are constant-sized): the soak's source and the memory conformance suite's
+// workload cases draw sizes from this one function.
+[[nodiscard]] FrameFormat soak_frame_format(const SoakOptions& o, std::int64_t i,
+                                            std::mt19937& rng);
+
+// The largest-block probe's search range's top: the device's free bytes, capped by the
+// budget, else by `probe_max` (SoakOptions). Pure: the probe's bounded cost is tested on it.
+[[nodiscard]] std::size_t probe_ceiling(std::size_t free_bytes, std::optional<std::size_t> budget,
+                                        std::size_t probe_max);
+
 // Runs every strategy (on every GPU of o.gpus) as soak_jobs groups them. `on_sample` sees each
 // sample as it is taken (the live endpoint and the progress line use it).
 SoakResult run_soak(const SoakOptions& o,
@@ -137,7 +160,8 @@ SoakResult run_soak(const SoakOptions& o,
 // Reads a soak.json back (to judge it again with other thresholds).
 [[nodiscard]] SoakResult read_soak_json(const std::string& path);
 
-// Writes samples.csv, soak.json, the PNG plots and report.html into o.out_dir.
+// Writes soak.json, the PNG plots and report.html into o.out_dir (run_soak wrote
+// samples.csv there as the samples were taken).
 void write_soak_outputs(const SoakResult& r, const SoakOptions& o);
 
 // The Prometheus text exposition of the latest sample per strategy.

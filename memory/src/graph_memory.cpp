@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <string>
 
 #include "vpipe/memory/errors.hpp"
@@ -12,6 +13,13 @@ namespace vpipe {
 
 namespace {
 
+// Every call into the driver's graph memory goes through one lock per backing.
+// On the H200 (driver 580), cudaFreeAsync of a graph allocation on one thread
+// while other threads created, launched, destroyed graphs with memory nodes and
+// trimmed the graph pool crashed inside libcuda (SIGSEGV in cuMemFreeAsync, 24 of
+// 50 starts of soak --mem graph --workload roi at a5d5cd7). The calls are short
+// and asynchronous (no host wait happens under the lock: a launch and a free
+// enqueue), so the lock costs a few µs where a graph is launched per buffer anyway.
 class CudaGraphBacking final : public GraphAllocBacking {
  public:
   explicit CudaGraphBacking(int device) : device_(device) {
@@ -19,6 +27,7 @@ class CudaGraphBacking final : public GraphAllocBacking {
   }
 
   Node create(std::size_t bytes) override {
+    std::lock_guard lock(driver_);
     cudaGraph_t graph = nullptr;
     VPIPE_CUDA_TRY(cudaGraphCreate(&graph, 0));
     cudaMemAllocNodeParams p{};
@@ -38,30 +47,47 @@ class CudaGraphBacking final : public GraphAllocBacking {
   }
 
   void launch(const Node& n, cudaStream_t stream) override {
+    std::lock_guard lock(driver_);
     VPIPE_CUDA_TRY(cudaGraphLaunch(static_cast<cudaGraphExec_t>(n.exec), stream));
   }
 
   void free(const Node& n, cudaStream_t stream) noexcept override {
+    std::lock_guard lock(driver_);
     (void)cudaFreeAsync(n.ptr, stream);
   }
 
   void destroy(const Node& n) noexcept override {
+    std::lock_guard lock(driver_);
     cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(n.exec));
     cudaGraphDestroy(static_cast<cudaGraph_t>(n.graph));
   }
 
-  void trim() noexcept override { (void)cudaDeviceGraphMemTrim(device_); }
+  void trim() noexcept override {
+    std::lock_guard lock(driver_);
+    (void)cudaDeviceGraphMemTrim(device_);
+  }
 
  private:
   int device_;
+  std::mutex driver_;
 };
 
-std::size_t round_block(std::size_t bytes) {
-  constexpr std::size_t a = DeviceMemoryResource::kAlignment;
-  return (std::max<std::size_t>(bytes, 1) + a - 1) / a * a;
+std::size_t round_up(std::size_t bytes, std::size_t step) {
+  return (bytes + step - 1) / step * step;
 }
 
 }  // namespace
+
+std::size_t graph_size_class(std::size_t bytes) {
+  constexpr std::size_t a = DeviceMemoryResource::kAlignment;
+  const std::size_t aligned = round_up(std::max<std::size_t>(bytes, 1), a);
+  if (aligned <= 64 * 1024) return aligned;
+  // 8 classes per power of two: the step is 1/8 of the size's highest power of two.
+  const std::size_t top = std::size_t{1} << (std::bit_width(aligned) - 1);
+  return round_up(aligned, std::max(a, top / 8));
+}
+
+namespace {}  // namespace
 
 std::unique_ptr<GraphAllocBacking> make_cuda_graph_backing(int device) {
   return std::make_unique<CudaGraphBacking>(device);
@@ -85,7 +111,7 @@ GraphMemResource::~GraphMemResource() {
 }
 
 void* GraphMemResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
-  const std::size_t size = round_block(bytes);
+  const std::size_t size = graph_size_class(bytes);
   Idle g = take_or_create(size);
   try {
     launch(g, stream);
@@ -143,6 +169,9 @@ GraphMemResource::Idle GraphMemResource::take_or_create(std::size_t size) {
     Idle g{backing_->create(size), size, std::nullopt, nullptr, 0};
     std::lock_guard lock(mutex_);
     ++created_;
+    if (holds_address(g.node.ptr))  // live_ is keyed by address: two graphs must not share one
+      throw logic_error(fmt::format(
+          "graph: a new graph's allocation has the address {} of a graph still held", g.node.ptr));
     return g;
   } catch (...) {
     std::lock_guard lock(mutex_);
@@ -195,6 +224,14 @@ void GraphMemResource::do_deallocate(void* ptr, std::size_t, cudaStream_t stream
     }
   }
   destroy(victims);
+}
+
+bool GraphMemResource::holds_address(void* ptr) const {
+  if (live_.contains(ptr)) return true;
+  for (const auto& [bytes, list] : idle_)
+    for (const auto& g : list)
+      if (g.node.ptr == ptr) return true;
+  return false;
 }
 
 std::optional<GraphMemResource::Idle> GraphMemResource::pop_oldest(

@@ -4,12 +4,16 @@
 // where no CUDA device exists.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <deque>
+#include <mutex>
+#include <optional>
 
 #include <random>
 #include <sstream>
 #include <thread>
 
+#include "soak/soak.hpp"
 #include "vpipe/kernels/synthetic.hpp"
 #include "vpipe/memory/adaptors.hpp"
 #include "vpipe/memory/cuda_device.hpp"
@@ -17,6 +21,7 @@
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/pool_resource.hpp"
 #include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/frame.hpp"
 
 using namespace vpipe;
 
@@ -259,6 +264,116 @@ TEST_P(Conformance, UnderABudgetWhatItHoldsStaysWithinIt) {
     }
   }
   for (auto& [p, bytes] : live) mr_->deallocate(p, bytes, a_);
+}
+
+// The soak's workloads' size patterns (soak_frame_format: roi's random regions, the
+// ladder's rungs, bursts of held frames) through the soak's shape of threads and
+// streams: a source thread allocates and writes each frame on its stream, a filter
+// thread waits on it from its own stream, checks it, allocates an output and frees
+// the input there, and a sink thread frees the outputs on a third stream. The
+// graph strategy crashed in cudaFreeAsync on exactly this at a5d5cd7 (issue #39).
+namespace {
+struct Handoff {
+  DeviceBuffer* buf;
+  cudaEvent_t ready;
+  std::uint32_t seed;
+};
+// A small blocking queue of Handoffs; nullopt ends it.
+class Pipe {
+ public:
+  void push(std::optional<Handoff> h) {
+    {
+      std::lock_guard lock(mu_);
+      q_.push_back(h);
+    }
+    cv_.notify_one();
+  }
+  std::optional<Handoff> pop() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !q_.empty(); });
+    auto h = q_.front();
+    q_.pop_front();
+    return h;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::optional<Handoff>> q_;
+};
+}  // namespace
+
+TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
+  for (const char* workload : {"roi", "ladder", "burst"}) {
+    SCOPED_TRACE(workload);
+    SoakOptions o;
+    o.workload = workload;
+    o.ladder_every = 7;
+    std::mt19937 rng(5);
+    Pipe to_filter, to_sink;
+    std::atomic<int> corrupted{0};
+    cudaStream_t c{};
+    VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
+    std::thread filter([&] {
+      unsigned long long* bad = nullptr;
+      cudaMallocHost(reinterpret_cast<void**>(&bad), sizeof *bad);
+      while (auto h = to_filter.pop()) {
+        cudaStreamWaitEvent(c, h->ready);
+        *bad = 0;
+        synthetic::count_mismatches(reinterpret_cast<std::uint32_t*>(h->buf->data()),
+                                    h->buf->bytes() / 4, h->seed, bad, c);
+        auto* out = new DeviceBuffer(*mr_, 1280 * 720 * 3 / 2, c);
+        synthetic::fill_pattern(reinterpret_cast<std::uint32_t*>(out->data()), out->bytes() / 4,
+                                h->seed, c);
+        cudaStreamSynchronize(c);
+        if (*bad) ++corrupted;
+        h->buf->retire_on(c);
+        delete h->buf;  // freed on the filter's stream, as a stage frees its input
+        cudaEventDestroy(h->ready);
+        cudaEvent_t e;
+        cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+        cudaEventRecord(e, c);
+        to_sink.push(Handoff{out, e, h->seed});
+      }
+      to_sink.push(std::nullopt);
+      cudaFreeHost(bad);
+    });
+    std::thread sink([&] {
+      while (auto h = to_sink.pop()) {
+        cudaStreamWaitEvent(b_, h->ready);
+        h->buf->retire_on(b_);
+        delete h->buf;
+        cudaEventDestroy(h->ready);
+      }
+    });
+    std::deque<std::pair<int, DeviceBuffer*>> held;  // burst: frames kept for a while
+    for (int i = 0; i < 400; ++i) {
+      const FrameFormat f = soak_frame_format(o, i, rng);
+      const auto seed = static_cast<std::uint32_t>(i * 7919);
+      auto* buf = new DeviceBuffer(*mr_, static_cast<std::size_t>(f.width) * f.height * 3 / 2, a_);
+      synthetic::fill_pattern(reinterpret_cast<std::uint32_t*>(buf->data()), buf->bytes() / 4, seed,
+                              a_);
+      cudaEvent_t e;
+      cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+      cudaEventRecord(e, a_);
+      to_filter.push(Handoff{buf, e, seed});
+      if (o.workload == std::string("burst") && i % 50 == 0)
+        for (int k = 0; k < 12; ++k) held.emplace_back(i + 30, new DeviceBuffer(*mr_, 3 * MiB, a_));
+      while (!held.empty() && held.front().first <= i) {
+        delete held.front().second;
+        held.pop_front();
+      }
+    }
+    to_filter.push(std::nullopt);
+    filter.join();
+    sink.join();
+    for (auto& [until, buf] : held) delete buf;
+    VPIPE_CUDA_TRY(cudaGetLastError());
+    cudaStreamSynchronize(c);
+    cudaStreamDestroy(c);
+    EXPECT_EQ(corrupted.load(), 0) << "a frame's bytes changed between its writer and its reader";
+    EXPECT_EQ(strategy_->stats().stats().bytes.value, 0) << "every buffer was given back";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, Conformance,

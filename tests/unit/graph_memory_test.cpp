@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <random>
@@ -191,13 +192,13 @@ TEST(GraphMemory, RandomWorkloadOnTwoStreamsHandsOutDisjointBuffersThatKeepTheir
       const auto tag = static_cast<std::byte>(step);
       std::memset(p, static_cast<int>(tag), bytes);
       live.push_back({p, bytes, tag});
-      expected_used += (bytes + 255) / 256 * 256;
+      expected_used += graph_size_class(bytes);
     } else {
       const std::size_t i = rng() % live.size();
       for (std::size_t b = 0; b < live[i].bytes; ++b)
         ASSERT_EQ(live[i].p[b], live[i].tag) << "another buffer overwrote this one";
       r.mr->deallocate(live[i].p, live[i].bytes, stream(1 + rng() % 2));
-      expected_used -= (live[i].bytes + 255) / 256 * 256;
+      expected_used -= graph_size_class(live[i].bytes);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
     }
     ASSERT_EQ(r.mr->usage().used, expected_used);
@@ -206,4 +207,49 @@ TEST(GraphMemory, RandomWorkloadOnTwoStreamsHandsOutDisjointBuffersThatKeepTheir
   for (auto& l : live) r.mr->deallocate(l.p, l.bytes, stream(1));
   EXPECT_EQ(r.graphs->destroyed_while_live, 0);
   EXPECT_LE(r.mr->graphs_held(), 6u);
+}
+
+// Size classes (issue #39): a roi workload asks for a new size nearly every frame;
+// rounded to 8 classes per power of two, its sizes fall in a few dozen classes that
+// idle graphs serve again, at most 12.5 % above the request.
+TEST(GraphSizeClass, FewClassesAtMostAnEighthAbove) {
+  std::set<std::size_t> classes;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> d(0.25, 1.0);
+  for (int i = 0; i < 5000; ++i) {
+    const auto w = static_cast<std::size_t>(1920 * d(rng)) / 2 * 2;
+    const auto h = static_cast<std::size_t>(1080 * d(rng)) / 2 * 2;
+    const std::size_t bytes = w * h * 3 / 2;
+    const std::size_t c = graph_size_class(bytes);
+    EXPECT_GE(c, bytes);
+    EXPECT_LE(static_cast<double>(c), static_cast<double>(bytes) * 1.125 + 256);
+    EXPECT_EQ(c % DeviceMemoryResource::kAlignment, 0u);
+    classes.insert(c);
+  }
+  EXPECT_LE(classes.size(), 40u) << "5,000 random regions";
+  EXPECT_EQ(graph_size_class(1000), 1024u) << "small sizes: 256-byte alignment only";
+  EXPECT_EQ(graph_size_class(std::size_t{3} << 20), std::size_t{3} << 20)
+      << "a class size is its own class";
+}
+
+// The mixed-size churn that crashed on the GPU, on the fakes: two streams, a new
+// size nearly every time, never a graph destroyed while live and every buffer intact.
+TEST(GraphMemory, RoiChurnReusesGraphsAndNeverDestroysALiveOne) {
+  Rig r;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> d(0.25, 1.0);
+  std::deque<std::pair<void*, std::size_t>> live;
+  for (int i = 0; i < 3000; ++i) {
+    const std::size_t bytes =
+        static_cast<std::size_t>(1920 * d(rng)) * static_cast<std::size_t>(1080 * d(rng));
+    live.emplace_back(r.mr->allocate(bytes, stream(1 + i % 2)), bytes);
+    if (live.size() > 6) {
+      r.mr->deallocate(live.front().first, live.front().second, stream(1 + rng() % 2));
+      live.pop_front();
+    }
+    r.fences->complete_all();
+  }
+  for (auto& [p, b] : live) r.mr->deallocate(p, b, stream(1));
+  EXPECT_EQ(r.graphs->destroyed_while_live, 0);
+  EXPECT_LT(r.graphs->created(), 200u) << "size classes: idle graphs are launched again";
 }

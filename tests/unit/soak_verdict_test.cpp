@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "soak/soak.hpp"
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/memory/strategy.hpp"
 
 using namespace vpipe;
 
@@ -177,4 +179,67 @@ TEST(SoakJobs, EveryStrategyOnEachGpuGroupedByWhatRunsAtOnce) {
             (Groups{{{"pool", 1}}, {{"vmm", 1}}, {{"pool", 0}}, {{"vmm", 0}}}));
   EXPECT_EQ(soak_label("pool", -1), "pool");
   EXPECT_EQ(soak_label("vmm", 1), "vmm@gpu1");
+}
+
+// Host memory is judged on device runs too (issue #39): reserved device memory flat,
+// RSS growing by a third after warm-up fails, naming host RSS; a flat RSS passes.
+TEST(SoakVerdict, HostRssGrowthFailsADeviceRun) {
+  auto v_flat = judge(series(60, 0, 0), {});
+  ASSERT_TRUE(v_flat.rss_growth.has_value());
+  EXPECT_NEAR(*v_flat.rss_growth, 0, 0.01);
+  auto leaking = series(60, 0, 0);
+  for (std::size_t i = 0; i < leaking.size(); ++i)
+    leaking[i].rss_mb = 300 + 2.0 * static_cast<double>(i);
+  const auto v = judge(leaking, {});
+  EXPECT_FALSE(v.pass);
+  ASSERT_TRUE(v.rss_growth.has_value());
+  EXPECT_GT(*v.rss_growth, 0.10);
+  ASSERT_FALSE(v.reasons.empty());
+  EXPECT_NE(v.reasons[0].find("host RSS memory grew"), std::string::npos) << v.reasons[0];
+  SoakThresholds loose;
+  loose.max_rss_growth = 1.0;
+  EXPECT_TRUE(judge(leaking, loose).pass) << "the threshold is the one that decides";
+}
+
+namespace {
+// A device that grants anything up to `largest` bytes and counts what it was asked.
+class FakeDevice final : public DeviceMemoryResource {
+ public:
+  explicit FakeDevice(std::size_t largest) : largest_(largest) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return "fake"; }
+  int calls = 0;
+  std::size_t biggest_request = 0;
+
+ private:
+  void* do_allocate(std::size_t bytes, cudaStream_t) override {
+    ++calls;
+    biggest_request = std::max(biggest_request, bytes);
+    if (bytes > largest_) throw out_of_memory("fake: too big");
+    return reinterpret_cast<void*>(std::uintptr_t{4096});
+  }
+  void do_deallocate(void*, std::size_t, cudaStream_t) noexcept override {}
+  std::size_t largest_;
+};
+}  // namespace
+
+// The largest-block probe's cost is bounded (issue #39): on a 140 GB device with no
+// budget it searched up to the free memory, tens of GB per cudaMalloc, ~6 s with every
+// stream stalled. Now it asks for at most the ceiling (1 GiB by default, or the budget),
+// in at most log2(ceiling / 16 MiB) + 1 allocations.
+TEST(SoakProbe, SearchesAtMostTheCeilingOnAHugeDevice) {
+  constexpr std::size_t MiB = std::size_t{1} << 20, GB = 1000 * 1000 * 1000;
+  const SoakOptions o;
+  EXPECT_EQ(o.probe_max, 1024 * MiB);
+  const std::size_t hi = probe_ceiling(140 * GB, std::nullopt, o.probe_max);
+  EXPECT_EQ(hi, 1024 * MiB);
+  FakeDevice roomy(139 * GB);
+  EXPECT_GE(probe_largest_block(roomy, nullptr, hi, 0, 16 * MiB), hi - 16 * MiB);
+  EXPECT_LE(roomy.biggest_request, hi);
+  EXPECT_LE(roomy.calls, 7) << "log2(1 GiB / 16 MiB) + 1";
+  FakeDevice tight(300 * MiB);  // a fragmented device: the answer is found below the ceiling
+  const std::size_t got = probe_largest_block(tight, nullptr, hi, 0, 16 * MiB);
+  EXPECT_LE(got, 300 * MiB);
+  EXPECT_GE(got, 300 * MiB - 16 * MiB);
+  EXPECT_EQ(probe_ceiling(140 * GB, 40 * MiB, o.probe_max), 40 * MiB) << "a budget caps it";
+  EXPECT_EQ(probe_ceiling(200 * MiB, std::nullopt, o.probe_max), 200 * MiB) << "and free memory";
 }

@@ -1,6 +1,6 @@
 // `graph`: every buffer is a CUDA Graph memory node (issue #20's fifth strategy).
 //
-// A size gets instantiated graphs of one allocation node each
+// A size class (graph_size_class) gets instantiated graphs of one allocation node each
 // (cudaGraphAddMemAllocNode), whose address is fixed for the graph's life.
 // allocate launches an idle graph of that size on the stream and hands out its
 // address; deallocate frees it stream-ordered (cudaFreeAsync takes graph
@@ -51,6 +51,12 @@ class GraphAllocBacking {
 
 [[nodiscard]] std::unique_ptr<GraphAllocBacking> make_cuda_graph_backing(int device = -1);
 
+// The bytes a graph of a request holds: 256-byte aligned, and above 64 KiB rounded
+// up to one of 8 classes per power of two (at most 12.5 % more). Varying sizes (a
+// soak's roi workload: a new size nearly every frame) then reuse idle graphs instead
+// of creating and destroying one per buffer.
+[[nodiscard]] std::size_t graph_size_class(std::size_t bytes);
+
 struct GraphMemOptions {
   std::optional<std::size_t> max_bytes;  // budget on the bytes of the graphs held
   std::size_t max_idle = 64;
@@ -92,6 +98,7 @@ class GraphMemResource final : public DeviceMemoryResource {
   std::optional<Idle> pop_oldest(std::optional<std::size_t> keep);
   // Outside the lock: waits for their fences, destroys them, trims the pool.
   void destroy(std::vector<Idle>& victims) noexcept;
+  [[nodiscard]] bool holds_address(void* ptr) const;  // under the lock: live or idle
 
   GraphMemOptions options_;
   std::unique_ptr<GraphAllocBacking> backing_;
