@@ -1,8 +1,8 @@
 #include "vpipe/memory/crash_trace.hpp"
 
 #define BOOST_STACKTRACE_LINK  // the backtrace backend, linked: file and line where known
-#include <boost/stacktrace.hpp>
 #include <unistd.h>
+#include <boost/stacktrace.hpp>
 
 #include <array>
 #include <csignal>
@@ -35,12 +35,18 @@ extern "C" void on_fatal(int sig) {
 
 const char* crash_trace_signal_name(int sig) noexcept {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV (invalid memory access)";
-    case SIGBUS: return "SIGBUS (bus error)";
-    case SIGILL: return "SIGILL (illegal instruction)";
-    case SIGFPE: return "SIGFPE (arithmetic error)";
-    case SIGABRT: return "SIGABRT (abort)";
-    default: return "(unknown)";
+    case SIGSEGV:
+      return "SIGSEGV (invalid memory access)";
+    case SIGBUS:
+      return "SIGBUS (bus error)";
+    case SIGILL:
+      return "SIGILL (illegal instruction)";
+    case SIGFPE:
+      return "SIGFPE (arithmetic error)";
+    case SIGABRT:
+      return "SIGABRT (abort)";
+    default:
+      return "(unknown)";
   }
 }
 

@@ -278,21 +278,24 @@ struct Handoff {
   cudaEvent_t ready;
   std::uint32_t seed;
 };
-// A small blocking queue of Handoffs; nullopt ends it.
+// A blocking queue of Handoffs holding at most 8, as the soak's queues (backpressure:
+// the frames in flight stay within a budget stack's cap); nullopt ends it.
 class Pipe {
  public:
   void push(std::optional<Handoff> h) {
     {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return q_.size() < 8 || !h; });
       q_.push_back(h);
     }
-    cv_.notify_one();
+    cv_.notify_all();
   }
   std::optional<Handoff> pop() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return !q_.empty(); });
     auto h = q_.front();
     q_.pop_front();
+    cv_.notify_all();
     return h;
   }
 
@@ -311,7 +314,17 @@ TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
     o.ladder_every = 7;
     std::mt19937 rng(5);
     Pipe to_filter, to_sink;
-    std::atomic<int> corrupted{0};
+    std::atomic<int> corrupted{0}, refused{0};
+    // A budget stack may refuse (out_of_memory, as the soak's retry would see it):
+    // counted, never thrown across a thread.
+    const auto try_buffer = [&](std::size_t bytes, cudaStream_t s) -> DeviceBuffer* {
+      try {
+        return new DeviceBuffer(*mr_, bytes, s);
+      } catch (const out_of_memory&) {
+        ++refused;
+        return nullptr;
+      }
+    };
     cudaStream_t c{};
     VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking));
     std::thread filter([&] {
@@ -322,9 +335,10 @@ TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
         *bad = 0;
         synthetic::count_mismatches(reinterpret_cast<std::uint32_t*>(h->buf->data()),
                                     h->buf->bytes() / 4, h->seed, bad, c);
-        auto* out = new DeviceBuffer(*mr_, 1280 * 720 * 3 / 2, c);
-        synthetic::fill_pattern(reinterpret_cast<std::uint32_t*>(out->data()), out->bytes() / 4,
-                                h->seed, c);
+        auto* out = try_buffer(1280 * 720 * 3 / 2, c);
+        if (out)
+          synthetic::fill_pattern(reinterpret_cast<std::uint32_t*>(out->data()), out->bytes() / 4,
+                                  h->seed, c);
         cudaStreamSynchronize(c);
         if (*bad) ++corrupted;
         h->buf->retire_on(c);
@@ -333,7 +347,10 @@ TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
         cudaEvent_t e;
         cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
         cudaEventRecord(e, c);
-        to_sink.push(Handoff{out, e, h->seed});
+        if (out)
+          to_sink.push(Handoff{out, e, h->seed});
+        else
+          cudaEventDestroy(e);
       }
       to_sink.push(std::nullopt);
       cudaFreeHost(bad);
@@ -350,7 +367,8 @@ TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
     for (int i = 0; i < 400; ++i) {
       const FrameFormat f = soak_frame_format(o, i, rng);
       const auto seed = static_cast<std::uint32_t>(i * 7919);
-      auto* buf = new DeviceBuffer(*mr_, static_cast<std::size_t>(f.width) * f.height * 3 / 2, a_);
+      auto* buf = try_buffer(static_cast<std::size_t>(f.width) * f.height * 3 / 2, a_);
+      if (!buf) continue;
       synthetic::fill_pattern(reinterpret_cast<std::uint32_t*>(buf->data()), buf->bytes() / 4, seed,
                               a_);
       cudaEvent_t e;
@@ -358,7 +376,8 @@ TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
       cudaEventRecord(e, a_);
       to_filter.push(Handoff{buf, e, seed});
       if (o.workload == std::string("burst") && i % 50 == 0)
-        for (int k = 0; k < 12; ++k) held.emplace_back(i + 30, new DeviceBuffer(*mr_, 3 * MiB, a_));
+        for (int k = 0; k < 12; ++k)
+          if (auto* b = try_buffer(3 * MiB, a_)) held.emplace_back(i + 30, b);
       while (!held.empty() && held.front().first <= i) {
         delete held.front().second;
         held.pop_front();
@@ -373,6 +392,8 @@ TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
     cudaStreamDestroy(c);
     EXPECT_EQ(corrupted.load(), 0) << "a frame's bytes changed between its writer and its reader";
     EXPECT_EQ(strategy_->stats().stats().bytes.value, 0) << "every buffer was given back";
+    if (!GetParam().budget) EXPECT_EQ(refused.load(), 0) << "no budget: nothing is refused";
+    EXPECT_LT(refused.load(), 40) << "a 256 MiB budget holds 16 frames in flight and a burst";
   }
 }
 
