@@ -165,6 +165,29 @@ GraphMemResource::Idle GraphMemResource::take_or_create(std::size_t size) {
   }
   destroy(victims);
   if (!refusal.empty()) throw out_of_memory(refusal);
+  Idle g = create_held(size);
+  add_spares(size);
+  return g;
+}
+
+void GraphMemResource::add_spares(std::size_t size) {
+  for (std::size_t i = 1; i < options_.batch; ++i) {
+    {
+      std::lock_guard lock(mutex_);
+      if ((options_.max_bytes && held_bytes_ + size > *options_.max_bytes) ||
+          idle_count_ + 1 > options_.max_idle)
+        return;
+      held_bytes_ += size;
+    }
+    try {
+      park(create_held(size));
+    } catch (...) {
+      return;  // a spare is optional: the request itself was served
+    }
+  }
+}
+
+GraphMemResource::Idle GraphMemResource::create_held(std::size_t size) {
   try {
     Idle g{backing_->create(size), size, std::nullopt, nullptr, 0};
     std::lock_guard lock(mutex_);

@@ -64,6 +64,7 @@ MemoryStrategy make_strategy(std::string_view name, const StrategyOptions& o) {
   } else if (name == "graph") {
     GraphMemOptions go;
     go.max_bytes = o.budget;
+    go.batch = o.graph_batch;
     push(std::make_unique<GraphMemResource>(go, make_cuda_graph_backing(),
                                             std::make_unique<CudaFences>()));
   } else {

@@ -253,3 +253,22 @@ TEST(GraphMemory, RoiChurnReusesGraphsAndNeverDestroysALiveOne) {
   EXPECT_EQ(r.graphs->destroyed_while_live, 0);
   EXPECT_LT(r.graphs->created(), 200u) << "size classes: idle graphs are launched again";
 }
+
+// Batch growth (as slab's): a size with no idle graph gets batch - 1 spares beside the
+// one asked for, within the budget; the next allocations of it create nothing.
+TEST(GraphMemory, AMissMakesABatchWithinTheBudget) {
+  Rig r({.max_bytes = 10 * 1024, .max_idle = 64, .batch = 4});
+  void* a = r.mr->allocate(2048, stream(1));
+  EXPECT_EQ(r.graphs->created(), 4u) << "the one asked for and 3 spares: 8 KiB of 10";
+  EXPECT_EQ(r.mr->usage().reserved, 8u * 1024);
+  std::vector<void*> more;
+  for (int i = 0; i < 3; ++i) more.push_back(r.mr->allocate(2048, stream(1)));
+  EXPECT_EQ(r.graphs->created(), 4u) << "the spares served them";
+  void* b = r.mr->allocate(2048, stream(1));
+  EXPECT_EQ(r.graphs->created(), 5u) << "one more fits the budget, no spare does";
+  EXPECT_LE(r.mr->usage().reserved, 10u * 1024);
+  for (void* p : more) r.mr->deallocate(p, 2048, stream(1));
+  r.mr->deallocate(a, 2048, stream(1));
+  r.mr->deallocate(b, 2048, stream(1));
+  EXPECT_EQ(r.graphs->destroyed_while_live, 0);
+}

@@ -60,6 +60,11 @@ class GraphAllocBacking {
 struct GraphMemOptions {
   std::optional<std::size_t> max_bytes;  // budget on the bytes of the graphs held
   std::size_t max_idle = 64;
+  // Graphs made when a size has none idle: the one asked for and batch - 1 idle spares
+  // (within the budget and max_idle), as slab grows by batches. One at a time, a
+  // pipeline's reserved memory kept stepping up at each new peak of frames in flight
+  // (a 5-s soak failed its verdict on it, +12.9 %, on the H200 at c4c8be3).
+  std::size_t batch = 1;
 };
 
 class GraphMemResource final : public DeviceMemoryResource {
@@ -91,6 +96,8 @@ class GraphMemResource final : public DeviceMemoryResource {
   // An idle graph of `bytes` taken out of the free lists, or a new one (its
   // bytes counted as held before it is created, outside the lock).
   Idle take_or_create(std::size_t bytes);
+  Idle create_held(std::size_t bytes);  // its bytes already counted as held; uncounted on failure
+  void add_spares(std::size_t bytes);   // options_.batch - 1 idle graphs of `bytes`, if they fit
   void launch(Idle& g, cudaStream_t stream);
   void park(Idle g);  // back to the idle lists (a launch that failed)
   // Takes the oldest idle graph not of size `keep` out of the lists and the

@@ -20,6 +20,7 @@ struct StrategyOptions {
   std::uint64_t pool_release_threshold = UINT64_MAX;
   std::size_t vmm_chunk_bytes = 0;  // 0: the allocation granularity
   std::size_t slab_batch = 4;
+  std::size_t graph_batch = 4;  // graphs made per miss of a size (GraphMemOptions::batch)
 };
 
 class MemoryStrategy {
