@@ -140,6 +140,9 @@ void prepare_run(vpipe::TranscodeOptions& opts, bool tty) {
 // --streams N: one line per stream, the exit status of the worst.
 int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_path, int streams,
                 bool tty) {
+  for (int k = 1; k <= streams && streams > 1; ++k)  // each stream's own output, before the work
+    vpipe::check_side_file(report_path, "--report", opts.input,
+                           vpipe::stream_output_name(opts.output, k));
   const auto multi = vpipe::transcode_streams(opts, streams);
   if (tty) fmt::print(stderr, "\n");
   fmt::print(stderr, "vpipe: {} streams in {:.2f} s, {:.1f} fps in total\n", streams, multi.wall_s,
@@ -192,8 +195,10 @@ void print_summary(const vpipe::TranscodeReport& r) {
 
 // vpipe run: the config's streams for this shard (with --on-gpu-error for each).
 std::vector<vpipe::StreamSpec> fleet_streams(const std::string& config, std::pair<int, int> shard,
-                                             vpipe::OnGpuError on_gpu_error) {
+                                             vpipe::OnGpuError on_gpu_error,
+                                             const std::string& report) {
   auto c = vpipe::load_fleet_config(config);
+  vpipe::check_fleet_paths(c, report);
   for (auto& s : c.streams) s.options.on_gpu_error = on_gpu_error;
   std::vector<std::string> names;
   for (const auto& s : c.streams) names.push_back(s.name);
@@ -221,7 +226,7 @@ std::vector<vpipe::GpuLoad> gpu_loads(const std::vector<int>& gpus) {
 
 int run_fleet(const vpipe::cli::Cli& c) {
   const auto shard = vpipe::parse_shard(c.run_shard);
-  auto streams = fleet_streams(c.run_config, shard, c.run_on_gpu_error);
+  auto streams = fleet_streams(c.run_config, shard, c.run_on_gpu_error, c.report_path);
   if (c.run_check) {  // stdout: one line per stream of this shard
     for (const auto& s : streams)
       fmt::print("{}\t{}\t{}\n", s.name, s.options.input, s.options.output);
@@ -257,7 +262,7 @@ int run_fleet(const vpipe::cli::Cli& c) {
     if (g_signal.load() && !std::exchange(stopping, true)) fleet.stop_all();
     if (g_reload.exchange(0) && !stopping) {
       try {
-        streams = fleet_streams(c.run_config, shard, c.run_on_gpu_error);
+        streams = fleet_streams(c.run_config, shard, c.run_on_gpu_error, c.report_path);
         fleet.apply(streams);
         fmt::print(stderr, "vpipe run: {} re-read: {} stream(s)\n", c.run_config, streams.size());
       } catch (const vpipe::input_error& e) {

@@ -41,7 +41,14 @@ struct FleetConfig {
 // Reads and checks CONFIG: unknown keys, missing input/output, duplicate
 // names and bad values throw input_error naming the file, the stream and
 // the key (and the line for YAML syntax errors).
+// It also runs check_fleet_paths(), so --check and a SIGHUP re-read refuse the same.
 [[nodiscard]] FleetConfig load_fleet_config(const std::string& path);
+
+// No stream writes to an input (its own or another's), the config, the --report
+// file or another stream's output, and the report is neither the config nor an
+// input: same_file() (paths.hpp) decides, through FFmpeg's prefixes and symlinks.
+// Throws input_error naming the config, the stream and the path.
+void check_fleet_paths(const FleetConfig& c, const std::string& report = {});
 
 // Which streams shard `index` of `count` runs: the streams sorted by name,
 // dealt round-robin, so every stream runs on exactly one shard, shards

@@ -7,10 +7,14 @@
 
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "vpipe/memory/errors.hpp"
 
@@ -18,18 +22,84 @@ namespace vpipe {
 
 namespace fs = std::filesystem;
 
+namespace {
+// FFmpeg's protocol name at the start of `url` ("file", "cache", "subfile", "concat", …:
+// letters, digits, '_', '+', '-', '.' and ',' up to the first ':'), or empty.
+std::string protocol_of(const std::string& url) {
+  const auto colon = url.find(':');
+  if (colon == std::string::npos || colon == 0) return {};
+  for (std::size_t i = 0; i < colon; ++i) {
+    const char c = url[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '+' && c != '-' &&
+        c != '.' && c != ',')
+      return {};
+  }
+  return url.substr(0, colon);
+}
+
+void collect_local(const std::string& url, std::vector<std::string>& out, int depth) {
+  if (url.empty() || depth > 8) return;
+  const std::string proto = protocol_of(url);
+  const std::string rest = proto.empty() ? url : url.substr(proto.size() + 1);
+  if (proto.empty()) {
+    out.push_back(url);
+  } else if (proto == "file") {
+    out.push_back(rest);  // "file:a.mp4", "file:///tmp/a.mp4" (FFmpeg keeps the slashes)
+  } else if (proto == "cache" || proto == "async" || proto == "crypto") {
+    collect_local(rest, out, depth + 1);
+  } else if (proto.rfind("subfile", 0) == 0) {
+    collect_local(rest, out, depth + 1);  // "subfile,,start,0,end,0,,:PATH"
+  } else if (proto == "concat") {
+    std::size_t from = 0;
+    for (std::size_t bar; (bar = rest.find('|', from)) != std::string::npos; from = bar + 1)
+      collect_local(rest.substr(from, bar - from), out, depth + 1);
+    collect_local(rest.substr(from), out, depth + 1);
+  } else if (std::error_code ec; fs::exists(url, ec)) {
+    out.push_back(url);  // "a:b.mp4": a local file whose name has a colon
+  }
+  // Other protocols (pipe:, fd:, udp://, http://, …) name no local file.
+}
+
+// (device, inode) of an existing file, through symlinks.
+std::optional<std::pair<dev_t, ino_t>> identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::pair{st.st_dev, st.st_ino};
+}
+// Where a path that does not exist (yet) will be: absolute, dangling symlinks followed
+// (writing through one creates its target), then symlinks in what exists resolved.
+fs::path where_it_will_be(const std::string& path, std::error_code& ec) {
+  fs::path p = fs::absolute(path, ec);
+  std::error_code missing;  // a name that is not there is no error here
+  for (int hops = 0; !ec && hops < 40 && fs::is_symlink(fs::symlink_status(p, missing)); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return ec ? p : fs::weakly_canonical(p, ec);
+}
+}  // namespace
+
+std::vector<std::string> local_files_of(const std::string& url) {
+  std::vector<std::string> out;
+  collect_local(url, out, 0);
+  return out;
+}
+
 bool same_file(const std::string& a, const std::string& b) {
-  if (a.empty() || b.empty() || a.find("://") != std::string::npos ||
-      b.find("://") != std::string::npos)
-    return false;
-  struct stat sa {
-  }, sb{};
-  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  std::error_code ea, eb;
-  const auto ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
-  const auto cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
-  return !ea && !eb && ca == cb;
+  for (const auto& x : local_files_of(a))
+    for (const auto& y : local_files_of(b)) {
+      const auto ix = identity(x), iy = identity(y);
+      if (ix && iy) {
+        if (*ix == *iy) return true;
+        continue;
+      }
+      // Not both there yet: the same absolute path, symlinks resolved as far as they exist.
+      std::error_code ea, eb;
+      const auto ca = where_it_will_be(x, ea);
+      const auto cb = where_it_will_be(y, eb);
+      if (!ea && !eb && ca == cb) return true;
+    }
+  return false;
 }
 
 void check_writable(const std::string& path, const std::string& what) {

@@ -91,6 +91,31 @@ TEST_F(EdgeCase, ReportPathThatIsTheInputOrOutputIsRefused) {
   EXPECT_NE(r.err.find("output"), std::string::npos) << r.err;
 }
 
+// 1b. Identity, not names (issue #40): an FFmpeg prefix before either path names the
+//     same file (`vpipe transcode file:in.mp4 in.mp4` destroyed in.mp4 at a5d5cd7), and
+//     --streams N checks the report against every stream's own output.
+TEST_F(EdgeCase, AnFfmpegPrefixDoesNotHideTheInput) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  const auto in = h264_aac("in.mp4");
+  const std::string before = slurp(in);
+  for (const auto& [src, dst] :
+       std::vector<std::pair<std::string, std::string>>{{"file:" + in, in},
+                                                        {in, "file:" + in},
+                                                        {"cache:" + in, in},
+                                                        {in, "async:file:" + in},
+                                                        {"subfile,,start,0,end,0,,:" + in, in}}) {
+    const auto r = run_vpipe("transcode " + src + " " + dst);
+    EXPECT_EQ(r.exit_code, 2) << src << " → " << dst << ": " << r.err;
+    EXPECT_NE(r.err.find("the output would overwrite the input"), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(in), before) << "the input was written through " << dst;
+  }
+  const auto r = run_vpipe("transcode " + in + " " + path("out.mp4") + " --streams 2 --report " +
+                           path("out-1.mp4"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("that is the output file"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("out-2.mp4"))) << "refused before any work";
+}
+
 // 2. --loop on a stream whose decoder holds frames back (MPEG-2 with B-frames,
 //    real footage) keeps every frame at every start-over.
 TEST_F(EdgeCase, LoopKeepsEveryFrameOfAStreamWithBFrames) {

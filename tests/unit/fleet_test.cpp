@@ -109,5 +109,53 @@ TEST_F(FleetConfigTest, MistakesNameTheFileTheStreamAndTheKey) {
   EXPECT_NE(error_of("just text").find("expected a map with a 'streams' list"), std::string::npos);
 }
 
+// Identity, not names (issue #40): a stream may not write an input (its own or
+// another's, whatever prefix or link names it), the config, another stream's output
+// or the --report file; the report may not be the config or an input.
+TEST_F(FleetConfigTest, NoStreamWritesAnInputTheConfigOrAnotherStreamsOutput) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("vpipe-ids-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string in = (dir / "in.mp4").string(), link = (dir / "link.mp4").string();
+  std::ofstream(in) << "x";
+  std::filesystem::create_symlink(in, link);
+  const auto error_of = [&](const std::string& streams, const std::string& report = {}) {
+    try {
+      check_fleet_paths(load_fleet_config(write("streams:\n" + streams)), report);
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("  - {name: a, input: " + in + ", output: \"file:" + in + "\"}\n")
+                .find("is its own input"),
+            std::string::npos);
+  EXPECT_NE(error_of("  - {name: a, input: \"udp://127.0.0.1:5000\", output: a.ts}\n"
+                     "  - {name: b, input: " +
+                     in +
+                     ", output: x.mp4}\n"
+                     "  - {name: c, input: x.ts, output: " +
+                     link + "}\n")
+                .find("is stream 'b''s input"),
+            std::string::npos)
+      << "through a symlink";
+  EXPECT_NE(error_of("  - {name: a, input: " + in + ", output: " + (dir / "o.mp4").string() +
+                     "}\n"
+                     "  - {name: b, input: " +
+                     in + ", output: \"cache:" + (dir / "o.mp4").string() + "\"}\n")
+                .find("is stream 'b''s output too"),
+            std::string::npos);
+  EXPECT_NE(error_of("  - {name: a, input: " + in + ", output: " + path_.string() + "}\n")
+                .find("is the config itself"),
+            std::string::npos);
+  const std::string ok =
+      "  - {name: a, input: " + in + ", output: " + (dir / "o.mp4").string() + "}\n";
+  EXPECT_EQ(error_of(ok), "no error");
+  EXPECT_NE(error_of(ok, (dir / "o.mp4").string()).find("is the --report file"), std::string::npos);
+  EXPECT_NE(error_of(ok, "file:" + in).find("that is stream 'a''s input"), std::string::npos);
+  EXPECT_NE(error_of(ok, path_.string()).find("that is the config"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace vpipe

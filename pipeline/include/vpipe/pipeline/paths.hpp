@@ -4,11 +4,20 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace vpipe {
 
-// True when a and b name the same file: the same path, or through "..", a
-// symlink or a hard link (device and inode compared when both exist).
+// The local files an input or output URL reads or writes, as FFmpeg opens them:
+// a plain path; "file:P"; P inside "cache:", "async:", "crypto:" and
+// "subfile,,start,S,end,E,,:P"; each part of "concat:A|B"; a local file whose
+// name has a colon. None for pipe:, fd: and network URLs.
+[[nodiscard]] std::vector<std::string> local_files_of(const std::string& url);
+
+// True when a and b touch the same file: any of their local_files_of() the same
+// (device, inode) through symlinks and hard links, or, where one does not exist
+// yet, the same absolute path with its symlinks resolved. The one identity test
+// every writer uses (the CLI, Python, vpipe run, --streams, reports).
 [[nodiscard]] bool same_file(const std::string& a, const std::string& b);
 
 // Throws input_error unless `path` can be written: an existing regular file
