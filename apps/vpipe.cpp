@@ -23,7 +23,7 @@
 // Exit status: 0 done, 1 error (one line on stderr naming the file and the
 // cause; no partial output left), 2 usage, 3 soak verdict failed, 4 completed
 // with N errors (damaged input: frames concealed or dropped, counted; the
-// output is complete), 130/143 interrupted by SIGINT/SIGTERM (the output is
+// output is complete), 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the output is
 // finalized and playable).
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -68,7 +68,8 @@ extern "C" {
 namespace {
 
 std::atomic<int> g_signal{0};
-// First SIGINT/SIGTERM: stop gracefully (the output is finalized). Second:
+// First SIGINT/SIGTERM/SIGHUP (a closed terminal): stop gracefully (the output is
+// finalized; vpipe run takes SIGHUP back for re-reading its config). Second:
 // leave now, removing the unfinished outputs, which would not play (unless
 // --keep-partial), with one line each.
 extern "C" void on_signal(int sig) {
@@ -97,6 +98,7 @@ void install_signals() {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
   sa.sa_handler = on_wake;
   sigaction(SIGURG, &sa, nullptr);
 }

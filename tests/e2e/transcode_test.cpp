@@ -276,6 +276,12 @@ TEST_F(TranscodeE2E, SigtermAlsoFinalizesAPlayableFile) {
   interrupt_and_check(path("terminated.mp4"), SIGTERM, 143);
 }
 
+// A closed terminal (SIGHUP) finalizes like Ctrl-C (issue #40: it killed transcode with
+// exit 129, no message and an unplayable MP4).
+TEST_F(TranscodeE2E, SighupAlsoFinalizesAPlayableFile) {
+  interrupt_and_check(path("hungup.mp4"), SIGHUP, 129);
+}
+
 TEST_F(TranscodeE2E, DiskFullEndsWithAClearErrorAndNoPartialFile) {
   // A 300 KB file-size limit stands in for a full disk: writes fail with EFBIG.
   const auto out = path("full.mkv"), report = path("full.json");
