@@ -424,16 +424,19 @@ int run_info() {
 }
 
 // Plugins: the default directories (or $VPIPE_PLUGIN_DIR; empty: none), then --plugin.
+// A --plugin file wins over a default one of the same file name (the user's own build).
 void load_plugins(const std::vector<std::string>& explicit_plugins) {
   namespace fs = std::filesystem;
+  std::vector<std::string> named;
+  for (const auto& p : explicit_plugins) named.push_back(fs::path(p).filename().string());
   if (const char* dir = std::getenv("VPIPE_PLUGIN_DIR")) {
-    vpipe::load_filter_plugins_from(dir);
+    vpipe::load_filter_plugins_from(dir, named);
   } else {
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec).parent_path();
     if (!ec) {
-      vpipe::load_filter_plugins_from((exe / "plugins").string());
-      vpipe::load_filter_plugins_from((exe / ".." / "lib" / "vpipe" / "plugins").string());
+      vpipe::load_filter_plugins_from((exe / "plugins").string(), named);
+      vpipe::load_filter_plugins_from((exe / ".." / "lib" / "vpipe" / "plugins").string(), named);
     }
   }
   for (const auto& p : explicit_plugins) vpipe::load_filter_plugin(p);

@@ -143,7 +143,20 @@ UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& o
     options.watch->arm();
   }
   const int ret = avformat_open_input(&raw, path.c_str(), nullptr, &opts);  // frees raw on failure
+  // What FFmpeg took out of the dictionary it knew: a key of the user's left in it is a
+  // misspelling or an option of another demuxer, refused rather than ignored.
+  std::string unknown;
+  for (const auto& [k, v] : options.extra)
+    if (ret >= 0 && av_dict_get(opts, k.c_str(), nullptr, 0))
+      unknown += (unknown.empty() ? "" : ", ") + k;
   av_dict_free(&opts);
+  if (!unknown.empty()) {
+    avformat_close_input(&raw);
+    throw usage_error(fmt::format(
+        "input option(s) {} for '{}': not an option of its demuxer or protocol (see `ffmpeg -h "
+        "demuxer=NAME` or `ffmpeg -h protocol=NAME`)",
+        unknown, path));
+  }
   if (ret < 0 && options.watch && (options.watch->interrupted() || ret == AVERROR(EINTR)))
     throw ffmpeg_error(
         ret, fmt::format("cannot open input '{}': interrupted while waiting for it", path));

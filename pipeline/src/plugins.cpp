@@ -17,7 +17,12 @@ void load_filter_plugin(const std::string& path) {
   static std::set<void*> plugins;  // handles of the plugins loaded so far
   const std::size_t before = registry.names().size();
   // RTLD_GLOBAL is not needed: plugins resolve vpipe's symbols from the program.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // dlopen searches the library path for a name without a '/': a plugin in the
+  // current folder ("--plugin name.so") is opened as the file it names.
+  std::error_code ec;
+  const std::string file =
+      path.find('/') == std::string::npos && std::filesystem::exists(path, ec) ? "./" + path : path;
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
     throw logic_error(
@@ -36,13 +41,16 @@ void load_filter_plugin(const std::string& path) {
                     path));
 }
 
-std::vector<std::string> load_filter_plugins_from(const std::string& dir) {
+std::vector<std::string> load_filter_plugins_from(const std::string& dir,
+                                                  const std::vector<std::string>& left_out) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   std::error_code ec;
   if (dir.empty() || !fs::is_directory(dir, ec)) return files;
   for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == ".so") files.push_back(e.path().string());
+    if (e.is_regular_file() && e.path().extension() == ".so" &&
+        std::find(left_out.begin(), left_out.end(), e.path().filename().string()) == left_out.end())
+      files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) load_filter_plugin(f);
   return files;

@@ -299,6 +299,20 @@ void copy_display_matrix(const AVStream* in, AVStream* out) {
 #endif
 }
 
+// Whether reading `url` again from its start gives the same input: not a pipe (pipe:,
+// fd:, "-"), a FIFO, a character device or a network stream.
+bool can_read_again(const std::string& url) {
+  if (url == "-" || url.rfind("pipe:", 0) == 0 || url.rfind("fd:", 0) == 0 ||
+      url.find("://") != std::string::npos)
+    return false;
+  std::error_code ec;
+  for (const auto& f : local_files_of(url)) {
+    const auto st = fs::status(f, ec);
+    if (fs::is_fifo(st) || fs::is_character_file(st) || fs::is_socket(st)) return false;
+  }
+  return true;
+}
+
 // What can be checked before any file is opened: a typo must not cost a decode.
 void check_paths(const TranscodeOptions& o) {
   std::error_code ec;
@@ -309,6 +323,11 @@ void check_paths(const TranscodeOptions& o) {
     throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
   if (o.output != "null" && o.output.find("://") == std::string::npos)
     check_writable(o.output, "output");
+  if (o.loop > 1 && !can_read_again(o.input))
+    throw usage_error(fmt::format(
+        "loop {}: '{}' cannot be read again (a pipe, FIFO or live feed gives one pass); "
+        "loop a file",
+        o.loop, o.input));
 }
 
 std::string drop_name(DropPolicy d) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -114,6 +115,34 @@ TEST_F(EdgeCase, AnFfmpegPrefixDoesNotHideTheInput) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("that is the output file"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(path("out-2.mp4"))) << "refused before any work";
+}
+
+// 1c. A misspelt --input-option key is refused, naming it, not ignored (issue #40);
+//     a key FFmpeg takes still works.
+TEST_F(EdgeCase, AnInputOptionFfmpegDoesNotTakeIsRefused) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  const auto in = h264_aac("in.mp4");
+  auto r = run_vpipe("transcode " + in + " " + path("out.mp4") +
+                     " --frames 5 --input-option probesze=5000000");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("probesze"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not an option of its demuxer or protocol"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("out.mp4")));
+  r = run_vpipe("transcode " + in + " " + path("out.mp4") +
+                " --frames 5 --input-option probesize=5000000");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// 1d. --loop on an input that cannot be read again (a FIFO, pipe:0) is refused before
+//     anything opens, where it did one pass silently (issue #40).
+TEST_F(EdgeCase, LoopOnAPipeOrFifoIsRefused) {
+  const auto fifo = path("feed.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& in : {fifo, std::string("pipe:0")}) {
+    const auto r = run_vpipe("transcode " + in + " " + path("out.mp4") + " --loop 3");
+    EXPECT_EQ(r.exit_code, 2) << in << ": " << r.err;
+    EXPECT_NE(r.err.find("cannot be read again"), std::string::npos) << r.err;
+  }
 }
 
 // 2. --loop on a stream whose decoder holds frames back (MPEG-2 with B-frames,

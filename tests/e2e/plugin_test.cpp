@@ -96,6 +96,20 @@ TEST(Plugin, BadPluginsFailCleanly) {
   }
 }
 
+// The plugin walk-through's "build and run" (issue #40): the user's own build of the
+// example, named like the installed one and given as a bare file name in the current
+// folder, is the one loaded: no "registered twice", no "No such file".
+TEST(Plugin, YourOwnBuildInTheCurrentFolderWinsOverTheInstalledOne) {
+  if (std::getenv("VPIPE_PLUGIN_DIR")) GTEST_SKIP() << "VPIPE_PLUGIN_DIR overrides the default";
+  const auto dir = fs::temp_directory_path() / ("vpipe_own_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(plugin_path(), dir / "vignette.so", fs::copy_options::overwrite_existing);
+  const auto r = run_vpipe("--plugin vignette.so filters", "cd " + dir.string() + " &&");
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("vignette"), std::string::npos) << r.out;
+}
+
 TEST(Plugin, ReadmeHowToShowsTheExampleVerbatim) {
   const fs::path src = env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir);
   const auto readme = slurp(src / "README.md");

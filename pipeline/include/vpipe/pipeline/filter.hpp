@@ -162,8 +162,12 @@ class FilterRegistry {
 // Loads a filter plugin (a shared library whose static initialization runs
 // VPIPE_REGISTER_FILTER). Throws logic_error naming the file and the cause.
 void load_filter_plugin(const std::string& path);
-// Loads every *.so in `dir` (missing dir: nothing). Returns the files loaded.
-std::vector<std::string> load_filter_plugins_from(const std::string& dir);
+// Loads every *.so in `dir` (missing dir: nothing) whose file name is not in `left_out`
+// (the plugins the user names explicitly: their own build of a plugin wins over the
+// installed one of the same name, which would otherwise register its filters twice).
+// Returns the files loaded.
+std::vector<std::string> load_filter_plugins_from(const std::string& dir,
+                                                  const std::vector<std::string>& left_out = {});
 
 // One parsed element of a chain: name, then `key=value` or positional values.
 struct FilterSpec {
