@@ -135,6 +135,9 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
                                   [](const SoakSample& s) { return s.reserved_mb.has_value(); });
   v.memory_metric = device ? "reserved" : "rss";
   const auto rss = [](const SoakSample& s) { return s.rss_mb; };
+  const auto mem = [device](const SoakSample& s) {
+    return device ? s.reserved_mb.value_or(0) : s.rss_mb;
+  };
   const auto judge_growth = [&](const std::string& metric, double limit, auto&& mem) {
     const auto g = growth_after_warmup(samples, start, k, mem);
     if (g && g->growth > limit) {
@@ -146,13 +149,8 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
     }
     return g ? std::optional<double>(g->growth) : std::nullopt;
   };
-  if (device) {
-    v.memory_growth = judge_growth("reserved", t.max_reserved_growth,
-                                   [](const SoakSample& s) { return s.reserved_mb.value_or(0); });
-    v.rss_growth = judge_growth("host RSS", t.max_rss_growth, rss);
-  } else {
-    v.memory_growth = judge_growth("rss", t.max_reserved_growth, rss);
-  }
+  v.memory_growth = judge_growth(v.memory_metric, t.max_reserved_growth, mem);
+  if (device) v.rss_growth = judge_growth("host RSS", t.max_rss_growth, rss);
   std::vector<double> first_p99, last_p99;
   for (std::size_t i = 0; i < k; ++i) first_p99.push_back(post[i].p99_ms);
   for (std::size_t i = post.size() - k; i < post.size(); ++i) last_p99.push_back(post[i].p99_ms);
@@ -273,9 +271,9 @@ std::size_t probe_device_largest(cudaStream_t stream, const SoakOptions& o) {
 // probe does not distort what it probes.
 class ProbePause {
  public:
-  void begin(Clock::time_point t) {
-    end_ = INT64_MAX;
+  void begin(Clock::time_point t) {  // start first: a reader between sees no overlap
     start_ = t.time_since_epoch().count();
+    end_ = INT64_MAX;
   }
   void end(Clock::time_point t) { end_ = t.time_since_epoch().count(); }
   // [from, to]'s overlap with the pause.

@@ -87,8 +87,6 @@ std::size_t graph_size_class(std::size_t bytes) {
   return round_up(aligned, std::max(a, top / 8));
 }
 
-namespace {}  // namespace
-
 std::unique_ptr<GraphAllocBacking> make_cuda_graph_backing(int device) {
   return std::make_unique<CudaGraphBacking>(device);
 }

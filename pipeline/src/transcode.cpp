@@ -300,10 +300,10 @@ void copy_display_matrix(const AVStream* in, AVStream* out) {
 }
 
 // Whether reading `url` again from its start gives the same input: not a pipe (pipe:,
-// fd:, "-"), a FIFO, a character device or a network stream.
+// fd:, "-"), a live feed, or a local FIFO, character device or socket (whatever prefix
+// names it: local_files_of). Files, file:/// and seekable network files (http) can.
 bool can_read_again(const std::string& url) {
-  if (url == "-" || url.rfind("pipe:", 0) == 0 || url.rfind("fd:", 0) == 0 ||
-      url.find("://") != std::string::npos)
+  if (url == "-" || url.rfind("pipe:", 0) == 0 || url.rfind("fd:", 0) == 0 || is_live_input(url))
     return false;
   std::error_code ec;
   for (const auto& f : local_files_of(url)) {

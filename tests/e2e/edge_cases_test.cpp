@@ -136,13 +136,18 @@ TEST_F(EdgeCase, AnInputOptionFfmpegDoesNotTakeIsRefused) {
 // 1d. --loop on an input that cannot be read again (a FIFO, pipe:0) is refused before
 //     anything opens, where it did one pass silently (issue #40).
 TEST_F(EdgeCase, LoopOnAPipeOrFifoIsRefused) {
+  VPIPE_NEED_FFMPEG_TOOL();
   const auto fifo = path("feed.fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string& in : {fifo, std::string("pipe:0")}) {
+  for (const std::string& in : {fifo, "file:" + fifo, std::string("pipe:0")}) {
     const auto r = run_vpipe("transcode " + in + " " + path("out.mp4") + " --loop 3");
     EXPECT_EQ(r.exit_code, 2) << in << ": " << r.err;
     EXPECT_NE(r.err.find("cannot be read again"), std::string::npos) << r.err;
   }
+  // A file named through a prefix is still a file: looped, not refused.
+  const auto r = run_vpipe("transcode file://" + h264_aac("in.mp4") + " " + path("out.mp4") +
+                           " --loop 2 --frames 30");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 // 2. --loop on a stream whose decoder holds frames back (MPEG-2 with B-frames,
