@@ -70,14 +70,15 @@ namespace {
 std::atomic<int> g_signal{0};
 // First SIGINT/SIGTERM/SIGHUP (a closed terminal): stop gracefully (the output is
 // finalized; vpipe run takes SIGHUP back for re-reading its config). Second:
-// leave now, removing the unfinished outputs, which would not play (unless
-// --keep-partial), with one line each.
+// leave now, removing the unfinished outputs (written beside their targets, which
+// stay as they were), which would not play, unless --keep-partial; one line each.
 extern "C" void on_signal(int sig) {
   if (g_signal.load() != 0) {
     if (vpipe::remove_partial_outputs_now() == 0) {
       const char line[] =
-          "vpipe: stopped at once (second signal): outputs left as they are (--keep-partial, "
-          "or none begun); an unfinished MP4 may not play\n";
+          "vpipe: stopped at once (second signal): unfinished outputs left under their "
+          "temporary names, NAME.vpipe-partial-PID.EXT (--keep-partial), or none begun; the "
+          "files already at the output paths are untouched\n";
       (void)!write(STDERR_FILENO, line, sizeof line - 1);
     }
     std::_Exit(128 + sig);

@@ -11,6 +11,7 @@ extern "C" {
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -164,7 +165,8 @@ struct FrameEncoder::Impl {
   FrameEncoderOptions o;
   TranscodeOptions encoder_options;  // what open_video_encoder reads (quality, path)
   FrameEncoderStats stats;
-  UniqueMuxContext out;
+  std::optional<StagedOutput> file;  // written beside the path, put in place by close()
+  UniqueMuxContext out;              // closes the file before `file` removes an unfinished one
   bool finished = false;
   UniqueDemuxContext audio_src;
   std::vector<int> audio_map;  // source stream → output stream (-1: not copied)
@@ -222,8 +224,11 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   av_check(avcodec_parameters_from_context(video->codecpar, enc.get()), "encoder parameters");
   video->time_base = enc->time_base;
   add_audio();
-  if (!(out->oformat->flags & AVFMT_NOFILE))
-    av_check(avio_open(&out->pb, o.path.c_str(), AVIO_FLAG_WRITE), o.path);
+  if (!(out->oformat->flags & AVFMT_NOFILE)) {
+    file.emplace(o.path, false);
+    av_check(avio_open(&out->pb, file->write_url().c_str(), AVIO_FLAG_WRITE), o.path);
+    file->opened();
+  }
   av_check(avformat_write_header(out.get(), nullptr), o.path + ": writing the header");
   sws.reset(sws_getContext(f.width, f.height, f.pix_fmt, want.width, want.height, want.pix_fmt,
                            SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr,
@@ -405,6 +410,10 @@ void FrameEncoder::close() {
   m.send(nullptr);
   m.pump_audio(1e18);  // the rest of the audio
   av_check(av_write_trailer(m.out.get()), m.o.path + ": writing the trailer");
+  if (!(m.out->oformat->flags & AVFMT_NOFILE))
+    av_check(avio_closep(&m.out->pb), m.o.path + ": writing");
+  m.out.reset();
+  if (m.file) m.file->commit();
 }
 
 const FrameEncoderStats& FrameEncoder::stats() const { return impl_->stats; }

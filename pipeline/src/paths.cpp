@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "vpipe/memory/errors.hpp"
 
 namespace vpipe {
@@ -184,6 +186,59 @@ int remove_partial_outputs_now() noexcept {
     say(gone ? "' (--keep-partial keeps it)\n" : "'\n");
   }
   return n;
+}
+
+StagedOutput::StagedOutput(std::string target, bool keep_partial)
+    : target_(std::move(target)), write_url_(target_), keep_(keep_partial) {
+  const std::string proto = protocol_of(target_);
+  const auto local = local_files_of(target_);
+  if ((!proto.empty() && proto != "file") || local.size() != 1) return;  // pipe:, URLs: directly
+  std::error_code ec;
+  const fs::path final_path = where_it_will_be(local[0], ec);
+  if (ec) return;
+  const auto st = fs::status(final_path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) return;  // a FIFO, a device: directly
+  final_ = final_path.string();
+  temp_ =
+      (final_path.parent_path() / fmt::format("{}.vpipe-partial-{}{}", final_path.stem().string(),
+                                              ::getpid(), final_path.extension().string()))
+          .string();
+  write_url_ = "file:" + temp_;
+}
+
+void StagedOutput::opened() {
+  opened_ = true;
+  if (staged() && !keep_) {
+    register_partial_output(temp_);
+    registered_ = true;
+  }
+}
+
+void StagedOutput::commit() {
+  done_ = true;
+  if (std::exchange(registered_, false)) unregister_partial_output(temp_);
+  if (!staged() || !opened_) return;
+  std::error_code ec;
+  if (const auto old = fs::status(final_, ec); fs::is_regular_file(old))
+    fs::permissions(temp_, old.permissions(), ec);  // the user's file keeps its mode
+  if (::rename(temp_.c_str(), final_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    done_ = false;  // the destructor removes (or keeps) the temporary file
+    throw input_error(
+        fmt::format("cannot put the finished output in place of '{}': {}", target_, why));
+  }
+}
+
+StagedOutput::~StagedOutput() {
+  if (registered_) unregister_partial_output(temp_);
+  if (!staged() || !opened_ || done_) return;
+  if (keep_) {
+    spdlog::warn("{}: unfinished; kept as '{}' (--keep-partial){}", target_, temp_,
+                 fs::exists(final_) ? "; the file already there is untouched" : "");
+    return;
+  }
+  std::error_code ec;
+  fs::remove(temp_, ec);
 }
 
 }  // namespace vpipe

@@ -37,32 +37,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The output: written beside its target and put in place when finished (StagedOutput).
+// Members die in this order: the muxer closes the file before the staging removes it.
 struct OutputFile {
+  std::optional<StagedOutput> file;
   UniqueMuxContext ctx;
-  std::string path;
-  bool created = false;
-  bool keep = false;
-  bool registered = false;  // a second Ctrl-C removes it (paths.hpp)
-  void opened(bool keep_partial) {
-    created = true;
-    std::error_code ec;
-    if (!keep_partial && !fs::is_symlink(path, ec)) {
-      register_partial_output(path);
-      registered = true;
-    }
+  std::string path;  // as the user named it
+
+  // Complete (or finalized after Ctrl-C): closed, checked to open, then in place.
+  void finished() {
+    AVFormatContext* oc = ctx.get();
+    if (oc && !(oc->oformat->flags & AVFMT_NOFILE))
+      if (const int ret = avio_closep(&oc->pb); ret < 0)
+        throw input_error(fmt::format("writing '{}': {}", path, av_error_text(ret)));
+    ctx.reset();
+    if (file && file->staged()) check_it_opens();
+    if (file) file->commit();
   }
-  void finished() {  // complete (or finalized after Ctrl-C): it stays
-    keep = true;
-    if (std::exchange(registered, false)) unregister_partial_output(path);
-  }
-  ~OutputFile() {
-    if (registered) unregister_partial_output(path);
-    ctx.reset();  // closes the file
-    // A symlink is the user's: the failed output is left behind it, never unlinked.
-    std::error_code link_ec;
-    if (created && !keep && !fs::is_symlink(path, link_ec)) {
-      std::error_code ec;
-      fs::remove(path, ec);
+
+ private:
+  void check_it_opens() const {
+    try {
+      (void)open_input(file->write_url());
+    } catch (const std::exception& e) {
+      throw input_error(fmt::format(
+          "'{}': the finished output does not open ({}); the file already there, if any, "
+          "is left as it was",
+          path, e.what()));
     }
   }
 };
@@ -478,7 +479,6 @@ void TranscodeSession::Parts::open_output() {
                     o.output));
   output.ctx.reset(raw);
   output.path = o.output;
-  output.keep = o.keep_partial;
   AVFormatContext* oc = output.ctx.get();
   // A live run has no natural end: an MP4/MOV being written is fragmented, so
   // the file is playable at any moment, even if the process is killed. (Not
@@ -493,9 +493,11 @@ void TranscodeSession::Parts::open_output() {
   copy_other_streams();
   av_dict_copy(&oc->metadata, input->metadata, 0);
   if (!(oc->oformat->flags & AVFMT_NOFILE)) {
-    if (const int ret = avio_open(&oc->pb, o.output.c_str(), AVIO_FLAG_WRITE); ret < 0)
+    output.file.emplace(o.output, o.keep_partial);
+    const std::string& url = output.file->write_url();
+    if (const int ret = avio_open(&oc->pb, url.c_str(), AVIO_FLAG_WRITE); ret < 0)
       throw input_error(fmt::format("cannot open output '{}': {}", o.output, av_error_text(ret)));
-    output.opened(o.keep_partial);
+    output.file->opened();
   }
   if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
     throw input_error(fmt::format("cannot write '{}': {}", o.output, av_error_text(ret)));

@@ -45,6 +45,13 @@ class EdgeCase : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // Files left under a temporary name (NAME.vpipe-partial-PID.EXT) in the test's folder.
+  int partial_files() const {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir_))
+      n += e.path().filename().string().find(".vpipe-partial-") != std::string::npos;
+    return n;
+  }
   // ffmpeg -y -v error ARGS OUT: a made input.
   std::string make(const std::string& name, const std::string& args) {
     const std::string out = path(name);
@@ -233,15 +240,19 @@ TEST_F(EdgeCase, SecondSignalRemovesTheUnfinishedOutputAndSaysSo) {
                     err + " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
   EXPECT_EQ(rc, 130);
   const std::string text = slurp(err);
-  EXPECT_NE(text.find("removed the unfinished output '" + out + "'"), std::string::npos) << text;
+  // It was written beside the output, under a temporary name: that is what goes.
+  EXPECT_NE(text.find("removed the unfinished output '" + path("out.vpipe-partial-")),
+            std::string::npos)
+      << text;
   EXPECT_FALSE(fs::exists(out));
-  // --keep-partial keeps it, and says so.
+  EXPECT_EQ(partial_files(), 0) << "the unfinished file is removed";
+  // --keep-partial keeps it under its temporary name, and says so.
   const int rc2 =
       sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 --keep-partial 2>" +
          err + " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
   EXPECT_EQ(rc2, 130);
   EXPECT_NE(slurp(err).find("stopped at once"), std::string::npos) << slurp(err);
-  EXPECT_TRUE(fs::exists(out));
+  EXPECT_EQ(partial_files(), 1);
 }
 
 // 6. An output that is a symlink is the user's: a failure never unlinks it;
@@ -467,4 +478,58 @@ TEST_F(EdgeCase, BadOptionValuesExitTwoWithClearMessages) {
   const std::string text = slurp(err);
   ASSERT_EQ(rc, 0) << text;
   EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 3) << text;
+}
+
+// Issue #40, "write beside, then rename": a file already at the output path
+// survives a run that fails (a full disk, here a file-size limit), and the
+// unfinished file is removed, or kept under its temporary name with --keep-partial.
+TEST_F(EdgeCase, AFailedRunLeavesTheFileAlreadyAtTheOutputPath) {
+  const auto out = path("out.mkv"), err = path("err.txt");
+  std::ofstream(out) << "the user's file";
+  const std::string run = "sh -c 'ulimit -f 300; exec " + kBin + " transcode " + kSample + " " +
+                          out + " --encoder ffv1";
+  EXPECT_EQ(sh(run + "' 2>" + err), 1) << slurp(err);
+  EXPECT_NE(slurp(err).find("File too large"), std::string::npos) << slurp(err);
+  EXPECT_EQ(slurp(out), "the user's file");
+  EXPECT_EQ(partial_files(), 0);
+  EXPECT_EQ(sh(run + " --keep-partial' 2>" + err), 1) << slurp(err);
+  EXPECT_NE(slurp(err).find("unfinished; kept as '" + path("out.vpipe-partial-")),
+            std::string::npos)
+      << slurp(err);
+  EXPECT_EQ(slurp(out), "the user's file");
+  EXPECT_EQ(partial_files(), 1);
+}
+
+// A second Ctrl-C removes the unfinished file, never the one that was there before.
+TEST_F(EdgeCase, ASecondSignalNeverTouchesTheFileAlreadyThere) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  const auto in = make(
+      "in.mp4", "-f lavfi -i testsrc2=size=1280x720:rate=25 -t 2 -c:v libx264 -preset ultrafast");
+  const auto out = path("out.mp4");
+  std::ofstream(out) << "the user's file";
+  const int rc =
+      sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 2>/dev/null" +
+         " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
+  EXPECT_EQ(rc, 130);
+  EXPECT_EQ(slurp(out), "the user's file");
+  EXPECT_EQ(partial_files(), 0);
+}
+
+// Through a symlink the link's target is replaced, when complete, and the link
+// stays; a dangling link gets its target.
+TEST_F(EdgeCase, ASymlinkedOutputReplacesItsTargetAndKeepsTheLink) {
+  const auto target = path("target.mp4"), link = path("link.mp4");
+  std::ofstream(target) << "old";
+  fs::create_symlink(target, link);
+  const auto r = run_vpipe("transcode " + kSample + " " + link + " --frames 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(summarize(target).video_packets, 10);
+  const auto dangling = path("dangling.mp4"), made = path("made.mp4");
+  fs::create_symlink(made, dangling);
+  const auto r2 = run_vpipe("transcode " + kSample + " " + dangling + " --frames 10");
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_TRUE(fs::is_symlink(dangling));
+  EXPECT_EQ(summarize(made).video_packets, 10);
+  EXPECT_EQ(partial_files(), 0);
 }

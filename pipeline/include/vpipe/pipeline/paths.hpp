@@ -43,4 +43,37 @@ void register_partial_output(const std::string& path);
 void unregister_partial_output(const std::string& path);
 int remove_partial_outputs_now() noexcept;  // how many were registered
 
+// A file output written beside its target and renamed over it only once it is
+// complete, so a run that fails, is interrupted twice or is killed never destroys
+// a file already at the output path (issue #40). Staged: a plain path or "file:P"
+// naming a regular file or a new name; through a symlink, the link's final target
+// is replaced and the link stays. Written directly: FIFOs, devices, pipe:, URLs.
+// Unfinished, the temporary file is removed, or kept under its own name with
+// keep_partial (and a warning naming it).
+class StagedOutput {
+ public:
+  StagedOutput() = default;
+  StagedOutput(std::string target, bool keep_partial);
+  StagedOutput(const StagedOutput&) = delete;
+  StagedOutput& operator=(const StagedOutput&) = delete;
+  ~StagedOutput();
+
+  // What to open for writing: the temporary file, or the target itself.
+  [[nodiscard]] const std::string& write_url() const { return write_url_; }
+  [[nodiscard]] bool staged() const { return !temp_.empty(); }
+  void opened();  // the file exists from now on (a second Ctrl-C removes an unfinished one)
+  // Complete and closed: rename over the target (keeping an old file's permissions).
+  void commit();
+
+ private:
+  std::string target_;     // as the user named it (messages)
+  std::string temp_;       // beside the file it replaces; empty when written directly
+  std::string final_;      // the file it replaces: symlinks followed
+  std::string write_url_;  // "file:" + temp_ (a colon in a name is no protocol), or target_
+  bool keep_ = false;
+  bool opened_ = false;
+  bool registered_ = false;
+  bool done_ = false;
+};
+
 }  // namespace vpipe
