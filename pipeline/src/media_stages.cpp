@@ -477,30 +477,46 @@ Frame EncoderInput::prepare(Frame frame, bool read_stamps) {
   return frame;
 }
 
+TimestampRepair::Time TimestampRepair::next(std::int64_t pts) {
+  Time t{0, false};
+  if (pts == AV_NOPTS_VALUE) {
+    t.pts = last_ == AV_NOPTS_VALUE ? 0 : last_ + step_;
+  } else if (const std::int64_t at = pts + offset_;
+             last_ == AV_NOPTS_VALUE || (at > last_ && at - last_ <= max_gap_)) {
+    t.pts = at;
+  } else {
+    t = {last_ + step_, true};
+    offset_ = t.pts - pts;
+  }
+  last_ = t.pts;
+  return t;
+}
+
 // The frame's time in the encoder's time base, strictly after the last one:
 // a raw elementary stream (Annex-B .h264/.hevc) has no timestamps, so they
-// come from the frame rate, as ffmpeg makes them; a damaged input's decoder
-// can go backwards, and the encoder and the muxer refuse that: the frame
-// moves one tick past the last (counted), rather than ending the run.
+// come from the frame rate, as ffmpeg makes them; a damaged input's time that
+// goes back or leaps ahead is repaired (TimestampRepair, counted), rather than
+// ending the run or stretching the file.
 std::int64_t EncoderInput::monotonic_pts(const Frame& frame) {
-  std::int64_t pts = frame.pts == AV_NOPTS_VALUE
-                         ? AV_NOPTS_VALUE
-                         : av_rescale_q(frame.pts, frame.time_base, encoder_->time_base);
-  if (pts == AV_NOPTS_VALUE) {
-    const AVRational rate = encoder_->framerate;
-    const std::int64_t step =
-        rate.num > 0 && rate.den > 0
-            ? std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), encoder_->time_base))
-            : 1;
-    pts = last_pts_ == AV_NOPTS_VALUE ? 0 : last_pts_ + step;
-  } else if (last_pts_ != AV_NOPTS_VALUE && pts <= last_pts_) {
-    if (counters_.timestamps_repaired++ == 0)
-      spdlog::warn("encode: frame {}'s time goes back ({} after {}); moved past the last (counted)",
-                   frame.index, pts, last_pts_);
-    pts = last_pts_ + 1;
+  if (!times_) {
+    const AVRational rate = encoder_->framerate, tb = encoder_->time_base;
+    const std::int64_t step = rate.num > 0 && rate.den > 0
+                                  ? std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(rate), tb))
+                                  : 1;
+    // A gap up to 10 s (or 300 frames, at a low rate) is the input's own: a
+    // camera's pause, a live feed's outage. Past that it is damage.
+    times_.emplace(step, std::max(300 * step, av_rescale_q(10, AVRational{1, 1}, tb)));
   }
-  last_pts_ = pts;
-  return pts;
+  const std::int64_t pts = frame.pts == AV_NOPTS_VALUE
+                               ? AV_NOPTS_VALUE
+                               : av_rescale_q(frame.pts, frame.time_base, encoder_->time_base);
+  const auto t = times_->next(pts);
+  if (t.repaired && counters_.timestamps_repaired++ == 0)
+    spdlog::warn(
+        "encode: frame {}'s time {} does not follow the last; it takes the next frame's "
+        "slot, {} (counted)",
+        frame.index, pts, t.pts);
+  return t.pts;
 }
 
 void EncodeStage::drain(Output<Packet>& out) {
@@ -537,12 +553,22 @@ MuxSink::MuxSink(AVFormatContext* output, std::string path,
 // passed on). Dropped and counted, so every good packet after it is kept.
 bool MuxSink::damaged(const AVPacket* pkt) {
   const auto index = static_cast<std::size_t>(pkt->stream_index);
-  if (last_dts_.size() <= index) last_dts_.resize(index + 1, AV_NOPTS_VALUE);
+  if (last_dts_.size() <= index) {
+    last_dts_.resize(index + 1, AV_NOPTS_VALUE);
+    leaps_.resize(index + 1, 0);
+  }
   std::int64_t& last = last_dts_[index];
   const std::int64_t dts = pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts;
   if (dts == AV_NOPTS_VALUE) return last != AV_NOPTS_VALUE;
   const bool equal_ok = (output_->oformat->flags & AVFMT_TS_NONSTRICT) != 0;
   if (last != AV_NOPTS_VALUE && (dts < last || (dts == last && !equal_ok))) return true;
+  // A leap of more than 10 s is one damaged time (dropped: the packets after it
+  // would all go back) unless 8 packets in a row agree: then the input jumped.
+  const AVRational tb = output_->streams[index]->time_base;
+  if (last != AV_NOPTS_VALUE && dts - last > av_rescale_q(10, AVRational{1, 1}, tb) &&
+      ++leaps_[index] < 8)
+    return true;
+  leaps_[index] = 0;
   last = dts;
   return false;
 }

@@ -533,3 +533,58 @@ TEST_F(EdgeCase, ASymlinkedOutputReplacesItsTargetAndKeepsTheLink) {
   EXPECT_EQ(summarize(made).video_packets, 10);
   EXPECT_EQ(partial_files(), 0);
 }
+
+// Moves the PTS of the middle PES packet whose stream id is in [first_id,
+// last_id] (0xE0: video, 0xC0: audio) in an MPEG-TS `add` ticks (90 kHz) on,
+// its marker bits kept: one damaged time, as a bit flip in a header makes.
+// False when there is no such packet.
+bool shift_one_pes_pts(std::string& ts, int first_id, int last_id, std::int64_t add) {
+  auto* b = reinterpret_cast<unsigned char*>(ts.data());
+  std::vector<unsigned char*> times;
+  for (std::size_t at = 0; at + 188 <= ts.size(); at += 188) {
+    unsigned char* p = b + at;
+    if (p[0] != 0x47 || !(p[1] & 0x40)) continue;  // a PES starts in this packet
+    const std::size_t off = 4 + ((p[3] & 0x20) ? 1 + p[4] : 0);
+    const unsigned char* pes = p + off;
+    if (off + 14 <= 188 && !pes[0] && !pes[1] && pes[2] == 1 && pes[3] >= first_id &&
+        pes[3] <= last_id && (pes[7] & 0x80))
+      times.push_back(p + off + 9);
+  }
+  if (times.empty()) return false;
+  unsigned char* t = times[times.size() / 2];
+  std::int64_t v = (std::int64_t{t[0] & 0x0e} << 29) | (std::int64_t{t[1]} << 22) |
+                   (std::int64_t{t[2] & 0xfe} << 14) | (std::int64_t{t[3]} << 7) | (t[4] >> 1);
+  v = (v + add) & ((std::int64_t{1} << 33) - 1);
+  t[0] = static_cast<unsigned char>((t[0] & 0xf0) | (((v >> 30) & 7) << 1) | 1);
+  t[1] = static_cast<unsigned char>(v >> 22);
+  t[2] = static_cast<unsigned char>((((v >> 15) & 0x7f) << 1) | 1);
+  t[3] = static_cast<unsigned char>(v >> 7);
+  t[4] = static_cast<unsigned char>(((v & 0x7f) << 1) | 1);
+  return true;
+}
+
+// Issue #40, class 5: one damaged time in an MPEG-TS (13 hours ahead, on a video
+// frame or an audio packet) cost all 190 frames into MP4 ("Not yet implemented")
+// and made a 13-hour MKV or TS. Repaired: every frame, the input's length.
+TEST_F(EdgeCase, OneDamagedTimestampCostsOneFramesTimingNotTheFile) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  const std::string clean = slurp(h264_aac("clean.ts", "320x240", 8, "-f mpegts"));
+  const auto clean_summary = summarize(path("clean.ts"));
+  constexpr std::int64_t k13h = std::int64_t{13} * 3600 * 90000;
+  for (const bool video : {true, false}) {
+    std::string ts = clean;
+    ASSERT_TRUE(shift_one_pes_pts(ts, video ? 0xe0 : 0xc0, video ? 0xef : 0xdf, k13h));
+    const auto in = path("damaged.ts");
+    std::ofstream(in, std::ios::binary) << ts;
+    for (const char* ext : {".mp4", ".mkv", ".ts"}) {
+      const auto out = path(std::string("out") + ext);
+      const auto r = run_vpipe("transcode " + in + " " + out);
+      const std::string what = std::string(video ? "video" : "audio") + " into " + ext;
+      ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 4) << what << ": " << r.err;
+      const auto s = summarize(out);
+      EXPECT_EQ(s.video_packets, clean_summary.video_packets) << what;
+      EXPECT_NEAR(s.video_duration_s, clean_summary.video_duration_s, 0.1) << what;
+      EXPECT_GE(s.audio_packets, clean_summary.audio_packets - 2) << what;
+    }
+  }
+}

@@ -230,11 +230,33 @@ class NullSink final : public Sink<Frame> {
   std::function<void(const Frame&)> tap_;
 };
 
+// A damaged input's frame times, made usable (issue #40): strictly increasing,
+// and no leap ahead past `max_gap` ticks. A time that goes back or leaps ahead
+// is not trusted: the frame takes the last time plus one frame (`step`), and
+// later frames follow from there at their own spacing. So one bad time costs
+// one frame's timing, never the file's (a 13-hour file, or every later frame
+// squeezed into a tick). A frame without a time (a raw .h264) is one step on.
+class TimestampRepair {
+ public:
+  TimestampRepair(std::int64_t step, std::int64_t max_gap) : step_(step), max_gap_(max_gap) {}
+  struct Time {
+    std::int64_t pts;
+    bool repaired;  // the input's time was not trusted
+  };
+  [[nodiscard]] Time next(std::int64_t pts);
+
+ private:
+  std::int64_t step_;
+  std::int64_t max_gap_;
+  std::int64_t offset_ = 0;  // added to the input's times since the last repair
+  std::int64_t last_ = AV_NOPTS_VALUE;
+};
+
 // What every encode stage does to a frame before its encoder: waits for a
 // download still landing, scales a frame whose size changed mid-stream to the
 // size the encoder was opened for (nothing in the chain fixed it; counted),
 // reads its stamp when asked, and sets av->pts to a strictly increasing time
-// in the encoder's time base.
+// in the encoder's time base (TimestampRepair).
 class EncoderInput {
  public:
   EncoderInput(const AVCodecContext* encoder, MediaCounters& counters)
@@ -247,7 +269,7 @@ class EncoderInput {
   MediaCounters& counters_;
   UniqueSwsContext fit_;
   FrameFormat fit_from_;
-  std::int64_t last_pts_ = AV_NOPTS_VALUE;  // in the encoder's time base
+  std::optional<TimestampRepair> times_;  // in the encoder's time base, made at the first frame
 };
 
 class EncodeStage final : public Stage<Frame, Packet> {
@@ -284,6 +306,7 @@ class MuxSink final : public Sink<Packet> {
   int video_stream_;
   MediaCounters& counters_;
   std::vector<std::int64_t> last_dts_;  // per output stream, in its time base
+  std::vector<int> leaps_;              // per output stream: packets dropped in a row for a leap
   [[nodiscard]] bool damaged(const AVPacket* pkt);
 };
 
