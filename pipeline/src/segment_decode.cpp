@@ -363,26 +363,39 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
   }
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);
   if (inline_) return decode_inline(std::move(packet.pkt), out);
+  // A packet without a time (a raw .h264): frames cannot be matched to their
+  // segment, nor an open GOP told from a closed one (its leading pictures would
+  // be lost), so one session decodes from here.
+  if (packet.pkt->pts == AV_NOPTS_VALUE) {
+    current_.push_back(std::move(packet.pkt));
+    return take_over("a packet without a timestamp (a raw stream)", out);
+  }
   const bool key = (packet.pkt->flags & AV_PKT_FLAG_KEY) != 0;
   // A segment starts at a keyframe; packets before the first one go with the
   // first segment, decoded from the start as one decoder would.
   if (key && !current_.empty()) submit(out);
   current_.push_back(std::move(packet.pkt));
-  if (current_.size() > max_segment_) {  // keyframes too rare: one session from here
-    spdlog::info("decode: no keyframe for {} packets: one decoder session from here", max_segment_);
-    end_of_segments();
-    if (emit_ready(out, true) == Flow::kStop) return Flow::kStop;
-    {
-      std::lock_guard lock(m_);
-      stats_.fell_back = true;
-    }
-    inline_.emplace(make_session_());
-    auto pending = std::move(current_);
-    current_.clear();
-    for (auto& p : pending)
-      if (decode_inline(std::move(p), out) == Flow::kStop) return Flow::kStop;
-  }
+  if (current_.size() > max_segment_)
+    return take_over(fmt::format("no keyframe for {} packets", max_segment_), out);
   return emit_ready(out, false);
+}
+
+// The segments so far are finished and emitted; one session decodes the rest,
+// starting with the packets of the segment being gathered.
+Flow SegmentDecodeStage::take_over(const std::string& why, Output<Frame>& out) {
+  spdlog::info("decode: {}: one decoder session from here", why);
+  end_of_segments();
+  if (emit_ready(out, true) == Flow::kStop) return Flow::kStop;
+  {
+    std::lock_guard lock(m_);
+    stats_.fell_back = why;
+  }
+  inline_.emplace(make_session_());
+  auto pending = std::move(current_);
+  current_.clear();
+  for (auto& p : pending)
+    if (decode_inline(std::move(p), out) == Flow::kStop) return Flow::kStop;
+  return Flow::kContinue;
 }
 
 void SegmentDecodeStage::finish(Output<Frame>& out) {

@@ -736,7 +736,7 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
         fmt::format("decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP "
                     "before), {} decoder restarts{}",
                     o.decode_sessions, st.segments, st.open_gops, st.restarts,
-                    st.fell_back ? "; keyframes too far apart: one session took over" : ""));
+                    st.fell_back.empty() ? "" : "; " + st.fell_back + ": one session took over"));
   }
   if (const auto g = graph ? graph->graph_stats() : std::nullopt)
     r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused{}",

@@ -154,6 +154,23 @@ TEST_F(SegmentDecode, KeyframesTooFarApartFallBackToOneSessionLosingNothing) {
   EXPECT_NE(note_of(many).find("one session took over"), std::string::npos) << note_of(many);
 }
 
+// Issue #40, class 6: a raw .h264 has no timestamps, so an open GOP looked
+// closed and each segment lost its leading B-frames (189 of 190 frames, 182
+// with three B-frames, "errors 0"). Without timestamps one session decodes.
+TEST_F(SegmentDecode, ARawStreamWithOpenGopsKeepsEveryFrame) {
+  const auto path = clip("open.h264", "-c:v libx264 -g 12 -bf 3 -x264-params open-gop=1");
+  const Seen one = decode_all(path, 1);
+  ASSERT_EQ(one.frames.size(), 90u);
+  for (int sessions : {2, 4}) {
+    const Seen many = decode_all(path, sessions);
+    EXPECT_EQ(many.frames, one.frames) << sessions << " sessions";
+    EXPECT_NE(
+        note_of(many).find("a packet without a timestamp (a raw stream): one session took over"),
+        std::string::npos)
+        << note_of(many);
+  }
+}
+
 TEST_F(SegmentDecode, TheCommandLineTakesIt) {
   const auto path = clip("cli.mp4", "-c:v libx264 -g 12");
   const auto out = (dir_ / "out.mkv").string();

@@ -88,7 +88,7 @@ void decode_packet(DecoderSession& s, const AVPacket* pkt, std::int64_t& errors,
 struct SegmentDecodeStats {
   std::int64_t segments = 0, open_gops = 0;
   std::int64_t restarts = 0;  // a session drained and flushed (FFmpeg sets the decoder up again)
-  bool fell_back = false;     // one session from some point on (sparse keyframes)
+  std::string fell_back;      // why one session took over from some point on (empty: never)
 };
 
 class SegmentDecodeStage final : public Stage<Packet, Frame> {
@@ -145,6 +145,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   Flow emit_ready(Output<Frame>& out, bool wait_all);
   Flow emit(Frame f, Output<Frame>& out);
   Done decode(DecoderSession& s, Segment& seg) const;
+  Flow take_over(const std::string& why, Output<Frame>& out);  // one session from here
   Flow decode_inline(UniqueAVPacket pkt, Output<Frame>& out);  // after a fallback
 
   const int sessions_;
