@@ -25,6 +25,7 @@
 // with N errors (damaged input: frames concealed or dropped, counted; the
 // output is complete), 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the output is
 // finalized and playable).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -32,6 +33,7 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -480,9 +482,25 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+// A closed stdin, stdout or stderr (`2>&-`, a daemon's launcher) becomes
+// /dev/null: messages then go nowhere instead of aborting the run at its last
+// line (fmt throws on a closed stream), and no output file is opened as fd 2,
+// where every later message would be written into the video.
+void open_standard_fds() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int null = ::open("/dev/null", O_RDWR);  // the lowest free descriptor: fd
+      if (null >= 0 && null != fd) {
+        ::dup2(null, fd);
+        ::close(null);
+      }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  open_standard_fds();
   vpipe::install_crash_trace("vpipe");
   const auto cli = vpipe::cli::make_cli();
   auto& c = *cli;

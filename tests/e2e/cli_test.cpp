@@ -207,3 +207,20 @@ TEST(GpusOption, WithoutACudaDeviceIsAUsageErrorThatSaysSo) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("--gpus all: no CUDA device is visible"), std::string::npos) << r.err;
 }
+
+// Issue #40: a closed stderr (`2>&-`) aborted vpipe at its last line (exit 134).
+// Closed stdout, stderr and stdin: the run ends well and the output holds
+// video, not vpipe's messages (an output opened as fd 2 would take them).
+TEST_F(BadInput, ClosedStandardStreamsNeitherAbortNorLeakIntoTheOutput) {
+  // A usage error is printed to a closed stderr: exit 2, no abort.
+  EXPECT_EQ(WEXITSTATUS(std::system(("sh -c '" + kBin + " transcode " + kSample + " " + out_ +
+                                     " --frames 10 --vf bogus=1 2>&-'")
+                                        .c_str())),
+            2);
+  const int status = std::system(
+      ("sh -c '" + kBin + " transcode " + kSample + " " + out_ + " --frames 10 >&- 2>&- <&-'")
+          .c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal: " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(summarize(out_).video_packets, 10);
+}
