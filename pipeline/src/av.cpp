@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <map>
+#include <mutex>
 #include <set>
 
 namespace vpipe {
@@ -12,6 +16,65 @@ std::string av_error_text(int averror) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {};
   av_strerror(averror, buf, sizeof buf);
   return buf;
+}
+
+namespace {
+std::mutex g_capture_owner;  // one FfmpegErrors at a time
+std::mutex g_capture_m;
+std::string* g_captured = nullptr;  // under g_capture_m
+std::string g_text;                 // what the live FfmpegErrors kept
+
+// FFmpeg writes a message in pieces ("Supported codecs are: ", "pcm_s16le ", …,
+// "\n"): the pieces are joined, each line led by the name of what wrote it.
+extern "C" void capture_ffmpeg_log(void* ptr, int level, const char* format, va_list args) {
+  if (level <= AV_LOG_ERROR) {
+    va_list copy;
+    va_copy(copy, args);
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, copy);
+    va_end(copy);
+    const AVClass* cls = ptr ? *static_cast<AVClass**>(ptr) : nullptr;
+    std::lock_guard lock(g_capture_m);
+    if (g_captured && g_captured->size() < 2048) {
+      if (cls && (g_captured->empty() || g_captured->back() == '\n'))
+        *g_captured += std::string(cls->item_name(ptr)) + ": ";
+      *g_captured += text;
+    }
+  }
+  av_log_default_callback(ptr, level, format, args);
+}
+}  // namespace
+
+FfmpegErrors::FfmpegErrors() {
+  g_capture_owner.lock();
+  std::lock_guard lock(g_capture_m);
+  g_text.clear();
+  g_captured = &g_text;
+  av_log_set_callback(capture_ffmpeg_log);
+}
+
+FfmpegErrors::~FfmpegErrors() {
+  av_log_set_callback(av_log_default_callback);
+  {
+    std::lock_guard lock(g_capture_m);
+    g_captured = nullptr;
+  }
+  g_capture_owner.unlock();
+}
+
+std::string FfmpegErrors::why() const {
+  std::lock_guard lock(g_capture_m);
+  std::string out;  // one line: runs of spaces and line breaks made one space
+  for (const char c : g_text) {
+    const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+    if (!space)
+      out += c;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.size() > 240) out = out.substr(0, 237) + "...";
+  return out.empty() ? out : " (why: " + out + ")";
 }
 
 int av_check(int ret, std::string_view what) {

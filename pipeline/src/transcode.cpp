@@ -107,8 +107,13 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   enc->pix_fmt = format.pix_fmt;
   enc->time_base = time_base;
   enc->framerate = frame_rate;
-  if (enc->time_base.den > 65535 && codec->id == AV_CODEC_ID_MPEG4 && enc->framerate.num > 0)
-    enc->time_base = av_inv_q(enc->framerate);  // MPEG-4 part 2 limits the time base
+  // MPEG-1/2, H.263 and DV encoders take their frame rate from the time base
+  // (the input's, e.g. 1/15360, was "15360 fps", refused); MPEG-4 part 2 limits it.
+  const auto id = codec->id;
+  if (frame_rate.num > 0 && frame_rate.den > 0 &&
+      (id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO || id == AV_CODEC_ID_H263 ||
+       id == AV_CODEC_ID_DVVIDEO || (id == AV_CODEC_ID_MPEG4 && time_base.den > 65535)))
+    enc->time_base = av_inv_q(frame_rate);
   enc->sample_aspect_ratio = sample_aspect;
   if (props) {
     enc->color_range = props->color_range;
@@ -139,13 +144,12 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = FF_QP2LAMBDA * o.qscale;
   }
+  const FfmpegErrors ffmpeg;  // the encoder's own words: the detail FFmpeg's code lacks
   const int ret = avcodec_open2(enc.get(), codec, &enc_opts);
   av_dict_free(&enc_opts);
-  if (ret < 0)  // the encoder's own log (-v) has the detail FFmpeg's code lacks
-    throw input_error(fmt::format(
-        "{}: cannot open encoder {} for {}: {}{}", o.output, codec->name, to_string(format),
-        av_error_text(ret),
-        ret == AVERROR_EXTERNAL ? " (the encoder refused these settings; -v shows why)" : ""));
+  if (ret < 0)
+    throw input_error(fmt::format("{}: cannot open encoder {} for {}: {}{}", o.output, codec->name,
+                                  to_string(format), av_error_text(ret), ffmpeg.why()));
   return enc;
 }
 
@@ -499,8 +503,10 @@ void TranscodeSession::Parts::open_output() {
       throw input_error(fmt::format("cannot open output '{}': {}", o.output, av_error_text(ret)));
     output.file->opened();
   }
+  const FfmpegErrors ffmpeg;
   if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
-    throw input_error(fmt::format("cannot write '{}': {}", o.output, av_error_text(ret)));
+    throw input_error(
+        fmt::format("cannot write '{}': {}{}", o.output, av_error_text(ret), ffmpeg.why()));
 }
 
 void TranscodeSession::Parts::add_video_output() {
@@ -516,9 +522,13 @@ void TranscodeSession::Parts::add_video_output() {
   // broadcast SD) and its display turn (a phone's rotation).
   const AVRational sar =
       sample_aspect_after(plan.chain, av_guess_sample_aspect_ratio(input.get(), video, nullptr));
-  encoder =
-      open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate,
-                         (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, decoder.get(), sar);
+  // MXF and DV files state one frame rate in their time base (MXF refused 1/15360).
+  const std::string container = oc->oformat->name;
+  const bool frame_rate_tb =
+      (container.rfind("mxf", 0) == 0 || container == "dv") && frame_rate.num > 0;
+  encoder = open_video_encoder(
+      plan.encoder, plan.output, frame_rate_tb ? av_inv_q(frame_rate) : video->time_base,
+      frame_rate, (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, decoder.get(), sar);
   video_out = avformat_new_stream(oc, nullptr);
   av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),
            "output video parameters");

@@ -588,3 +588,29 @@ TEST_F(EdgeCase, OneDamagedTimestampCostsOneFramesTimingNotTheFile) {
     }
   }
 }
+
+// Issue #40: .mpg and .mxf always failed (the encoder's frame rate was read
+// from the input's time base, 1/15360: "15360 fps"), and outputs FFmpeg
+// refuses said only "Invalid argument". Now they work, or the one error line
+// gives FFmpeg's reason.
+TEST_F(EdgeCase, FrameRateContainersWorkAndRefusalsSayWhy) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  const auto silent =
+      make("silent.mp4", "-f lavfi -i testsrc2=size=320x240:rate=25 -t 1 -c:v libx264 -an");
+  for (const auto& [in, name] : {std::pair{kSample, "out.mpg"}, std::pair{silent, "out.mxf"}}) {
+    const auto r = run_vpipe("transcode " + in + " " + path(name) + " --frames 10");
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_EQ(summarize(path(name)).video_packets, 10) << name;
+  }
+  // DV takes 25 or 29.97 fps and PCM audio; MXF no AAC: refused, with why.
+  for (const auto& [name, why] :
+       {std::pair{"out.dv", "supply exactly two streams"}, std::pair{"aac.mxf", "'aac'"}}) {
+    const auto r = run_vpipe("transcode " + kSample + " " + path(name) + " --frames 10");
+    EXPECT_EQ(r.exit_code, 1) << name;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_NE(r.err.find("(why: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path(name)));
+    EXPECT_EQ(partial_files(), 0);
+  }
+}

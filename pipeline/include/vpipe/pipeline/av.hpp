@@ -30,6 +30,19 @@ namespace vpipe {
 // Throws ffmpeg_error("<what>: <av_error_text>") when ret < 0; returns ret.
 int av_check(int ret, std::string_view what);
 
+// While one lives, FFmpeg's error messages (from any thread) are also kept, so
+// a call that fails with a bare "Invalid argument" can say why, in FFmpeg's
+// words ("mxf: Unsupported frame rate…"). One at a time: a second waits.
+class FfmpegErrors {
+ public:
+  FfmpegErrors();
+  ~FfmpegErrors();
+  FfmpegErrors(const FfmpegErrors&) = delete;
+  FfmpegErrors& operator=(const FfmpegErrors&) = delete;
+  // " (why: …)" from the first messages kept, or empty when none came.
+  [[nodiscard]] std::string why() const;
+};
+
 namespace detail {
 struct FrameDeleter {
   void operator()(AVFrame* f) const noexcept { av_frame_free(&f); }
