@@ -84,15 +84,31 @@ void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodeP
   p.decoded = p.nvdec ? nvdec_format : in.format;
 }
 
-// An encoder of 4:2:0 (or 4:2:2) video takes only sizes that are multiples of
-// its chroma subsampling: an odd-sized picture is padded (or cropped) to fit,
-// with a note, unless --fit error.
+// Whether a CPU encoder opens at this size: ffv1 and mpeg4 take odd 4:2:0
+// sizes, libx264 does not. Asked of the encoder itself (a throwaway open), not
+// a list; a hardware encoder is not opened for this and is taken to refuse.
+bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f) {
+  if (codec->capabilities & AV_CODEC_CAP_HARDWARE) return false;
+  UniqueAVCodecContext c(avcodec_alloc_context3(codec));
+  if (!c) return false;
+  c->width = f.width;
+  c->height = f.height;
+  c->pix_fmt = f.pix_fmt;
+  c->time_base = AVRational{1, 25};
+  c->framerate = AVRational{25, 1};
+  c->thread_count = 1;
+  return avcodec_open2(c.get(), codec, nullptr) >= 0;
+}
+
+// An encoder of 4:2:0 (or 4:2:2) video may take only sizes that are multiples
+// of its chroma subsampling: then an odd-sized picture is padded (or cropped)
+// to fit, with a note, unless --fit error.
 void fit_to_encoder(const TranscodeOptions& o, TranscodePlan& p) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(p.output.pix_fmt);
   if (!d) return;
   const int mw = 1 << d->log2_chroma_w, mh = 1 << d->log2_chroma_h;
   const int w = p.output.width, h = p.output.height;
-  if (w % mw == 0 && h % mh == 0) return;
+  if ((w % mw == 0 && h % mh == 0) || encoder_takes_size(p.encoder, p.output)) return;
   if (o.fit == Fit::kError)
     throw input_error(
         fmt::format("{}: {} takes {} pictures in multiples of {}x{}, and these are {}x{} "

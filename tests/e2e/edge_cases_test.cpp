@@ -292,12 +292,22 @@ TEST_F(EdgeCase, OddSizesFitTheEncoder) {
   const auto tiny =
       make("one.mkv",
            "-f lavfi -i testsrc2=size=64x64:rate=25 -t 1 -vf scale=1:1 -pix_fmt yuv420p -c:v ffv1");
+  // libx264 takes 4:2:0 in even sizes only: padded. ffv1 takes any size: kept,
+  // and so is 720x405 for ffv1 and mpeg4 (issue #40: they were padded to 406).
   for (const std::string enc : {"ffv1", "libx264"}) {
     const auto out = path("one-" + enc + ".mkv");
     const auto t = run_vpipe("transcode " + tiny + " " + out + " --encoder " + enc);
     ASSERT_EQ(t.exit_code, 0) << enc << ": " << t.err;
-    EXPECT_EQ(summarize(out).width, 2) << enc;
+    EXPECT_EQ(summarize(out).width, enc == "ffv1" ? 1 : 2) << enc;
     EXPECT_EQ(count_frames(out), 25) << enc;
+  }
+  for (const std::string enc : {"ffv1", "mpeg4"}) {
+    const auto out = path("odd-" + enc + ".mkv");
+    const auto t = run_vpipe("transcode " + in + " " + out + " --encoder " + enc);
+    ASSERT_EQ(t.exit_code, 0) << enc << ": " << t.err;
+    EXPECT_EQ(t.err.find("--fit pad"), std::string::npos) << t.err;
+    EXPECT_EQ(summarize(out).height, 405) << enc;
+    EXPECT_EQ(count_frames(out), count_frames(in)) << enc;
   }
 }
 
