@@ -2,6 +2,7 @@
 import contextlib
 import ctypes
 import json
+import os
 import sys
 import threading
 from fractions import Fraction
@@ -13,11 +14,30 @@ from ._lib import lib
 _POLL_MS = 100  # a blocking call returns this often, so Ctrl-C is heard
 
 
+def _path(p):
+    """A str, bytes or os.PathLike file name (or a URL), as vpipe's C API takes it:
+    str(b"out.mp4") would have been the name "b'out.mp4'"."""
+    return os.fsdecode(p)
+
+
+def _dlpack_capsule(image):
+    """image.__dlpack__(), or that of a copy when the producer cannot export
+    it: DLPack before 1.0 cannot say "read-only", so numpy refuses to export a
+    read-only array (np.from_dlpack's, a broadcast) with a BufferError. The
+    encoder only reads it, and copies it anyway."""
+    try:
+        return image.__dlpack__(stream=None)  # the producer's work is done before the copy
+    except BufferError:
+        if not hasattr(image, "copy"):
+            raise
+        return image.copy().__dlpack__(stream=None)
+
+
 class Decoder(_lib.Closing):
     """Frames of one input, in presentation order (see decode())."""
 
     def __init__(self, source, **kw):
-        self._h = lib.vpipe_decoder_open(_lib.options(input=str(source), **kw))
+        self._h = lib.vpipe_decoder_open(_lib.options(input=_path(source), **kw))
         if not self._h:
             raise _lib.error()
         self.report = None
@@ -115,10 +135,10 @@ class Encoder(_lib.Closing):
 
     def __init__(self, path, *, codec="auto", fps=30, time_base=None, crf=None, preset=None,
                  qscale=None, audio_from=None):
-        self.path = str(path)
+        self.path = _path(path)
         self._h = lib.vpipe_encoder_open(_lib.options(
             path=self.path, encoder=codec, fps=_rational(fps), time_base=_rational(time_base), crf=crf,
-            preset=preset, qscale=qscale, audio_from=None if audio_from is None else str(audio_from)))
+            preset=preset, qscale=qscale, audio_from=None if audio_from is None else _path(audio_from)))
         if not self._h:
             raise _lib.error()
 
@@ -131,8 +151,7 @@ class Encoder(_lib.Closing):
         else:
             if not hasattr(image, "__dlpack__"):
                 raise TypeError(f"{type(image).__name__}: expected a vpipe.Frame or a DLPack tensor")
-            cap = image.__dlpack__(stream=None)  # the producer's work is done before the copy
-            ptr = _lib.take_capsule(cap)
+            ptr = _lib.take_capsule(_dlpack_capsule(image))
             rc = lib.vpipe_encoder_write_dlpack(self._h, ptr, None if format is None else format.encode(),
                                                 has_pts, t)
         if rc != 0:
@@ -238,7 +257,7 @@ def transcode(input, output, *, vf="", py_filter=None, py_format="rgb24", array=
         steps = [s for s in (vf, f"format={py_format}" if py_format else "", f"python=slot={slot}") if s]
         filters = ",".join(steps)
     try:
-        return _run_job(_lib.options(input=str(input), output=str(output), filters=filters, device=device,
+        return _run_job(_lib.options(input=_path(input), output=_path(output), filters=filters, device=device,
                                      decode=decoder, mem=mem, encoder=encoder, crf=crf, preset=preset,
                                      qscale=qscale, max_frames=max_frames, budget=budget,
                                      queue_depth=queue_depth, loop=loop, **options), errors)
@@ -297,5 +316,5 @@ def filters():
 
 def load_plugin(path):
     """Loads a C++ filter plugin (see examples/vignette)."""
-    if lib.vpipe_load_plugin(str(path).encode()) != 0:
+    if lib.vpipe_load_plugin(_path(path).encode()) != 0:
         raise _lib.error()

@@ -161,6 +161,21 @@ class Encode(Tmp):
         with self.assertRaisesRegex(vpipe.InputError, "cannot tell the container"):
             vpipe.Encoder(self.path("out.nosuchext"))
 
+    def test_read_only_arrays_and_bytes_or_pathlike_paths_are_taken(self):
+        # Issue #40: a read-only array (np.from_dlpack's, a broadcast) raised a
+        # BufferError, and a bytes path wrote a file named "b'…'".
+        import pathlib
+        frame = np.zeros((64, 64, 3), np.uint8)
+        frame.flags.writeable = False
+        broadcast = np.broadcast_to(np.uint8(128), (64, 64, 3))
+        for name in (self.path("ro.mp4").encode(), pathlib.Path(self.path("ro2.mp4"))):
+            with vpipe.Encoder(name) as enc:
+                enc.write(frame)
+                enc.write(broadcast)
+        self.assertEqual(frame_count(self.path("ro.mp4")), 2)
+        self.assertEqual(frame_count(self.path("ro2.mp4")), 2)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["ro.mp4", "ro2.mp4"])
+
 
 class PythonFilter(Tmp):
     CHAIN = "resize=640x360"
