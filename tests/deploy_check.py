@@ -75,6 +75,9 @@ def check_live(obj, where, errors):
     for probe, path in ((c.liveness_probe, "/healthz"), (c.readiness_probe, "/readyz")):
         if not probe or not probe.http_get or probe.http_get.path != path or probe.http_get.port != "metrics":
             errors.append(f"{where}: a probe on {path} at port metrics is missing")
+        elif not probe.timeout_seconds or probe.timeout_seconds < 3:
+            # Kubernetes' default is 1 s: one slow answer (a busy host) restarts the pod
+            errors.append(f"{where}: the probe on {path} needs timeoutSeconds of 3 or more")
     if not (c.lifecycle and c.lifecycle.pre_stop and "TERM" in " ".join(c.lifecycle.pre_stop._exec.command)):
         errors.append(f"{where}: preStop must drain (SIGTERM, then wait)")
 

@@ -3,14 +3,20 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-
 #include <thread>
+
 #include "vpipe/memory/errors.hpp"
 
 namespace vpipe {
+
+namespace {
+constexpr std::size_t kConnections = 256;
+}  // namespace
 
 struct MetricsServer::Impl {
   httplib::Server server;
@@ -36,6 +42,18 @@ MetricsServer::MetricsServer(const std::string& address, int port,
       });
   impl_->server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("vpipe: /metrics (Prometheus text), /healthz, /readyz\n", "text/plain");
+  });
+  // Served in bounded time however many clients sit idle (issue #40: 8 idle
+  // connections delayed /healthz 3.5 s, 200 made it time out): a thread for
+  // each of up to 256 connections, and one that sends nothing for 1 s is closed.
+  impl_->server.new_task_queue = [] { return new httplib::ThreadPool(kConnections); };
+  impl_->server.set_read_timeout(1, 0);
+  impl_->server.set_keep_alive_timeout(1);
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second
+  // process bound the same port and scrapes alternated between the two.
+  impl_->server.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   errno = 0;
   port_ = port == 0 ? impl_->server.bind_to_any_port(address)

@@ -1,13 +1,20 @@
 // vpipe transcode --metrics-port: Prometheus text, /healthz and /readyz read
 // with a real HTTP client while a transcode runs, alone and with --streams.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "media_check.hpp"
 
@@ -94,4 +101,56 @@ TEST(TranscodeMetrics, APortInUseIsAClearError) {
                 std::to_string(busy.port()));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("address in use"), std::string::npos) << r.err;
+}
+
+// Issue #40: a second vpipe bound a port the first was serving (SO_REUSEPORT),
+// and idle connections delayed /healthz for seconds. Now the second refuses,
+// and /healthz answers within 2 s while 200 connections sit idle.
+TEST(TranscodeMetrics, OnePortOneServerAndIdleClientsDoNotStallIt) {
+  const int port = free_port(3);
+  auto first = std::async(std::launch::async, [&] {
+    return run_vpipe("transcode " + kSample + " null --device cpu --realtime --loop 2 " +
+                     "--metrics-port " + std::to_string(port));
+  });
+  ASSERT_EQ(watch(port, "vpipe_").healthz, 200) << "the first server never answered";
+  const auto second = run_vpipe("transcode " + kSample + " null --device cpu --frames 5 " +
+                                "--metrics-port " + std::to_string(port));
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_NE(second.err.find("address in use"), std::string::npos) << second.err;
+  std::vector<int> idle;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    // Not waiting: the kernel finishes each handshake as the server accepts.
+    ::fcntl(fd, F_SETFL, O_NONBLOCK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 || errno == EINPROGRESS)
+      idle.push_back(fd);
+    else
+      ::close(fd);
+  }
+  // Until each handshake is done (the server took the connection), 5 s at most.
+  std::size_t open = 0;
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       open < idle.size() && std::chrono::steady_clock::now() < until;) {
+    std::vector<pollfd> fds;
+    for (const int fd : idle) fds.push_back({fd, POLLOUT, 0});
+    ::poll(fds.data(), fds.size(), 100);
+    open = static_cast<std::size_t>(std::count_if(
+        fds.begin(), fds.end(), [](const pollfd& p) { return (p.revents & POLLOUT) != 0; }));
+  }
+  EXPECT_GE(open, 190u) << "connections the server took";
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(2);
+  client.set_read_timeout(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = client.Get("/healthz");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r) << "no answer within 2 s behind " << idle.size() << " idle connections";
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(s, 2.0);
+  for (const int fd : idle) ::close(fd);
+  EXPECT_EQ(first.get().exit_code, 0);
 }
