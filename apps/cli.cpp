@@ -1,6 +1,7 @@
 // vpipe's command line: every command and option, and the conversions the
 // parsed values need. Shared by the program and the CLI fuzz target.
 #include "cli.hpp"
+#include "exit_codes.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -172,7 +173,8 @@ std::unique_ptr<Cli> make_cli() {
       "  vpipe bench encode in-1080p.mp4 --vf resize=1280x720 --segments 1,2,4,8\n"
       "  vpipe run fleet.yaml --metrics-port 9464   (many feeds, restarts, SIGHUP reloads)\n"
       "  vpipe filters\n"
-      "  vpipe info");
+      "  vpipe info\n\n" +
+      exit_code_help());
   app.require_subcommand(1);
   auto& verbose = c->verbose;
   app.add_flag("-v,--verbose", verbose, "log FFmpeg warnings and debug detail");

@@ -55,6 +55,7 @@ extern "C" {
 #include "bench_mem.hpp"
 #include "bench_pipeline.hpp"
 #include "cli.hpp"
+#include "exit_codes.hpp"
 #include "run/fleet.hpp"
 #include "soak/metrics_server.hpp"
 #include "soak/soak.hpp"
@@ -282,7 +283,7 @@ int run_fleet(const vpipe::cli::Cli& c) {
   for (const auto& s : status) {
     fmt::print(stderr, "vpipe run: {}: {}, {} restart(s){}\n", s.name, s.state, s.restarts,
                s.last_error.empty() ? "" : "; last error: " + s.last_error);
-    if (s.state == "gave up") rc = 1;
+    if (s.state == "gave up") rc = vpipe::cli::kFailed;
   }
   return g_signal.load() ? 128 + g_signal.load() : rc;
 }
@@ -318,8 +319,8 @@ int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path,
   write_json(report_path, r.to_json());
   if (r.interrupted) return 128 + g_signal.load();
   // The output is complete and playable, but frames were damaged or lost.
-  if (r.errors() > 0) return 4;
-  return 0;
+  if (r.errors() > 0) return vpipe::cli::kCompletedWithErrors;
+  return vpipe::cli::kDone;
 }
 
 void print_soak_table(const vpipe::SoakResult& result) {
@@ -506,13 +507,13 @@ int main(int argc, char** argv) {
   auto& c = *cli;
   if (const auto why = unknown_command(c.app, argc, argv); !why.empty()) {
     fmt::print(stderr, "vpipe: error: {}\n", why);
-    return 2;
+    return vpipe::cli::kUsage;
   }
   try {
     c.app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = c.app.exit(e);  // prints help, or the usage error
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? vpipe::cli::kDone : vpipe::cli::kUsage;
   }
   av_log_set_level(c.verbose ? AV_LOG_WARNING : AV_LOG_QUIET);
   spdlog::set_default_logger(spdlog::stderr_color_mt("vpipe"));  // stdout is for results
@@ -539,7 +540,7 @@ int main(int argc, char** argv) {
           if (!run.error.empty()) run.verdict.pass = false;
         }
         print_soak_table(r);
-        return r.pass() ? 0 : 3;
+        return r.pass() ? vpipe::cli::kDone : vpipe::cli::kVerdictFailed;
       }
       return run_soak_cli(c.sopts, c.metrics_address, c.metrics_port);
     }
@@ -549,13 +550,14 @@ int main(int argc, char** argv) {
     return run_transcode(c.topts, c.report_path, c.streams, c.metrics_address, c.metrics_port);
   } catch (const vpipe::usage_error& e) {  // a bad option value: like CLI11's own checks
     fmt::print(stderr, "vpipe: error: {}\n", e.what());
-    return 2;
+    return vpipe::cli::kUsage;
   } catch (const vpipe::chain_error& e) {  // bad --vf text
     fmt::print(stderr, "vpipe: error: {}\n", e.what());
-    return 2;
+    return vpipe::cli::kUsage;
   } catch (const std::exception& e) {
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
     fmt::print(stderr, "vpipe: error: {}\n", e.what());
-    return g_signal.load() ? 128 + g_signal.load() : 1;  // Ctrl-C ended a wait: "interrupted"
+    return g_signal.load() ? 128 + g_signal.load()
+                           : vpipe::cli::kFailed;  // Ctrl-C ended a wait: "interrupted"
   }
 }

@@ -167,6 +167,18 @@ const AVOutputFormat* check_container(const std::string& output) {
   return container;
 }
 
+// libx264's presets (the only encoder vpipe hands the preset to): a bad name is
+// a usage error before the run, not x264's own log line and exit 1.
+void check_preset(const AVCodec* codec, const std::string& preset) {
+  static constexpr const char* kX264[] = {"ultrafast", "superfast", "veryfast", "faster",
+                                          "fast",      "medium",    "slow",     "slower",
+                                          "veryslow",  "placebo"};
+  if (std::string_view(codec->name) != "libx264") return;
+  for (const char* name : kX264)
+    if (preset == name) return;
+  throw usage_error(fmt::format("preset {}: libx264 takes {}", preset, fmt::join(kX264, ", ")));
+}
+
 const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
   const AVOutputFormat* container = check_container(o.output);
   std::string name = o.encoder;
@@ -183,7 +195,8 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
   }
   const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
   if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
-    throw input_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
+    throw usage_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
+  check_preset(codec, o.preset);
   if (container_holds(container, codec->id) != false) return codec;
   // --encoder auto and a container without H.264 (.webm, .ogv, .gif): its own codec.
   const AVCodec* native = avcodec_find_encoder(container->video_codec);
