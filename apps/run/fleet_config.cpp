@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "vpipe/pipeline/av.hpp"
+#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/transcode_plan.hpp"
 
 namespace vpipe {
 
@@ -27,20 +29,45 @@ std::string known_keys() {
   return out;
 }
 
-// Merges `defaults` under `stream` (the stream's keys win) and checks the keys.
-YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const std::string& where) {
+// "streams[2] (cam), line 14": where a key of the config is, for its messages.
+std::string at_line(const std::string& where, const YAML::Node& node) {
+  return node.Mark().is_null() ? where : fmt::format("{}, line {}", where, node.Mark().line + 1);
+}
+
+// Merges `defaults` under `stream` (the stream's keys win) and checks the keys,
+// each mistake blamed on where it is written (defaults or the stream) and its line.
+YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const std::string& path,
+                  const std::string& where) {
   YAML::Node out(YAML::NodeType::Map);
-  for (const YAML::Node* n : {&defaults, &stream}) {
+  for (const auto& [n, whose] :
+       {std::pair{&defaults, path + ": defaults"}, std::pair{&stream, where}}) {
     if (!n->IsDefined() || n->IsNull()) continue;
-    if (!n->IsMap()) throw input_error(fmt::format("{}: expected a map of settings", where));
+    if (!n->IsMap())
+      throw usage_error(fmt::format("{}: expected a map of settings", at_line(whose, *n)));
     for (const auto& kv : *n) {
       const auto key = kv.first.as<std::string>();
       if (!kFleetKeys.count(key) && !is_option_key(key))
-        throw input_error(fmt::format("{}: unknown key '{}' (keys: {})", where, key, known_keys()));
+        throw usage_error(fmt::format("{}: unknown key '{}' (keys: {})", at_line(whose, kv.first),
+                                      key, known_keys()));
       out[key] = kv.second;
     }
   }
   return out;
+}
+
+// What the session would refuse before its first frame, refused at load (and
+// so by --check): the filter chain, the container, the encoder and its preset.
+void check_before_work(const TranscodeOptions& o, const std::string& here) {
+  try {
+    for (const auto& spec : parse_chain(o.filters))
+      (void)parse_params(FilterRegistry::instance().info(spec.name), spec.args);
+    if (o.output != "null") {
+      TranscodePlan p;
+      (void)choose_encoder(o, {}, p);
+    }
+  } catch (const std::exception& e) {
+    throw usage_error(fmt::format("{}: {}", here, e.what()));
+  }
 }
 
 StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
@@ -53,11 +80,11 @@ StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
     const auto key = kv.first.as<std::string>();
     if (kFleetKeys.count(key)) continue;
     if (!kv.second.IsScalar())
-      throw usage_error(fmt::format("{}: '{}' takes one value", here, key));
-    set_option(o, key, kv.second.Scalar(), here);
+      throw usage_error(fmt::format("{}: '{}' takes one value", at_line(here, kv.second), key));
+    set_option(o, key, kv.second.Scalar(), at_line(here, kv.second));  // values keep their line
   }
   if (o.input.empty() || o.output.empty())
-    throw input_error(fmt::format("{}: 'input' and 'output' are required", here));
+    throw usage_error(fmt::format("{}: 'input' and 'output' are required", here));
   if (const auto r = n["restart"]) {
     s.restart.max = r["max"].as<int>(s.restart.max);
     s.restart.backoff_s = r["backoff_s"].as<double>(s.restart.backoff_s);
@@ -121,7 +148,7 @@ FleetConfig load_fleet_config(const std::string& path) {
   for (const auto& node : root["streams"]) {
     const std::string where = fmt::format("{}: streams[{}]", path, k++);
     try {
-      StreamSpec s = stream_of(merged(root["defaults"], node, where), where);
+      StreamSpec s = stream_of(merged(root["defaults"], node, path, where), where);
       if (!names.insert(s.name).second)
         throw input_error(fmt::format("{}: the name '{}' is used twice", where, s.name));
       c.streams.push_back(std::move(s));
@@ -130,6 +157,9 @@ FleetConfig load_fleet_config(const std::string& path) {
     }
   }
   check_fleet_paths(c);
+  for (std::size_t i = 0; i < c.streams.size(); ++i)
+    check_before_work(c.streams[i].options,
+                      fmt::format("{}: streams[{}] ({})", path, i, c.streams[i].name));
   return c;
 }
 

@@ -1,7 +1,7 @@
 // One exit-code table (apps/exit_codes.hpp, issue #40): `vpipe --help` prints
 // it, the README repeats it, and every row happens here.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,10 +27,12 @@ std::map<int, std::string> help_table() {
   std::map<int, std::string> rows;
   bool in = false;
   for (std::string line; std::getline(help, line);) {
-    if (line == "Exit status:") in = true;
+    if (line == "Exit status:")
+      in = true;
     else if (in && line.size() > 7 && line[0] == ' ')
       rows[std::stoi(line.substr(0, 5))] = line.substr(7);
-    else if (in) break;
+    else if (in)
+      break;
   }
   return rows;
 }
@@ -38,8 +40,9 @@ std::map<int, std::string> help_table() {
 class ExitCodes : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vpipe_exit_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("vpipe_exit_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -97,8 +100,8 @@ TEST_F(ExitCodes, EveryRowHappens) {
   run("transcode " + kSample + " " + path("ok.mp4") + " --frames 5", 0);
   run("transcode " + path("missing.mp4") + " " + path("out.mp4"), 1);
   // Equally bad values give the same status (an unknown encoder or preset gave 1).
-  for (const char* bad : {"--crf 99", "--vf bogus", "--encoder bogus", "--preset bogus",
-                          "--budget 0", "--mem bogus"})
+  for (const char* bad :
+       {"--crf 99", "--vf bogus", "--encoder bogus", "--preset bogus", "--budget 0", "--mem bogus"})
     run("transcode " + kSample + " " + path("out.mp4") + " " + bad, 2);
   run("soak --duration 2s --max-growth -100 --out " + path("soak"), 3);
   {  // bit flips in the sample's pictures: decoded with errors, every frame written
@@ -112,8 +115,8 @@ TEST_F(ExitCodes, EveryRowHappens) {
     std::ofstream(path("damaged.mp4"), std::ios::binary) << bytes;
   }
   run("transcode " + path("damaged.mp4") + " " + path("damaged-out.mp4"), 4);
-  for (const auto& [sig, want] : {std::pair{SIGHUP, 129}, std::pair{SIGINT, 130},
-                                  std::pair{SIGTERM, 143}}) {
+  for (const auto& [sig, want] :
+       {std::pair{SIGHUP, 129}, std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
     EXPECT_EQ(signalled(sig), want) << "signal " << sig;
     seen[want] = "a signal";
   }

@@ -98,15 +98,41 @@ TEST_F(FleetConfigTest, MistakesNameTheFileTheStreamAndTheKey) {
   EXPECT_NE(error_of("streams: [{name: a, input: x, output: y, colour: red}]")
                 .find("unknown key 'colour'"),
             std::string::npos);
-  EXPECT_NE(error_of("streams: [{name: a, input: x, output: y}, {name: a, input: x, output: z}]")
-                .find("the name 'a' is used twice"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of("streams: [{name: a, input: x, output: y.mp4}, {name: a, input: x, output: z.mp4}]")
+          .find("the name 'a' is used twice"),
+      std::string::npos);
   EXPECT_NE(error_of("streams:\n  - name: [a\n").find(".yaml:3:"), std::string::npos)
       << "YAML syntax: the line";
   EXPECT_NE(error_of("streams: [{name: a, input: x, output: y, mem: pool, device: gpu}]")
                 .find("device gpu"),
             std::string::npos);
   EXPECT_NE(error_of("just text").find("expected a map with a 'streams' list"), std::string::npos);
+  // Issue #40: a bad key in defaults was blamed on streams[0], and no line was given.
+  const auto in_defaults =
+      error_of("defaults: {colour: red}\nstreams: [{name: a, input: x, output: y.mp4}]");
+  EXPECT_NE(in_defaults.find("defaults, line 1: unknown key 'colour'"), std::string::npos)
+      << in_defaults;
+  EXPECT_EQ(in_defaults.find("streams[0]"), std::string::npos) << in_defaults;
+  EXPECT_NE(error_of("streams:\n  - {name: a, input: x, output: y.mp4,\n     colour: red}")
+                .find("streams[0], line 3: unknown key 'colour'"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("streams:\n  - {name: a, input: x, output: y.mp4,\n     crf: 99}").find("line 3"),
+      std::string::npos);
+  // What would fail before the first frame fails at load, and so at --check.
+  for (const auto& [setting, says] :
+       {std::pair{"vf: bogus", "unknown filter 'bogus'"},
+        std::pair{"encoder: nope", "encoder nope"}, std::pair{"preset: bogus", "preset bogus"},
+        std::pair{"vf: 'blur=sigma=-1'", "sigma"}}) {
+    const auto e =
+        error_of(std::string("streams: [{name: a, input: x, output: y.mp4, ") + setting + "}]");
+    EXPECT_NE(e.find("streams[0] (a): "), std::string::npos) << setting << ": " << e;
+    EXPECT_NE(e.find(says), std::string::npos) << setting << ": " << e;
+  }
+  EXPECT_NE(error_of("streams: [{name: a, input: x, output: y.nosuchext}]")
+                .find("cannot tell the container"),
+            std::string::npos);
 }
 
 // Identity, not names (issue #40): a stream may not write an input (its own or
