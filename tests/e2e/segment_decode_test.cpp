@@ -212,6 +212,19 @@ TEST_F(SegmentDecode, TheGopOptionSetsTheLongestKeyframeInterval) {
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
+// Issue #40: on a 20-frame clip `bench decode` printed the first frames' rate
+// as its steady one ("38,048 fps, 265×"). A short clip is looped until a run
+// has 300 frames, and it says so.
+TEST_F(SegmentDecode, TheDecodeBenchLoopsAShortClip) {
+  const auto path = clip("short.mp4", "-c:v libx264 -g 10 -frames:v 20");
+  const auto r =
+      run_vpipe("bench decode " + path + " --decode cpu --sessions 1 --streams 1 --segments 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("has 20 frames; looped ×15"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("| 1 | 300 |"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("| 1 | 20 |"), std::string::npos) << r.out;
+}
+
 // `vpipe bench decode --decode cpu`: the three tables measured and written,
 // every row's frames accounted for (runs without a GPU).
 TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
@@ -224,9 +237,11 @@ TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream f(json_path);
   const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["loop"], 4) << "90 frames, looped to 300 or more";
+  const int n = 90 * j["loop"].get<int>();
   ASSERT_EQ(j["probe"].size(), 2u);
   for (const auto& row : j["probe"]) {
-    EXPECT_EQ(row["frames"], 90 * row["sessions"].get<int>());
+    EXPECT_EQ(row["frames"], n * row["sessions"].get<int>());
     EXPECT_EQ(row["errors"], 0);
     EXPECT_GT(row["steady_fps"].get<double>(), 0);
     EXPECT_EQ(row["session_fps"].size(), row["sessions"].get<std::size_t>());
@@ -234,22 +249,22 @@ TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
   }
   ASSERT_EQ(j["streams"].size(), 2u);
   for (const auto& row : j["streams"]) {
-    EXPECT_EQ(row["frames"], 90 * row["streams"].get<int>());
+    EXPECT_EQ(row["frames"], n * row["streams"].get<int>());
     EXPECT_EQ(row["failed"], 0);
     EXPECT_GT(row["fraction_of_probe_same_sessions"].get<double>(), 0);
   }
   ASSERT_EQ(j["segments"].size(), 2u);
   for (const auto& row : j["segments"]) {
-    EXPECT_EQ(row["frames"], 90);
+    EXPECT_EQ(row["frames"], n);
     EXPECT_TRUE(row["same_timestamps_as_first"].get<bool>());
   }
   EXPECT_NE(j["segments"][1]["note"].get<std::string>().find("3 sessions"), std::string::npos);
   // --encoder: each K encoded, beside the encoder alone and decode without it.
   EXPECT_EQ(j["encoded"]["encoder"], "mpeg4");
-  EXPECT_EQ(j["encoded"]["encoder_alone_frames"], 90);
+  EXPECT_EQ(j["encoded"]["encoder_alone_frames"], n);
   ASSERT_EQ(j["encoded"]["rows"].size(), 2u);
   for (const auto& row : j["encoded"]["rows"]) {
-    EXPECT_EQ(row["frames"], 90);
+    EXPECT_EQ(row["frames"], n);
     EXPECT_GT(row["bound_fps"].get<double>(), 0);
     EXPECT_DOUBLE_EQ(row["fraction_of_bound"].get<double>(),
                      row["fps"].get<double>() / row["bound_fps"].get<double>());
