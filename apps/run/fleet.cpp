@@ -9,8 +9,14 @@
 
 namespace vpipe {
 
-StreamSupervisor::StreamSupervisor(StreamSpec spec, LiveRegistry* live, GpuPlacer* gpus)
-    : spec_(std::move(spec)), live_(live), gpus_(gpus), thread_([this] { run(); }) {}
+StreamSupervisor::StreamSupervisor(StreamSpec spec, LiveRegistry* live, GpuPlacer* gpus,
+                                   int first_attempt)
+    : spec_(std::move(spec)),
+      first_attempt_(first_attempt),
+      next_attempt_(first_attempt),
+      live_(live),
+      gpus_(gpus),
+      thread_([this] { run(); }) {}
 
 StreamSupervisor::~StreamSupervisor() {
   stop();
@@ -96,7 +102,7 @@ void StreamSupervisor::run() {
     }
   }
   double backoff = spec_.restart.backoff_s;
-  for (int number = 0;; ++number) {
+  for (int number = first_attempt_;; ++number) {
     if (spec_.skip_done && number == 0 && std::filesystem::exists(output_for(0))) {
       std::lock_guard lock(m_);
       state_ = "done (output exists)";
@@ -107,6 +113,7 @@ void StreamSupervisor::run() {
       state_ = "running";
     }
     bool gpu_fault = false, moved = false, stranded = false;
+    next_attempt_ = number + 1;
     const bool ended = attempt(number, gpu_fault);
     if (gpu_fault && gpu_ >= 0 && spec_.options.on_gpu_error == OnGpuError::kMove)
       (move_gpu() ? moved : stranded) = true;
@@ -165,6 +172,7 @@ void Fleet::apply(const std::vector<StreamSpec>& streams) {
   std::lock_guard lock(m_);
   std::map<std::string, const StreamSpec*> wanted;
   for (const auto& s : streams) wanted[s.name] = &s;
+  std::map<std::string, int> first_attempt;
   for (auto it = streams_.begin(); it != streams_.end();) {
     const auto w = wanted.find(it->first);
     if (w != wanted.end() && same_stream(it->second->spec(), *w->second)) {
@@ -172,12 +180,17 @@ void Fleet::apply(const std::vector<StreamSpec>& streams) {
       continue;
     }
     it->second->stop();  // removed or changed: finalize its output, join later
+    // Changed, same output: the new run goes on from the old one's attempts (the
+    // README's promise: a restart never writes over a finalized file).
+    if (w != wanted.end() && w->second->options.output == it->second->spec().options.output)
+      first_attempt[it->first] = it->second->next_attempt();
     retired_.push_back(std::move(it->second));
     it = streams_.erase(it);
   }
   for (const auto& s : streams)
     if (!streams_.count(s.name))
-      streams_[s.name] = std::make_unique<StreamSupervisor>(s, live_, gpus_);
+      streams_[s.name] = std::make_unique<StreamSupervisor>(
+          s, live_, gpus_, first_attempt.count(s.name) ? first_attempt[s.name] : 0);
 }
 
 void Fleet::stop_all() {

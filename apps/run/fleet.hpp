@@ -38,7 +38,10 @@ class StreamSupervisor {
  public:
   // `gpus` (--gpus, may be null): where the stream is placed, and moved on a CUDA error
   // with on_gpu_error move; it outlives the supervisor.
-  StreamSupervisor(StreamSpec spec, LiveRegistry* live, GpuPlacer* gpus = nullptr);
+  // `first_attempt`: the attempt to start at (its output OUT-restartN.ext), after the
+  // attempts of a supervisor it replaces with the same output (a SIGHUP change).
+  StreamSupervisor(StreamSpec spec, LiveRegistry* live, GpuPlacer* gpus = nullptr,
+                   int first_attempt = 0);
   ~StreamSupervisor();  // stop() and join
   StreamSupervisor(const StreamSupervisor&) = delete;
   StreamSupervisor& operator=(const StreamSupervisor&) = delete;
@@ -46,6 +49,8 @@ class StreamSupervisor {
   [[nodiscard]] bool finished() const { return finished_; }
   [[nodiscard]] const StreamSpec& spec() const { return spec_; }
   [[nodiscard]] StreamStatus status() const;
+  // The attempt a successor writing the same output starts at: never over one of these.
+  [[nodiscard]] int next_attempt() const { return next_attempt_; }
 
  private:
   void run();
@@ -55,6 +60,8 @@ class StreamSupervisor {
   [[nodiscard]] std::string output_for(int attempt) const;
 
   const StreamSpec spec_;
+  const int first_attempt_;
+  std::atomic<int> next_attempt_;
   LiveRegistry* live_;
   GpuPlacer* gpus_;
   std::atomic<int> stop_{0};  // the session's interrupt: draining, finalizing

@@ -147,3 +147,35 @@ TEST_F(RunFleet, SighupAddsAndRemovesStreamsAndSigtermFinalizesEveryOutput) {
   EXPECT_EQ(runs[0]["frames"]["video_packets_written"].get<int>(), b_frames)
       << "every frame written is in the file";
 }
+
+// Issue #40: a stream changed by SIGHUP restarted into its own output and wrote
+// over the file its first run had finalized. It goes on into OUT-restart1.
+TEST_F(RunFleet, AStreamChangedBySighupNeverWritesOverItsFinishedOutput) {
+  const int port = 23500 + ::getpid() % 20000;
+  const auto config = [&](const std::string& vf) {
+    write("fleet.yaml", "streams:\n  - {name: a, input: " + kSample + ", output: " + path("a.mkv") +
+                            ", vf: \"" + vf +
+                            "\", device: cpu, encoder: ffv1, realtime: true, loop: 100}\n");
+  };
+  config("resize=160x90");
+  const std::string cmd = "sh -c 'echo $$ > " + path("pid") + "; exec " + kBin + " run " +
+                          path("fleet.yaml") + " --metrics-port " + std::to_string(port) +
+                          "' >/dev/null 2>" + path("err") + " </dev/null &";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  pid_t pid = 0;
+  ASSERT_TRUE(eventually([&] { return (std::ifstream(path("pid")) >> pid) && pid > 0; }));
+  const auto written = [&] {
+    return metrics(port).find("vpipe_frames_written_total{stream=\"a\"") != std::string::npos;
+  };
+  ASSERT_TRUE(eventually(written)) << "stream a runs";
+  config("resize=128x72");  // changed: a restarts
+  ::kill(pid, SIGHUP);
+  ASSERT_TRUE(eventually([&] { return fs::exists(path("a.mkv")); }))
+      << "the first run finalized (outputs are put in place when finished)";
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the second run writes frames
+  ::kill(pid, SIGTERM);
+  EXPECT_TRUE(eventually([&] { return ::kill(pid, 0) != 0; })) << "drained and exited";
+  EXPECT_EQ(summarize(path("a.mkv")).width, 160) << "the first run's file, finalized, kept";
+  EXPECT_GT(for_each_frame(path("a.mkv"), [](const vpipe::Frame&) {}), 0);
+  EXPECT_EQ(summarize(path("a-restart1.mkv")).width, 128);
+}
