@@ -161,6 +161,17 @@ class Encode(Tmp):
         with self.assertRaisesRegex(vpipe.InputError, "cannot tell the container"):
             vpipe.Encoder(self.path("out.nosuchext"))
 
+    def test_an_ffmpeg_prefix_does_not_hide_the_input(self):
+        # Issue #40: "file:in.mp4 in.mp4" got past the overwrite check, from Python too.
+        src = self.path("in.mp4")
+        with open(SAMPLE, "rb") as f, open(src, "wb") as g:
+            g.write(f.read())
+        before = os.path.getsize(src), os.path.getmtime(src)
+        for inp, out in (("file:" + src, src), (src, "file:" + src), (src, src.encode())):
+            with self.assertRaisesRegex(vpipe.InputError, "would overwrite the input"):
+                vpipe.transcode(inp, out, max_frames=5)
+        self.assertEqual((os.path.getsize(src), os.path.getmtime(src)), before)
+
     def test_read_only_arrays_and_bytes_or_pathlike_paths_are_taken(self):
         # Issue #40: a read-only array (np.from_dlpack's, a broadcast) raised a
         # BufferError, and a bytes path wrote a file named "b'…'".
