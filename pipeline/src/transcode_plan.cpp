@@ -84,11 +84,15 @@ void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodeP
   p.decoded = p.nvdec ? nvdec_format : in.format;
 }
 
-// Whether a CPU encoder opens at this size: ffv1 and mpeg4 take odd 4:2:0
-// sizes, libx264 does not. Asked of the encoder itself (a throwaway open), not
-// a list; a hardware encoder is not opened for this and is taken to refuse.
+// Whether one of FFmpeg's own encoders opens at this size: ffv1 and mpeg4 take
+// odd 4:2:0 sizes. Asked of the encoder itself (a throwaway open), not a list.
+// A hardware encoder or an external library's (libx264, which refuses odd
+// 4:2:0 sizes and leaks what it had set up when it does) is not opened for
+// this and is taken to refuse.
 bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f) {
-  if (codec->capabilities & AV_CODEC_CAP_HARDWARE) return false;
+  if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || codec->wrapper_name ||
+      std::string_view(codec->name).rfind("lib", 0) == 0)
+    return false;
   UniqueAVCodecContext c(avcodec_alloc_context3(codec));
   if (!c) return false;
   c->width = f.width;
