@@ -198,6 +198,9 @@ StagedOutput::StagedOutput(std::string target, bool keep_partial)
   if (ec) return;
   const auto st = fs::status(final_path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st)) return;  // a FIFO, a device: directly
+  // A writable file in a folder the user cannot create files in: there is
+  // nowhere to stage, so it is written in place, as before staging existed.
+  if (fs::exists(st) && ::access(final_path.parent_path().c_str(), W_OK) != 0) return;
   final_ = final_path.string();
   temp_ =
       (final_path.parent_path() / fmt::format("{}.vpipe-partial-{}{}", final_path.stem().string(),

@@ -544,6 +544,29 @@ TEST_F(EdgeCase, ASymlinkedOutputReplacesItsTargetAndKeepsTheLink) {
   EXPECT_EQ(partial_files(), 0);
 }
 
+// A writable file in a folder where no new file can be made has nowhere to be
+// staged: it is written in place, as it was before staging existed.
+// (Root may create files anywhere: as root, vpipe runs as nobody, owning the file.)
+TEST_F(EdgeCase, AWritableFileInAReadOnlyFolderIsStillWritten) {
+  const fs::path locked = dir_ / "locked";
+  fs::create_directories(locked);
+  const auto out = (locked / "out.mp4").string(), err = path("err.txt");
+  std::ofstream(out) << "old";
+  std::string as_user;
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(out.c_str(), 65534, 65534), 0);
+    as_user = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  }
+  fs::permissions(locked, fs::perms::all & ~(fs::perms::owner_write | fs::perms::group_write |
+                                             fs::perms::others_write));
+  fs::permissions(dir_, fs::perms::all);  // nobody writes err.txt beside it
+  const int rc = sh(as_user + kBin + " transcode " + kSample + " " + out + " --frames 10 2>" + err);
+  fs::permissions(locked, fs::perms::owner_all);
+  ASSERT_EQ(rc, 0) << slurp(err);
+  EXPECT_EQ(summarize(out).video_packets, 10);
+  EXPECT_EQ(std::distance(fs::directory_iterator(locked), fs::directory_iterator{}), 1);
+}
+
 // Moves the PTS of the middle PES packet whose stream id is in [first_id,
 // last_id] (0xE0: video, 0xC0: audio) in an MPEG-TS `add` ticks (90 kHz) on,
 // its marker bits kept: one damaged time, as a bit flip in a header makes.

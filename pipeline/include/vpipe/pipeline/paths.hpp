@@ -47,7 +47,8 @@ int remove_partial_outputs_now() noexcept;  // how many were registered
 // complete, so a run that fails, is interrupted twice or is killed never destroys
 // a file already at the output path (issue #40). Staged: a plain path or "file:P"
 // naming a regular file or a new name; through a symlink, the link's final target
-// is replaced and the link stays. Written directly: FIFOs, devices, pipe:, URLs.
+// is replaced and the link stays. Written directly: FIFOs, devices, pipe:, URLs,
+// and a writable file in a folder where no new file can be made.
 // Unfinished, the temporary file is removed, or kept under its own name with
 // keep_partial (and a warning naming it).
 class StagedOutput {
