@@ -191,7 +191,9 @@ void print_summary(const vpipe::TranscodeReport& r) {
              : r.frames_dropped
                  ? fmt::format(", {} frames dropped (--drop {})", r.frames_dropped, r.drop)
                  : "",
-             r.interrupted ? " (interrupted: output finalized)" : "");
+             r.output_cut    ? " (interrupted: writing stopped, the output was not taking data)"
+             : r.interrupted ? " (interrupted: output finalized)"
+                             : "");
   if (r.glass && r.glass->frames_with_stamp > 0)
     fmt::print(stderr,
                "vpipe: glass to glass (stamp → encoder): p50 {:.1f} ms p99 {:.1f} ms max {:.1f} ms "

@@ -173,6 +173,15 @@ void InputWatch::disarm() { deadline_ns_ = 0; }
 bool InputWatch::stalled() const { return tripped_.load(); }
 void InputWatch::reset() { tripped_ = false; }
 
+int OutputWatch::poll(void* opaque) {
+  auto* w = static_cast<OutputWatch*>(opaque);
+  if (!w->interrupt_ || !w->interrupt_->load()) return 0;
+  std::int64_t since = 0;
+  const std::int64_t now = steady_ns();
+  if (w->since_ns_.compare_exchange_strong(since, now)) return 0;
+  return now - since > w->grace_ns_ ? 1 : 0;
+}
+
 int InputWatch::poll(void* opaque) {
   auto* w = static_cast<InputWatch*>(opaque);
   if (w->interrupt_ && w->interrupt_->load()) {

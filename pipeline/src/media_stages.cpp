@@ -238,23 +238,27 @@ void DemuxSource::finish(Output<Packet>& /*out*/) {
   copy_closed_ = true;
 }
 
-void DemuxSource::open() {
-  std::lock_guard lock(thread_mutex_);
+void DemuxSource::close() noexcept {
+  if (!copy_closed_) copy_out_->close();
+  waker_.leave();
+}
+
+void ThreadWaker::enter() {
+  std::lock_guard lock(mutex_);
   thread_ = pthread_self();
 }
 
-void DemuxSource::close() noexcept {
-  if (!copy_closed_) copy_out_->close();
-  std::lock_guard lock(thread_mutex_);
-  thread_.reset();  // the thread ends after this: never signalled again
+void ThreadWaker::leave() noexcept {
+  std::lock_guard lock(mutex_);
+  thread_.reset();
 }
 
-void DemuxSource::wake() noexcept {
+void ThreadWaker::wake() noexcept {
   struct sigaction current {};
   if (sigaction(SIGURG, nullptr, &current) != 0 || current.sa_handler == SIG_DFL ||
       current.sa_handler == SIG_IGN)
-    return;  // no handler: SIGURG would be ignored, and break nothing
-  std::lock_guard lock(thread_mutex_);
+    return;
+  std::lock_guard lock(mutex_);
   if (thread_) pthread_kill(*thread_, SIGURG);
 }
 
@@ -584,6 +588,7 @@ Flow MuxSink::consume(Packet packet) {
     // filter chokes on, a time out of order) is damage in the input: drop
     // it, count it, keep the rest of the file.
     const int ret = damaged(pkt) ? AVERROR_INVALIDDATA : av_interleaved_write_frame(output_, pkt);
+    if (ret == AVERROR_EXIT) return stop_writing();
     if (ret < 0) {
       if (counters_.packets_damaged++ == 0)
         spdlog::warn("{}: a copied packet (stream #{}) was refused: {}; dropped (counted)", path_,
@@ -593,13 +598,28 @@ Flow MuxSink::consume(Packet packet) {
     counters_.other_packets_written++;
     return Flow::kContinue;
   }
-  av_check(av_interleaved_write_frame(output_, pkt), fmt::format("writing '{}'", path_));
+  const int ret = av_interleaved_write_frame(output_, pkt);
+  if (ret == AVERROR_EXIT) return stop_writing();
+  av_check(ret, fmt::format("writing '{}'", path_));
   counters_.count_written(packet.origin);
   return Flow::kContinue;
 }
 
+Flow MuxSink::stop_writing() {
+  cut_ = true;
+  spdlog::warn("{}: stopped writing after Ctrl-C: it was not taking data; what was written stays",
+               path_);
+  return Flow::kStop;
+}
+
 void MuxSink::finish() {
-  av_check(av_write_trailer(output_), fmt::format("finishing '{}'", path_));
+  if (cut_) return;
+  const int ret = av_write_trailer(output_);
+  if (ret == AVERROR_EXIT) {
+    (void)stop_writing();
+    return;
+  }
+  av_check(ret, fmt::format("finishing '{}'", path_));
 }
 
 }  // namespace vpipe

@@ -198,6 +198,7 @@ StagedOutput::StagedOutput(std::string target, bool keep_partial)
   if (ec) return;
   const auto st = fs::status(final_path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st)) return;  // a FIFO, a device: directly
+  stream_ = false;
   // A writable file in a folder the user cannot create files in: there is
   // nowhere to stage, so it is written in place, as before staging existed.
   if (fs::exists(st) && ::access(final_path.parent_path().c_str(), W_OK) != 0) return;

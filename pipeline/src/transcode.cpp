@@ -38,17 +38,37 @@ namespace fs = std::filesystem;
 namespace {
 
 // The output: written beside its target and put in place when finished (StagedOutput).
-// Members die in this order: the muxer closes the file before the staging removes it.
+// Members die in this order: the muxer closes the file before the staging removes
+// it, and before the watch its I/O context polls.
 struct OutputFile {
+  std::optional<OutputWatch> watch;  // a stream's writes: Ctrl-C ends one that blocks
   std::optional<StagedOutput> file;
   UniqueMuxContext ctx;
   std::string path;  // as the user named it
 
+  // A stream output (StagedOutput::stream) stops writing 1 s after Ctrl-C.
+  void open(const std::string& target, bool keep_partial, const std::atomic<int>* interrupt) {
+    file.emplace(target, keep_partial);
+    AVIOInterruptCB* cb = nullptr;
+    AVIOInterruptCB stream_cb{};
+    if (file->stream() && interrupt) {
+      stream_cb = watch.emplace(interrupt, 1.0).callback();
+      cb = &stream_cb;
+    }
+    AVFormatContext* oc = ctx.get();
+    if (const int ret =
+            avio_open2(&oc->pb, file->write_url().c_str(), AVIO_FLAG_WRITE, cb, nullptr);
+        ret < 0)
+      throw input_error(fmt::format("cannot open output '{}': {}", target, av_error_text(ret)));
+    file->opened();
+  }
+
   // Complete (or finalized after Ctrl-C): closed, checked to open, then in place.
+  // (AVERROR_EXIT: a stream whose writing stopped at Ctrl-C; what was written stays.)
   void finished() {
     AVFormatContext* oc = ctx.get();
     if (oc && !(oc->oformat->flags & AVFMT_NOFILE))
-      if (const int ret = avio_closep(&oc->pb); ret < 0)
+      if (const int ret = avio_closep(&oc->pb); ret < 0 && ret != AVERROR_EXIT)
         throw input_error(fmt::format("writing '{}': {}", path, av_error_text(ret)));
     ctx.reset();
     if (file && file->staged()) check_it_opens();
@@ -272,6 +292,7 @@ nlohmann::json TranscodeReport::to_json() const {
           {"glass_to_glass_ms", glass ? json(*glass) : json()},
           {"in_flight", in_flight ? json(*in_flight) : json()},
           {"interrupted", interrupted},
+          {"output_cut", output_cut},
           {"status", !failure.empty() ? "failed: " + failure
                      : decode_errors  ? fmt::format("completed with {} errors", decode_errors)
                                       : std::string(interrupted ? "interrupted" : "ok")},
@@ -402,6 +423,7 @@ struct TranscodeSession::Parts {
   std::mutex sessions_mutex;          // --decode-sessions: workers open their sessions at once
   Pipeline pipeline;
   DemuxSource* demux = nullptr;  // owned by the pipeline: woken from a blocking read by Ctrl-C
+  MuxSink* mux = nullptr;        // owned by the pipeline: woken from a blocking write by Ctrl-C
   SegmentDecodeStage* segments = nullptr;  // owned by the pipeline (--decode-sessions)
   std::string auto_sessions_note;          // --decode-sessions auto: what it chose, and why
 };
@@ -496,13 +518,7 @@ void TranscodeSession::Parts::open_output() {
   add_video_output();
   copy_other_streams();
   av_dict_copy(&oc->metadata, input->metadata, 0);
-  if (!(oc->oformat->flags & AVFMT_NOFILE)) {
-    output.file.emplace(o.output, o.keep_partial);
-    const std::string& url = output.file->write_url();
-    if (const int ret = avio_open(&oc->pb, url.c_str(), AVIO_FLAG_WRITE); ret < 0)
-      throw input_error(fmt::format("cannot open output '{}': {}", o.output, av_error_text(ret)));
-    output.file->opened();
-  }
+  if (!(oc->oformat->flags & AVFMT_NOFILE)) output.open(o.output, o.keep_partial, o.interrupt);
   const FfmpegErrors ffmpeg;
   if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
     throw input_error(
@@ -667,9 +683,10 @@ void TranscodeSession::Parts::wire() {
   } else {
     add_encode(std::make_unique<EncodeStage>(encoder.get(), video_out->index, counters));
   }
-  pipeline.add_sink<Packet>(
-      std::make_unique<MuxSink>(output.ctx.get(), o.output, source_tb, video_out->index, counters),
-      mux_in);
+  auto mux_stage =
+      std::make_unique<MuxSink>(output.ctx.get(), o.output, source_tb, video_out->index, counters);
+  mux = mux_stage.get();
+  pipeline.add_sink<Packet>(std::move(mux_stage), mux_in);
 }
 
 // One decoder, or --decode-sessions N decoding segments at once, each with
@@ -887,9 +904,10 @@ TranscodeReport TranscodeSession::run() {
           p.pipeline.request_stop();
           report.interrupted = true;
         }
-        if (Clock::now() >= next_wake) {  // a read blocked in the kernel: break it, until it ends
+        if (Clock::now() >= next_wake) {  // a read or write blocked in the kernel: break it
           next_wake = Clock::now() + std::chrono::milliseconds(250);
           p.demux->wake();
+          if (p.mux) p.mux->wake();
         }
       }
       if (p.o.on_progress && Clock::now() >= next_progress) {
@@ -915,6 +933,7 @@ TranscodeReport TranscodeSession::run() {
   if (p.o.on_progress)
     p.o.on_progress({p.counters.video_packets_written.load(), total, report.wall_s});
   p.collect(report);
+  report.output_cut = p.mux && p.mux->cut();
   if (!failure.empty()) {
     report.failure = failure;
     throw transcode_failed(failure, std::move(report), gpu_fault);  // the partial output goes

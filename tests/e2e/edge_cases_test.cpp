@@ -420,6 +420,32 @@ TEST_F(EdgeCase, FirstSignalEndsABlockingOpenOrRead) {
   EXPECT_GE(summarize(out).video_packets, 290) << "the frames read before the stall are kept";
 }
 
+// 10b. A write blocked on a FIFO whose reader stopped reading ends 1 s after the
+//      first Ctrl-C (issue #40: it held the run for 30 s and more); the FIFO stays.
+//      A reader that keeps reading gets the finalized stream.
+TEST_F(EdgeCase, FirstSignalEndsAWriteNoOneReads) {
+  const auto fifo = path("out.ts"), err = path("err.txt"), report_path = path("report.json");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string run = "timeout --foreground -s KILL 30 " + kBin + " transcode " + kSample +
+                          " " + fifo + " --device cpu --loop 20 --report " + report_path + " 2>" +
+                          err;
+  auto t0 = std::chrono::steady_clock::now();
+  int rc = sh("(exec 3<" + fifo + "; sleep 25) & R=$!; " + run +
+              " & P=$!; sleep 2; kill -INT $P; wait $P; S=$?; kill $R; exit $S");
+  EXPECT_EQ(rc, 130) << slurp(err);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8)) << slurp(err);
+  EXPECT_NE(slurp(err).find("it was not taking data"), std::string::npos) << slurp(err);
+  EXPECT_TRUE(report()["output_cut"].get<bool>());
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  // Read to the end: Ctrl-C finalizes it, the last packet included.
+  const auto got = path("got.ts");
+  rc = sh("cat " + fifo + " > " + got + " & R=$!; " + run +
+          " & P=$!; sleep 2; kill -INT $P; wait $P; S=$?; wait $R; exit $S");
+  EXPECT_EQ(rc, 130) << slurp(err);
+  EXPECT_FALSE(report()["output_cut"].get<bool>());
+  EXPECT_EQ(summarize(got).video_packets, report()["frames"]["video_packets_written"].get<int>());
+}
+
 // 11. A library that registers no filter is not a plugin: say so, naming it.
 TEST_F(EdgeCase, PluginThatRegistersNothingIsAnError) {
   const auto r = run_vpipe("--plugin libm.so.6 transcode " + kSample + " " + path("o.mp4"));

@@ -132,6 +132,26 @@ class InputWatch {
   std::atomic<bool> tripped_{false}, interrupted_{false};
 };
 
+// Watches the writes to an output that is a stream (a FIFO, a pipe, a URL):
+// once `interrupt` (Ctrl-C) has been set for longer than `grace`, every write
+// is abandoned (AVERROR_EXIT). A reader that keeps reading gets everything;
+// one that stopped reading no longer holds the run. FFmpeg polls it before
+// each write, and again when a write blocked in the kernel returns EINTR.
+class OutputWatch {
+ public:
+  OutputWatch(const std::atomic<int>* interrupt, double grace_s)
+      : interrupt_(interrupt), grace_ns_(static_cast<std::int64_t>(grace_s * 1e9)) {}
+  OutputWatch(const OutputWatch&) = delete;
+  OutputWatch& operator=(const OutputWatch&) = delete;
+  [[nodiscard]] AVIOInterruptCB callback() { return {&OutputWatch::poll, this}; }
+
+ private:
+  static int poll(void* self);
+  const std::atomic<int>* interrupt_;
+  std::int64_t grace_ns_;
+  std::atomic<std::int64_t> since_ns_{0};  // steady clock: when poll first saw the interrupt
+};
+
 struct InputOpenOptions {
   InputWatch* watch = nullptr;                             // must outlive the context
   bool low_latency = false;                                // live: a small probe (0.5 s / 500 kB)

@@ -34,6 +34,23 @@ struct Packet {
   bool drain = false;
 };
 
+// A stage's thread, while it runs, so that Ctrl-C can break a read or a write
+// blocked in the kernel (a FIFO or pipe whose other end went quiet, a stalled
+// disk): wake() sends it SIGURG, for which the program installs a handler
+// without SA_RESTART, so the call returns EINTR and the FFmpeg I/O context's
+// interrupt callback ends it. Safe from any thread; does nothing when no
+// handler is installed (SIGURG would be ignored, breaking nothing).
+class ThreadWaker {
+ public:
+  void enter();           // on the stage's thread (Stage::open)
+  void leave() noexcept;  // Stage::close: the thread is never signalled again
+  void wake() noexcept;
+
+ private:
+  std::mutex mutex_;
+  std::optional<pthread_t> thread_;
+};
+
 // When each packet left the demuxer, by pts, until its frame comes out of a
 // decoder (latency from the demuxer); bounded.
 void remember(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts, Clock::time_point t);
@@ -107,17 +124,13 @@ class DemuxSource final : public Source<Packet> {
   [[nodiscard]] std::string name() const override { return "demux"; }
   Flow produce(Output<Packet>& out) override;
   void finish(Output<Packet>& out) override;
-  void open() override;  // on the reading thread: remembered, for wake()
+  void open() override { waker_.enter(); }
   void close() noexcept override;
-  // Ctrl-C while a read blocks in the kernel (a FIFO or pipe whose writer went
-  // quiet, a stalled disk): sends the reading thread SIGURG, where the program
-  // has a handler for it installed without SA_RESTART, so the read returns
-  // EINTR and the input's interrupt callback ends it. Safe from any thread.
-  void wake() noexcept;
+  // Ctrl-C while a read blocks in the kernel (ThreadWaker).
+  void wake() noexcept { waker_.wake(); }
 
  private:
-  std::mutex thread_mutex_;
-  std::optional<pthread_t> thread_;  // while the reading thread runs
+  ThreadWaker waker_;
   AVFormatContext* input_;
   std::string path_;
   int video_stream_;
@@ -298,8 +311,19 @@ class MuxSink final : public Sink<Packet> {
   [[nodiscard]] std::string name() const override { return "mux"; }
   Flow consume(Packet packet) override;
   void finish() override;
+  void open() override { waker_.enter(); }
+  void close() noexcept override { waker_.leave(); }
+  // Ctrl-C while a write blocks in the kernel (ThreadWaker). Only an output
+  // whose interrupt callback says so stops there: a stream no one reads (a
+  // FIFO, a pipe, a URL). A file is finalized.
+  void wake() noexcept { waker_.wake(); }
+  // Writing stopped at a Ctrl-C (the output's interrupt callback): the rest,
+  // the trailer included, is not written.
+  [[nodiscard]] bool cut() const { return cut_; }
 
  private:
+  ThreadWaker waker_;
+  bool cut_ = false;
   AVFormatContext* output_;
   std::string path_;
   std::vector<AVRational> source_time_base_;
@@ -308,6 +332,7 @@ class MuxSink final : public Sink<Packet> {
   std::vector<std::int64_t> last_dts_;  // per output stream, in its time base
   std::vector<int> leaps_;              // per output stream: packets dropped in a row for a leap
   [[nodiscard]] bool damaged(const AVPacket* pkt);
+  Flow stop_writing();
 };
 
 }  // namespace vpipe

@@ -62,6 +62,9 @@ class StagedOutput {
   // What to open for writing: the temporary file, or the target itself.
   [[nodiscard]] const std::string& write_url() const { return write_url_; }
   [[nodiscard]] bool staged() const { return !temp_.empty(); }
+  // Written directly to something that is not a regular file (a FIFO, a
+  // device, pipe:, a URL): a stream, with nothing to finalize.
+  [[nodiscard]] bool stream() const { return stream_; }
   void opened();  // the file exists from now on (a second Ctrl-C removes an unfinished one)
   // Complete and closed: rename over the target (keeping an old file's permissions).
   void commit();
@@ -72,6 +75,7 @@ class StagedOutput {
   std::string final_;      // the file it replaces: symlinks followed
   std::string write_url_;  // "file:" + temp_ (a colon in a name is no protocol), or target_
   bool keep_ = false;
+  bool stream_ = true;
   bool opened_ = false;
   bool registered_ = false;
   bool done_ = false;

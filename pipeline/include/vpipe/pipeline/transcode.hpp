@@ -112,6 +112,7 @@ struct TranscodeReport {
   double steady_fps = 0;  // after the first 30 frames written (MediaCounters::steady_fps)
   double latency_ms_p50 = 0, latency_ms_p90 = 0, latency_ms_p99 = 0, latency_ms_max = 0;
   bool interrupted = false;
+  bool output_cut = false;  // a stream output stopped taking data: writing ended at Ctrl-C
   std::vector<StageStats> stages;
   std::vector<QueueStats> queues;
   std::vector<std::string> notes;      // e.g. "CPU path: no CUDA device"
