@@ -2,6 +2,7 @@
 
 extern "C" {
 #include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 }
@@ -18,6 +19,7 @@ extern "C" {
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filter.hpp"
@@ -35,6 +37,16 @@ namespace {
 // producer synchronizes with (__dlpack__(stream=None)) and cudaMemcpy2D
 // follows. Members in the order they must die, last first: the frame
 // returns its memory to the strategy.
+// A picture for the encoder, with its own buffers.
+UniqueAVFrame make_picture(const FrameFormat& f) {
+  UniqueAVFrame p = make_av_frame();
+  p->format = f.pix_fmt;
+  p->width = f.width;
+  p->height = f.height;
+  av_check(av_frame_get_buffer(p.get(), 0), "encoder frame");
+  return p;
+}
+
 struct DeviceConversion {
   static cudaStream_t stream() { return cudaStreamLegacy; }
   MemoryStrategy memory = make_strategy("pool");
@@ -46,6 +58,7 @@ struct DeviceConversion {
                                                        AVPixelFormat target) {
     const bool rgb = in.pix_fmt == AV_PIX_FMT_RGB24 || in.pix_fmt == AV_PIX_FMT_RGBA;
     if (!rgb || (target != AV_PIX_FMT_YUV420P && target != AV_PIX_FMT_NV12)) return nullptr;
+    if (in.width % 2 || in.height % 2) return nullptr;  // 4:2:0 of an odd size: the host pads
     auto chain =
         build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(target))), in);
     if (chain.size() != 1 || !chain[0].filter->has_cuda()) return nullptr;
@@ -160,7 +173,9 @@ struct FrameEncoder::Impl {
   [[nodiscard]] const Frame& on_host(const Frame& frame);
   // A device frame already in the encoder's format: downloaded straight into `picture`.
   bool download_into_picture(const Frame& frame);
-  void convert_on_host(const Frame& src);  // swscale into `picture`
+  void open_conversion(const FrameFormat& want, const FrameFormat& aligned);
+  void convert_on_host(const Frame& frame);            // swscale into `picture` (padded first)
+  [[nodiscard]] const Frame& pad(const Frame& frame);  // into `padded`, edges repeated
 
   FrameEncoderOptions o;
   TranscodeOptions encoder_options;  // what open_video_encoder reads (quality, path)
@@ -179,6 +194,8 @@ struct FrameEncoder::Impl {
   UniqueSwsContext sws;
   AVFrame* picture = nullptr;  // the one being filled (the encoder's pixel format), from the worker
   std::optional<Frame> host;   // device frames are downloaded here
+  std::optional<Frame> padded;  // sizes rounded up to whole chroma samples, edges repeated
+  UniqueAVFrame staging;        // converted at that size, when the encoder keeps an odd one
   std::unique_ptr<DeviceConversion> gpu;  // device RGB → the encoder's YUV
   bool gpu_checked = false;
   std::unique_ptr<EncodeWorker> worker;
@@ -206,14 +223,18 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   format = f;
   TranscodePlan plan;  // for choose_encoder's notes: the CPU encoders (no NVENC probe)
   const AVCodec* codec = choose_encoder(encoder_options, {}, plan);
-  const FrameFormat want{encoder_format(codec, AV_PIX_FMT_YUV420P), f.width, f.height};
+  // A size the encoder cannot take (odd, for most 4:2:0 encoders) is padded, as
+  // the CLI's --fit pad does: the right column and bottom row repeated (pad()).
+  FrameFormat want{encoder_format(codec, AV_PIX_FMT_YUV420P), f.width, f.height};
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(want.pix_fmt);
   const int mw = 1 << d->log2_chroma_w, mh = 1 << d->log2_chroma_h;
-  if (f.width % mw || f.height % mh)
-    throw input_error(
-        fmt::format("{}: {} cannot encode {}x{} in {}: sizes must be multiples of {}x{} "
-                    "(crop or pad the frames)",
-                    o.path, codec->name, f.width, f.height, d->name, mw, mh));
+  const FrameFormat aligned{want.pix_fmt, (f.width + mw - 1) / mw * mw,
+                            (f.height + mh - 1) / mh * mh};
+  if (aligned != want && !encoder_takes_size(codec, want)) {
+    want = aligned;
+    spdlog::info("{}: {}x{} padded to {}x{} ({} takes {} in multiples of {}x{})", o.path, f.width,
+                 f.height, want.width, want.height, codec->name, d->name, mw, mh);
+  }
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, nullptr, o.path.c_str()), o.path);
   out.reset(raw);
@@ -230,21 +251,28 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
     file->opened();
   }
   av_check(avformat_write_header(out.get(), nullptr), o.path + ": writing the header");
-  sws.reset(sws_getContext(f.width, f.height, f.pix_fmt, want.width, want.height, want.pix_fmt,
-                           SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr,
-                           nullptr));
+  open_conversion(want, aligned);
+  std::vector<UniqueAVFrame> pictures;
+  for (int i = 0; i < 3; ++i)  // one filled by the caller, one encoding, one waiting
+    pictures.push_back(make_picture(want));
+  worker = std::make_unique<EncodeWorker>([this](AVFrame* p) { send(p); }, std::move(pictures));
+}
+
+// swscale gets the last chroma samples of an odd size wrong (seen: the corner
+// of a 65x63 4:2:0 picture off by up to 26 levels, varying run to run). So it
+// converts whole chroma samples only: at the size rounded up to them, from
+// a copy of the frames with their edges repeated, into a staging picture when
+// the encoder keeps the odd size.
+void FrameEncoder::Impl::open_conversion(const FrameFormat& want, const FrameFormat& aligned) {
+  if (aligned.width != format.width || aligned.height != format.height)
+    padded = Frame::allocate_host({format.pix_fmt, aligned.width, aligned.height});
+  if (aligned != want) staging = make_picture(aligned);
+  sws.reset(sws_getContext(
+      aligned.width, aligned.height, format.pix_fmt, aligned.width, aligned.height, aligned.pix_fmt,
+      SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
   if (!sws)
     throw input_error(
-        fmt::format("{}: cannot convert {} to {}", o.path, to_string(f), to_string(want)));
-  std::vector<UniqueAVFrame> pictures;
-  for (int i = 0; i < 3; ++i) {  // one filled by the caller, one encoding, one waiting
-    pictures.push_back(make_av_frame());
-    pictures.back()->format = want.pix_fmt;
-    pictures.back()->width = want.width;
-    pictures.back()->height = want.height;
-    av_check(av_frame_get_buffer(pictures.back().get(), 0), "encoder frame");
-  }
-  worker = std::make_unique<EncodeWorker>([this](AVFrame* p) { send(p); }, std::move(pictures));
+        fmt::format("{}: cannot convert {} to {}", o.path, to_string(format), to_string(want)));
 }
 
 void FrameEncoder::Impl::add_audio() {
@@ -331,7 +359,9 @@ const Frame& FrameEncoder::Impl::on_host(const Frame& frame) {
   return *host;
 }
 
-void FrameEncoder::Impl::convert_on_host(const Frame& src) {
+void FrameEncoder::Impl::convert_on_host(const Frame& frame) {
+  const Frame& src = padded ? pad(frame) : frame;
+  AVFrame* into = staging ? staging.get() : picture;
   std::array<const std::uint8_t*, 4> data{};
   std::array<int, 4> linesize{};
   for (int p = 0; p < src.num_planes; ++p) {
@@ -339,12 +369,24 @@ void FrameEncoder::Impl::convert_on_host(const Frame& src) {
     linesize[static_cast<std::size_t>(p)] =
         static_cast<int>(src.planes[static_cast<std::size_t>(p)].pitch);
   }
-  sws_scale(sws.get(), data.data(), linesize.data(), 0, src.format.height, picture->data,
-            picture->linesize);
+  sws_scale(sws.get(), data.data(), linesize.data(), 0, src.format.height, into->data,
+            into->linesize);
+  if (staging)  // the encoder's odd size: its whole chroma samples are the aligned ones
+    av_image_copy(picture->data, picture->linesize, const_cast<const std::uint8_t**>(into->data),
+                  into->linesize, static_cast<AVPixelFormat>(picture->format), picture->width,
+                  picture->height);
+}
+
+const Frame& FrameEncoder::Impl::pad(const Frame& frame) {
+  for (int p = 0; p < frame.num_planes; ++p)
+    ref::pad_plane(frame.planes[static_cast<std::size_t>(p)],
+                   padded->planes[static_cast<std::size_t>(p)]);
+  return *padded;
 }
 
 bool FrameEncoder::Impl::download_into_picture(const Frame& frame) {
-  if (frame.memory != MemoryKind::kDevice || frame.format.pix_fmt != enc->pix_fmt) return false;
+  if (frame.memory != MemoryKind::kDevice || frame.format.pix_fmt != enc->pix_fmt || padded)
+    return false;
   if (frame.ready) frame.ready->synchronize();
   for (int p = 0; p < frame.num_planes; ++p) {
     const auto& src = frame.planes[static_cast<std::size_t>(p)];

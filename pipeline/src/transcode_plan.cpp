@@ -84,26 +84,6 @@ void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodeP
   p.decoded = p.nvdec ? nvdec_format : in.format;
 }
 
-// Whether one of FFmpeg's own encoders opens at this size: ffv1 and mpeg4 take
-// odd 4:2:0 sizes. Asked of the encoder itself (a throwaway open), not a list.
-// A hardware encoder or an external library's (libx264, which refuses odd
-// 4:2:0 sizes and leaks what it had set up when it does) is not opened for
-// this and is taken to refuse.
-bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f) {
-  if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || codec->wrapper_name ||
-      std::string_view(codec->name).rfind("lib", 0) == 0)
-    return false;
-  UniqueAVCodecContext c(avcodec_alloc_context3(codec));
-  if (!c) return false;
-  c->width = f.width;
-  c->height = f.height;
-  c->pix_fmt = f.pix_fmt;
-  c->time_base = AVRational{1, 25};
-  c->framerate = AVRational{25, 1};
-  c->thread_count = 1;
-  return avcodec_open2(c.get(), codec, nullptr) >= 0;
-}
-
 // An encoder of 4:2:0 (or 4:2:2) video may take only sizes that are multiples
 // of its chroma subsampling: then an odd-sized picture is padded (or cropped)
 // to fit, with a note, unless --fit error.
@@ -152,6 +132,21 @@ void place_cuda_segment(const TranscodeOptions& o, TranscodePlan& p) {
 }
 
 }  // namespace
+
+bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f) {
+  if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || codec->wrapper_name ||
+      std::string_view(codec->name).rfind("lib", 0) == 0)
+    return false;
+  UniqueAVCodecContext c(avcodec_alloc_context3(codec));
+  if (!c) return false;
+  c->width = f.width;
+  c->height = f.height;
+  c->pix_fmt = f.pix_fmt;
+  c->time_base = AVRational{1, 25};
+  c->framerate = AVRational{25, 1};
+  c->thread_count = 1;
+  return avcodec_open2(c.get(), codec, nullptr) >= 0;
+}
 
 // The container the output's name picks, checked before any file is touched.
 const AVOutputFormat* check_container(const std::string& output) {

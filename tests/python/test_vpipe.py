@@ -154,12 +154,34 @@ class Encode(Tmp):
         with vpipe.Encoder(self.path("a.mp4")) as enc:
             with self.assertRaisesRegex(vpipe.InputError, "uint8"):
                 enc.write(np.zeros((64, 64, 3), np.float32))
-            with self.assertRaisesRegex(vpipe.InputError, "64x63 .* multiples of 2x2"):
+            enc.write(np.zeros((64, 64, 3), np.uint8))
+            with self.assertRaisesRegex(vpipe.InputError, "every frame must have the first one's size"):
                 enc.write(np.zeros((63, 64, 3), np.uint8))
         with self.assertRaisesRegex(vpipe.InputError, "never writes to its input"):
             vpipe.Encoder(SAMPLE, audio_from=SAMPLE)
         with self.assertRaisesRegex(vpipe.InputError, "cannot tell the container"):
             vpipe.Encoder(self.path("out.nosuchext"))
+
+    def test_odd_sizes_are_padded_for_encoders_that_need_even_ones(self):
+        # Issue #40: the Encoder refused 65x63 where the CLI pads (--fit pad).
+        # libx264 takes 4:2:0 in multiples of 2x2: the right column and bottom
+        # row are repeated. ffv1 takes odd sizes: they stay.
+        ramp = np.tile(np.arange(65, dtype=np.uint8)[None, :, None] * 3, (63, 1, 3))
+        for name, codec, size in (("x.mp4", "libx264", (66, 64)), ("f.mkv", "ffv1", (65, 63))):
+            out = self.path(name)
+            with vpipe.Encoder(out, codec=codec, fps=25, crf=0) as enc:
+                for _ in range(5):
+                    enc.write(ramp)
+            back = [np.array(np.from_dlpack(f)) for f in vpipe.decode(out, device="cpu", filters="format=rgb24")]
+            self.assertEqual(len(back), 5, name)
+            self.assertEqual((back[0].shape[1], back[0].shape[0]), size, name)
+            err = np.abs(back[0][:63, :65].astype(int) - ramp.astype(int))
+            self.assertLessEqual(err.max(), 8, name)  # RGB → YUV 4:2:0 → RGB
+            if size == (66, 64):
+                edge = np.abs(back[0][:, 65].astype(int) - back[0][:, 64].astype(int))
+                self.assertLessEqual(edge.max(), 8, "the right column repeated")
+                bottom = np.abs(back[0][63].astype(int) - back[0][62].astype(int))
+                self.assertLessEqual(bottom.max(), 8, "the bottom row repeated")
 
     def test_an_ffmpeg_prefix_does_not_hide_the_input(self):
         # Issue #40: "file:in.mp4 in.mp4" got past the overwrite check, from Python too.

@@ -82,6 +82,13 @@ struct TranscodePlan {
   [[nodiscard]] std::vector<std::string> labels() const;  // the effective chain
 };
 
+// Whether one of FFmpeg's own encoders opens at this size: ffv1 and mpeg4 take
+// odd 4:2:0 sizes. Asked of the encoder itself (a throwaway open), not a list.
+// A hardware encoder or an external library's (libx264, which refuses odd
+// 4:2:0 sizes and leaks what it had set up when it does) is not opened for
+// this and is taken to refuse.
+[[nodiscard]] bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f);
+
 // Checks the options that need no input: throws input_error naming the
 // option value and what was expected.
 void check_options(const TranscodeOptions& options);
