@@ -135,7 +135,7 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
   const int answer = avformat_query_codec(container, codec, FF_COMPLIANCE_NORMAL);
   if (answer >= 0) return answer == 1;
   // What these muxers write (libavformat's mpegtsenc.c, mpegenc.c, oggenc.c,
-  // gif.c, yuv4mpegenc.c): they refuse, or mangle, everything else.
+  // gif.c, webpenc.c, yuv4mpegenc.c): they refuse, or mangle, everything else.
   static const std::map<std::string_view, std::set<AVCodecID>> kHolds = {
       {"mpegts",
        {AV_CODEC_ID_MPEG1VIDEO,   AV_CODEC_ID_MPEG2VIDEO,  AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264,
@@ -158,6 +158,7 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
        {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC,
         AV_CODEC_ID_SPEEX}},
       {"gif", {AV_CODEC_ID_GIF}},
+      {"webp", {AV_CODEC_ID_WEBP}},
       {"yuv4mpegpipe", {AV_CODEC_ID_WRAPPED_AVFRAME, AV_CODEC_ID_RAWVIDEO}},
   };
   std::string_view name = container->name;

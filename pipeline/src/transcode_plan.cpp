@@ -163,6 +163,15 @@ const AVOutputFormat* check_container(const std::string& output) {
         fmt::format("{}: an image file; vpipe writes video files (.mp4, .mkv, .mov, "
                     ".ts…), not one image per frame",
                     output));
+  // An audio container (no video codec of its own, or only a cover picture:
+  // mp3, flac, aiff) fails at its header, after everything was opened.
+  const bool cover_only =
+      container->video_codec == AV_CODEC_ID_PNG && container->audio_codec != AV_CODEC_ID_NONE;
+  if (container->video_codec == AV_CODEC_ID_NONE || cover_only)
+    throw input_error(
+        fmt::format("{}: {} is an audio container; vpipe writes video files (.mp4, .mkv, .mov, "
+                    ".webm, .ts…)",
+                    output, name));
   return container;
 }
 

@@ -570,6 +570,28 @@ TEST_F(EdgeCase, ASymlinkedOutputReplacesItsTargetAndKeepsTheLink) {
   EXPECT_EQ(partial_files(), 0);
 }
 
+// Issue #40: .mp3, .aac (and every audio container) failed late with "Invalid
+// argument", and .webp with "Only exactly 1 stream": an audio container is
+// refused at once, in one line, and WebP drops the audio as GIF does.
+TEST_F(EdgeCase, AudioContainersAreRefusedAtOnceAndWebpDropsTheAudio) {
+  for (const std::string name : {"o.mp3", "o.aac", "o.flac", "o.wav", "o.opus", "o.mka"}) {
+    const auto r = run_vpipe("transcode " + kSample + " " + path(name) + " --frames 5");
+    EXPECT_EQ(r.exit_code, 1) << name << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_NE(r.err.find("is an audio container"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path(name)));
+  }
+  const auto r = run_vpipe("transcode " + kSample + " " + path("o.webp") + " --frames 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("dropped: webp cannot hold it"), std::string::npos) << r.err;
+  const std::string webp = slurp(path("o.webp"));
+  ASSERT_EQ(webp.substr(8, 4), "WEBP");
+  int frames = 0;  // an animated WebP holds one ANMF chunk per frame
+  for (auto at = webp.find("ANMF"); at != std::string::npos; at = webp.find("ANMF", at + 4))
+    ++frames;
+  EXPECT_EQ(frames, 5);
+}
+
 // A writable file in a folder where no new file can be made has nowhere to be
 // staged: it is written in place, as it was before staging existed.
 // (Root may create files anywhere: as root, vpipe runs as nobody, owning the file.)
