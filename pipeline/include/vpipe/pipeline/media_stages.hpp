@@ -62,10 +62,12 @@ struct MediaCounters {
   std::atomic<std::int64_t> frames_decoded{0};
   std::atomic<std::int64_t> decode_errors{0};
   std::atomic<std::int64_t> frames_encoded{0};
-  std::atomic<std::int64_t> frames_fitted{0};        // scaled to the encoder's size (size changed)
-  std::atomic<std::int64_t> ts_discontinuities{0};   // timestamp jumps closed up (MPEG-TS)
-  std::atomic<std::int64_t> timestamps_repaired{0};  // frames whose time went backwards, moved on
-  std::atomic<std::int64_t> packets_damaged{0};      // copied packets the muxer refused: dropped
+  std::atomic<std::int64_t> frames_fitted{0};       // scaled to the encoder's size (size changed)
+  std::atomic<std::int64_t> ts_discontinuities{0};  // timestamp jumps closed up (MPEG-TS)
+  // Times not trusted: a frame's that went back or leapt (moved on), a packet's
+  // PTS far from its DTS (dropped).
+  std::atomic<std::int64_t> timestamps_repaired{0};
+  std::atomic<std::int64_t> packets_damaged{0};  // copied packets the muxer refused: dropped
   std::atomic<std::int64_t> video_packets_written{0};
   std::atomic<std::int64_t> other_packets_written{0};
   // Steady state: frames written after the first kWarmUpFrames (decoder, encoder and
@@ -162,7 +164,16 @@ class DemuxSource final : public Source<Packet> {
   double offset_s_ = 0;            // added to every timestamp of this pass
   double pass_end_s_ = 0;          // latest end time seen, source seconds
   std::optional<double> start_s_;  // earliest time seen
-  std::map<int, std::optional<double>> last_dts_s_;  // per stream, output seconds
+  // Per stream, output seconds: the last packet's time and the one before it,
+  // and whether the last one was off the line (held: shifted on its own).
+  struct DtsTrack {
+    std::optional<double> last, before;
+    bool held = false;
+  };
+  std::map<int, DtsTrack> last_dts_s_;
+  [[nodiscard]] double close_up(int index, double out_t, double step);
+  void drop_damaged_pts(AVPacket* pkt);
+  [[nodiscard]] bool pts_fits(const AVPacket* pkt) const;  // after its DTS, within a reorder
 };
 
 // --max-in-flight: at most `limit` frames between the decoder and the end of
