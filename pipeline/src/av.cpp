@@ -200,7 +200,20 @@ int InputWatch::poll(void* opaque) {
   return 0;
 }
 
-UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& options) {
+std::string ffmpeg_url(const std::string& name) {
+  const auto colon = name.find(':');
+  if (colon == std::string::npos || colon == 0 || name.find('/') < colon) return name;
+  const std::string proto = name.substr(0, std::min(colon, name.find(',')));  // "subfile,,…:"
+  for (const int output : {0, 1}) {
+    void* it = nullptr;
+    while (const char* known = avio_enum_protocols(&it, output))
+      if (proto == known) return name;
+  }
+  return "file:" + name;
+}
+
+UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& options) {
+  const std::string path = ffmpeg_url(name);
   AVFormatContext* raw = avformat_alloc_context();
   if (!raw) throw ffmpeg_error(AVERROR(ENOMEM), "avformat_alloc_context: out of memory");
   if (options.watch) raw->interrupt_callback = options.watch->callback();
@@ -228,16 +241,16 @@ UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& o
     throw usage_error(fmt::format(
         "input option(s) {} for '{}': not an option of its demuxer or protocol (see `ffmpeg -h "
         "demuxer=NAME` or `ffmpeg -h protocol=NAME`)",
-        unknown, path));
+        unknown, name));
   }
   if (ret < 0 && options.watch && (options.watch->interrupted() || ret == AVERROR(EINTR)))
     throw ffmpeg_error(
-        ret, fmt::format("cannot open input '{}': interrupted while waiting for it", path));
+        ret, fmt::format("cannot open input '{}': interrupted while waiting for it", name));
   const bool stalled = options.watch && options.watch->stalled();
   if (ret < 0 && stalled)
-    throw ffmpeg_error(ret, fmt::format("cannot open input '{}': no data for {} s", path,
+    throw ffmpeg_error(ret, fmt::format("cannot open input '{}': no data for {} s", name,
                                         options.watch->timeout_s()));
-  av_check(ret, fmt::format("cannot open input '{}'", path));
+  av_check(ret, fmt::format("cannot open input '{}'", name));
   UniqueDemuxContext ctx(raw);
   if (options.watch) options.watch->arm();
   const int info = avformat_find_stream_info(ctx.get(), nullptr);
@@ -248,12 +261,12 @@ UniqueDemuxContext open_input(const std::string& path, const InputOpenOptions& o
       throw ffmpeg_error(AVERROR_EXIT,
                          fmt::format("cannot open input '{}': interrupted while reading its stream "
                                      "info",
-                                     path));
+                                     name));
     if (info < 0 && options.watch->stalled())
       throw ffmpeg_error(info, fmt::format("cannot read stream info of '{}': no data for {} s",
-                                           path, options.watch->timeout_s()));
+                                           name, options.watch->timeout_s()));
   }
-  av_check(info, fmt::format("cannot read stream info of '{}'", path));
+  av_check(info, fmt::format("cannot read stream info of '{}'", name));
   return ctx;
 }
 

@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/av.hpp"
 
 namespace vpipe {
 
@@ -41,7 +42,8 @@ std::string protocol_of(const std::string& url) {
 
 void collect_local(const std::string& url, std::vector<std::string>& out, int depth) {
   if (url.empty() || depth > 8) return;
-  const std::string proto = protocol_of(url);
+  // "a:b.mp4": a protocol FFmpeg does not have is a local file's name (ffmpeg_url).
+  const std::string proto = ffmpeg_url(url) == url ? protocol_of(url) : std::string();
   const std::string rest = proto.empty() ? url : url.substr(proto.size() + 1);
   if (proto.empty()) {
     out.push_back(url);
@@ -56,8 +58,6 @@ void collect_local(const std::string& url, std::vector<std::string>& out, int de
     for (std::size_t bar; (bar = rest.find('|', from)) != std::string::npos; from = bar + 1)
       collect_local(rest.substr(from, bar - from), out, depth + 1);
     collect_local(rest.substr(from), out, depth + 1);
-  } else if (std::error_code ec; fs::exists(url, ec)) {
-    out.push_back(url);  // "a:b.mp4": a local file whose name has a colon
   }
   // Other protocols (pipe:, fd:, udp://, http://, …) name no local file.
 }
@@ -189,8 +189,8 @@ int remove_partial_outputs_now() noexcept {
 }
 
 StagedOutput::StagedOutput(std::string target, bool keep_partial)
-    : target_(std::move(target)), write_url_(target_), keep_(keep_partial) {
-  const std::string proto = protocol_of(target_);
+    : target_(std::move(target)), write_url_(ffmpeg_url(target_)), keep_(keep_partial) {
+  const std::string proto = protocol_of(write_url_);
   const auto local = local_files_of(target_);
   if ((!proto.empty() && proto != "file") || local.size() != 1) return;  // pipe:, URLs: directly
   std::error_code ec;
@@ -201,7 +201,10 @@ StagedOutput::StagedOutput(std::string target, bool keep_partial)
   stream_ = false;
   // A writable file in a folder the user cannot create files in: there is
   // nowhere to stage, so it is written in place, as before staging existed.
-  if (fs::exists(st) && ::access(final_path.parent_path().c_str(), W_OK) != 0) return;
+  if (fs::exists(st) && ::access(final_path.parent_path().c_str(), W_OK) != 0) {
+    write_url_ = "file:" + final_path.string();  // a colon in a name is no protocol
+    return;
+  }
   final_ = final_path.string();
   temp_ =
       (final_path.parent_path() / fmt::format("{}.vpipe-partial-{}{}", final_path.stem().string(),

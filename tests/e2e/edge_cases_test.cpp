@@ -592,6 +592,21 @@ TEST_F(EdgeCase, AudioContainersAreRefusedAtOnceAndWebpDropsTheAudio) {
   EXPECT_EQ(frames, 5);
 }
 
+// Issue #40: a local file with a colon in its name ("clip:1.mp4") gave
+// "Protocol not found", read or written. A protocol FFmpeg does not have is a
+// file's name; the overwrite check still sees through it.
+TEST_F(EdgeCase, AColonInAFileNameIsNoProtocol) {
+  fs::copy_file(kSample, path("clip:1.mp4"));
+  const std::string in_dir = "cd " + dir_.string() + " && " + kBin + " transcode ";
+  const auto err = path("err.txt");
+  ASSERT_EQ(sh(in_dir + "clip:1.mp4 out:2.mkv --frames 5 2>" + err), 0) << slurp(err);
+  EXPECT_EQ(summarize(path("out:2.mkv")).video_packets, 5);
+  EXPECT_EQ(sh(in_dir + "clip:1.mp4 clip:1.mp4 --frames 5 2>" + err), 2) << slurp(err);
+  EXPECT_NE(slurp(err).find("would overwrite the input"), std::string::npos) << slurp(err);
+  EXPECT_EQ(sh(in_dir + "nosuch:1.mp4 o.mkv 2>" + err), 1);
+  EXPECT_NE(slurp(err).find("'nosuch:1.mp4': No such file"), std::string::npos) << slurp(err);
+}
+
 // A writable file in a folder where no new file can be made has nowhere to be
 // staged: it is written in place, as it was before staging existed.
 // (Root may create files anywhere: as root, vpipe runs as nobody, owning the file.)

@@ -103,6 +103,11 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 // MPEG-PS, Ogg, GIF, Y4M); nullopt when nobody knows (the muxer will say).
 [[nodiscard]] std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec);
 
+// The name to hand FFmpeg for `name`: a name FFmpeg would read as a protocol
+// it does not have ("a:b.mp4", "clip:1.ts") is a local file, so "file:" goes
+// before it; anything else is unchanged.
+[[nodiscard]] std::string ffmpeg_url(const std::string& name);
+
 // Watches blocking reads: FFmpeg polls it while it waits for data. A read
 // that waits longer than the stall timeout, or any read once `interrupt`
 // (Ctrl-C) is set, is abandoned (AVERROR_EXIT) and the watch says which.
