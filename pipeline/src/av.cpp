@@ -164,8 +164,12 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
   std::string_view name = container->name;
   if (name.substr(0, 4) == "rtp_") name = name.substr(4);  // rtp_mpegts: MPEG-TS
   const auto it = kHolds.find(name);
-  if (it == kHolds.end()) return std::nullopt;
-  return it->second.count(codec) > 0;
+  if (it != kHolds.end()) return it->second.count(codec) > 0;
+  // A muxer with no audio codec of its own holds no audio: raw streams (.h264,
+  // .hevc, .m2v, .ivf). They said "exactly one stream", at the header.
+  if (avcodec_get_type(codec) == AVMEDIA_TYPE_AUDIO && container->audio_codec == AV_CODEC_ID_NONE)
+    return false;
+  return std::nullopt;
 }
 
 void InputWatch::arm() { deadline_ns_ = steady_ns() + static_cast<std::int64_t>(timeout_s_ * 1e9); }

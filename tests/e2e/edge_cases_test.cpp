@@ -572,7 +572,8 @@ TEST_F(EdgeCase, ASymlinkedOutputReplacesItsTargetAndKeepsTheLink) {
 
 // Issue #40: .mp3, .aac (and every audio container) failed late with "Invalid
 // argument", and .webp with "Only exactly 1 stream": an audio container is
-// refused at once, in one line, and WebP drops the audio as GIF does.
+// refused at once, in one line; WebP and raw streams (.h264: "exactly one
+// stream") drop the audio, as GIF did.
 TEST_F(EdgeCase, AudioContainersAreRefusedAtOnceAndWebpDropsTheAudio) {
   for (const std::string name : {"o.mp3", "o.aac", "o.flac", "o.wav", "o.opus", "o.mka"}) {
     const auto r = run_vpipe("transcode " + kSample + " " + path(name) + " --frames 5");
@@ -580,6 +581,13 @@ TEST_F(EdgeCase, AudioContainersAreRefusedAtOnceAndWebpDropsTheAudio) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
     EXPECT_NE(r.err.find("is an audio container"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(path(name)));
+  }
+  // A raw stream holds one video stream: the audio is dropped, as FFmpeg does.
+  for (const std::string name : {"o.h264", "o.m2v"}) {
+    const auto raw = run_vpipe("transcode " + kSample + " " + path(name) + " --frames 5");
+    ASSERT_EQ(raw.exit_code, 0) << name << ": " << raw.err;
+    EXPECT_NE(raw.err.find("dropped: "), std::string::npos) << raw.err;
+    EXPECT_EQ(count_frames(path(name)), 5) << name;
   }
   const auto r = run_vpipe("transcode " + kSample + " " + path("o.webp") + " --frames 5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -737,12 +745,13 @@ TEST_F(EdgeCase, FrameRateContainersWorkAndRefusalsSayWhy) {
   // DV takes 25 or 29.97 fps and PCM audio; MXF no AAC: refused, with why.
   for (const auto& [name, why] :
        {std::pair{"out.dv", "supply exactly two streams"}, std::pair{"aac.mxf", "'aac'"}}) {
+    std::ofstream(path(name)) << "the user's file";  // a late refusal leaves it as it was
     const auto r = run_vpipe("transcode " + kSample + " " + path(name) + " --frames 10");
     EXPECT_EQ(r.exit_code, 1) << name;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
     EXPECT_NE(r.err.find("(why: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(path(name)));
+    EXPECT_EQ(slurp(path(name)), "the user's file");
     EXPECT_EQ(partial_files(), 0);
   }
 }
