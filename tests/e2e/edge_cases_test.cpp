@@ -437,6 +437,12 @@ TEST_F(EdgeCase, FirstSignalEndsAWriteNoOneReads) {
   EXPECT_NE(slurp(err).find("it was not taking data"), std::string::npos) << slurp(err);
   EXPECT_TRUE(report()["output_cut"].get<bool>());
   EXPECT_TRUE(fs::is_fifo(fifo));
+  // A second signal stops at once, and still never removes the FIFO (it did).
+  rc = sh(
+      "(exec 3<" + fifo + "; sleep 25) & R=$!; " + run +
+      " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P; S=$?; kill $R; exit $S");
+  EXPECT_EQ(rc, 130) << slurp(err);
+  EXPECT_TRUE(fs::is_fifo(fifo));
   // Read to the end: Ctrl-C finalizes it, the last packet included.
   const auto got = path("got.ts");
   rc = sh("cat " + fifo + " > " + got + " & R=$!; " + run +
