@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe::bench {
@@ -128,15 +129,15 @@ int run_chain_bench(const ChainBenchOptions& b) {
   fmt::print("\nInput: {} ×{}, decode {}, --mem {}, output null.\n", b.input, b.loop, b.decode,
              b.mem);
   if (!b.json_path.empty()) {
-    std::ofstream f(b.json_path);
-    f << nlohmann::json{{"input", b.input},
-                        {"loop", b.loop},
-                        {"decode", b.decode},
-                        {"mem", b.mem},
-                        {"rows", rows}}
-             .dump(2)
-      << '\n';
-    if (!f) throw std::runtime_error(fmt::format("{}: cannot write the JSON", b.json_path));
+    vpipe::write_file(b.json_path,
+                      nlohmann::json{{"input", b.input},
+                                     {"loop", b.loop},
+                                     {"decode", b.decode},
+                                     {"mem", b.mem},
+                                     {"rows", rows}}
+                              .dump(2) +
+                          '\n',
+                      "the JSON");
   }
   return 0;
 }

@@ -29,6 +29,7 @@
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/decode_probe.hpp"
 #include "vpipe/pipeline/nvml_load.hpp"
+#include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe::bench {
@@ -263,13 +264,19 @@ int run_decode_bench(const DecodeBenchOptions& options) {
       "0.1 s.\n",
       b.input, b.loop);
   if (!b.json_path.empty()) {
-    std::ofstream f(b.json_path);
-    f << nlohmann::json{{"input", b.input},     {"loop", b.loop},       {"decode", b.decode},
-                        {"filters", b.filters}, {"mem", b.mem},         {"probe", probe.rows},
-                        {"streams", streams},   {"segments", segments}, {"encoded", encoded}}
-             .dump(2)
-      << '\n';
-    if (!f) throw std::runtime_error(fmt::format("{}: cannot write the JSON", b.json_path));
+    vpipe::write_file(b.json_path,
+                      nlohmann::json{{"input", b.input},
+                                     {"loop", b.loop},
+                                     {"decode", b.decode},
+                                     {"filters", b.filters},
+                                     {"mem", b.mem},
+                                     {"probe", probe.rows},
+                                     {"streams", streams},
+                                     {"segments", segments},
+                                     {"encoded", encoded}}
+                              .dump(2) +
+                          '\n',
+                      "the JSON");
   }
   return 0;
 }

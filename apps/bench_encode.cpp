@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/segment_encode.hpp"
 
 #include <fmt/format.h>
@@ -302,18 +303,18 @@ int run_encode_bench(const EncodeBenchOptions& b) {
     }
   }
   if (!b.json_path.empty()) {
-    std::ofstream f(b.json_path);
-    f << nlohmann::json{{"input", b.input},
-                        {"filters", b.filters},
-                        {"encoder", b.encoder},
-                        {"preset", b.preset},
-                        {"gop", b.gop},
-                        {"loop", b.loop},
-                        {"cores", std::thread::hardware_concurrency()},
-                        {"rows", rows}}
-             .dump(2)
-      << '\n';
-    if (!f) throw std::runtime_error(fmt::format("{}: cannot write the JSON", b.json_path));
+    vpipe::write_file(b.json_path,
+                      nlohmann::json{{"input", b.input},
+                                     {"filters", b.filters},
+                                     {"encoder", b.encoder},
+                                     {"preset", b.preset},
+                                     {"gop", b.gop},
+                                     {"loop", b.loop},
+                                     {"cores", std::thread::hardware_concurrency()},
+                                     {"rows", rows}}
+                              .dump(2) +
+                          '\n',
+                      "the JSON");
   }
   return 0;
 }

@@ -27,6 +27,7 @@
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/paths.hpp"
 
 namespace vpipe::bench {
 
@@ -435,7 +436,7 @@ int run_kernel_bench(const KernelBenchOptions& o) {
   for (auto [w, h, res] : {std::tuple{1920, 1080, "1080p"}, std::tuple{3840, 2160, "4K"}})
     all_met &= bench_resolution(w, h, res, peak_gbps, scratch.resource(), s, how, rows);
   chain_segments(s, scratch.resource(), how, peak_gbps, rows, all_met);
-  if (!o.json_path.empty()) std::ofstream(o.json_path) << rows.dump(2) << '\n';
+  if (!o.json_path.empty()) vpipe::write_file(o.json_path, rows.dump(2) + '\n', "the JSON");
   fmt::print("\nGoals: {}.\n", all_met ? "all met" : "NOT all met (see the 'met' column)");
   return all_met ? 0 : 1;
 }

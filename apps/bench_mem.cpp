@@ -42,6 +42,7 @@
 #include "vpipe/memory/pool_resource.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/memory/vmm_arena.hpp"
+#include "vpipe/pipeline/paths.hpp"
 
 namespace vpipe::bench {
 
@@ -819,7 +820,7 @@ json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_
       rs);
   // Replay (a)'s log against every strategy.
   const auto entries = parse_allocation_log(log);
-  if (!log_path.empty()) std::ofstream(log_path) << log.str();
+  if (!log_path.empty()) vpipe::write_file(log_path, log.str(), "the allocation log");
   fmt::print(
       "\nReplay of (a)'s allocation log ({} entries, recorded through naive) against every "
       "strategy, same budget, no kernels:\n\n",
@@ -900,7 +901,7 @@ int run_mem_bench(const MemBenchOptions& o) {
     j["fragmentation"] = bench_fragmentation(
         o.quick, static_cast<std::size_t>(o.budget_gib * (1 << 30)), o.log_path);
   j["targets"] = {{"alloc_free_2us", latency_ok}, {"ring_90pct", staging_ok}};
-  if (!o.json_path.empty()) std::ofstream(o.json_path) << j.dump(2) << '\n';
+  if (!o.json_path.empty()) vpipe::write_file(o.json_path, j.dump(2) + '\n', "the JSON");
   return latency_ok && staging_ok ? 0 : 1;
 }
 

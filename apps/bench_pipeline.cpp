@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
 namespace vpipe::bench {
@@ -128,15 +129,16 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
       "Chain: {}. Input: {} ×{}.\n",
       b.preset, enc_fps, enc_frames, b.filters, b.input, b.loop);
   if (!b.json_path.empty()) {
-    std::ofstream f(b.json_path);
-    f << nlohmann::json{{"input", b.input},
-                        {"loop", b.loop},
-                        {"filters", b.filters},
-                        {"encode_only_fps", enc_fps},
-                        {"encode_only_frames", enc_frames},
-                        {"rows", rows}}
-             .dump(2)
-      << '\n';
+    vpipe::write_file(b.json_path,
+                      nlohmann::json{{"input", b.input},
+                                     {"loop", b.loop},
+                                     {"filters", b.filters},
+                                     {"encode_only_fps", enc_fps},
+                                     {"encode_only_frames", enc_frames},
+                                     {"rows", rows}}
+                              .dump(2) +
+                          '\n',
+                      "the JSON");
   }
   return 0;
 }

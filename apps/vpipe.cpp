@@ -116,9 +116,7 @@ std::string format_eta(double s) {
 
 void write_json(const std::string& path, const nlohmann::json& j) {
   if (path.empty()) return;
-  std::ofstream f(path);
-  f << j.dump(2) << '\n';
-  if (!f) throw vpipe::input_error(fmt::format("cannot write report '{}'", path));
+  vpipe::write_file(path, j.dump(2) + '\n', "report");
 }
 
 // Progress on a terminal, and the signals: Ctrl-C / SIGTERM stop gracefully;

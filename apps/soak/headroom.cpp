@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/memory/cuda_device.hpp"
+#include "vpipe/pipeline/paths.hpp"
 
 namespace vpipe {
 
@@ -173,7 +174,7 @@ int run_headroom(const HeadroomOptions& o) {
     std::fflush(stdout);
     out["workloads"].push_back(w);
     if (!o.json_path.empty())
-      std::ofstream(o.json_path) << out.dump(1) << '\n';  // after each workload
+      vpipe::write_file(o.json_path, out.dump(1) + '\n', "the JSON");  // after each workload
   }
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <random>
 #include <shared_mutex>
+#include <sstream>
 #include <thread>
 
 #include "soak/plot.hpp"
@@ -28,6 +29,7 @@
 #include "vpipe/pipeline/cuda_stages.hpp"
 #include "vpipe/pipeline/frame_graph.hpp"
 #include "vpipe/pipeline/media_stages.hpp"
+#include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/pipeline.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
@@ -742,7 +744,7 @@ std::vector<std::string> write_charts(const SoakResult& r, const fs::path& dir) 
 
 void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path& dir,
                        const std::vector<std::string>& charts) {
-  std::ofstream html(dir / "report.html");
+  std::ostringstream html;
   html << "<!doctype html><meta charset=utf-8><title>vpipe soak</title>\n"
           "<style>body{font-family:sans-serif;max-width:1700px;margin:1em auto}"
           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px "
@@ -794,6 +796,7 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
   html << "</table>\n";
   for (const auto& f : charts) html << fmt::format("<img src=\"{}\" alt=\"{}\">\n", f, f);
   html << "<p>Data: <a href=samples.csv>samples.csv</a>, <a href=soak.json>soak.json</a>.</p>\n";
+  vpipe::write_file((dir / "report.html").string(), html.str(), "the soak's page");
 }
 
 }  // namespace
@@ -802,10 +805,7 @@ void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
   if (o.out_dir.empty()) return;
   fs::create_directories(o.out_dir);
   const fs::path dir(o.out_dir);
-  {
-    std::ofstream j(dir / "soak.json");
-    j << r.to_json(o).dump(2) << '\n';
-  }
+  vpipe::write_file((dir / "soak.json").string(), r.to_json(o).dump(2) + '\n', "the soak's JSON");
   write_html_report(r, o, dir, write_charts(r, dir));
 }
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -246,6 +247,21 @@ StagedOutput::~StagedOutput() {
   }
   std::error_code ec;
   fs::remove(temp_, ec);
+}
+
+void write_file(const std::string& path, std::string_view text, const std::string& what) {
+  StagedOutput out(path, false);
+  std::string file = out.write_url();
+  if (file.rfind("file:", 0) == 0) file.erase(0, 5);
+  {
+    std::ofstream f(file, std::ios::binary);
+    if (f) out.opened();
+    f << text;
+    f.close();
+    if (!f)
+      throw input_error(fmt::format("cannot write {} '{}': {}", what, path, std::strerror(errno)));
+  }
+  out.commit();
 }
 
 }  // namespace vpipe

@@ -2,11 +2,15 @@
 // "cache:P", "async:P", "subfile,,…,,:P" and each part of "concat:A|B" as P, so each
 // of them is the input when P is; symlinks and hard links are the file they name.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/paths.hpp"
 
 using namespace vpipe;
@@ -55,4 +59,30 @@ TEST_F(SameFile, AColonInALocalNameIsAFileNotAProtocol) {
   EXPECT_TRUE(same_file("a:b.mp4", colon));
   EXPECT_EQ(local_files_of("a:b.mp4"), std::vector<std::string>{"a:b.mp4"});
   fs::current_path(cwd);
+}
+
+// write_file(): a report or a benchmark's JSON is written beside its path and
+// renamed over it, so a failed write (here a file-size limit, as a full disk)
+// leaves the old one whole and no temporary file behind (issue #40, class 2).
+TEST_F(SameFile, WriteFileIsWholeOrLeavesTheOldOne) {
+  const std::string report = (dir_ / "report.json").string();
+  write_file(report, "{\"old\": 1}\n", "report");
+  std::ifstream old_in(report);
+  std::string text((std::istreambuf_iterator<char>(old_in)), {});
+  EXPECT_EQ(text, "{\"old\": 1}\n");
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead
+  rlimit small = saved;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  EXPECT_THROW(write_file(report, std::string(1 << 20, 'x'), "report"), input_error);
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  std::ifstream after(report);
+  text.assign((std::istreambuf_iterator<char>(after)), {});
+  EXPECT_EQ(text, "{\"old\": 1}\n");
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
+  EXPECT_EQ(files, 2) << "in.mp4 and report.json, no temporary file";
 }

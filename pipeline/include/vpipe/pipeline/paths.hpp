@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace vpipe {
@@ -80,5 +81,11 @@ class StagedOutput {
   bool registered_ = false;
   bool done_ = false;
 };
+
+// Writes `text` to `path` the way StagedOutput writes a video: beside it,
+// then renamed over it, so a report, a benchmark's JSON or a soak's page is
+// whole or not there, and an old one survives a failed write. Throws
+// input_error naming `what` and the path.
+void write_file(const std::string& path, std::string_view text, const std::string& what);
 
 }  // namespace vpipe
