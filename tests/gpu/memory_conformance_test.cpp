@@ -306,6 +306,8 @@ class Pipe {
 };
 }  // namespace
 
+// long: one three-thread pipeline per workload (this thread writes, a filter thread
+// checks and rewrites, a sink thread frees), whose lambdas share the test's state.
 TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
   for (const char* workload : {"roi", "ladder", "burst"}) {
     SCOPED_TRACE(workload);
