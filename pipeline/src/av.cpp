@@ -207,6 +207,8 @@ int InputWatch::poll(void* opaque) {
 std::string ffmpeg_url(const std::string& name) {
   const auto colon = name.find(':');
   if (colon == std::string::npos || colon == 0 || name.find('/') < colon) return name;
+  // scheme://: a URL, though its scheme may be a demuxer's, not a protocol (rtsp://)
+  if (name.compare(colon, 3, "://") == 0) return name;
   const std::string proto = name.substr(0, std::min(colon, name.find(',')));  // "subfile,,…:"
   for (const int output : {0, 1}) {
     void* it = nullptr;

@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/av.hpp"
 #include "vpipe/pipeline/paths.hpp"
 
 using namespace vpipe;
@@ -85,4 +86,14 @@ TEST_F(SameFile, WriteFileIsWholeOrLeavesTheOldOne) {
   int files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
   EXPECT_EQ(files, 2) << "in.mp4 and report.json, no temporary file";
+}
+
+// ffmpeg_url(): only a name FFmpeg would read as a protocol it lacks is a file.
+TEST(FfmpegUrl, AnUnknownProtocolIsALocalNameAndUrlsStayAsTheyAre) {
+  EXPECT_EQ(ffmpeg_url("clip:1.mp4"), "file:clip:1.mp4");
+  EXPECT_EQ(ffmpeg_url("out.mp4"), "out.mp4");
+  EXPECT_EQ(ffmpeg_url("/tmp/a:b.mp4"), "/tmp/a:b.mp4");  // a slash first: no protocol
+  for (const std::string url : {"pipe:1", "file:a.mp4", "concat:a.ts|b.ts", "udp://h:5000",
+                                "rtsp://h:554/live", "subfile,,start,0,end,0,,:a.mp4"})
+    EXPECT_EQ(ffmpeg_url(url), url);
 }

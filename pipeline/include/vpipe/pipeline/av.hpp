@@ -105,7 +105,7 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 
 // The name to hand FFmpeg for `name`: a name FFmpeg would read as a protocol
 // it does not have ("a:b.mp4", "clip:1.ts") is a local file, so "file:" goes
-// before it; anything else is unchanged.
+// before it; anything else, and any scheme:// URL, is unchanged.
 [[nodiscard]] std::string ffmpeg_url(const std::string& name);
 
 // Watches blocking reads: FFmpeg polls it while it waits for data. A read
