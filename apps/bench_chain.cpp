@@ -94,6 +94,7 @@ nlohmann::json to_json(const ModeRun& m) {
 }  // namespace
 
 int run_chain_bench(const ChainBenchOptions& b) {
+  vpipe::check_side_file(b.json_path, "--json", b.input, "null");
   if (auto why = cuda_unavailable_reason(); !why.empty()) {
     fmt::print(stderr, "vpipe bench chain: {}\n", why);
     return 1;

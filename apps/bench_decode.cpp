@@ -234,6 +234,7 @@ std::int64_t stated_frames(const std::string& input) {
 }  // namespace
 
 int run_decode_bench(const DecodeBenchOptions& options) {
+  vpipe::check_side_file(options.json_path, "--json", options.input, "null");
   // A steady rate needs frames after each run's first 30: a short clip (20
   // frames gave "38,048 fps, 265×", the first frames' rate) is looped until a
   // run has kMinFrames, and the table says so.

@@ -254,6 +254,7 @@ class ScratchDir {
 }  // namespace
 
 int run_encode_bench(const EncodeBenchOptions& b) {
+  vpipe::check_side_file(b.json_path, "--json", b.input, "null");
   const AVCodec* codec = avcodec_find_encoder_by_name(b.encoder.c_str());
   if (!codec) throw usage_error(fmt::format("bench encode: no encoder '{}'", b.encoder));
   TranscodeOptions o;

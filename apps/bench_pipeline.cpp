@@ -93,6 +93,7 @@ nlohmann::json bench_row(const PipelineBenchOptions& b, const std::string& decod
 }  // namespace
 
 int run_pipeline_bench(const PipelineBenchOptions& options) {
+  vpipe::check_side_file(options.json_path, "--json", options.input, "null");
   PipelineBenchOptions b = options;
   if (b.device == "cpu") {
     b.decoders = {"cpu"};

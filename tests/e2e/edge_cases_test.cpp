@@ -97,6 +97,14 @@ TEST_F(EdgeCase, ReportPathThatIsTheInputOrOutputIsRefused) {
       run_vpipe("transcode " + in + " " + path("out.mp4") + " --report " + path("sub/../out.mp4"));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("output"), std::string::npos) << r.err;
+  // Every bench that reads an input writes its --json elsewhere (bench encode
+  // destroyed the input it was given as --json).
+  for (const std::string bench : {"pipeline", "decode", "encode", "chain"}) {
+    const auto b = run_vpipe("bench " + bench + " " + in + " --json file:" + path("link.mp4"));
+    EXPECT_EQ(b.exit_code, 2) << bench << ": " << b.err;
+    EXPECT_NE(b.err.find("never writes to its input"), std::string::npos) << bench << ": " << b.err;
+    EXPECT_EQ(slurp(in), before) << "bench " << bench << " wrote its JSON over the input";
+  }
 }
 
 // 1b. Identity, not names (issue #40): an FFmpeg prefix before either path names the
