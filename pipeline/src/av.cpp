@@ -180,11 +180,14 @@ void InputWatch::reset() { tripped_ = false; }
 
 int OutputWatch::poll(void* opaque) {
   auto* w = static_cast<OutputWatch*>(opaque);
+  const std::int64_t now = steady_ns(), pos = w->pb_ ? w->pb_->pos : -1;
+  if (pos != w->pos_ || !w->pb_) {  // a write went through: the next one starts waiting now
+    w->pos_ = pos;
+    w->since_ns_ = now;
+  }
   if (!w->interrupt_ || !w->interrupt_->load()) return 0;
-  std::int64_t since = 0;
-  const std::int64_t now = steady_ns();
-  if (w->since_ns_.compare_exchange_strong(since, now)) return 0;
-  return now - since > w->grace_ns_ ? 1 : 0;
+  if (now - w->since_ns_ > w->grace_ns_) w->abandoned_ = true;
+  return w->abandoned_ ? 1 : 0;
 }
 
 int InputWatch::poll(void* opaque) {

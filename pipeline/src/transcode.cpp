@@ -46,7 +46,8 @@ struct OutputFile {
   UniqueMuxContext ctx;
   std::string path;  // as the user named it
 
-  // A stream output (StagedOutput::stream) stops writing 1 s after Ctrl-C.
+  // A stream output (StagedOutput::stream): after Ctrl-C, a write its reader
+  // leaves waiting for 1 s ends the writing (OutputWatch).
   void open(const std::string& target, bool keep_partial, const std::atomic<int>* interrupt) {
     file.emplace(target, keep_partial);
     AVIOInterruptCB* cb = nullptr;
@@ -60,6 +61,7 @@ struct OutputFile {
             avio_open2(&oc->pb, file->write_url().c_str(), AVIO_FLAG_WRITE, cb, nullptr);
         ret < 0)
       throw input_error(fmt::format("cannot open output '{}': {}", target, av_error_text(ret)));
+    if (watch) watch->follow(oc->pb);
     file->opened();
   }
 

@@ -433,28 +433,35 @@ TEST_F(EdgeCase, FirstSignalEndsABlockingOpenOrRead) {
 //      A reader that keeps reading gets the finalized stream.
 TEST_F(EdgeCase, FirstSignalEndsAWriteNoOneReads) {
   const auto fifo = path("out.ts"), err = path("err.txt"), report_path = path("report.json");
+  const auto started = path("started"), ms = path("ms.txt");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::string run = "timeout --foreground -s KILL 30 " + kBin + " transcode " + kSample +
+  const std::string run = "timeout --foreground -s KILL 60 " + kBin + " transcode " + kSample +
                           " " + fifo + " --device cpu --loop 20 --report " + report_path + " 2>" +
                           err;
-  auto t0 = std::chrono::steady_clock::now();
-  int rc = sh("(exec 3<" + fifo + "; sleep 25) & R=$!; " + run +
-              " & P=$!; sleep 2; kill -INT $P; wait $P; S=$?; kill $R; exit $S");
+  // The reader takes 4 KiB, so the transcode is writing, then stops reading. The
+  // signals come once it has (however slow the machine), and a second later.
+  const std::string stalled_reader = "rm -f " + started + "; (exec 3<" + fifo +
+                                     "; head -c 4096 <&3 >/dev/null; touch " + started +
+                                     "; sleep 40) & R=$!; ";
+  const std::string then = " & P=$!; while [ ! -e " + started + " ]; do sleep 0.1; done; sleep 1; ";
+  const std::string timed_kill = "T=$(date +%s%N); kill -INT $P; ";
+  const std::string timed_wait =
+      "wait $P; S=$?; echo $(( ($(date +%s%N) - T) / 1000000 )) >" + ms + "; ";
+  int rc = sh(stalled_reader + run + then + timed_kill + timed_wait + "kill $R; exit $S");
   EXPECT_EQ(rc, 130) << slurp(err);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8)) << slurp(err);
+  EXPECT_LT(std::stoi(slurp(ms)), 5000) << "ms from Ctrl-C to the end; " << slurp(err);
   EXPECT_NE(slurp(err).find("it was not taking data"), std::string::npos) << slurp(err);
   EXPECT_TRUE(report()["output_cut"].get<bool>());
   EXPECT_TRUE(fs::is_fifo(fifo));
   // A second signal stops at once, and still never removes the FIFO (it did).
-  rc = sh(
-      "(exec 3<" + fifo + "; sleep 25) & R=$!; " + run +
-      " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P; S=$?; kill $R; exit $S");
+  rc = sh(stalled_reader + run + then + "kill -INT $P; sleep 0.2; kill -INT $P; wait $P; S=$?; " +
+          "kill $R; exit $S");
   EXPECT_EQ(rc, 130) << slurp(err);
   EXPECT_TRUE(fs::is_fifo(fifo));
   // Read to the end: Ctrl-C finalizes it, the last packet included.
   const auto got = path("got.ts");
-  rc = sh("cat " + fifo + " > " + got + " & R=$!; " + run +
-          " & P=$!; sleep 2; kill -INT $P; wait $P; S=$?; wait $R; exit $S");
+  rc = sh("cat " + fifo + " > " + got + " & R=$!; " + run + " & P=$!; while [ ! -s " + got +
+          " ]; do sleep 0.1; done; sleep 1; kill -INT $P; wait $P; S=$?; wait $R; exit $S");
   EXPECT_EQ(rc, 130) << slurp(err);
   EXPECT_FALSE(report()["output_cut"].get<bool>());
   EXPECT_EQ(summarize(got).video_packets, report()["frames"]["video_packets_written"].get<int>());

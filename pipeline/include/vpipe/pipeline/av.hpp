@@ -138,10 +138,12 @@ class InputWatch {
 };
 
 // Watches the writes to an output that is a stream (a FIFO, a pipe, a URL):
-// once `interrupt` (Ctrl-C) has been set for longer than `grace`, every write
-// is abandoned (AVERROR_EXIT). A reader that keeps reading gets everything;
-// one that stopped reading no longer holds the run. FFmpeg polls it before
-// each write, and again when a write blocked in the kernel returns EINTR.
+// after Ctrl-C (`interrupt`), a write that has waited longer than `grace` for
+// its reader is abandoned (AVERROR_EXIT), and so is every later one. A reader
+// that keeps reading gets everything, however long the encoder takes to drain;
+// one that stopped reading no longer holds the run. FFmpeg polls it before each
+// write, and again when a write blocked in the kernel returns EINTR; a write
+// has waited since the first poll that saw the context's position where it is.
 class OutputWatch {
  public:
   OutputWatch(const std::atomic<int>* interrupt, double grace_s)
@@ -149,12 +151,16 @@ class OutputWatch {
   OutputWatch(const OutputWatch&) = delete;
   OutputWatch& operator=(const OutputWatch&) = delete;
   [[nodiscard]] AVIOInterruptCB callback() { return {&OutputWatch::poll, this}; }
+  void follow(const AVIOContext* pb) { pb_ = pb; }  // once open: its position is progress
 
  private:
   static int poll(void* self);
   const std::atomic<int>* interrupt_;
   std::int64_t grace_ns_;
-  std::atomic<std::int64_t> since_ns_{0};  // steady clock: when poll first saw the interrupt
+  const AVIOContext* pb_ = nullptr;
+  // On the writing thread only: the position last seen, and since when.
+  std::int64_t pos_ = -1, since_ns_ = 0;
+  bool abandoned_ = false;
 };
 
 struct InputOpenOptions {
