@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# scripts/results --check on a tree without git history (a copy of the working
+# tree's scripts/ and docs/ and README, no .git): it must pass as on the clone,
+# since the runs' order comes from docs/results/order.json. Then each mutation
+# must fail it (issue #42): a run's commit time missing from order.json, a
+# generated block's markers deleted (its text then passes for typed), a block
+# copied twice.
+set -euo pipefail
+src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/tree"
+cp -r "$src/scripts" "$src/docs" "$src/README.md" "$tmp/tree/"
+# No git above it either: GIT_CEILING_DIRECTORIES stops the search at the copy.
+export GIT_CEILING_DIRECTORIES=$tmp
+(cd "$tmp/tree" && git rev-parse 2>/dev/null) && { echo "FAIL: the copy is inside a git tree"; exit 1; }
+python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; echo "FAIL: no git, and the check failed"; exit 1; }
+python3 - "$tmp/tree/docs/results/order.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+d.pop(sorted(d)[0])
+json.dump(d, open(p, "w"))
+PY
+if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
+  echo "FAIL: a run without its commit time passed the check"; exit 1
+fi
+grep -q "order.json lacks the commit time" "$tmp/out.txt" || { cat "$tmp/out.txt"; exit 1; }
+cp "$src/docs/results/order.json" "$tmp/tree/docs/results/order.json"
+cp "$tmp/tree/README.md" "$tmp/README.orig"
+mutate() {  # mutate NAME PYTHON: README.md edited by PYTHON (s: its text), the check must fail
+  cp "$tmp/README.orig" "$tmp/tree/README.md"
+  python3 -c "import sys; p=sys.argv[1]; s=open(p).read(); $2; open(p,'w').write(s)" "$tmp/tree/README.md"
+  if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
+    echo "FAIL: $1 passed the check"; exit 1
+  fi
+  grep -q "appears" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: $1: not the reason"; exit 1; }
+}
+mutate "deleted markers" "import re; s=re.sub(r'<!-- /?generated: readme-soak -->\\n', '', s)"
+mutate "a copied block" "i=s.index('<!-- generated: readme-soak -->'); j=s.index('<!-- /generated: readme-soak -->')+33; s=s+'\\n'+s[i:j]+'\\n'"
+echo "ok: without git the check passes; a missing order entry, deleted markers and a copied block fail it"
