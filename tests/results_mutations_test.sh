@@ -4,7 +4,7 @@
 # since the runs' order comes from docs/results/order.json. Then each mutation
 # must fail it (issue #42): a run's commit time missing from order.json, a
 # generated block's markers deleted (its text then passes for typed), a block
-# copied twice.
+# copied twice, raw runs edited under their stored median.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -38,4 +38,19 @@ mutate() {  # mutate NAME PYTHON: README.md edited by PYTHON (s: its text), the 
 }
 mutate "deleted markers" "import re; s=re.sub(r'<!-- /?generated: readme-soak -->\\n', '', s)"
 mutate "a copied block" "i=s.index('<!-- generated: readme-soak -->'); j=s.index('<!-- /generated: readme-soak -->')+33; s=s+'\\n'+s[i:j]+'\\n'"
-echo "ok: without git the check passes; a missing order entry, deleted markers and a copied block fail it"
+cp "$tmp/README.orig" "$tmp/tree/README.md"
+# Every raw FFmpeg run set to 100 fps, the stored medians left as they were.
+python3 - "$tmp/tree/docs/results" <<'PY'
+import glob, json, sys
+for p in glob.glob(sys.argv[1] + "/peers-fair-*/**/peers.json", recursive=True):
+    rows = json.load(open(p))
+    for r in rows:
+        for x in r.get("ffmpeg-cuda", {}).get("runs", []):
+            x["fps"], x["wall_s"] = 100.0, x["frames"] / 100.0
+    json.dump(rows, open(p, "w"))
+PY
+if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
+  echo "FAIL: edited raw runs passed the check"; exit 1
+fi
+grep -q "is not the median of its runs" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: raw runs: not the reason"; exit 1; }
+echo "ok: without git the check passes; a missing order entry, deleted markers, a copied block and edited raw runs fail it"
