@@ -4,7 +4,8 @@
 # since the runs' order comes from docs/results/order.json. Then each mutation
 # must fail it (issue #42): a run's commit time missing from order.json, a
 # generated block's markers deleted (its text then passes for typed), a block
-# copied twice, raw runs edited under their stored median.
+# copied twice, raw runs edited under their stored median, a file copied from
+# one run's folder into another's, an empty log.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -53,4 +54,18 @@ if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
   echo "FAIL: edited raw runs passed the check"; exit 1
 fi
 grep -q "is not the median of its runs" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: raw runs: not the reason"; exit 1; }
-echo "ok: without git the check passes; a missing order entry, deleted markers, a copied block and edited raw runs fail it"
+rm -rf "$tmp/tree/docs" && cp -r "$src/docs" "$tmp/tree/"
+# One call's file copied into another run's folder, and an empty log.
+soak=$(ls -d "$tmp"/tree/docs/results/soak-parallel-h200-* | tail -1)
+cp "$soak/roi.md" "$(ls -d "$tmp"/tree/docs/results/gpu-smoke-h200-* | tail -1)/copied.md"
+if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
+  echo "FAIL: a file copied from another run passed the check"; exit 1
+fi
+grep -q "is byte for byte" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: copy: not the reason"; exit 1; }
+rm -rf "$tmp/tree/docs" && cp -r "$src/docs" "$tmp/tree/"
+: >"$soak/empty.log"
+if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
+  echo "FAIL: an empty log passed the check"; exit 1
+fi
+grep -q "is empty" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: empty: not the reason"; exit 1; }
+echo "ok: without git the check passes; a missing order entry, deleted markers, a copied block, edited raw runs, a file copied between runs and an empty log fail it"
