@@ -225,10 +225,10 @@ void DemuxSource::drop_damaged_pts(AVPacket* pkt) {
 // One damaged time (a bit flip in a PES header) is not a discontinuity: a
 // packet off its stream's line is held (it alone takes the last time plus one
 // step), and only when the next packet agrees with it is the line moved, for
-// every stream alike. A packet that leapt ahead (over two steps, under 10 s), then one
-// back in line with the packet before it: the leap was the damage; nothing moves. (Before, a single
-// DTS 3 s ahead shifted the rest of the file, video and audio, by 3 s.) Returns the extra shift of
-// this packet alone, in seconds.
+// every stream alike. A packet that leapt ahead (over two steps, under 10 s),
+// then one back in line with the packet before it: the leap was the damage,
+// and nothing moves. (Before, a single DTS 3 s ahead shifted the rest of the
+// file, video and audio, by 3 s.) Returns this packet's own shift, in seconds.
 double DemuxSource::close_up(int index, double out_t, double step) {
   DtsTrack& track = last_dts_s_[index];
   double own = 0;
