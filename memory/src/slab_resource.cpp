@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "vpipe/memory/errors.hpp"
@@ -38,23 +39,16 @@ bool SlabResource::grow(SizeClass& c, cudaStream_t stream) {
   // its blocks are idle, so a batch with one live frame would pin the others,
   // and under a ladder or ROI workload those idle blocks of old sizes are
   // what a new size needs (issue #25: "all 0 blocks … in use" at 40 MB).
+  // Room held by idle batches is made by the caller (take), outside the lock.
   const std::size_t batch = options_.max_bytes ? std::size_t{1} : options_.batch;
   for (std::size_t n : {batch, std::size_t{1}}) {
     const std::size_t bytes = c.block_bytes * n;
-    if (options_.max_bytes && reserved_ + bytes > *options_.max_bytes) {
-      release_free_batches(&c, reserved_ + bytes - *options_.max_bytes);
-      if (reserved_ + bytes > *options_.max_bytes) continue;
-    }
+    if (options_.max_bytes && reserved_ + bytes > *options_.max_bytes) continue;
     std::byte* base = nullptr;
     try {
       base = static_cast<std::byte*>(upstream_.allocate(bytes, stream));
     } catch (const out_of_memory&) {
-      if (release_free_batches(&c, bytes) == 0) continue;
-      try {
-        base = static_cast<std::byte*>(upstream_.allocate(bytes, stream));
-      } catch (const out_of_memory&) {
-        continue;
-      }
+      continue;
     }
     ++upstream_allocs_;
     batches_[base] = Batch{base, c.block_bytes, n, n};
@@ -70,24 +64,23 @@ bool SlabResource::grow(SizeClass& c, cudaStream_t stream) {
   return false;
 }
 
-std::size_t SlabResource::release_free_batches(const SizeClass* except, std::size_t at_least,
-                                               const SizeClass* only) {
-  std::size_t released = 0;
-  for (auto it = batches_.begin(); it != batches_.end() && released < at_least;) {
+std::size_t SlabResource::detach_free_batches(const SizeClass* except, std::size_t at_least,
+                                              const SizeClass* only, std::vector<Detached>& out) {
+  std::size_t detached = 0;
+  for (auto it = batches_.begin(); it != batches_.end() && detached < at_least;) {
     Batch& b = it->second;
     SizeClass& c = classes_.at(b.block_bytes);
     if (&c == except || (only && &c != only) || b.free_blocks != b.blocks) {
       ++it;
       continue;
     }
-    // Every block of this batch is free: wait for their fences, drop them.
+    // Every block of this batch is free: it leaves the books now, its fences and
+    // its memory go with it to give_back.
+    Detached d{b.base, b.block_bytes * b.blocks, {}};
     std::deque<FreeBlock> keep;
     for (auto& fb : c.free) {
-      if (fb.ptr >= b.base && fb.ptr < b.base + b.block_bytes * b.blocks) {
-        if (fb.fence) {
-          fences_->wait(*fb.fence);
-          fences_->release(*fb.fence);
-        }
+      if (fb.ptr >= b.base && fb.ptr < b.base + d.bytes) {
+        if (fb.fence) d.fences.push_back(*fb.fence);
         slab_blocks_.erase(fb.ptr);
       } else {
         keep.push_back(fb);
@@ -95,57 +88,85 @@ std::size_t SlabResource::release_free_batches(const SizeClass* except, std::siz
     }
     c.free.swap(keep);
     c.blocks -= b.blocks;
-    const std::size_t bytes = b.block_bytes * b.blocks;
-    upstream_.deallocate(b.base, bytes, nullptr);
-    reserved_ -= bytes;
-    released += bytes;
+    detached += d.bytes;
+    out.push_back(std::move(d));
     it = batches_.erase(it);
   }
-  return released;
+  return detached;
 }
 
-bool SlabResource::evict_idle_class() {
-  for (auto it = classes_.begin(); it != classes_.end(); ++it) {
-    SizeClass& c = it->second;
-    if (c.free.size() != c.blocks) continue;  // a block is in use
-    release_free_batches(nullptr, SIZE_MAX, &c);
-    if (c.blocks == 0) {
-      classes_.erase(it);
-      return true;
+void SlabResource::give_back(std::vector<Detached> batches) {
+  std::size_t bytes = 0;
+  for (auto& d : batches) {  // without the lock: a fence may wait on a slow stream
+    for (const FenceId f : d.fences) {
+      fences_->wait(f);
+      fences_->release(f);
     }
+    upstream_.deallocate(d.base, d.bytes, nullptr);  // cudaFree synchronizes the device
+    bytes += d.bytes;
   }
-  return false;
+  std::lock_guard lock(mutex_);
+  reserved_ -= bytes;
+}
+
+SlabResource::SizeClass* SlabResource::class_for(std::size_t size, bool first_try,
+                                                 std::vector<Detached>* room) {
+  if (const auto it = classes_.find(size); it != classes_.end()) return &it->second;
+  if (seen_.size() > 4096) seen_.clear();  // one-off sizes must not pile up
+  if (!first_try || ++seen_[size] < options_.min_repeats) return nullptr;  // counted once
+  if (static_cast<int>(classes_.size()) >= options_.max_classes) {
+    // Every class slot taken: a class with no block in use makes way.
+    const auto idle = std::find_if(classes_.begin(), classes_.end(), [](const auto& kv) {
+      return kv.second.free.size() == kv.second.blocks;
+    });
+    if (idle == classes_.end() || !room) return nullptr;
+    detach_free_batches(nullptr, SIZE_MAX, &idle->second, *room);
+    classes_.erase(idle);
+  }
+  seen_.erase(size);
+  return &classes_.emplace(size, SizeClass{size, {}, 0}).first->second;
 }
 
 void* SlabResource::passthrough(std::size_t bytes, cudaStream_t stream,
-                                std::unique_lock<std::mutex>& lock) {
-  ++passthrough_;
+                                std::vector<Detached>* room) {
   void* p = nullptr;
   try {
     p = upstream_.allocate(bytes, stream);
   } catch (const out_of_memory&) {
-    // Idle batches may be what fills the budget: return them, try once more.
-    if (release_free_batches(nullptr, bytes) == 0) throw;
-    p = upstream_.allocate(bytes, stream);
+    // Idle batches may be what fills the budget: detach them and try again.
+    if (!room || detach_free_batches(nullptr, bytes, nullptr, *room) == 0) throw;
+    return nullptr;
   }
+  ++passthrough_;
   passthrough_bytes_ += round_block(bytes);
-  (void)lock;
   return p;
 }
 
-void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
-  const std::size_t size = round_block(bytes);
-  std::unique_lock lock(mutex_);
-  auto it = classes_.find(size);
-  if (it == classes_.end()) {
-    if (seen_.size() > 4096) seen_.clear();  // one-off sizes must not pile up
-    if (++seen_[size] < options_.min_repeats ||
-        (static_cast<int>(classes_.size()) >= options_.max_classes && !evict_idle_class()))
-      return passthrough(bytes, stream, lock);
-    seen_.erase(size);
-    it = classes_.emplace(size, SizeClass{size, {}, 0}).first;
+[[noreturn]] void SlabResource::exhausted(const SizeClass& c) {
+  const auto msg =
+      c.blocks == 0
+          ? fmt::format(
+                "slab exhausted: no room for a first block of {} bytes: {} of the {} byte "
+                "cap are blocks in use by other sizes ({} classes)",
+                c.block_bytes, used_, options_.max_bytes.value_or(0), classes_.size())
+          : fmt::format(
+                "slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap "
+                "leaves no room to grow ({} bytes reserved, {} in use, over {} classes)",
+                c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, used_,
+                classes_.size());
+  // Loud, but not a flood: the 1st, 10th, 100th… exhaustion is printed.
+  if (++exhaustions_ == next_report_) {
+    std::fprintf(stderr, "vpipe: %s [%zu exhaustion(s) so far]\n", msg.c_str(), exhaustions_);
+    next_report_ *= 10;
   }
-  SizeClass& c = it->second;
+  throw out_of_memory(msg);
+}
+
+void* SlabResource::take(std::size_t bytes, cudaStream_t stream, bool first_try,
+                         std::vector<Detached>* room) {
+  const std::size_t size = round_block(bytes);
+  SizeClass* c = class_for(size, first_try, room);
+  if (!c) return passthrough(bytes, stream, room);
   // The oldest freed block (stream-ordered reuse: see the header), else (every
   // block held by a live frame) grow. Reusing rather than growing keeps the set
   // of buffers fixed once it covers the frames a pipeline holds: growing on
@@ -153,39 +174,50 @@ void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
   // on the H200, whenever the GPU fell a few frames behind.
   // A block freed on this stream (or never used) needs no CUDA call at all.
   std::optional<std::size_t> pick;
-  for (std::size_t i = 0; i < c.free.size() && !pick; ++i)
-    if (!c.free[i].fence || c.free[i].freed_on == stream) pick = i;
-  if (!pick && !c.free.empty()) pick = 0;
+  for (std::size_t i = 0; i < c->free.size() && !pick; ++i)
+    if (!c->free[i].fence || c->free[i].freed_on == stream) pick = i;
+  if (!pick && !c->free.empty()) pick = 0;
   if (!pick) {
-    if (grow(c, stream)) {
-      pick = c.free.size() - 1;  // a fresh block
-    } else {
-      const auto msg =
-          c.blocks == 0
-              ? fmt::format(
-                    "slab exhausted: no room for a first block of {} bytes: {} of the {} byte "
-                    "cap are blocks in use by other sizes ({} classes)",
-                    c.block_bytes, used_, options_.max_bytes.value_or(0), classes_.size())
-              : fmt::format(
-                    "slab exhausted: all {} blocks of {} bytes are in use and the {} byte cap "
-                    "leaves no room to grow ({} bytes reserved, {} in use, over {} classes)",
-                    c.blocks, c.block_bytes, options_.max_bytes.value_or(0), reserved_, used_,
-                    classes_.size());
-      // Loud, but not a flood: the 1st, 10th, 100th… exhaustion is printed.
-      if (++exhaustions_ == next_report_) {
-        std::fprintf(stderr, "vpipe: %s [%zu exhaustion(s) so far]\n", msg.c_str(), exhaustions_);
-        next_report_ *= 10;
-      }
-      throw out_of_memory(msg);
+    if (!grow(*c, stream)) {
+      // Idle batches of other classes hold the room: detach what the cap needs back (or a
+      // block's worth, when upstream refused), for the caller to give back unlocked.
+      const std::size_t cap = options_.max_bytes.value_or(SIZE_MAX);
+      const std::size_t need =
+          reserved_ + c->block_bytes > cap ? reserved_ + c->block_bytes - cap : c->block_bytes;
+      if (room && detach_free_batches(c, need, nullptr, *room) > 0) return nullptr;
+      if (room && !room->empty()) return nullptr;  // the class slot's eviction made room
+      exhausted(*c);
     }
+    pick = c->free.size() - 1;  // a fresh block
   }
-  const FreeBlock block = c.free[*pick];
+  const FreeBlock block = c->free[*pick];
   if (block.fence && block.freed_on != stream) fences_->order_after(*block.fence, stream);
-  c.free.erase(c.free.begin() + static_cast<std::ptrdiff_t>(*pick));
+  c->free.erase(c->free.begin() + static_cast<std::ptrdiff_t>(*pick));
   if (block.fence) fences_->release(*block.fence);
   --std::prev(batches_.upper_bound(block.ptr))->second.free_blocks;
   used_ += size;
   return block.ptr;
+}
+
+void* SlabResource::do_allocate(std::size_t bytes, cudaStream_t stream) {
+  // Each try under the lock; between tries, the idle batches a try detached go back
+  // upstream without it (their fences may wait on a slow stream, and cudaFree synchronizes
+  // the device), so no other thread's allocate or free waits behind them. A try that
+  // detaches nothing more either succeeds or throws; the last one may not detach.
+  constexpr int kTries = 4;
+  for (int attempt = 0;; ++attempt) {
+    std::vector<Detached> room;
+    void* p = nullptr;
+    try {
+      std::lock_guard lock(mutex_);
+      p = take(bytes, stream, attempt == 0, attempt + 1 < kTries ? &room : nullptr);
+    } catch (...) {
+      if (!room.empty()) give_back(std::move(room));
+      throw;
+    }
+    if (!room.empty()) give_back(std::move(room));  // also after a success: an evicted class
+    if (p) return p;
+  }
 }
 
 void SlabResource::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept {
@@ -210,8 +242,12 @@ void SlabResource::do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stre
 }
 
 void SlabResource::trim() {
-  std::lock_guard lock(mutex_);
-  release_free_batches(nullptr, SIZE_MAX);
+  std::vector<Detached> idle;
+  {
+    std::lock_guard lock(mutex_);
+    detach_free_batches(nullptr, SIZE_MAX, nullptr, idle);
+  }
+  give_back(std::move(idle));
 }
 
 ResourceUsage SlabResource::usage() const {

@@ -886,6 +886,29 @@ TEST(SlabResource, ASlowStreamNeverStallsAnAllocation) {
   EXPECT_EQ(*slab.usage().used, 0u);
 }
 
+// Under its cap, the slab makes room by giving idle batches back upstream; waiting for
+// their fences (a slow stream) and freeing them happen outside its lock (issue #41), so
+// a free on another thread goes through meanwhile, and the room still serves the request.
+TEST(SlabResource, MakingRoomUnderTheCapWaitsOutsideTheLock) {
+  HostResource up;
+  auto gated = std::make_unique<GatedFences>();
+  auto* fences = gated.get();
+  SlabResource slab(up, {2, 2 * 1024, 8, 1}, std::move(gated));  // 2 KiB cap, 1 block a batch
+  void* a = slab.allocate(1024, kStreamA);
+  void* b = slab.allocate(1024, kStreamA);
+  slab.deallocate(a, 1024, kStreamB);  // a's batch is idle, its free pending on a slow stream
+  void* c = nullptr;
+  expect_deallocate_not_stalled(
+      *fences, [&] { c = slab.allocate(2048, kStreamA); },  // needs a's room: waits for a
+      [&] { slab.deallocate(b, 1024, kStreamA); });
+  ASSERT_NE(c, nullptr) << "the room made serves the request";
+  EXPECT_EQ(*slab.usage().used, 2048u);
+  EXPECT_EQ(*slab.usage().reserved, 2048u) << "both idle 1 KiB batches went back: the cap holds";
+  slab.deallocate(c, 2048, kStreamA);
+  slab.trim();
+  EXPECT_EQ(*slab.usage().reserved, 0u) << "trim gives every idle batch back";
+}
+
 // Every adaptor answers the upstream's queries (one base forwards them): the
 // logging adaptor once said "no device syncs" over naive's cudaFree.
 TEST(Adaptors, EveryAdaptorForwardsTheUpstreamsQueries) {

@@ -6,11 +6,12 @@
 // upstream and never pin a batch. A class grows in batches of `batch` blocks, each batch one
 // upstream allocation; under `max_bytes`, one block at a time (so that every
 // idle block, of any size, can be given back). When a class can't grow, the
-// idle blocks of other classes are returned upstream first; if that is not enough the allocation
-// fails loudly (out_of_memory, with the class, its blocks and the cap). When every class slot is
-// taken, a class with no block in use is evicted for a recurring new size; other sizes go to the
-// upstream resource untouched (and when upstream refuses, idle batches are returned and the call is
-// retried once).
+// idle blocks of other classes are returned upstream first (their fences waited for and their
+// memory freed outside the slab's lock, as RMM waits on streams); if that is not enough the
+// allocation fails loudly (out_of_memory, with the class, its blocks and the cap). When every class
+// slot is taken, a class with no block in use is evicted for a recurring new size; other sizes go
+// to the upstream resource untouched (and when upstream refuses, idle batches are returned and the
+// call is retried once).
 //
 // Stream rule: stream-ordered reuse, as cudaMallocAsync and RMM do. The
 // oldest freed block of the class is handed out at once: freed on the
@@ -72,15 +73,29 @@ class SlabResource final : public DeviceMemoryResource {
     std::deque<FreeBlock> free;  // oldest freed first
     std::size_t blocks = 0;      // total, free or not
   };
+  // A fully free batch taken off the books under the lock, given back upstream without it.
+  struct Detached {
+    std::byte* base;
+    std::size_t bytes;
+    std::vector<FenceId> fences;  // its blocks' frees, waited for before it goes
+  };
   void* do_allocate(std::size_t bytes, cudaStream_t stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
-  bool grow(SizeClass& c, cudaStream_t stream);
-  // Returns fully free batches upstream (waiting for their fences) until
-  // `at_least` bytes went back; skips `except`, or touches only `only`.
-  std::size_t release_free_batches(const SizeClass* except, std::size_t at_least,
-                                   const SizeClass* only = nullptr);
-  bool evict_idle_class();
-  void* passthrough(std::size_t bytes, cudaStream_t stream, std::unique_lock<std::mutex>& lock);
+  // One try under the lock: a block, or nullptr when idle batches had to be detached
+  // into *room first (room null: nothing may be detached; the try succeeds or throws).
+  void* take(std::size_t bytes, cudaStream_t stream, bool first_try, std::vector<Detached>* room);
+  // The class of `size`, made (evicting an idle class into *room when every slot is
+  // taken) once the size recurs; nullptr: the size goes upstream.
+  SizeClass* class_for(std::size_t size, bool first_try, std::vector<Detached>* room);
+  bool grow(SizeClass& c, cudaStream_t stream);  // within the cap, upstream willing
+  // Takes fully free batches off the books into `out` until `at_least` bytes; skips
+  // `except`, or touches only `only`. Their bytes stay reserved until give_back.
+  std::size_t detach_free_batches(const SizeClass* except, std::size_t at_least,
+                                  const SizeClass* only, std::vector<Detached>& out);
+  // Without the lock: waits for each batch's fences, frees it upstream, then unreserves it.
+  void give_back(std::vector<Detached> batches);
+  void* passthrough(std::size_t bytes, cudaStream_t stream, std::vector<Detached>* room);
+  [[noreturn]] void exhausted(const SizeClass& c);  // counts, prints now and then, throws
 
   DeviceMemoryResource& upstream_;
   SlabOptions options_;
