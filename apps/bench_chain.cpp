@@ -45,10 +45,11 @@ ModeRun run_mode(const ChainBenchOptions& b, const std::string& chain, int strea
   o.filters = chain;
   o.device = Device::kCuda;
   o.decode = from_name<Decode>(b.decode, "decode");
-  o.mem = b.mem;
+  o.mem = from_name<Strategy>(b.mem, "mem");
   o.loop = b.loop;
   o.graphs = graphs;
-  const auto r = transcode_streams(o, streams);
+  o.streams = streams;
+  const auto r = transcode_streams(o);
   ModeRun m;
   double host_s = 0, gpu_ms = 0;
   std::map<std::string, double> busy_s;  // per stage name, every stream's

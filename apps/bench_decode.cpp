@@ -52,7 +52,7 @@ TranscodeOptions pipeline_options(const DecodeBenchOptions& b) {
   o.output = "null";
   o.filters = b.filters;
   o.decode = from_name<Decode>(b.decode, "decode");
-  o.mem = b.mem;
+  o.mem = from_name<Strategy>(b.mem, "mem");
   o.loop = b.loop;
   return o;
 }
@@ -97,7 +97,9 @@ nlohmann::json stream_rows(const DecodeBenchOptions& b, const ProbeTable& probe,
       b.decode, b.filters, b.mem);
   for (const int n : b.streams) {
     DecoderLoadSampler sampler(current_device(gpu));
-    const auto r = transcode_streams(pipeline_options(b), n);
+    TranscodeOptions o = pipeline_options(b);
+    o.streams = n;
+    const auto r = transcode_streams(o);
     const DecoderLoad load = sampler.stop();
     double steady = 0;
     for (const auto& s : r.streams) steady += s.steady_fps;
@@ -138,9 +140,10 @@ nlohmann::json segment_rows(const DecodeBenchOptions& b, bool gpu) {
     TranscodeOptions o = pipeline_options(b);
     o.decode_sessions = k;
     std::vector<std::int64_t> pts;
-    o.on_frame = [&](const Frame& f) { pts.push_back(f.pts); };
+    RunHooks hooks;
+    hooks.on_frame = [&](const Frame& f) { pts.push_back(f.pts); };
     DecoderLoadSampler sampler(current_device(gpu));
-    const auto r = transcode(o);
+    const auto r = transcode(o, hooks);
     const DecoderLoad load = sampler.stop();
     if (first_pts.empty()) first_pts = pts;
     if (one_whole == 0) {

@@ -42,13 +42,14 @@ std::vector<Frame> collect_frames(TranscodeOptions o, const AVCodec* codec) {
                              av_get_pix_fmt_name(codec->pix_fmts[0]));
   o.output = "null";
   std::vector<Frame> frames;
-  o.on_frame = [&](const Frame& f) {  // the frame is a staging slot: keep a copy
+  RunHooks hooks;
+  hooks.on_frame = [&](const Frame& f) {  // the frame is a staging slot: keep a copy
     Frame copy = Frame::allocate_host(f.format);
     av_check(av_frame_copy(copy.av.get(), f.av.get()), "encode-only: copying a frame");
     copy.copy_props_from(f);
     frames.push_back(std::move(copy));
   };
-  (void)transcode(o);
+  (void)transcode(o, hooks);
   if (frames.empty()) throw std::runtime_error("encode-only: no frames");
   return frames;
 }

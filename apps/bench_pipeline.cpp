@@ -55,7 +55,7 @@ nlohmann::json bench_row(const PipelineBenchOptions& b, const std::string& decod
   o.download_copy = download == "copy";
   o.decode = from_name<Decode>(decoder, "decode");
   if (b.device != "cpu") {
-    o.mem = mem;
+    o.mem = from_name<Strategy>(mem, "mem");
     o.host = from_name<HostMemory>(host, "host");
   }
   auto run = [&](const std::string& out, const std::string& filters) {
@@ -110,7 +110,7 @@ int run_pipeline_bench(const PipelineBenchOptions& options) {
   std::int64_t enc_frames = 0;
   TranscodeOptions eo = base(b);
   eo.decode = Decode::kCpu;
-  eo.mem = "pool";
+  eo.mem = Strategy::kPool;
   const double enc_fps = encode_only_fps(eo, "libx264", &enc_frames);
   fmt::print(stderr, "encode-only (libx264 {}): {:.1f} fps over {} frames\n", b.preset, enc_fps,
              enc_frames);

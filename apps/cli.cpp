@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/option_schema.hpp"
 
 namespace vpipe::cli {
 
@@ -27,32 +28,6 @@ std::vector<std::string> split_list(const std::string& s) {
     start = end + 1;
   }
   return out;
-}
-
-// "90", "90s", "20m", "2h" → seconds.
-double parse_duration(const std::string& s) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  const std::string unit = end ? end : "";
-  const double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
-  if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e9))
-    throw vpipe::usage_error(fmt::format("--duration {}: expected seconds or 90s, 20m, 2h", s));
-  return v * mult;
-}
-
-// "1.5G", "800M", "1048576" → bytes.
-std::size_t parse_bytes(const std::string& s) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  const std::string unit = end ? end : "";
-  const double mult = unit.empty()  ? 1
-                      : unit == "K" ? 1024.0
-                      : unit == "M" ? 1024.0 * 1024
-                      : unit == "G" ? 1024.0 * 1024 * 1024
-                                    : -1;
-  if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e15))
-    throw vpipe::usage_error(fmt::format("--budget {}: expected bytes or 800M, 1.5G", s));
-  return static_cast<std::size_t>(v * mult);
 }
 
 namespace {
@@ -101,8 +76,6 @@ void add_quick(CLI::App* bench, bool& quick) {
                   "a smoke run, not for results");
 }
 
-void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts);
-void add_streams_and_gpus(CLI::App* tc, Cli& c);
 void add_bench(Cli& c);
 void add_bench_headroom(Cli& c);
 void add_bench_decode(Cli& c);
@@ -126,10 +99,8 @@ void add_run(Cli& c) {
       "      input: udp://0.0.0.0:5000\n"
       "      output: /data/cam1.ts\n"
       "      restart: {max: 10, backoff_s: 1, backoff_max_s: 30}\n"
-      "Keys per stream: input, output, vf, device, decode, mem, encoder, crf, preset, realtime, "
-      "loop,\n"
-      "frames, restart, restart_on_end (default: live inputs), skip_done, budget_bytes, "
-      "stall_timeout_s.\n"
+      "Keys per stream: name, restart, restart_on_end (default: live inputs), skip_done, and\n"
+      "every transcode option but streams, gpus and on_gpu_error ('vpipe options' lists them).\n"
       "A restarted live feed writes OUT-restartN.ext (a restart never replaces a finalized "
       "output).");
   c.run->add_option("config", c.run_config, "the config file")
@@ -193,181 +164,44 @@ std::unique_ptr<Cli> make_cli() {
   add_bench_encode(*c);
   add_soak(*c);
   app.add_subcommand("filters", "list the filters --vf takes, with their parameters");
+  app.add_subcommand("options",
+                     "list transcode's options: key, flag, values, default, where each applies "
+                     "(markdown; docs/OPTIONS.md is this)");
   add_run(*c);
   return c;
 }
 
 namespace {
 
-// transcode's options for live inputs: stalls, reconnects, FFmpeg's input
-// options, glass-to-glass stamps.
-void add_live_input(CLI::App* tc, vpipe::TranscodeOptions& topts) {
-  tc->add_option("--stall-timeout", topts.stall_timeout_s,
-                 "live input (udp://, rtp://, srt://, rtsp://, rtmp://, tcp://): seconds without "
-                 "data before the input counts as stalled: the output is finalized, or the input "
-                 "reopened (see --reconnect)")
-      ->check(CLI::Range(0.05, 3600.0))
-      ->capture_default_str();
-  tc->add_option("--reconnect", topts.reconnect,
-                 "live input with a connection (rtsp, srt, rtmp, tcp): times to reopen it after a "
-                 "stall or a dropped connection (0: never)")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  tc->add_option("--input-option", topts.input_options,
-                 "key=value passed to FFmpeg when opening the input (repeatable), e.g. "
-                 "rtsp_transport=tcp, or localaddr=… for udp");
-  tc->add_flag("--read-stamps", topts.read_stamps,
-               "read the time a sender's 'stamp' filter wrote into each picture: glass-to-glass "
-               "latency (p50/p99/max) in the report");
-}
-
-// --streams, --gpus and --budget: how many pipelines, on which GPUs, under what cap.
-void add_streams_and_gpus(CLI::App* tc, Cli& c) {
-  tc->add_option(
-        "--gpus", c.gpus_text,
-        "the GPUs the streams are placed on, by headroom: all, a count (2: the first two), or "
-        "a list (0,1; '1,' is device 1 alone); each GPU has its own --mem strategy and --budget")
-      ->check([](const std::string& v) {
-        return v.empty() ? std::string("--gpus: empty") : std::string();
-      });
-  tc->add_option(
-        "--streams", c.streams,
-        "run N copies of the pipeline at once in this process, sharing one device memory "
-        "strategy per GPU (outputs OUT-1, OUT-2…; null writes nothing); statistics per stream")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  tc->add_option("--budget", c.tc_budget,
-                 "CUDA path: cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out "
-                 "of memory trims and retries twice, then fails with a report");
-  add_enum(tc, "--on-gpu-error", c.topts.on_gpu_error,
-           "several streams: a stream that fails with a CUDA error on its GPU (out of memory "
-           "after the retries, a device fault) stops (fail), or starts again from the beginning "
-           "on the GPU with the most headroom, that GPU taking no more streams (move; the report "
-           "notes each move); other streams never stop");
-}
-
-// --encoder, --crf, --preset, --qscale, --gop: what writes OUT.
-void add_encoder_options(CLI::App* tc, vpipe::TranscodeOptions& topts) {
-  tc->add_option("--encoder", topts.encoder,
-                 "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says "
-                 "which and why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder")
-      ->capture_default_str();
-  tc->add_option("--crf", topts.crf, "libx264 quality: 0 lossless … 51 worst")
-      ->check(CLI::Range(0, 51))
-      ->capture_default_str();
-  tc->add_option("--preset", topts.preset, "libx264 preset: ultrafast … veryslow")
-      ->capture_default_str();
-  tc->add_option("--qscale", topts.qscale, "mpeg4 quantizer: 2 best … 31")
-      ->check(CLI::Range(2, 31))
-      ->capture_default_str();
-  tc->add_option("--gop", topts.gop,
-                 "at most N frames from one keyframe to the next (0: the encoder's default; "
-                 "short GOPs seek faster and let --decode-sessions split the file finer)")
-      ->check(CLI::Range(0, 100000))
-      ->capture_default_str();
-  tc->add_option("--encode-threads", topts.encode_threads,
-                 "video encoder threads (0: the encoder chooses)")
-      ->check(CLI::Range(0, 256))
-      ->capture_default_str();
-  tc->add_option("--encode-segments", topts.encode_segments,
-                 "encode the output with K encoders at once, each on a segment of --gop frames "
-                 "(default 60) with its share of the cores, joined in order into one stream: "
-                 "for a CPU encoder that does not use every core (libx264 at 720p); holds K + 1 "
-                 "segments of frames in memory; files only")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
-}
-
-// --loop, --queue-depth, --decode-threads, --decode-sessions: how IN is read and decoded.
-void add_reading_options(CLI::App* tc, vpipe::TranscodeOptions& topts, std::string& sessions) {
-  tc->add_option("--loop", topts.loop, "read the input N times over, timestamps continuing")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  tc->add_option("--queue-depth", topts.queue_depth, "frames in flight between two stages")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  tc->add_option("--decode-threads", topts.decode_threads, "decoder threads (0: automatic)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  tc->add_option(
-        "--decode-sessions", sessions,
-        "decode one input with N decoder sessions at once, each a segment (GOP) between "
-        "keyframes, frames put back in order (NVDEC: one session per engine, up to 7 on an "
-        "H200); an open GOP is decoded with the one before it; keyframes further apart than "
-        "a segment's limit fall back to one session. auto: 4 with NVDEC when its engines are "
-        "less than half busy (NVML), else 1")
-      ->check([](const std::string& v) {
-        int n = 0;
-        return v == "auto" || (CLI::detail::lexical_cast(v, n) && n >= 1 && n <= 64)
-                   ? std::string()
-                   : std::string("auto, or 1 to 64");
-      })
-      ->capture_default_str();
-}
-
-void add_transcode(Cli& cli) {
-  auto* c = &cli;
-  auto& app = c->app;
-  auto& topts = c->topts;
-  auto& report_path = c->report_path;
-  auto& frames = c->frames;
-  auto* tc = c->tc =
-      app.add_subcommand("transcode", "decode IN, run the filter chain, encode OUT (audio copied)");
-  tc->add_option("input", topts.input,
-                 "input file or URL (anything FFmpeg reads; udp://, rtp://, srt://, rtsp://, "
-                 "rtmp://, tcp:// are live: low-latency open, stall timeout, frames dropped when "
-                 "behind)")
-      ->required();
-  tc->add_option("output", topts.output,
-                 "output file (the extension picks the container), udp://HOST:PORT, srt://… or "
-                 "rtp://… (MPEG-TS), or null: write nothing (no encoder; measures decode and "
-                 "filters)")
-      ->required();
-  tc->add_option("--vf", topts.filters,
-                 "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')");
-  add_enum(tc, "--device", topts.device,
-           "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)");
-  add_enum(tc, "--decode", topts.decode,
-           "cpu (libavcodec threads), nvdec (FFmpeg's cuda hwaccel; frames stay on the "
-           "device) or auto (nvdec when the chain starts with a CUDA filter)");
-  tc->add_option("--mem", topts.mem,
-                 "CUDA path: device memory per frame: naive (cudaMalloc/cudaFree), pool "
-                 "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
-                 "(recycled fixed blocks), graph (a CUDA Graph memory node per buffer); see README "
-                 "'Which memory strategy when'")
-      ->check(CLI::IsMember(vpipe::strategy_names()))
-      ->capture_default_str();
-  add_enum(tc, "--host", topts.host,
-           "CUDA path: host staging: pinned (cudaHostAlloc ring) or pageable");
-  tc->add_option("--graphs", topts.graphs,
-                 "CUDA path: on: each run of CUDA filters is one stage that launches one CUDA "
-                 "Graph per frame (captured once per frame size; intermediate buffers are graph "
-                 "memory nodes); off: a stage and kernel launches per filter")
-      ->transform(CLI::IsMember({"on", "off"}))
-      ->default_str("off");
-  add_encoder_options(tc, topts);
-  tc->add_option("--frames", frames, "stop after N video frames")->check(kPositiveCount);
-  add_enum(tc, "--fit", topts.fit,
-           "a picture size the encoder cannot take (odd, for 4:2:0): pad (repeat the last "
-           "column/row), crop (drop it) or error");
-  add_enum(tc, "--drop", topts.drop,
-           "when a stage falls behind: block (wait; nothing lost), drop-oldest or "
-           "drop-newest (lose a frame, counted per queue; latency stays bounded); auto: "
-           "block for files, drop-newest for live inputs");
-  tc->add_option("--max-in-flight", topts.max_in_flight,
-                 "at most N frames between the decoder and the output (0: only the queues bound "
-                 "them); at the limit the decoder waits (--drop block) or drops the new frame, "
-                 "counted")
-      ->check(CLI::Range(0, 100000))
-      ->capture_default_str();
-  add_live_input(tc, topts);
-  add_streams_and_gpus(tc, *c);
-  add_reading_options(tc, topts, cli.decode_sessions);
-  tc->add_option("--report", report_path, "write a JSON report (frames, fps, latency, stages)");
-  add_metrics_options(tc, c->metrics_port, c->metrics_address);
-  tc->add_flag("--keep-partial", topts.keep_partial, "keep the output file if the run fails");
-  tc->add_flag("--realtime", topts.realtime,
-               "read the input no faster than its timestamps (rehearse a live feed with a file)");
+// transcode's options: one flag per row of the option schema (option_schema.hpp),
+// its help, value and default from the row; finish() sets each given value through it.
+void add_transcode(Cli& c) {
+  c.tc = c.app.add_subcommand("transcode",
+                              "decode IN, run the filter chain, encode OUT (audio copied)");
+  for (const auto& s : vpipe::option_schema()) {
+    if (!(s.front_ends & vpipe::kCommandLine)) continue;
+    const std::string help = s.applies.empty() ? s.help : s.applies + ": " + s.help;
+    auto& given = c.tc_given[s.key];
+    CLI::Option* opt = nullptr;
+    if (s.form == vpipe::Form::kSwitch) {
+      opt = c.tc->add_flag_callback(
+          s.flag, [&given] { given = {"true"}; }, help);
+    } else if (s.form == vpipe::Form::kRepeatable) {
+      opt = c.tc->add_option(s.flag, given, help)->type_name(s.value);
+    } else {
+      opt = c.tc->add_option_function<std::string>(
+          s.flag, [&given](const std::string& v) { given = {v}; }, help);
+      opt->type_name(s.value);
+      if (s.form == vpipe::Form::kPositional) opt->required();
+      if (const auto d = s.default_text(); !d.empty()) opt->default_str(d);
+    }
+  }
+  c.tc->add_option("--report", c.report_path, "write a JSON report (frames, fps, latency, stages)");
+  add_metrics_options(c.tc, c.metrics_port, c.metrics_address);
+  c.tc->footer(
+      "Each option is also a key of vpipe.transcode() in Python and, but for streams, "
+      "gpus and on_gpu_error, of a stream in vpipe run's config: 'vpipe options' and "
+      "docs/OPTIONS.md list the keys.");
 }
 
 void add_bench(Cli& cli) {
@@ -684,7 +518,11 @@ void parse_size(const std::string& text, int& width, int& height) {
 std::vector<int> gpus_of(const std::string& text) {
   int visible = 0;
   if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
-  return vpipe::parse_gpus(text, visible);
+  try {
+    return vpipe::parse_gpus(text, visible);
+  } catch (const vpipe::usage_error& e) {
+    throw vpipe::usage_error(fmt::format("--gpus {}", e.what()));
+  }
 }
 
 namespace {
@@ -708,15 +546,29 @@ void apply_quick(Cli& c) {
 }
 }  // namespace
 
+namespace {
+// The transcode flags given, each set through its schema row; errors name the flag.
+void set_transcode_options(Cli& c) {
+  for (const auto& s : vpipe::option_schema()) {
+    const auto given = c.tc_given.find(s.key);
+    if (given == c.tc_given.end()) continue;
+    for (const auto& value : given->second) {
+      try {
+        s.set(c.topts, value);
+      } catch (const vpipe::usage_error& e) {
+        throw vpipe::usage_error(fmt::format("{}{}", s.flag, e.what()));  // "--crf 99: outside"
+      }
+    }
+  }
+}
+}  // namespace
+
 void finish(Cli& c) {
   apply_quick(c);
-  if (c.frames > 0) c.topts.max_frames = c.frames;
-  vpipe::set_option(c.topts, "decode_sessions", c.decode_sessions, "--decode-sessions");
-  if (!c.tc_budget.empty()) c.topts.budget = parse_bytes(c.tc_budget);
-  if (!c.gpus_text.empty()) c.topts.gpus = gpus_of(c.gpus_text);
+  if (c.tc->parsed()) set_transcode_options(c);
   if (!c.run_gpus_text.empty()) c.run_gpus = gpus_of(c.run_gpus_text);
   if (c.bhead->parsed()) {
-    c.hopts.probe_s = parse_duration(c.head_probe);
+    c.hopts.probe_s = vpipe::parse_duration(c.head_probe, "--probe");
     if (c.hopts.low >= c.hopts.high)
       throw vpipe::usage_error(
           fmt::format("--low {} must be below --high {}", c.hopts.low, c.hopts.high));
@@ -726,12 +578,12 @@ void finish(Cli& c) {
   auto& o = c.sopts;
   o.strategies =
       c.soak_compare.empty() ? std::vector<std::string>{c.soak_mem} : split_list(c.soak_compare);
-  if (!c.soak_duration.empty()) o.duration_s = parse_duration(c.soak_duration);
+  if (!c.soak_duration.empty()) o.duration_s = vpipe::parse_duration(c.soak_duration, "--duration");
   if (c.soak_frames > 0) o.frames = c.soak_frames;
-  if (!c.soak_budget.empty()) o.budget = parse_bytes(c.soak_budget);
+  if (!c.soak_budget.empty()) o.budget = vpipe::parse_bytes(c.soak_budget, "--budget");
   if (!c.soak_gpus.empty()) o.gpus = gpus_of(c.soak_gpus);
   parse_size(c.soak_size, o.width, o.height);
-  o.probe_max = parse_bytes(c.soak_probe_max);
+  o.probe_max = vpipe::parse_bytes(c.soak_probe_max, "--probe-max");
   o.thresholds = {c.warmup_pct / 100, c.max_growth_pct / 100, c.max_drift_pct / 100,
                   c.max_rss_growth_pct / 100};
 }

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,10 +31,8 @@ struct Cli {
   bool verbose = false;
   std::vector<std::string> plugins;
   vpipe::TranscodeOptions topts;
-  std::string report_path, tc_budget, gpus_text;
-  std::int64_t frames = 0;
-  int streams = 1;
-  std::string decode_sessions = "1";
+  std::map<std::string, std::vector<std::string>> tc_given;  // schema key → the values given
+  std::string report_path;
   vpipe::bench::MemBenchOptions mopts;
   bench::KernelBenchOptions kopts;
   std::string replay_log, replay_mem = "all";
@@ -65,7 +64,5 @@ struct Cli {
 void finish(Cli& c);
 
 [[nodiscard]] std::vector<std::string> split_list(const std::string& s);
-[[nodiscard]] double parse_duration(const std::string& s);
-[[nodiscard]] std::size_t parse_bytes(const std::string& s);
 
 }  // namespace vpipe::cli

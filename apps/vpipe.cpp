@@ -65,6 +65,7 @@ extern "C" {
 #include "vpipe/pipeline/filter.hpp"
 #include "vpipe/pipeline/hw_probe.hpp"
 #include "vpipe/pipeline/live.hpp"
+#include "vpipe/pipeline/option_schema.hpp"
 #include "vpipe/pipeline/paths.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 
@@ -122,9 +123,10 @@ void write_json(const std::string& path, const nlohmann::json& j) {
 // Progress on a terminal, and the signals: Ctrl-C / SIGTERM stop gracefully;
 // a full disk or a closed pipe fails the write with an error we report,
 // rather than the signal killing us mid-file.
-void prepare_run(vpipe::TranscodeOptions& opts, bool tty) {
+vpipe::RunHooks prepare_run(bool tty) {
+  vpipe::RunHooks hooks;
   if (tty) {
-    opts.on_progress = [](const vpipe::TranscodeProgress& p) {
+    hooks.on_progress = [](const vpipe::TranscodeProgress& p) {
       const double fps = p.elapsed_s > 0 ? static_cast<double>(p.frames_done) / p.elapsed_s : 0;
       const std::string total = p.frames_total > 0 ? fmt::format("/{}", p.frames_total) : "";
       const double eta = p.frames_total > 0 && fps > 0
@@ -135,19 +137,21 @@ void prepare_run(vpipe::TranscodeOptions& opts, bool tty) {
       std::fflush(stderr);
     };
   }
-  opts.interrupt = &g_signal;
+  hooks.interrupt = &g_signal;
   install_signals();
   std::signal(SIGXFSZ, SIG_IGN);
   std::signal(SIGPIPE, SIG_IGN);
+  return hooks;
 }
 
 // --streams N: one line per stream, the exit status of the worst.
-int run_streams(const vpipe::TranscodeOptions& opts, const std::string& report_path, int streams,
-                bool tty) {
+int run_streams(const vpipe::TranscodeOptions& opts, const vpipe::RunHooks& hooks,
+                const std::string& report_path, bool tty) {
+  const int streams = opts.streams;
   for (int k = 1; k <= streams && streams > 1; ++k)  // each stream's own output, before the work
     vpipe::check_side_file(report_path, "--report", opts.input,
                            vpipe::stream_output_name(opts.output, k));
-  const auto multi = vpipe::transcode_streams(opts, streams);
+  const auto multi = vpipe::transcode_streams(opts, hooks);
   if (tty) fmt::print(stderr, "\n");
   fmt::print(stderr, "vpipe: {} streams in {:.2f} s, {:.1f} fps in total\n", streams, multi.wall_s,
              multi.fps_total());
@@ -288,27 +292,27 @@ int run_fleet(const vpipe::cli::Cli& c) {
   return g_signal.load() ? 128 + g_signal.load() : rc;
 }
 
-int run_transcode(vpipe::TranscodeOptions& opts, const std::string& report_path, int streams,
+int run_transcode(const vpipe::TranscodeOptions& opts, const std::string& report_path,
                   const std::string& metrics_address, int metrics_port) {
   vpipe::check_side_file(report_path, "--report", opts.input,
                          opts.output);  // before the work, not after
   const bool tty = isatty(STDERR_FILENO) != 0;
-  prepare_run(opts, tty);
+  auto hooks = prepare_run(tty);
   // The endpoint reads the registry: it goes first.
   vpipe::LiveRegistry live;
   std::unique_ptr<vpipe::MetricsServer> server;
   if (metrics_port > 0) {
-    opts.live = &live;
+    hooks.live = &live;
     server = std::make_unique<vpipe::MetricsServer>(
         metrics_address, metrics_port, [&] { return vpipe::transcode_metrics_text(live.sample()); },
         [&] { return live.ready(); });
     fmt::print(stderr, "vpipe: metrics at http://{}:{}/metrics (/healthz, /readyz)\n",
                metrics_address, server->port());
   }
-  if (streams > 1 || !opts.gpus.empty()) return run_streams(opts, report_path, streams, tty);
+  if (opts.streams > 1 || !opts.gpus.empty()) return run_streams(opts, hooks, report_path, tty);
   vpipe::TranscodeReport r;
   try {
-    r = vpipe::transcode(opts);
+    r = vpipe::transcode(opts, hooks);
   } catch (const vpipe::transcode_failed& e) {
     if (tty) fmt::print(stderr, "\n");
     write_json(report_path, e.report.to_json());  // what was done before it failed
@@ -525,6 +529,10 @@ int main(int argc, char** argv) {
     vpipe::cli::finish(c);
     if (c.app.got_subcommand("info")) return run_info();
     if (c.app.got_subcommand("filters")) return run_filters();
+    if (c.app.got_subcommand("options")) {
+      fmt::print("{}", vpipe::option_table_markdown());
+      return vpipe::cli::kDone;
+    }
     if (c.bmem->parsed()) return vpipe::bench::run_mem_bench(c.mopts);
     if (c.bkern->parsed()) return vpipe::bench::run_kernel_bench(c.kopts);
     if (c.bpipe->parsed()) return vpipe::bench::run_pipeline_bench(c.popts);
@@ -547,7 +555,7 @@ int main(int argc, char** argv) {
     if (c.breplay->parsed())
       return vpipe::bench::run_replay(c.replay_log, c.replay_mem, c.replay_budget);
     if (c.run->parsed()) return run_fleet(c);
-    return run_transcode(c.topts, c.report_path, c.streams, c.metrics_address, c.metrics_port);
+    return run_transcode(c.topts, c.report_path, c.metrics_address, c.metrics_port);
   } catch (const vpipe::usage_error& e) {  // a bad option value: like CLI11's own checks
     fmt::print(stderr, "vpipe: error: {}\n", e.what());
     return vpipe::cli::kUsage;

@@ -53,13 +53,14 @@ std::string StreamSupervisor::output_for(int attempt) const {
 bool StreamSupervisor::attempt(int number, bool& gpu_fault) {
   TranscodeOptions o = spec_.options;
   o.output = output_for(number);
-  o.interrupt = &stop_;
-  o.live = live_;
-  o.stream_label = spec_.name;
+  RunHooks hooks;
+  hooks.interrupt = &stop_;
+  hooks.live = live_;
+  hooks.stream_label = spec_.name;
   gpu_fault = false;
   try {
     if (gpu_ >= 0) VPIPE_CUDA_TRY(cudaSetDevice(gpu_));  // the session's strategy and streams
-    const TranscodeReport r = transcode(o);
+    const TranscodeReport r = transcode(o, hooks);
     std::lock_guard lock(m_);
     runs_.push_back(r.to_json());
     return true;

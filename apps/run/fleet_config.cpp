@@ -12,6 +12,7 @@
 
 #include "vpipe/pipeline/av.hpp"
 #include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/option_schema.hpp"
 #include "vpipe/pipeline/transcode_plan.hpp"
 
 namespace vpipe {
@@ -24,8 +25,9 @@ const std::set<std::string> kFleetKeys = {"name", "restart", "restart_on_end", "
 std::string known_keys() {
   std::string out;
   for (const auto& k : kFleetKeys) out += (out.empty() ? "" : ", ") + k;
-  for (const auto& k : option_keys())
-    out += fmt::format(", {}{}", k.name, k.alias ? fmt::format(" ({})", k.alias) : "");
+  for (const auto& k : option_schema())
+    if (k.front_ends & kConfig)
+      out += fmt::format(", {}{}", k.key, k.alias.empty() ? "" : fmt::format(" ({})", k.alias));
   return out;
 }
 
@@ -46,9 +48,14 @@ YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const st
       throw usage_error(fmt::format("{}: expected a map of settings", at_line(whose, *n)));
     for (const auto& kv : *n) {
       const auto key = kv.first.as<std::string>();
-      if (!kFleetKeys.count(key) && !is_option_key(key))
+      const OptionSpec* option = find_option(key);
+      if (!kFleetKeys.count(key) && !option)
         throw usage_error(fmt::format("{}: unknown key '{}' (keys: {})", at_line(whose, kv.first),
                                       key, known_keys()));
+      if (option && !(option->front_ends & kConfig)) {  // the schema says why not here
+        TranscodeOptions unused;
+        set_option(unused, key, "", at_line(whose, kv.first), kConfig);
+      }
       out[key] = kv.second;
     }
   }
@@ -79,9 +86,14 @@ StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
   for (const auto& kv : n) {
     const auto key = kv.first.as<std::string>();
     if (kFleetKeys.count(key)) continue;
+    const auto line = at_line(here, kv.second);  // values keep their line
+    if (kv.second.IsSequence() && find_option(key) && find_option(key)->form == Form::kRepeatable) {
+      for (const auto& item : kv.second) set_option(o, key, item.as<std::string>(), line, kConfig);
+      continue;
+    }
     if (!kv.second.IsScalar())
-      throw usage_error(fmt::format("{}: '{}' takes one value", at_line(here, kv.second), key));
-    set_option(o, key, kv.second.Scalar(), at_line(here, kv.second));  // values keep their line
+      throw usage_error(fmt::format("{}: '{}' takes one value", line, key));
+    set_option(o, key, kv.second.Scalar(), line, kConfig);
   }
   if (o.input.empty() || o.output.empty())
     throw usage_error(fmt::format("{}: 'input' and 'output' are required", here));

@@ -140,8 +140,8 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
   const auto mem = [device](const SoakSample& s) {
     return device ? s.reserved_mb.value_or(0) : s.rss_mb;
   };
-  const auto judge_growth = [&](const std::string& metric, double limit, auto&& mem) {
-    const auto g = growth_after_warmup(samples, start, k, mem);
+  const auto judge_growth = [&](const std::string& metric, double limit, auto&& value) {
+    const auto g = growth_after_warmup(samples, start, k, value);
     if (g && g->growth > limit) {
       v.pass = false;
       v.reasons.push_back(

@@ -814,7 +814,7 @@ class Delay final : public Filter {
   static FilterInfo info() {
     return {"delay",
             "Passes frames through after sleeping ms milliseconds each (a deliberately slow "
-            "stage, to rehearse --drop and latency).",
+            "stage, to rehearse the drop policy and latency).",
             {{"ms", ParamType::kInt, "10", 0, 10000, "milliseconds per frame", {}}},
             [](const ParamValues& p) { return std::make_unique<Delay>(p.get_int("ms")); }};
   }
@@ -842,7 +842,7 @@ class Stamp final : public Filter {
   static FilterInfo info() {
     return {"stamp",
             "Write the wall-clock time into the picture's top rows (64 black/white cells; YUV, "
-            "width >= 128): a receiving 'vpipe transcode --read-stamps' reports glass-to-glass "
+            "width >= 128): a receiver reading stamps (read_stamps) reports glass-to-glass "
             "latency.",
             {},
             [](const ParamValues&) { return std::make_unique<Stamp>(); }};

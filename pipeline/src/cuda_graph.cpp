@@ -128,7 +128,7 @@ void CudaGraphStage::Captured::find_sites(const std::vector<PlaneRange>& ranges)
       VPIPE_CUDA_TRY(cudaGraphKernelNodeGetParams(node, &k.params));
       if (!k.params.kernelParams)  // arguments packed in `extra`: their pointers cannot be found
         throw logic_error(
-            "--graphs: a captured kernel passes its arguments packed; run --graphs off");
+            "graphs: a captured kernel passes its arguments packed; run with graphs off");
       bool moves = false;
       for (std::size_t i = 0;; ++i) {
         std::size_t offset = 0, size = 0;
@@ -272,7 +272,7 @@ bool CudaGraphStage::update(const Frame& in, const Frame& result) {
     ++stats_.updates_refused;
     stats_.fallback =
         fmt::format("CUDA refused to move a {} node's pointers ({})", what, cudaGetErrorString(e));
-    spdlog::warn("--graphs: {}: launches from here on", stats_.fallback);
+    spdlog::warn("graphs: {}: launches from here on", stats_.fallback);
     return true;
   };
   for (auto& k : captured_->kernels) {

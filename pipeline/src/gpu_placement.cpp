@@ -22,7 +22,7 @@ std::optional<int> integer(std::string_view s) {
 }  // namespace
 
 std::vector<int> parse_gpus(std::string_view text, int visible) {
-  if (visible < 1) throw usage_error(fmt::format("--gpus {}: no CUDA device is visible", text));
+  if (visible < 1) throw usage_error(fmt::format("{}: no CUDA device is visible", text));
   std::vector<int> out;
   if (text == "all") {
     for (int d = 0; d < visible; ++d) out.push_back(d);
@@ -31,8 +31,8 @@ std::vector<int> parse_gpus(std::string_view text, int visible) {
   if (text.find(',') == std::string_view::npos) {  // a count
     const auto n = integer(text);
     if (!n || *n < 1 || *n > visible)
-      throw usage_error(fmt::format(
-          "--gpus {}: expected all, a count from 1 to {}, or a list such as 0,1", text, visible));
+      throw usage_error(fmt::format("{}: expected all, a count from 1 to {}, or a list such as 0,1",
+                                    text, visible));
     for (int d = 0; d < *n; ++d) out.push_back(d);
     return out;
   }
@@ -44,13 +44,13 @@ std::vector<int> parse_gpus(std::string_view text, int visible) {
     if (item.empty()) continue;  // "1," is a one-device list
     const auto d = integer(item);
     if (!d || *d < 0 || *d >= visible)
-      throw usage_error(fmt::format("--gpus {}: '{}' is not a visible device (0 to {})", text, item,
-                                    visible - 1));
+      throw usage_error(
+          fmt::format("{}: '{}' is not a visible device (0 to {})", text, item, visible - 1));
     if (!seen.insert(*d).second)
-      throw usage_error(fmt::format("--gpus {}: device {} is listed twice", text, *d));
+      throw usage_error(fmt::format("{}: device {} is listed twice", text, *d));
     out.push_back(*d);
   }
-  if (out.empty()) throw usage_error(fmt::format("--gpus {}: no device listed", text));
+  if (out.empty()) throw usage_error(fmt::format("{}: no device listed", text));
   return out;
 }
 

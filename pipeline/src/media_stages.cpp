@@ -375,7 +375,7 @@ DecodeStage::DecodeStage(UniqueAVCodecContext decoder, AVRational time_base,
 void DecodeStage::check_nvdec() const {
   if (!nvdec_) return;
   if (auto why = nvdec_->refusal(); !why.empty())
-    throw input_error(fmt::format("NVDEC decode: {} (use --decode cpu)", why));
+    throw input_error(fmt::format("NVDEC decode: {} (use decode cpu)", why));
 }
 
 Flow DecodeStage::process(Packet packet, Output<Frame>& out) {

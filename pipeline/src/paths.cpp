@@ -184,7 +184,7 @@ int remove_partial_outputs_now() noexcept {
     say("vpipe: stopped at once (second signal): ");
     say(gone ? "removed the unfinished output '" : "could not remove the unfinished output '");
     say(p);
-    say(gone ? "' (--keep-partial keeps it)\n" : "'\n");
+    say(gone ? "' (keep_partial keeps it)\n" : "'\n");
   }
   return n;
 }
@@ -241,7 +241,7 @@ StagedOutput::~StagedOutput() {
   if (registered_) unregister_partial_output(temp_);
   if (!staged() || !opened_ || done_) return;
   if (keep_) {
-    spdlog::warn("{}: unfinished; kept as '{}' (--keep-partial){}", target_, temp_,
+    spdlog::warn("{}: unfinished; kept as '{}' (keep_partial){}", target_, temp_,
                  fs::exists(final_) ? "; the file already there is untouched" : "");
     return;
   }

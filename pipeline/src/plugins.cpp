@@ -13,7 +13,7 @@ namespace vpipe {
 void load_filter_plugin(const std::string& path) {
   auto& registry = FilterRegistry::instance();  // built-ins first, so duplicates are caught
   (void)registry.take_errors();
-  if (path.empty()) throw usage_error("--plugin \"\": expected the path of a plugin (.so)");
+  if (path.empty()) throw usage_error("plugin \"\": expected the path of a plugin (.so)");
   static std::set<void*> plugins;  // handles of the plugins loaded so far
   const std::size_t before = registry.names().size();
   // RTLD_GLOBAL is not needed: plugins resolve vpipe's symbols from the program.

@@ -25,7 +25,7 @@ std::vector<Packet> encode_segment(const SegmentedEncodeStage::OpenEncoder& open
   UniqueAVCodecContext enc = open();
   if (!same_headers(enc.get(), header))
     throw logic_error(fmt::format(
-        "--encode-segments: a segment's {} encoder wrote other stream headers than the output's "
+        "encode_segments: a segment's {} encoder wrote other stream headers than the output's "
         "({} against {} bytes); its segments would not join into one stream",
         enc->codec->name, enc->extradata_size, header->extradata_size));
   return encode_frames(enc.get(), frames, out_stream);
@@ -79,7 +79,7 @@ void continue_dts(std::vector<Packet>& packets, std::int64_t& last_dts) {
     if (last_dts != AV_NOPTS_VALUE && pkt->dts <= last_dts) pkt->dts = last_dts + 1;
     if (pkt->pts != AV_NOPTS_VALUE && pkt->dts > pkt->pts)
       throw logic_error(fmt::format(
-          "--encode-segments: a segment's decode time {} passes its presentation time {} after "
+          "encode_segments: a segment's decode time {} passes its presentation time {} after "
           "the segment before it (which ended at {}): the segments do not join",
           pkt->dts, pkt->pts, last_dts));
     last_dts = pkt->dts;

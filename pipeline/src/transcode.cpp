@@ -384,7 +384,7 @@ Percentiles percentiles(const Histogram& h, double scale) {
 // streams, so the streams outlive the frames and the strategy outlives both;
 // the output file is closed, and removed unless kept, when nothing writes it.
 struct TranscodeSession::Parts {
-  explicit Parts(TranscodeOptions options);
+  Parts(TranscodeOptions options, RunHooks run_hooks);
   void open_input();
   void open_output();
   void add_video_output();
@@ -399,6 +399,7 @@ struct TranscodeSession::Parts {
   [[nodiscard]] LiveStats live_stats(Clock::time_point t0) const;
 
   TranscodeOptions o;
+  RunHooks hooks;
   TranscodeReport report;
   InputWatch watch;  // the input's interrupt callback points here
   InputOpenOptions open_options;
@@ -430,11 +431,12 @@ struct TranscodeSession::Parts {
   std::string auto_sessions_note;          // --decode-sessions auto: what it chose, and why
 };
 
-TranscodeSession::Parts::Parts(TranscodeOptions options)
+TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     : o(std::move(options)),
+      hooks(std::move(run_hooks)),
       // A file has no stall limit (a slow disk is not a dead feed), but Ctrl-C
       // still ends a wait for it (a FIFO with no writer).
-      watch(is_live_input(o.input) ? o.stall_timeout_s : kNoStallLimit, o.interrupt) {
+      watch(is_live_input(o.input) ? o.stall_timeout_s : kNoStallLimit, hooks.interrupt) {
   check_options(o);
   for (const auto& s : parse_chain(o.filters))
     (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
@@ -520,7 +522,7 @@ void TranscodeSession::Parts::open_output() {
   add_video_output();
   copy_other_streams();
   av_dict_copy(&oc->metadata, input->metadata, 0);
-  if (!(oc->oformat->flags & AVFMT_NOFILE)) output.open(o.output, o.keep_partial, o.interrupt);
+  if (!(oc->oformat->flags & AVFMT_NOFILE)) output.open(o.output, o.keep_partial, hooks.interrupt);
   const FfmpegErrors ffmpeg;
   if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
     throw input_error(
@@ -609,8 +611,8 @@ void TranscodeSession::Parts::make_cuda_path() {
   cuda.download_copy = o.download_copy;
   cuda.graphs = o.graphs;
   if (plan.device_memory) {
-    if (o.shared_memory) {
-      strategy = o.shared_memory;
+    if (hooks.shared_memory) {
+      strategy = hooks.shared_memory;
     } else {
       StrategyOptions so;
       so.budget = o.budget;
@@ -641,7 +643,7 @@ void TranscodeSession::Parts::wire() {
   auto demux_stage = std::make_unique<DemuxSource>(input.get(), o.input, video_index, output_index,
                                                    mux_in, counters, o.realtime);
   demux = demux_stage.get();
-  demux_stage->interrupt(o.interrupt);
+  demux_stage->interrupt(hooks.interrupt);
   if (o.loop > 1)
     demux_stage->loop(o.loop, [this] { return vpipe::open_input(o.input, open_options); });
   if (plan.live) {
@@ -663,10 +665,10 @@ void TranscodeSession::Parts::wire() {
   frames = graph->add_chain(pipeline, frames, std::move(plan.chain), plan.cuda, plan.nvdec);
   // Frames end in host memory, where an encoder takes them; a decode-only
   // null run (no filter), or one asked to, leaves them on the device.
-  if (!(plan.null_output && (empty_chain || o.frames_on_device)))
+  if (!(plan.null_output && (empty_chain || hooks.frames_on_device)))
     frames = graph->to_host(pipeline, frames, plan.output);
   if (plan.null_output) {
-    auto sink = std::make_unique<NullSink>(counters, o.on_frame);
+    auto sink = std::make_unique<NullSink>(counters, hooks.on_frame);
     sink->read_stamps(o.read_stamps);
     pipeline.add_sink<Frame>(std::move(sink), frames);
     return;
@@ -743,7 +745,7 @@ void TranscodeSession::Parts::choose_decode_sessions() {
   const AutoSessions pick = auto_decode_sessions(in, TranscodeOptions::kAutoNvdecSessions);
   o.decode_sessions = pick.sessions;
   auto_sessions_note =
-      fmt::format("decode: --decode-sessions auto: {} ({})", pick.sessions, pick.why);
+      fmt::format("decode: decode_sessions auto: {} ({})", pick.sessions, pick.why);
 }
 
 // Expected frame count, for progress (0: unknown).
@@ -789,7 +791,8 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
                     counters.stamps_missing.load(), percentiles(counters.glass_steady_ns, 1e-6),
                     static_cast<std::int64_t>(counters.glass_steady_ns.count())};
     if (counters.stamps_read == 0)
-      r.notes.push_back("--read-stamps: no frame carried a stamp (send with --vf stamp,…)");
+      r.notes.push_back(
+          "read_stamps: no frame carried a stamp (send with the filter chain stamp,…)");
   }
   r.fps = r.wall_s > 0 ? static_cast<double>(r.video_packets_written) / r.wall_s : 0;
   r.steady_fps = counters.steady_fps();
@@ -812,7 +815,7 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
 MemoryReport TranscodeSession::Parts::memory_report() const {
   const auto st = strategy->stats().stats();
   MemoryReport m;
-  m.strategy = o.mem;
+  m.strategy = name_of(o.mem);
   m.allocations = st.count.total;
   m.bytes_peak = st.bytes.peak;
   m.bytes_total = st.bytes.total;
@@ -840,15 +843,15 @@ MemoryReport TranscodeSession::Parts::memory_report() const {
   return m;
 }
 
-TranscodeSession::TranscodeSession(TranscodeOptions options)
-    : parts_(std::make_unique<Parts>(std::move(options))) {}
+TranscodeSession::TranscodeSession(TranscodeOptions options, RunHooks hooks)
+    : parts_(std::make_unique<Parts>(std::move(options), std::move(hooks))) {}
 TranscodeSession::~TranscodeSession() = default;
 const TranscodePlan& TranscodeSession::plan() const { return parts_->plan; }
 
 // While a run goes on: what a metrics endpoint shows (any thread).
 LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
   LiveStats s;
-  s.stream = o.stream_label;
+  s.stream = hooks.stream_label;
   s.input = o.input;
   s.output = o.output;
   s.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -868,7 +871,7 @@ LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
   for (const auto& q : s.queues) s.frames_dropped += static_cast<std::int64_t>(q.dropped);
   if (strategy) {
     const auto st = strategy->stats().stats();
-    s.strategy = o.mem;
+    s.strategy = name_of(o.mem);
     s.memory_in_use = st.bytes.value;
     s.memory_peak = st.bytes.peak;
     const auto usage = strategy->strategy().usage();
@@ -894,14 +897,14 @@ TranscodeReport TranscodeSession::run() {
     ~Listed() {
       if (live) live->remove(run);
     }
-  } listed{p.o.live, this};
-  if (p.o.live) p.o.live->add(this, [&p, t0] { return p.live_stats(t0); });
+  } listed{p.hooks.live, this};
+  if (p.hooks.live) p.hooks.live->add(this, [&p, t0] { return p.live_stats(t0); });
   std::jthread monitor([&](std::stop_token stop) {  // Ctrl-C and progress, ~4 times a second
     auto next_progress = Clock::now();
     auto next_wake = Clock::now();
     while (!stop.stop_requested()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      if (p.o.interrupt && p.o.interrupt->load()) {
+      if (p.hooks.interrupt && p.hooks.interrupt->load()) {
         if (!p.pipeline.stop_requested()) {
           p.pipeline.request_stop();
           report.interrupted = true;
@@ -912,10 +915,10 @@ TranscodeReport TranscodeSession::run() {
           if (p.mux) p.mux->wake();
         }
       }
-      if (p.o.on_progress && Clock::now() >= next_progress) {
+      if (p.hooks.on_progress && Clock::now() >= next_progress) {
         next_progress += std::chrono::milliseconds(250);
-        p.o.on_progress({p.counters.video_packets_written.load(), total,
-                         std::chrono::duration<double>(Clock::now() - t0).count()});
+        p.hooks.on_progress({p.counters.video_packets_written.load(), total,
+                             std::chrono::duration<double>(Clock::now() - t0).count()});
       }
     }
   });
@@ -932,8 +935,8 @@ TranscodeReport TranscodeSession::run() {
   monitor.request_stop();
   monitor.join();
   report.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (p.o.on_progress)
-    p.o.on_progress({p.counters.video_packets_written.load(), total, report.wall_s});
+  if (p.hooks.on_progress)
+    p.hooks.on_progress({p.counters.video_packets_written.load(), total, report.wall_s});
   p.collect(report);
   report.output_cut = p.mux && p.mux->cut();
   if (!failure.empty()) {
@@ -954,8 +957,8 @@ TranscodeReport TranscodeSession::run() {
   return report;
 }
 
-TranscodeReport transcode(const TranscodeOptions& options) {
-  return TranscodeSession(options).run();
+TranscodeReport transcode(const TranscodeOptions& options, const RunHooks& hooks) {
+  return TranscodeSession(options, hooks).run();
 }
 
 bool is_gpu_fault(const std::exception& e) {
@@ -967,7 +970,7 @@ std::string stream_output_name(const std::string& output, int k) {
   if (output == "null") return output;
   if (output.find("://") != std::string::npos)
     throw input_error(
-        fmt::format("--streams: {} is a URL; give a file name (each stream writes "
+        fmt::format("streams: {} is a URL; give a file name (each stream writes "
                     "its own, with -1, -2… added) or null",
                     output));
   const fs::path p(output);
@@ -1072,15 +1075,16 @@ class GpuShares {
 // move, a CUDA error there starts the stream again on the GPU move_from gives (its output
 // rewritten from the start), until it ends or no GPU is left; each move is a note in the
 // report. Returns the failure, empty when the stream ended well; `gpu` ends as its last GPU.
-std::string run_stream(TranscodeOptions mine, GpuShares& gpus, int& gpu, TranscodeReport& report) {
+std::string run_stream(const TranscodeOptions& mine, RunHooks hooks, GpuShares& gpus, int& gpu,
+                       TranscodeReport& report) {
   std::vector<std::string> moves;
   std::string failure;
   for (;;) {
-    if (gpu >= 0) mine.shared_memory = &gpus.use(gpu);  // this thread on that GPU
+    if (gpu >= 0) hooks.shared_memory = &gpus.use(gpu);  // this thread on that GPU
     bool gpu_fault = false;
     failure.clear();
     try {
-      report = transcode(mine);
+      report = transcode(mine, hooks);
     } catch (const std::exception& e) {
       const auto* failed = dynamic_cast<const transcode_failed*>(&e);
       report = failed ? failed->report : TranscodeReport{};
@@ -1092,11 +1096,11 @@ std::string run_stream(TranscodeOptions mine, GpuShares& gpus, int& gpu, Transco
     if (!gpu_fault || gpu < 0 || mine.on_gpu_error != OnGpuError::kMove) break;
     const auto to = gpus.move_from(gpu);
     if (!to) {
-      failure += fmt::format(" (on GPU {}; --on-gpu-error move: no other GPU can take it)", gpu);
+      failure += fmt::format(" (on GPU {}; on_gpu_error move: no other GPU can take it)", gpu);
       break;
     }
     moves.push_back(fmt::format("moved from GPU {} to GPU {} after: {}", gpu, *to, failure));
-    spdlog::warn("stream {}: {}", mine.stream_label, moves.back());
+    spdlog::warn("stream {}: {}", hooks.stream_label, moves.back());
     gpu = *to;
   }
   report.notes.insert(report.notes.begin(), moves.begin(), moves.end());
@@ -1104,8 +1108,9 @@ std::string run_stream(TranscodeOptions mine, GpuShares& gpus, int& gpu, Transco
 }
 }  // namespace
 
-MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
-  if (n < 1) throw input_error(fmt::format("--streams {}: expected 1 or more", n));
+MultiTranscodeReport transcode_streams(const TranscodeOptions& o, const RunHooks& hooks) {
+  const int n = o.streams;
+  if (n < 1) throw input_error(fmt::format("streams {}: expected 1 or more", n));
   std::vector<std::string> outputs;
   for (int k = 1; k <= n; ++k)
     outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));
@@ -1125,19 +1130,21 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& o, int n) {
         const auto i = static_cast<std::size_t>(k);
         TranscodeOptions mine = o;
         mine.output = outputs[i];
-        mine.stream_label = std::to_string(k + 1);
-        mine.on_progress = nullptr;
-        if (o.on_progress)  // the first stream reports the sum of all
-          mine.on_progress = [&, i](const TranscodeProgress& p) {
+        mine.streams = 1;
+        RunHooks own = hooks;
+        own.stream_label = std::to_string(k + 1);
+        own.on_progress = nullptr;
+        if (hooks.on_progress)  // the first stream reports the sum of all
+          own.on_progress = [&, i](const TranscodeProgress& p) {
             done[i] = p.frames_done;
             if (i != 0) return;
             TranscodeProgress sum = p;
             sum.frames_done = 0;
             for (const auto& d : done) sum.frames_done += d.load();
             sum.frames_total = p.frames_total > 0 ? p.frames_total * n : 0;
-            o.on_progress(sum);
+            hooks.on_progress(sum);
           };
-        multi.failures[i] = run_stream(std::move(mine), gpus, multi.gpus[i], multi.streams[i]);
+        multi.failures[i] = run_stream(mine, std::move(own), gpus, multi.gpus[i], multi.streams[i]);
       });
     }
   }

@@ -96,7 +96,7 @@ void fit_to_encoder(const TranscodeOptions& o, TranscodePlan& p) {
   if (o.fit == Fit::kError)
     throw input_error(
         fmt::format("{}: {} takes {} pictures in multiples of {}x{}, and these are {}x{} "
-                    "(--fit pad or --fit crop, or a resize in --vf)",
+                    "(fit pad or fit crop, or a resize in the filters)",
                     o.output, p.encoder->name, d->name, mw, mh, w, h));
   const bool pad = o.fit == Fit::kPad || w < mw || h < mh;  // nothing is left to crop to
   const int fw = pad ? (w + mw - 1) / mw * mw : w / mw * mw;
@@ -105,7 +105,7 @@ void fit_to_encoder(const TranscodeOptions& o, TranscodePlan& p) {
       pad ? fmt::format("pad=w={}:h={}", fw, fh) : fmt::format("crop=w={}:h={}:x=0:y=0", fw, fh);
   for (auto& c : build_chain(parse_chain(spec), p.output)) p.chain.push_back(std::move(c));
   p.output = p.chain.back().out;
-  p.notes.push_back(fmt::format("--fit {}: {}x{} {} to {}x{} ({} takes {} in multiples of {}x{})",
+  p.notes.push_back(fmt::format("fit {}: {}x{} {} to {}x{} ({} takes {} in multiples of {}x{})",
                                 pad ? "pad" : "crop", w, h, pad ? "padded" : "cropped", fw, fh,
                                 p.encoder->name, d->name, mw, mh));
 }
@@ -215,7 +215,7 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
   }
   throw input_error(
       fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
-                  "--encoder{} or another container (.mkv holds most)",
+                  "encoder{} or another container (.mkv holds most)",
                   o.output, container->name, avcodec_get_name(codec->id), codec->name,
                   native ? fmt::format(" ({} fits it)", native->name) : std::string()));
 }
@@ -250,10 +250,6 @@ std::vector<std::string> TranscodePlan::labels() const {
 }
 
 void check_options(const TranscodeOptions& o) {
-  const auto& names = strategy_names();
-  if (std::find(names.begin(), names.end(), o.mem) == names.end())
-    throw usage_error(
-        fmt::format("memory strategy '{}': expected one of {}", o.mem, fmt::join(names, ", ")));
   if (o.loop < 1) throw usage_error(fmt::format("loop {}: expected 1 or more", o.loop));
   if (!(o.stall_timeout_s > 0))
     throw usage_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));
@@ -262,13 +258,13 @@ void check_options(const TranscodeOptions& o) {
   if (o.queue_depth < 1) throw usage_error("queue depth 0: expected 1 or more");
   for (const auto& kv : o.input_options)
     if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
-      throw usage_error(fmt::format("--input-option {}: expected key=value", kv));
+      throw usage_error(fmt::format("input_option {}: expected key=value", kv));
   if (o.input.empty() || o.output.empty()) throw usage_error("need an input and an output path");
   if (o.encode_segments > 1 &&
       (o.realtime || is_live_input(o.input) || !network_output_format(o.output).empty()))
     throw usage_error(fmt::format(
-        "--encode-segments {}: holds {} segments of frames before they leave; not for a live "
-        "input, a network output or --realtime (use --encode-threads)",
+        "encode_segments {}: holds {} segments of frames before they leave; not for a live "
+        "input, a network output or realtime (use encode_threads)",
         o.encode_segments, o.encode_segments));
 }
 

@@ -77,10 +77,15 @@ vpipe_decoder* vpipe_decoder_open(const char* options_json) {
         auto d = std::make_unique<vpipe_decoder>();
         d->keep = std::make_shared<SessionKeeper>();
         d->capacity = std::max<std::size_t>(1, j.value("prefetch", std::size_t{4}));
-        o.frames_on_device = true;
-        o.interrupt = &d->keep->interrupt;
-        o.on_frame = [dec = d.get()](const vpipe::Frame& f) { dec->push(f); };
-        d->keep->session = std::make_unique<vpipe::TranscodeSession>(std::move(o));
+        if (o.streams > 1 || !o.gpus.empty())
+          throw vpipe::usage_error(
+              "options: a Decoder yields one stream's frames (streams 1, no gpus)");
+        vpipe::RunHooks hooks;
+        hooks.frames_on_device = true;
+        hooks.interrupt = &d->keep->interrupt;
+        hooks.on_frame = [dec = d.get()](const vpipe::Frame& f) { dec->push(f); };
+        d->keep->session =
+            std::make_unique<vpipe::TranscodeSession>(std::move(o), std::move(hooks));
         d->runner = std::thread([dec = d.get()] { dec->run(); });
         return d.release();
       },

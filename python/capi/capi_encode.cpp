@@ -1,8 +1,10 @@
 // vpipe_encoder (FrameEncoder over DLPack tensors and frames), vpipe_job (a
 // transcode run to the end), and the "python" filter that calls back into
 // Python per frame.
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 
 extern "C" {
 #include <libavutil/pixdesc.h>
@@ -23,6 +25,9 @@ struct vpipe_encoder {
 
 struct vpipe_job {
   std::shared_ptr<SessionKeeper> keep;
+  // streams > 1 or gpus: the options of a run of several streams (transcode_streams), whose
+  // report is their MultiTranscodeReport; otherwise keep->session runs.
+  std::optional<vpipe::TranscodeOptions> several;
   std::string report;
 };
 
@@ -240,6 +245,28 @@ void vpipe_filter_unregister(int slot) {
   g_slots.erase(slot);
 }
 
+namespace {
+// A run of several streams: its report is every stream's; a failed stream is an error.
+int run_several(vpipe_job& j) {
+  vpipe::RunHooks hooks;
+  hooks.interrupt = &j.keep->interrupt;
+  const auto multi = vpipe::transcode_streams(*j.several, hooks);
+  j.report = multi.to_json().dump();
+  for (std::size_t i = 0; i < multi.failures.size(); ++i)
+    if (!multi.failures[i].empty()) {
+      vpipe::capi::set_error(fmt::format("stream {}: {}", i + 1, multi.failures[i]),
+                             VPIPE_ERROR_RUNTIME);
+      return -1;
+    }
+  if (std::any_of(multi.streams.begin(), multi.streams.end(),
+                  [](const auto& r) { return r.interrupted; })) {
+    vpipe::capi::set_error("interrupted (the outputs are finalized)", VPIPE_ERROR_INTERRUPTED);
+    return -1;
+  }
+  return 0;
+}
+}  // namespace
+
 vpipe_job* vpipe_transcode_open(const char* options_json) {
   return guarded(
       [&] {
@@ -247,9 +274,15 @@ vpipe_job* vpipe_transcode_open(const char* options_json) {
         vpipe::TranscodeOptions o = vpipe::capi::options_from(j);
         auto job = std::make_unique<vpipe_job>();
         job->keep = std::make_shared<SessionKeeper>();
-        o.interrupt = &job->keep->interrupt;
         vpipe::capi::bind_filter_slots(o.filters, job->keep);
-        job->keep->session = std::make_unique<vpipe::TranscodeSession>(std::move(o));
+        if (o.streams > 1 || !o.gpus.empty()) {
+          job->several = std::move(o);
+        } else {
+          vpipe::RunHooks hooks;
+          hooks.interrupt = &job->keep->interrupt;
+          job->keep->session =
+              std::make_unique<vpipe::TranscodeSession>(std::move(o), std::move(hooks));
+        }
         return job.release();
       },
       static_cast<vpipe_job*>(nullptr));
@@ -258,6 +291,7 @@ vpipe_job* vpipe_transcode_open(const char* options_json) {
 int vpipe_transcode_run(vpipe_job* j) {
   return guarded(
       [&] {
+        if (j->several) return run_several(*j);
         try {
           const vpipe::TranscodeReport r = j->keep->session->run();
           j->report = r.to_json().dump();

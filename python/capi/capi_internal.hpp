@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/option_schema.hpp"
 #include "vpipe/pipeline/transcode.hpp"
 #include "vpipe_capi.h"
 
@@ -47,7 +48,7 @@ struct SessionKeeper {
   std::unique_ptr<TranscodeSession> session;
 };
 
-// The options in `j`, set through vpipe's one option table (set_option);
+// The options in `j`, set through vpipe's one option schema (set_option);
 // `binding_keys` are the binding's own keys, read by the caller ("prefetch").
 [[nodiscard]] TranscodeOptions options_from(
     const nlohmann::json& j, std::initializer_list<std::string_view> binding_keys = {});

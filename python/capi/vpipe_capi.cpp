@@ -81,10 +81,19 @@ TranscodeOptions options_from(const json& j, std::initializer_list<std::string_v
     if (value.is_null() ||
         std::find(binding_keys.begin(), binding_keys.end(), key) != binding_keys.end())
       continue;
-    const std::string text = value.is_string()    ? value.get<std::string>()
-                             : value.is_boolean() ? (value.get<bool>() ? "true" : "false")
-                                                  : value.dump();
-    set_option(o, key, text, "options");  // the one table vpipe run's config uses too
+    const auto text = [](const json& v) {
+      return v.is_string()    ? v.get<std::string>()
+             : v.is_boolean() ? std::string(v.get<bool>() ? "true" : "false")
+                              : v.dump();
+    };
+    // The one schema the command line and vpipe run's config use too; a list
+    // gives a repeatable option (input_option) each of its items.
+    const OptionSpec* spec = find_option(key);
+    if (value.is_array() && spec && spec->form == Form::kRepeatable) {
+      for (const auto& item : value) set_option(o, key, text(item), "options", kPython);
+      continue;
+    }
+    set_option(o, key, text(value), "options", kPython);
   }
   return o;
 }

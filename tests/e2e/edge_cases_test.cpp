@@ -286,7 +286,7 @@ TEST_F(EdgeCase, OddSizesFitTheEncoder) {
       env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + std::string("/odd-720x405.mpg");
   const auto r = run_vpipe("transcode " + in + " " + path("pad.mp4"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("--fit pad: 720x405 padded to 720x406"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fit pad: 720x405 padded to 720x406"), std::string::npos) << r.err;
   EXPECT_EQ(summarize(path("pad.mp4")).height, 406);
   EXPECT_EQ(count_frames(path("pad.mp4")), count_frames(in));
   ASSERT_EQ(run_vpipe("transcode " + in + " " + path("crop.mp4") + " --fit crop").exit_code, 0);

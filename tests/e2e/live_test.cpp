@@ -321,7 +321,8 @@ TEST(Streams, SeveralPipelinesInOneProcessEachWithItsOwnReport) {
   o.device = Device::kCpu;
   o.filters = "resize=320x180";
   o.max_frames = 30;
-  const auto m = transcode_streams(o, 3);
+  o.streams = 3;
+  const auto m = transcode_streams(o);
   ASSERT_EQ(m.streams.size(), 3u);
   for (int k = 1; k <= 3; ++k) {
     const auto& r = m.streams[static_cast<std::size_t>(k - 1)];

@@ -35,7 +35,8 @@ Seen decode_all(const std::string& path, int sessions, std::size_t segment_packe
   o.decode_sessions = sessions;
   o.segment_packets = segment_packets;
   Seen seen;
-  o.on_frame = [&](const vpipe::Frame& f) {
+  vpipe::RunHooks hooks;
+  hooks.on_frame = [&](const vpipe::Frame& f) {
     std::size_t h = 0;
     for (int p = 0; p < f.num_planes; ++p) {
       const auto& pl = f.planes[static_cast<std::size_t>(p)];
@@ -45,7 +46,7 @@ Seen decode_all(const std::string& path, int sessions, std::size_t segment_packe
     }
     seen.frames.emplace_back(f.pts, h);
   };
-  seen.notes = vpipe::transcode(o).notes;
+  seen.notes = vpipe::transcode(o, hooks).notes;
   return seen;
 }
 
@@ -327,7 +328,7 @@ TEST_F(SegmentDecode, EncodeSegmentsWritesOneStreamWithEveryFrame) {
   const auto paced = run_vpipe("transcode " + kSample + " " + (dir_ / "p.mp4").string() + common +
                                " --encode-segments 3 --realtime");
   EXPECT_EQ(paced.exit_code, 2) << paced.err;
-  EXPECT_NE(paced.err.find("--encode-segments 3: holds"), std::string::npos) << paced.err;
+  EXPECT_NE(paced.err.find("encode_segments 3: holds"), std::string::npos) << paced.err;
 }
 
 // The output waiting for a segment whose last pictures are still in a
@@ -376,7 +377,7 @@ TEST_F(SegmentDecode, AutoPicksOneSessionForTheCpuDecoderAndSaysWhy) {
   const auto path = clip("auto.mp4", "-c:v libx264 -g 12");
   const auto r = run_vpipe("transcode " + path + " null --device cpu --decode-sessions auto");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("--decode-sessions auto: 1 (the CPU decoder"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("decode_sessions auto: 1 (the CPU decoder"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("sessions over"), std::string::npos) << r.err;  // no segments
   for (const char* bad : {"0", "65", "many"})
     EXPECT_EQ(run_vpipe("transcode " + path + " null --decode-sessions " + bad).exit_code, 2)

@@ -394,7 +394,9 @@ TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
     cudaStreamDestroy(c);
     EXPECT_EQ(corrupted.load(), 0) << "a frame's bytes changed between its writer and its reader";
     EXPECT_EQ(strategy_->stats().stats().bytes.value, 0) << "every buffer was given back";
-    if (!GetParam().budget) EXPECT_EQ(refused.load(), 0) << "no budget: nothing is refused";
+    if (!GetParam().budget) {
+      EXPECT_EQ(refused.load(), 0) << "no budget: nothing is refused";
+    }
     EXPECT_LT(refused.load(), 40) << "a 256 MiB budget holds 16 frames in flight and a burst";
   }
 }

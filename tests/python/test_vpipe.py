@@ -250,6 +250,17 @@ class Options(Tmp):
         with self.assertRaisesRegex(vpipe.InputError, "unknown option 'no_such_option'"):
             vpipe.transcode(SAMPLE, self.path("x.mp4"), device="cpu", no_such_option=1)
 
+    def test_options_only_the_command_line_had_are_keys_too(self):
+        # Issue #41: streams, budget sizes and input_option were flags alone.
+        report = vpipe.transcode(SAMPLE, "null", vf="resize=160x90", device="cpu", max_frames=12,
+                                 streams=2, input_option=["probesize=5000000"], keep_partial=True)
+        self.assertEqual([s["frames"]["decoded"] for s in report["streams"]], [12, 12])
+        self.assertEqual(report["aggregate"]["failed"], 0)
+        with self.assertRaisesRegex(vpipe.InputError, "options: qscale 1: outside 2..31"):
+            vpipe.transcode(SAMPLE, "null", device="cpu", qscale=1)
+        with self.assertRaisesRegex(vpipe.InputError, "options: budget 2Q: expected bytes"):
+            vpipe.transcode(SAMPLE, "null", device="cpu", budget="2Q")
+
 
 class Readme(Tmp):
     def test_the_readmes_python_example_runs_as_written(self):

@@ -73,10 +73,10 @@ TEST_F(FleetConfigTest, DefaultsApplyAndStreamsOverride) {
                               "pool, restart: {max: 0}}\n"));
   ASSERT_EQ(c.streams.size(), 2u);
   EXPECT_EQ(c.streams[0].options.filters, "resize=640x360");
-  EXPECT_EQ(c.streams[0].options.mem, "slab");
+  EXPECT_EQ(c.streams[0].options.mem, vpipe::Strategy::kSlab);
   EXPECT_EQ(c.streams[0].restart.max, 3);
   EXPECT_FALSE(c.streams[0].restart_on_end) << "a file that ends is done";
-  EXPECT_EQ(c.streams[1].options.mem, "pool");
+  EXPECT_EQ(c.streams[1].options.mem, vpipe::Strategy::kPool);
   EXPECT_EQ(c.streams[1].restart.max, 0);
   EXPECT_TRUE(c.streams[1].restart_on_end) << "a live feed that ends is restarted";
   EXPECT_FALSE(same_stream(c.streams[0], c.streams[1]));

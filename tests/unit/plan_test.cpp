@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "vpipe/pipeline/av.hpp"
 #include "vpipe/pipeline/nvdec.hpp"
+#include "vpipe/pipeline/option_schema.hpp"
 #include "vpipe/pipeline/segment_decode.hpp"
 #include "vpipe/pipeline/transcode_plan.hpp"
 
@@ -212,15 +214,6 @@ TEST(Plan, DropPolicyAndQueueSizesFollowOneRule) {
 
 TEST(Plan, BadOptionsFailBeforeAnythingIsOpened) {
   auto o = options("resize=640x360");
-  o.mem = "bogus";
-  try {
-    check_options(o);
-    FAIL() << "an unknown strategy must fail";
-  } catch (const input_error& e) {
-    EXPECT_NE(std::string(e.what()).find("naive, pool, pool-release0, vmm, slab"),
-              std::string::npos);
-  }
-  o.mem = "pool";
   o.loop = 0;
   EXPECT_THROW(check_options(o), input_error);
   o.loop = 1;
@@ -291,23 +284,26 @@ TEST(Plan, CpuDecodedFramesBecomeRgbOnTheGpuWithoutAResize) {
   }));
 }
 
-// ---- the one option table (vpipe run's YAML and the Python package's JSON) ------
+// ---- the one option schema (the command line, vpipe run's YAML, the Python package) ------
 
-TEST(OptionTable, KeysAliasesAndValuesAreCheckedInOnePlace) {
+TEST(OptionSchema, KeysAliasesAndValuesAreCheckedInOnePlace) {
   vpipe::TranscodeOptions o;
-  vpipe::set_option(o, "vf", "resize=640x360", "cfg");
-  vpipe::set_option(o, "filters", "blur", "cfg");
+  const auto set = [&](const char* key, const char* value) {
+    vpipe::set_option(o, key, value, "cfg", vpipe::kConfig);
+  };
+  set("vf", "resize=640x360");
+  set("filters", "blur");
   EXPECT_EQ(o.filters, "blur") << "vf is an alias of filters";
-  vpipe::set_option(o, "device", "cpu", "cfg");
+  set("device", "cpu");
   EXPECT_EQ(o.device, vpipe::Device::kCpu);
-  vpipe::set_option(o, "frames", "120", "cfg");
+  set("frames", "120");
   ASSERT_TRUE(o.max_frames.has_value());
   EXPECT_EQ(*o.max_frames, 120);
-  vpipe::set_option(o, "realtime", "true", "cfg");
+  set("realtime", "true");
   EXPECT_TRUE(o.realtime);
-  auto error = [&](const char* key, const char* value) {
+  auto error = [&](const char* key, const char* value, vpipe::FrontEnd end = vpipe::kConfig) {
     try {
-      vpipe::set_option(o, key, value, "cfg");
+      vpipe::set_option(o, key, value, "cfg", end);
     } catch (const vpipe::usage_error& e) {
       return std::string(e.what());
     }
@@ -315,26 +311,59 @@ TEST(OptionTable, KeysAliasesAndValuesAreCheckedInOnePlace) {
   };
   EXPECT_EQ(error("crf", "99"), "cfg: crf 99: outside 0..51");
   EXPECT_EQ(error("crf", "2x"), "cfg: crf 2x: not a number");
+  EXPECT_EQ(error("qscale", "1"), "cfg: qscale 1: outside 2..31") << "one range everywhere";
+  EXPECT_EQ(error("queue_depth", "257"), "cfg: queue_depth 257: outside 1..256");
   EXPECT_EQ(error("realtime", "maybe"), "cfg: realtime maybe: expected true or false");
-  vpipe::set_option(o, "decode_sessions", "auto", "cfg");
+  set("decode_sessions", "auto");
   EXPECT_EQ(o.decode_sessions, vpipe::TranscodeOptions::kAutoSessions);
   EXPECT_EQ(error("decode_sessions", "0"), "cfg: decode_sessions 0: outside 1..64");
-  vpipe::set_option(o, "graphs", "true", "cfg");
+  set("graphs", "on");
   EXPECT_TRUE(o.graphs);
-  vpipe::set_option(o, "gop", "30", "cfg");
-  EXPECT_EQ(o.gop, 30);
-  vpipe::set_option(o, "encode_segments", "8", "cfg");
-  EXPECT_EQ(o.encode_segments, 8);
-  EXPECT_EQ(error("encode_segments", "0"), "cfg: encode_segments 0: outside 1..64");
-  vpipe::set_option(o, "encode_threads", "2", "cfg");
-  EXPECT_EQ(o.encode_threads, 2);
+  set("mem", "slab");
+  EXPECT_EQ(o.mem, vpipe::Strategy::kSlab) << "mem is the strategy table's enum";
+  EXPECT_NE(error("mem", "managed").find("cfg: mem managed: expected one of naive, pool"),
+            std::string::npos);
+  set("budget", "1.5G");
+  EXPECT_EQ(o.budget, std::size_t{3} << 29) << "sizes take units, parsed in one place";
+  set("budget_bytes", "1048576");
+  EXPECT_EQ(o.budget, std::size_t{1} << 20);
+  set("input_option", "rtsp_transport=tcp");
+  set("input_options", "probesize=32");
+  EXPECT_EQ(o.input_options, (std::vector<std::string>{"rtsp_transport=tcp", "probesize=32"}));
+  EXPECT_NE(error("input_option", "=x").find("=x: expected key=value"), std::string::npos);
+  set("stall_timeout_s", "2.5");
+  EXPECT_EQ(o.stall_timeout_s, 2.5);
   EXPECT_NE(error("device", "gpu").find("cfg: device gpu: expected one of auto, cpu, cuda"),
             std::string::npos);
   const auto unknown = error("crff", "20");
   EXPECT_NE(unknown.find("unknown option 'crff'"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find("crf"), std::string::npos) << "the known keys are listed";
-  EXPECT_TRUE(vpipe::is_option_key("budget_bytes"));
-  EXPECT_FALSE(vpipe::is_option_key("restart"));
+  EXPECT_NE(error("streams", "3").find("a stream of vpipe run is one pipeline"), std::string::npos)
+      << "a config's stream is one pipeline";
+  vpipe::set_option(o, "streams", "3", "py", vpipe::kPython);
+  EXPECT_EQ(o.streams, 3);
+}
+
+// Every row is whole: a key, a flag, help, and a default its own setter takes back (so the
+// default --help shows is one the option accepts), and no two rows share a name.
+TEST(OptionSchema, EveryRowIsWholeAndItsDefaultIsAValueItTakes) {
+  std::set<std::string> names;
+  for (const auto& s : vpipe::option_schema()) {
+    SCOPED_TRACE(s.key);
+    EXPECT_FALSE(s.help.empty());
+    EXPECT_TRUE(names.insert(s.key).second) << "a key twice";
+    if (!s.alias.empty()) {
+      EXPECT_TRUE(names.insert(s.alias).second) << "an alias twice";
+    }
+    EXPECT_EQ(s.flag.rfind("--", 0) == 0, s.form != vpipe::Form::kPositional) << s.flag;
+    EXPECT_EQ(vpipe::find_option(s.key), &s);
+    const auto d = s.default_text();
+    if (d.empty()) continue;  // unset (max_frames, budget, gpus…)
+    vpipe::TranscodeOptions o;
+    EXPECT_NO_THROW(s.set(o, d)) << d;
+    EXPECT_EQ(s.get(o), d);
+  }
+  EXPECT_GE(names.size(), 36u) << "the options and their aliases";
 }
 
 // --decode-sessions auto by decoder, codec, engine load and memory (the

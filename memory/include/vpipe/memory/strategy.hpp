@@ -3,6 +3,7 @@
 // statistics adaptor on top. An unknown name is an error, never a fallback.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -14,6 +15,18 @@
 #include "vpipe/memory/device_resource.hpp"
 
 namespace vpipe {
+
+// The device memory strategies a run picks from (--mem, a config's `mem`).
+enum class Strategy { kNaive, kPool, kPoolRelease0, kVmm, kSlab, kGraph };
+// Their names, the one table: options, reports and strategy_names() read it.
+inline constexpr std::array<std::pair<std::string_view, Strategy>, 6> kStrategyNames{{
+    {"naive", Strategy::kNaive},
+    {"pool", Strategy::kPool},
+    {"pool-release0", Strategy::kPoolRelease0},
+    {"vmm", Strategy::kVmm},
+    {"slab", Strategy::kSlab},
+    {"graph", Strategy::kGraph},
+}};
 
 struct StrategyOptions {
   std::optional<std::size_t> budget;  // bytes the strategy may take from the device
@@ -39,7 +52,7 @@ class MemoryStrategy {
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
  private:
-  friend MemoryStrategy make_strategy(std::string_view, const StrategyOptions&);
+  friend MemoryStrategy make_strategy(Strategy, const StrategyOptions&);
   std::string name_;
   std::vector<std::unique_ptr<DeviceMemoryResource>> layers_;  // bottom first
   std::size_t strategy_layer_ = 0;
@@ -47,7 +60,8 @@ class MemoryStrategy {
 };
 
 // naive | pool | pool-release0 (release threshold 0) | vmm | slab | graph.
-// Throws logic_error for any other name.
+[[nodiscard]] MemoryStrategy make_strategy(Strategy strategy, const StrategyOptions& options = {});
+// The same by name (kStrategyNames); throws logic_error for any other name.
 [[nodiscard]] MemoryStrategy make_strategy(std::string_view name,
                                            const StrategyOptions& options = {});
 [[nodiscard]] const std::vector<std::string>& strategy_names();

@@ -14,8 +14,8 @@ namespace vpipe {
 //   "all"      every visible device;
 //   "N"        the first N devices (a count);
 //   "0,2", "1," the listed devices (a comma makes it a list: "1," is device 1).
-// Throws usage_error naming the problem (no device, an index not visible, a
-// duplicate, a count of 0).
+// Throws usage_error "TEXT: the problem" (no device, an index not visible, a
+// duplicate, a count of 0); the caller puts the option's name before it.
 [[nodiscard]] std::vector<int> parse_gpus(std::string_view text, int visible);
 
 // What a GPU carries now.

@@ -158,8 +158,8 @@ class transcode_failed : public std::runtime_error {
                                                       const AVCodecContext* props,
                                                       AVRational sample_aspect = {0, 1});
 
-// Runs `streams` copies of the transcode at once, in one process, sharing one
-// memory strategy (made from o.mem and o.budget): the way many live feeds run
+// Runs o.streams copies of the transcode at once, in one process, sharing one
+// memory strategy per GPU (made from o.mem and o.budget): the way many live feeds run
 // on one GPU. Output k (1-based) is OUT with "-k" before its extension; null
 // stays null. Each stream's report is its own; the memory figures in them are
 // the shared strategy's. A stream that fails does not stop the others; the
@@ -174,7 +174,7 @@ struct MultiTranscodeReport {
   [[nodiscard]] nlohmann::json to_json() const;
 };
 [[nodiscard]] std::string stream_output_name(const std::string& output, int k);
-MultiTranscodeReport transcode_streams(const TranscodeOptions& options, int streams);
+MultiTranscodeReport transcode_streams(const TranscodeOptions& options, const RunHooks& hooks = {});
 
 // One transcode: the constructor checks the options, opens the input, plans
 // (plan()), opens the output and the CUDA path's parts, and wires the stages;
@@ -185,7 +185,7 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& options, int stre
 // the report. A partial output is removed on failure (unless keep_partial).
 class TranscodeSession {
  public:
-  explicit TranscodeSession(TranscodeOptions options);
+  explicit TranscodeSession(TranscodeOptions options, RunHooks hooks = {});
   ~TranscodeSession();
   TranscodeSession(const TranscodeSession&) = delete;
   TranscodeSession& operator=(const TranscodeSession&) = delete;
@@ -199,6 +199,6 @@ class TranscodeSession {
 };
 
 // TranscodeSession(options).run().
-TranscodeReport transcode(const TranscodeOptions& options);
+TranscodeReport transcode(const TranscodeOptions& options, const RunHooks& hooks = {});
 
 }  // namespace vpipe

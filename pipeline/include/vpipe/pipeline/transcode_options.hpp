@@ -1,6 +1,8 @@
-// What a transcode is asked to do: the options, typed. Strings stop at the
-// command line: each enum has one table of names (names_of), which the CLI
-// maps with CLI11's CheckedTransformer and the report prints.
+// What a transcode is asked to do: the options, typed, as data only
+// (TranscodeOptions), and how the caller is wired to the run (RunHooks). Every
+// option is set by name through the one schema (option_schema.hpp), which the
+// command line, vpipe run's config and the Python package all read; each enum
+// has one table of names (EnumNames) that the schema and the report print.
 #pragma once
 
 #include <array>
@@ -15,6 +17,7 @@
 
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
+#include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/frame.hpp"
 #include "vpipe/pipeline/queue.hpp"
 
@@ -64,6 +67,10 @@ struct EnumNames<OnGpuError> {
       {{"fail", OnGpuError::kFail}, {"move", OnGpuError::kMove}}};
 };
 template <>
+struct EnumNames<Strategy> {  // mem: memory/strategy.hpp's one table
+  static constexpr const auto& table = kStrategyNames;
+};
+template <>
 struct EnumNames<HostMemory> {  // --host: the staging kinds a user picks
   static constexpr std::array<std::pair<std::string_view, HostMemory>, 2> table{
       {{"pinned", HostMemory::kPinned}, {"pageable", HostMemory::kPageable}}};
@@ -99,13 +106,16 @@ struct TranscodeProgress {
   double elapsed_s = 0;
 };
 
+// What the user asks for. Each field is one row of the option schema
+// (option_schema.cpp: its key, range, help and where it applies); the
+// defaults here are the ones every front end shows.
 struct TranscodeOptions {
   std::string input;
   std::string output;
   std::string filters;                    // the filter chain ("resize=1280x720,blur=sigma=1.5")
   Device device = Device::kAuto;          // auto: the CUDA path where a device is usable
   Decode decode = Decode::kAuto;          // auto: NVDEC when frames go to a CUDA filter
-  std::string mem = "pool";               // device memory strategy: one of strategy_names()
+  Strategy mem = Strategy::kPool;         // device memory strategy
   HostMemory host = HostMemory::kPinned;  // host staging
   std::string encoder = "auto";  // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
   int crf = 23;                  // libx264
@@ -150,17 +160,21 @@ struct TranscodeOptions {
   // Read each frame's stamp (written by a sender's `stamp` filter) before
   // encoding: glass-to-glass latency in the report.
   bool read_stamps = false;
-  // Several pipelines in one process (--streams): the memory strategy they
-  // share. Null: this run makes its own from `mem` and `budget`.
-  MemoryStrategy* shared_memory = nullptr;
   std::optional<std::size_t> budget;  // CUDA path: device memory cap for the strategy (per GPU)
-  std::vector<int>
-      gpus;  // several streams: the devices they are placed on (empty: the current one)
+  // Copies of the pipeline at once in one process (transcode_streams), and the
+  // devices they are placed on (empty: the current one).
+  int streams = 1;
+  std::vector<int> gpus;
   OnGpuError on_gpu_error = OnGpuError::kFail;  // several streams: a CUDA error on a stream's GPU
   bool download_copy = false;                   // A/B: copy downloads out of the slot (older way)
   // The CUDA path: each run of CUDA filters as one stage launching one CUDA
   // Graph per frame (cuda_graph.hpp) instead of a stage and launches per filter.
   bool graphs = false;
+};
+
+// How the caller is wired to a run: none of it is the user's choice, so none
+// of it is in the options or the schema.
+struct RunHooks {
   const std::atomic<int>* interrupt = nullptr;                // non-zero: stop gracefully (SIGINT)
   std::function<void(const TranscodeProgress&)> on_progress;  // ~4 times a second
   // Output "null": each frame at the end, valid during the call only (its
@@ -171,26 +185,12 @@ struct TranscodeOptions {
   // copy of the Frame taken in on_frame keeps its memory (the Python frames).
   bool frames_on_device = false;
   // A metrics endpoint's view of the run while it goes on (live.hpp), and
-  // this run's name there ("1"; --streams: 1..N).
+  // this run's name there ("1"; several streams: 1..N).
   LiveRegistry* live = nullptr;
   std::string stream_label = "1";
+  // Several pipelines in one process: the memory strategy they share. Null:
+  // the run makes its own from the options' mem and budget.
+  MemoryStrategy* shared_memory = nullptr;
 };
-
-// The options set by name from a config or a binding (vpipe run's YAML, the
-// Python package's JSON): one table, so a key means the same in each, values
-// are checked the same way, and an unknown key is an error that lists the
-// known ones. The command line maps its own flags (CLI11) onto the same fields.
-struct OptionKey {
-  const char* name;
-  const char* alias;  // another spelling the configs use ("vf" for filters), or nullptr
-  std::function<void(TranscodeOptions&, const std::string&)> set;  // throws usage_error
-};
-[[nodiscard]] const std::vector<OptionKey>& option_keys();
-// Whether `key` names an option of the table (by name or alias).
-[[nodiscard]] bool is_option_key(std::string_view key);
-// Sets option `key` from its text ("23", "true", "pinned"); throws usage_error
-// naming `where`, the key and the problem.
-void set_option(TranscodeOptions& o, std::string_view key, const std::string& value,
-                std::string_view where);
 
 }  // namespace vpipe
