@@ -392,7 +392,8 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::string& va
     std::string known;
     for (const auto& each : option_schema())
       if (each.front_ends & front_end) known += (known.empty() ? "" : ", ") + each.key;
-    if (!s) throw usage_error(fmt::format("{}: unknown option '{}' (known: {})", where, key, known));
+    if (!s)
+      throw usage_error(fmt::format("{}: unknown option '{}' (known: {})", where, key, known));
     throw usage_error(fmt::format(
         "{}: option '{}' is for one run of several streams (vpipe transcode, Python); a stream "
         "of vpipe run is one pipeline, placed by run's own --gpus and --on-gpu-error (known: {})",
@@ -419,12 +420,12 @@ std::string option_table_markdown() {
       "|---|---|---|---|---|---|---|\n";
   for (const auto& s : option_schema()) {
     const auto d = s.default_text();
-    out += fmt::format(
-        "| `{}`{} | `{}` | {} | {} | {} | {} | {} |\n", s.key,
-        s.alias.empty() ? "" : fmt::format(" (`{}`)", s.alias), s.flag,
-        s.value.empty() ? "switch" : cell(fmt::format("`{}`", s.value)),
-        d.empty() ? "-" : fmt::format("`{}`", d), s.applies.empty() ? "all" : s.applies,
-        (s.front_ends & kConfig) ? "both" : "Python only", cell(s.help));
+    out +=
+        fmt::format("| `{}`{} | `{}` | {} | {} | {} | {} | {} |\n", s.key,
+                    s.alias.empty() ? "" : fmt::format(" (`{}`)", s.alias), s.flag,
+                    s.value.empty() ? "switch" : cell(fmt::format("`{}`", s.value)),
+                    d.empty() ? "-" : fmt::format("`{}`", d), s.applies.empty() ? "all" : s.applies,
+                    (s.front_ends & kConfig) ? "both" : "Python only", cell(s.help));
   }
   return out;
 }

@@ -1,4 +1,4 @@
-// One exit-code table (apps/exit_codes.hpp, issue #40): `vpipe --help` prints
+// One exit-code table (apps/commands/exit_codes.hpp, issue #40): `vpipe --help` prints
 // it, the README repeats it, and every row happens here.
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -36,17 +36,18 @@ enum class Form {
 };
 
 struct OptionSpec {
-  std::string key;    // the name in a config and in Python: "queue_depth"
-  std::string flag;   // the command line's name: "--queue-depth", or "input" (positional)
-  std::string alias;  // another spelling configs take ("vf"), or empty
-  std::string value;  // what a value looks like: "0..51", "{pad|crop|error}", "SIZE (512M, 2G)"
+  std::string key;      // the name in a config and in Python: "queue_depth"
+  std::string flag;     // the command line's name: "--queue-depth", or "input" (positional)
+  std::string alias;    // another spelling configs take ("vf"), or empty
+  std::string value;    // what a value looks like: "0..51", "{pad|crop|error}", "SIZE (512M, 2G)"
   std::string applies;  // where it has an effect ("CUDA path", "live input"), empty: always
   std::string help;
   Form form = Form::kValue;
   unsigned front_ends = kEveryFrontEnd;
   // Sets the field from text; throws usage_error with " VALUE: why" (set_option adds the key).
   std::function<void(TranscodeOptions&, const std::string&)> set;
-  // The field as text (repeatable: joined with ','); a default-made TranscodeOptions' is the default.
+  // The field as text (repeatable: joined with ','); a default-made TranscodeOptions' is the
+  // default.
   std::function<std::string(const TranscodeOptions&)> get;
 
   [[nodiscard]] std::string default_text() const { return get(TranscodeOptions{}); }

@@ -1,0 +1,63 @@
+// vpipe bench decode: NVDEC sessions, --streams and --decode-sessions against a raw decode.
+#include "bench/bench_decode.hpp"
+#include "commands/bench.hpp"
+#include "vpipe/memory/strategy.hpp"
+
+namespace vpipe::cli {
+namespace {
+
+class BenchDecodeCommand final : public BenchCommand<bench::DecodeBenchOptions> {
+ public:
+  CLI::App* add(CLI::App& bench) override {
+    app_ = bench.add_subcommand(
+        "decode",
+        "the machine's raw decode rate with 1…K sessions (packets from memory, frames dropped), "
+        "and in the same run vpipe's --streams N and --decode-sessions K pipelines as fractions "
+        "of it, start-up excluded, with NVML's decoder utilisation (markdown on stdout)");
+    app_->add_option("input", o_.input, "input video (e.g. 1080p H.264 with regular keyframes)")
+        ->required();
+    app_->add_option("--sessions", o_.sessions, "raw probe: decoder sessions, one thread each")
+        ->check(CLI::Range(1, 64))
+        ->delimiter(',')
+        ->capture_default_str();
+    app_->add_option("--streams", o_.streams, "pipelines: transcode --streams N to null")
+        ->check(CLI::Range(1, 256))
+        ->delimiter(',')
+        ->capture_default_str();
+    app_->add_option("--segments", o_.segments, "one file: transcode --decode-sessions K to null")
+        ->check(CLI::Range(1, 64))
+        ->delimiter(',')
+        ->capture_default_str();
+    app_->add_option("--vf", o_.filters, "the pipelines' filter chain")->capture_default_str();
+    app_->add_option("--decode", o_.decode, "nvdec, or cpu (libavcodec; runs without a GPU)")
+        ->check(CLI::IsMember({"cpu", "nvdec"}))
+        ->capture_default_str();
+    app_->add_option("--mem", o_.mem, "the pipelines' memory strategy")
+        ->check(CLI::IsMember(strategy_names()))
+        ->capture_default_str();
+    app_->add_option("--loop", o_.loop, "read the input N times over per run")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    app_->add_option("--encoder", o_.encoder,
+                     "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "
+                     "--segments K, beside the encoder alone and decode without it");
+    app_->add_option("--json", o_.json_path, "write every row as JSON");
+    add_quick(app_, quick_);
+    return app_;
+  }
+  void finish() override {
+    if (!quick_) return;
+    if (!given(app_, "--sessions")) o_.sessions = {1, 2};
+    if (!given(app_, "--streams")) o_.streams = {1, 2};
+    if (!given(app_, "--segments")) o_.segments = {1, 2};
+  }
+  int run() override { return bench::run_decode_bench(o_); }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_bench_decode_command() {
+  return std::make_unique<BenchDecodeCommand>();
+}
+
+}  // namespace vpipe::cli

@@ -1,0 +1,33 @@
+// vpipe bench replay LOG: an allocation log (bench mem --log) replayed against strategies.
+#include "bench/bench_mem.hpp"
+#include "commands/bench.hpp"
+
+namespace vpipe::cli {
+namespace {
+
+struct ReplayOptions {
+  std::string log, mem = "all";
+  double budget_gib = 0;
+};
+
+class BenchReplayCommand final : public BenchCommand<ReplayOptions> {
+ public:
+  CLI::App* add(CLI::App& bench) override {
+    app_ = bench.add_subcommand(
+        "replay", "replay an allocation log (from bench mem --log) against memory strategies");
+    app_->add_option("log", o_.log, "the CSV log")->required();
+    app_->add_option("--mem", o_.mem, "all, or one of naive, pool, pool-release0, vmm, slab")
+        ->capture_default_str();
+    app_->add_option("--budget-gib", o_.budget_gib, "device budget (0: none)");
+    return app_;
+  }
+  int run() override { return bench::run_replay(o_.log, o_.mem, o_.budget_gib); }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_bench_replay_command() {
+  return std::make_unique<BenchReplayCommand>();
+}
+
+}  // namespace vpipe::cli
