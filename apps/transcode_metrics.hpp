@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vpipe/pipeline/live.hpp"
+#include "vpipe/pipeline/io/live.hpp"
 
 namespace vpipe {
 

@@ -35,7 +35,7 @@ extern "C" {
 #include "commands/exit_codes.hpp"
 #include "vpipe/memory/crash_trace.hpp"
 #include "vpipe/memory/errors.hpp"
-#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "vpipe/pipeline/filter.hpp"
-#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/graph/frame.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 4096) return 0;

@@ -9,8 +9,8 @@ extern "C" {
 #include <libavformat/avio.h>
 }
 
-#include "vpipe/pipeline/av.hpp"
-#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/graph/frame.hpp"
 
 namespace {
 struct Memory {

@@ -23,8 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/pipeline/paths.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe::bench {
 

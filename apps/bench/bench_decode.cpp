@@ -27,10 +27,10 @@
 
 #include "bench_encode.hpp"
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/pipeline/decode_probe.hpp"
-#include "vpipe/pipeline/nvml_load.hpp"
-#include "vpipe/pipeline/paths.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/io/nvml_load.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/session/decode_probe.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe::bench {
 

@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vpipe/pipeline/paths.hpp"
-#include "vpipe/pipeline/segment_encode.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/parallel/segment_encode.hpp"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe::bench {
 

@@ -25,9 +25,9 @@
 #include "vpipe/memory/cuda_event.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
-#include "vpipe/pipeline/filter.hpp"
-#include "vpipe/pipeline/frame.hpp"
-#include "vpipe/pipeline/paths.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/graph/frame.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
 
 namespace vpipe::bench {
 

@@ -42,7 +42,7 @@
 #include "vpipe/memory/pool_resource.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/memory/vmm_arena.hpp"
-#include "vpipe/pipeline/paths.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
 
 namespace vpipe::bench {
 

@@ -4,7 +4,7 @@
 #include "commands/bench.hpp"
 #include "soak/headroom.hpp"
 #include "vpipe/memory/strategy.hpp"
-#include "vpipe/pipeline/option_schema.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
 
 namespace vpipe::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "vpipe/pipeline/gpu_placement.hpp"
-#include "vpipe/pipeline/paths.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/parallel/gpu_placement.hpp"
 
 namespace vpipe::cli {
 

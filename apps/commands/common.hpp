@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vpipe/pipeline/transcode_options.hpp"
+#include "vpipe/pipeline/session/transcode_options.hpp"
 
 namespace vpipe::cli {
 

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands/command.hpp"
-#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
 
 namespace vpipe::cli {
 namespace {

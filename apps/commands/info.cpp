@@ -10,7 +10,7 @@ extern "C" {
 
 #include "commands/command.hpp"
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/pipeline/hw_probe.hpp"
+#include "vpipe/pipeline/io/hw_probe.hpp"
 
 namespace vpipe::cli {
 namespace {

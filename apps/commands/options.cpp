@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands/command.hpp"
-#include "vpipe/pipeline/option_schema.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
 
 namespace vpipe::cli {
 namespace {

@@ -15,7 +15,7 @@
 #include "soak/metrics_server.hpp"
 #include "transcode_metrics.hpp"
 #include "vpipe/memory/errors.hpp"
-#include "vpipe/pipeline/live.hpp"
+#include "vpipe/pipeline/io/live.hpp"
 
 namespace vpipe::cli {
 namespace {

@@ -12,8 +12,8 @@
 #include "soak/metrics_server.hpp"
 #include "soak/soak.hpp"
 #include "vpipe/memory/strategy.hpp"
-#include "vpipe/pipeline/option_schema.hpp"
-#include "vpipe/pipeline/paths.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
 
 namespace vpipe::cli {
 namespace {

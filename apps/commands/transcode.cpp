@@ -11,10 +11,10 @@
 #include "commands/exit_codes.hpp"
 #include "soak/metrics_server.hpp"
 #include "transcode_metrics.hpp"
-#include "vpipe/pipeline/live.hpp"
-#include "vpipe/pipeline/option_schema.hpp"
-#include "vpipe/pipeline/paths.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "vpipe/memory/errors.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe {
 

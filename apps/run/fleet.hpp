@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "run/fleet_config.hpp"
-#include "vpipe/pipeline/gpu_placement.hpp"
-#include "vpipe/pipeline/live.hpp"
+#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/parallel/gpu_placement.hpp"
 
 namespace vpipe {
 

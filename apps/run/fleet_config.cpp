@@ -1,6 +1,6 @@
 #include "run/fleet_config.hpp"
 
-#include "vpipe/pipeline/paths.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "vpipe/pipeline/av.hpp"
-#include "vpipe/pipeline/filter.hpp"
-#include "vpipe/pipeline/option_schema.hpp"
-#include "vpipe/pipeline/transcode_plan.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/transcode_plan.hpp"
 
 namespace vpipe {
 

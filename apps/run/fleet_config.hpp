@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "vpipe/pipeline/transcode_options.hpp"
+#include "vpipe/pipeline/session/transcode_options.hpp"
 
 namespace vpipe {
 

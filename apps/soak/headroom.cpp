@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/pipeline/paths.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
 
 namespace vpipe {
 

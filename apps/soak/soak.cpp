@@ -26,12 +26,12 @@
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
-#include "vpipe/pipeline/cuda_stages.hpp"
-#include "vpipe/pipeline/frame_graph.hpp"
-#include "vpipe/pipeline/media_stages.hpp"
-#include "vpipe/pipeline/paths.hpp"
-#include "vpipe/pipeline/pipeline.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/filters/cuda_stages.hpp"
+#include "vpipe/pipeline/graph/pipeline.hpp"
+#include "vpipe/pipeline/io/media_stages.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/session/frame_graph.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe {
 

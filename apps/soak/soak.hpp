@@ -27,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/graph/frame.hpp"
 
 namespace vpipe {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "vignette_kernel.hpp"
-#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
 
 namespace {
 

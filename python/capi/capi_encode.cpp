@@ -11,8 +11,8 @@ extern "C" {
 }
 
 #include "capi_internal.hpp"
-#include "vpipe/pipeline/filter.hpp"
-#include "vpipe/pipeline/frame_encoder.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/session/frame_encoder.hpp"
 
 using nlohmann::json;
 using vpipe::capi::guarded;

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/memory/errors.hpp"
-#include "vpipe/pipeline/option_schema.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 #include "vpipe_capi.h"
 
 namespace vpipe::capi {

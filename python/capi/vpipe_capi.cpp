@@ -19,7 +19,7 @@ extern "C" {
 #include <spdlog/spdlog.h>
 
 #include "capi_internal.hpp"
-#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
 
 using nlohmann::json;
 using vpipe::capi::guarded;

@@ -20,7 +20,7 @@
 #include <thread>
 
 #include "media_check.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 using namespace vpipe;
 using namespace vpipe::test;

@@ -23,8 +23,8 @@
 
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/pipeline/av.hpp"
-#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/graph/frame.hpp"
 
 namespace vpipe::test {
 

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "media_check.hpp"
-#include "vpipe/pipeline/segment_decode.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/parallel/segment_decode.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 using namespace vpipe::test;
 namespace fs = std::filesystem;

@@ -21,7 +21,7 @@
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/pool_resource.hpp"
 #include "vpipe/memory/strategy.hpp"
-#include "vpipe/pipeline/frame.hpp"
+#include "vpipe/pipeline/graph/frame.hpp"
 
 using namespace vpipe;
 

@@ -9,7 +9,7 @@
 
 #include "../e2e/media_check.hpp"
 #include "vpipe/kernels/reference.hpp"
-#include "vpipe/pipeline/filter.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
 
 using namespace vpipe;
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "vpipe/pipeline/cuda_graph.hpp"
+#include "vpipe/pipeline/filters/cuda_graph.hpp"
 
 using vpipe::PatchSite;
 using vpipe::PlaneRange;

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "vpipe/memory/errors.hpp"
-#include "vpipe/pipeline/gpu_placement.hpp"
-#include "vpipe/pipeline/transcode.hpp"
+#include "vpipe/pipeline/parallel/gpu_placement.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 using vpipe::GpuLoad;
 using vpipe::parse_gpus;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "../e2e/media_check.hpp"
-#include "vpipe/pipeline/host_frames.hpp"
+#include "vpipe/pipeline/graph/host_frames.hpp"
 
 using namespace vpipe;
 using namespace vpipe::test;

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "transcode_metrics.hpp"
-#include "vpipe/pipeline/live.hpp"
+#include "vpipe/pipeline/io/live.hpp"
 
 namespace vpipe {
 namespace {

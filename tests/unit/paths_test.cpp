@@ -11,8 +11,8 @@
 #include <iterator>
 
 #include "vpipe/memory/errors.hpp"
-#include "vpipe/pipeline/av.hpp"
-#include "vpipe/pipeline/paths.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
 
 using namespace vpipe;
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "vpipe/pipeline/pipeline.hpp"
+#include "vpipe/pipeline/graph/pipeline.hpp"
 
 using namespace std::chrono_literals;
 using namespace vpipe;

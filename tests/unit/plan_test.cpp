@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <set>
 
-#include "vpipe/pipeline/av.hpp"
-#include "vpipe/pipeline/nvdec.hpp"
-#include "vpipe/pipeline/option_schema.hpp"
-#include "vpipe/pipeline/segment_decode.hpp"
-#include "vpipe/pipeline/transcode_plan.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/nvdec.hpp"
+#include "vpipe/pipeline/parallel/segment_decode.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/transcode_plan.hpp"
 
 using namespace vpipe;
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "vpipe/pipeline/queue.hpp"
+#include "vpipe/pipeline/graph/queue.hpp"
 
 using namespace std::chrono_literals;
 using vpipe::BoundedQueue;

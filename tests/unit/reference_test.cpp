@@ -109,7 +109,7 @@ TEST(Reference, PsnrOfKnownError) {
 
 // ---- stamps (glass-to-glass latency) ----------------------------------------
 
-#include "vpipe/pipeline/stamp.hpp"
+#include "vpipe/pipeline/filters/stamp.hpp"
 
 TEST(Stamp, WrittenAndReadBackAlsoAfterADownscaleAndNotFoundInNoise) {
   std::vector<std::uint8_t> big(1280 * 720, 90), small(320 * 180, 0);

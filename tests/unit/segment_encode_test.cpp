@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "vpipe/memory/errors.hpp"
-#include "vpipe/pipeline/segment_encode.hpp"
+#include "vpipe/pipeline/parallel/segment_encode.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "vpipe/pipeline/media_stages.hpp"
+#include "vpipe/pipeline/io/media_stages.hpp"
 
 namespace {
 

@@ -72,7 +72,7 @@ class not_negotiated : public logic_error {
 };
 
 // (transcode_failed, which carries the report of the failed run, is declared
-// beside TranscodeReport in vpipe/pipeline/transcode.hpp.)
+// beside TranscodeReport in vpipe/pipeline/session/transcode.hpp.)
 
 namespace detail {
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);

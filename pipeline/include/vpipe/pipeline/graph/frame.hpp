@@ -1,0 +1,140 @@
+// Frame: one video picture in flight through a pipeline.
+//
+// It carries its format, the planes (pointers with pitches), its timestamp
+// and time base (passed through untouched), where its memory lives, and a
+// shared handle that keeps that memory alive (an AVFrame for host frames).
+#pragma once
+
+extern "C" {
+#include <libavutil/pixfmt.h>
+#include <libavutil/rational.h>
+}
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "vpipe/kernels/image.hpp"
+#include "vpipe/memory/cuda_event.hpp"
+#include "vpipe/memory/device_resource.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/graph/stage.hpp"
+
+namespace vpipe {
+
+enum class MemoryKind { kHost, kDevice };
+
+struct FrameFormat {
+  AVPixelFormat pix_fmt = AV_PIX_FMT_NONE;
+  int width = 0;
+  int height = 0;
+  bool operator==(const FrameFormat&) const = default;
+};
+
+// "1280x720 yuv420p"
+[[nodiscard]] std::string to_string(const FrameFormat& f);
+
+// Per-plane geometry of a planar or semi-planar format (yuv420p, nv12, gray,
+// yuv444p…, and the little-endian 9- to 16-bit ones: p010, yuv420p10le…):
+// width in pixels, rows, interleaved bytes per pixel (`channels`: 2 for a
+// p010 luma plane, 4 for its chroma). Throws for formats vpipe's planes can't
+// describe (packed RGB is one plane with 3 or 4 channels and is fine).
+struct PlaneShape {
+  int width = 0;
+  int height = 0;
+  int channels = 1;
+};
+struct PlaneLayout {
+  int count = 0;
+  std::array<PlaneShape, 4> planes{};
+};
+[[nodiscard]] PlaneLayout plane_layout(const FrameFormat& f);
+[[nodiscard]] bool has_plane_layout(AVPixelFormat pix_fmt);
+// Every sample 8 bits: what vpipe's filters take, and what a plugin filter
+// should check (has_plane_layout also holds for 16-bit formats; the chain narrows 10-bit
+// input with `to_8bit` first).
+[[nodiscard]] bool is_8bit(AVPixelFormat pix_fmt);
+
+// Device memory of one frame. Either from a memory strategy, or owned by
+// someone else (e.g. a surface of FFmpeg's NVDEC frame pool). Either way it
+// is handed back on the stream it came from (`owner_stream`), after that
+// stream has been made to wait for the last work that used it (`free_stream`:
+// stages set it before they drop a frame). A frame is read on the next stage's
+// stream, so without this every free would cross streams, and the strategy's
+// next allocate on the producer's stream would have to order itself after the
+// reader (a driver call per allocate: slab's cudaStreamWaitEvent, the pool's
+// cross-stream reuse); with it, a strategy reuses its own stream's blocks with
+// no CUDA call, and the ordering is paid once, here, on the reader's thread.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(DeviceMemoryResource& mr, std::size_t bytes, cudaStream_t stream)
+      : mr_(&mr),
+        ptr_(mr.allocate(bytes, stream)),
+        bytes_(bytes),
+        free_stream_(stream),
+        owner_stream_(stream) {}
+  DeviceBuffer(std::shared_ptr<void> owner, void* ptr, std::size_t bytes, cudaStream_t owner_stream)
+      : owner_(std::move(owner)),
+        ptr_(ptr),
+        bytes_(bytes),
+        free_stream_(owner_stream),
+        owner_stream_(owner_stream) {}
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  [[nodiscard]] std::uint8_t* data() const noexcept { return static_cast<std::uint8_t*>(ptr_); }
+  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+  void retire_on(cudaStream_t s) noexcept { free_stream_ = s; }
+
+ private:
+  DeviceMemoryResource* mr_ = nullptr;
+  std::shared_ptr<void> owner_;
+  void* ptr_;
+  std::size_t bytes_;
+  cudaStream_t free_stream_;
+  cudaStream_t owner_stream_ = nullptr;
+};
+
+// The event the producer recorded after writing a device frame; consumers
+// make their stream wait on it (vpipe/memory/cuda_event.hpp).
+using ReadyEvent = RecordedEvent;
+
+struct Frame {
+  FrameFormat format;
+  std::array<PlaneView, 4> planes{};
+  int num_planes = 0;
+  std::int64_t pts = AV_NOPTS_VALUE;
+  AVRational time_base{0, 1};
+  std::int64_t index = 0;        // decode order, from 0
+  Clock::time_point origin{};    // when its packet left the demuxer (latency)
+  std::shared_ptr<void> ticket;  // --max-in-flight: returned when the last frame holding it goes
+  MemoryKind memory = MemoryKind::kHost;
+  std::shared_ptr<AVFrame> av;           // host frames: the AVFrame owning the planes
+  std::shared_ptr<DeviceBuffer> device;  // device frames: the planes' memory
+  std::shared_ptr<ReadyEvent> ready;     // when the planes are written (device frames, and
+                                         // host frames a download is still filling)
+
+  // Wraps a decoded host AVFrame (no copy).
+  static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);
+  // Wraps a decoded AV_PIX_FMT_CUDA frame (NVDEC): planes stay on the device,
+  // ready once `stream` (the decoder's) reaches this point; the surface goes
+  // back to FFmpeg's pool when the last Frame lets go, after its last use.
+  static Frame from_cuda_frame(UniqueAVFrame frame, AVRational time_base, cudaStream_t stream);
+  // The same pixels copied (on `stream`) into a frame from `mr`, and the
+  // decoded frame let go at once: a frame held for long must not keep one of
+  // NVDEC's 32 decode surfaces (FFmpeg: "No decoder surfaces left").
+  static Frame copy_of_cuda_frame(UniqueAVFrame frame, AVRational time_base,
+                                  DeviceMemoryResource& mr, cudaStream_t stream);
+  // A new host frame with FFmpeg-aligned planes.
+  static Frame allocate_host(const FrameFormat& format);
+  // A device frame with 256-byte-aligned plane pitches, in one allocation.
+  static Frame allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,
+                               cudaStream_t stream);
+  // Copies timestamps and bookkeeping (not pixels) from another frame.
+  void copy_props_from(const Frame& other);
+};
+
+}  // namespace vpipe

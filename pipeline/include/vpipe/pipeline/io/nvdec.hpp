@@ -1,0 +1,70 @@
+// NVDEC decode through FFmpeg's `cuda` hwaccel, frames kept on the device.
+//
+// FFmpeg's NVDEC decoder copies each decoded picture out of NVDEC's own
+// surfaces (at most 32, DPB + 2 by default) into a frame of an
+// AVHWFramesContext pool. vpipe gives that pool its own allocator, backed by
+// the selected memory strategy, and FFmpeg's CUDA device uses the runtime's
+// primary context and a stream vpipe owns, so decoded frames are ordinary
+// device frames for the CUDA filter stages: no download and re-upload.
+// NVDEC has at most 32 decode surfaces, and each decoded frame holds one until
+// it is released; see attach(). The frames pool is dynamic: it grows to the number of frames in
+// flight (decode surfaces + queue depth × stages) and recycles them; the strategy sees one
+// allocation per pool buffer, not one per frame.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <cuda_runtime_api.h>
+
+#include "vpipe/memory/device_resource.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+
+namespace vpipe {
+
+class NvdecContext {
+ public:
+  // Creates FFmpeg's CUDA device on the current CUDA device's primary context,
+  // with `stream` (owned by the caller, must outlive this) as its stream.
+  // Throws ffmpeg_error when FFmpeg cannot (no driver, no nvcuvid).
+  NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream);
+  ~NvdecContext();
+  NvdecContext(const NvdecContext&) = delete;
+  NvdecContext& operator=(const NvdecContext&) = delete;
+
+  // Makes `decoder` (not yet opened) decode through NVDEC into this pool.
+  // A decoded frame keeps its NVDEC decode surface until the pipeline lets go
+  // of it, so the decoder gets `frames_held` surfaces more than its DPB + 2
+  // (at most 32 in all, NVDEC's limit): the frames queued after decode plus
+  // the ones in the hands of the stages either side.
+  void attach(AVCodecContext* decoder, int frames_held);
+
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  [[nodiscard]] DeviceMemoryResource& memory() const noexcept { return mr_; }
+  [[nodiscard]] std::int64_t pool_buffers() const noexcept { return buffers_.load(); }
+  [[nodiscard]] std::int64_t pool_bytes() const noexcept { return bytes_.load(); }
+  [[nodiscard]] int decode_surfaces() const noexcept { return surfaces_.load(); }
+  // Why get_format refused (empty when it did not).
+  [[nodiscard]] std::string refusal() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  DeviceMemoryResource& mr_;
+  cudaStream_t stream_;
+  std::atomic<std::int64_t> buffers_{0}, bytes_{0};
+  std::atomic<int> surfaces_{0};
+  int frames_held_ = 0;
+  friend struct NvdecCallbacks;
+};
+
+// Empty if FFmpeg can decode this stream with NVDEC into 8-bit NV12 frames
+// (the formats vpipe's CUDA filters take); otherwise why not.
+[[nodiscard]] std::string nvdec_unsupported_reason(const AVCodecParameters* par);
+// The smallest picture NVDEC decodes for a codec (width, height).
+[[nodiscard]] std::pair<int, int> nvdec_min_size(AVCodecID codec);
+
+}  // namespace vpipe

@@ -1,0 +1,175 @@
+// Segment-parallel decode of one stream (issue #21): the packets are cut at
+// keyframes into segments (GOPs) that K decoder sessions decode at the same
+// time; the frames come out in presentation order with their own timestamps,
+// as one decoder would give them.
+//
+// An open GOP (pictures after its keyframe in decode order that are shown
+// before it, and reference the previous GOP) is decoded with the previous
+// segment's packets in front, and only its own pictures are kept.
+//
+// A session decodes its segments one after another without a flush: FFmpeg
+// sets a decoder up again after avcodec_flush_buffers (for NVDEC a new
+// hardware decoder), which can cost more than a 30-frame GOP's decode. Frames
+// are told apart by their timestamps, and a segment is complete when each of
+// its pictures has come out once, in order (a closed GOP's keyframe pushes the
+// previous one's out). A segment that did not come out so (a decoder that lost
+// or reordered pictures across the jump from an unrelated GOP) is decoded again
+// alone, which is exactly what one decoder gives. An open GOP continues a
+// session only right after the GOP before it; otherwise it is decoded alone,
+// after the previous GOP. A session drains and flushes (a restart, counted)
+// at the end of the input, for a segment decoded alone, and where the input
+// starts over; never because the output waits for a segment still in its
+// decoder: the input then runs past the window until that session has a next
+// segment to send (next_step). A stream whose keyframes are further apart than
+// `max_segment` packets (or none at all) is decoded by one session from then
+// on, and the report says so.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "vpipe/pipeline/io/media_stages.hpp"
+#include "vpipe/pipeline/io/nvdec.hpp"
+
+namespace vpipe {
+
+// Whether a GOP, given the pts of its packets in decode order (the keyframe
+// first), is open: a later packet is shown before the keyframe.
+[[nodiscard]] bool is_open_gop(const std::vector<std::int64_t>& pts_in_decode_order);
+
+// Segments in flight per session (the window; what a session holds in memory).
+inline constexpr int kSegmentsPerSession = 3;
+
+// --decode-sessions auto: how many sessions one input gets, and why (the
+// report says it). Pure, unit-tested. One session for the CPU decoder
+// (libavcodec threads it already), for a codec segment decode is not tested
+// on, and when NVDEC's engines are half busy or more (other streams, other
+// processes); else up to `most`, as many as the segments they hold fit in half
+// of `memory_bytes`: the frame size (the resolution) and the segment length set
+// what a session holds.
+struct AutoSessionsInput {
+  bool nvdec = false;
+  AVCodecID codec = AV_CODEC_ID_NONE;
+  std::size_t frame_bytes = 0;       // one decoded frame, in device memory
+  std::size_t segment_frames = 120;  // the longest segment split off
+  int segments_per_session = kSegmentsPerSession;
+  std::optional<double> engine_load_pct;    // NVML's decoder utilisation (nullopt: unknown)
+  std::optional<std::size_t> memory_bytes;  // the budget, or the device's free memory
+};
+struct AutoSessions {
+  int sessions = 1;
+  std::string why;
+};
+[[nodiscard]] AutoSessions auto_decode_sessions(const AutoSessionsInput& in, int most);
+
+// One decoder session: its codec context and what its frames need (NVDEC:
+// the frames context and stream, in `nvdec`). Made by the factory, per worker.
+struct DecoderSession {
+  std::unique_ptr<NvdecContext> nvdec;  // declared first: the context's frames hold its pool
+  UniqueAVCodecContext context;
+};
+
+// Sends `pkt` to the session's decoder (nullptr: the end of the stream) and
+// hands every frame that comes out to `take`. A packet the decoder refuses, a
+// frame lost or one flagged corrupt counts in `errors` (decoding goes on).
+void decode_packet(DecoderSession& s, const AVPacket* pkt, std::int64_t& errors,
+                   const std::function<void(UniqueAVFrame)>& take);
+
+struct SegmentDecodeStats {
+  std::int64_t segments = 0, open_gops = 0;
+  std::int64_t restarts = 0;  // a session drained and flushed (FFmpeg sets the decoder up again)
+  std::string fell_back;      // why one session took over from some point on (empty: never)
+};
+
+class SegmentDecodeStage final : public Stage<Packet, Frame> {
+ public:
+  using Factory = std::function<DecoderSession()>;
+  // per_session: segments in flight per session (the window; memory).
+  SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
+                     std::optional<std::int64_t> limit, MediaCounters& counters,
+                     std::size_t max_segment = 600, int per_session = kSegmentsPerSession);
+  ~SegmentDecodeStage() override;  // stops and joins the workers
+  [[nodiscard]] std::string name() const override { return "decode (segments)"; }
+  Flow process(Packet packet, Output<Frame>& out) override;
+  void finish(Output<Frame>& out) override;
+  [[nodiscard]] SegmentDecodeStats stats() const;
+
+ private:
+  struct Segment {
+    std::int64_t seq = 0;
+    bool fresh = false;  // after the input started over: no decoder state carries in
+    std::vector<UniqueAVPacket> prefix;   // the previous GOP, for an open GOP's leading pictures
+    std::vector<UniqueAVPacket> packets;  // this GOP, the keyframe first
+  };
+  struct Done {
+    std::vector<Frame> frames;
+    std::int64_t errors = 0;
+  };
+  // A segment a worker has sent to its decoder whose pictures are still
+  // coming out (decode order; the back is the one being sent).
+  struct Pending {
+    Segment seg;                      // kept, to decode it again alone if it did not come out right
+    std::set<std::int64_t> own;       // its pictures' pts
+    std::set<std::int64_t> received;  // of them, out so far
+    bool anomalous = false;           // a picture twice, out of order, or one nobody owns
+    Done done;
+    [[nodiscard]] bool complete() const { return received.size() == own.size(); }
+  };
+  // One worker's decoder and what is still in it.
+  struct Worker {
+    std::optional<DecoderSession> session;
+    std::deque<Pending> pending;
+    bool drained = true;         // nothing carries over: flush before the next packet
+    std::int64_t last_seq = -2;  // the segment sent last, while the decoder holds its state
+  };
+  void work(int worker);
+  bool next_step(Worker& w, Segment& seg, bool& have, std::unique_lock<std::mutex>& lock);
+  void end_of_segments();  // the input has ended: the workers drain what they hold
+  [[nodiscard]] std::int64_t window() const { return std::int64_t{per_session_} * sessions_; }
+  void decode_into(Worker& w, Segment seg);
+  void alone(Worker& w, Pending p);  // start to end in a clean decoder, then published
+  void drain(Worker& w);             // end of stream: every pending segment completes
+  void route(Worker& w, const std::set<std::int64_t>& prefix, std::vector<Frame>& frames) const;
+  void publish(std::int64_t seq, Done done);
+  void submit(Output<Frame>& out);
+  Flow emit_ready(Output<Frame>& out, bool wait_all);
+  Flow emit(Frame f, Output<Frame>& out);
+  Done decode(DecoderSession& s, Segment& seg) const;
+  Flow take_over(const std::string& why, Output<Frame>& out);  // one session from here
+  Flow decode_inline(UniqueAVPacket pkt, Output<Frame>& out);  // after a fallback
+
+  const int sessions_;
+  Factory make_session_;
+  AVRational time_base_;
+  std::optional<std::int64_t> limit_;
+  MediaCounters& counters_;
+  const std::size_t max_segment_;
+  const int per_session_;
+  std::vector<UniqueAVPacket> current_, previous_;
+  std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
+  bool fresh_next_ = true;                // the next segment follows a start-over (or is the first)
+  std::optional<DecoderSession> inline_;  // one session, after a fallback
+  std::map<std::int64_t, Clock::time_point> origin_by_pts_;
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Segment> todo_;
+  std::map<std::int64_t, Done> done_;
+  SegmentDecodeStats stats_;
+  std::exception_ptr error_;
+  bool stop_ = false;
+  bool no_more_segments_ = false;
+  std::int64_t starved_ = -1;         // the head segment, while its worker waits for a next one
+  std::vector<std::thread> workers_;  // last: they go first
+};
+
+}  // namespace vpipe

@@ -1,0 +1,81 @@
+// FrameGraph: where the upload and the download go. It wires a negotiated
+// chain into a Pipeline, one stage per step:
+//
+//   frames ─► [CPU steps] ─► upload ─► CUDA steps ─► download ─► [CPU steps] ─► …
+//                           (unless the frames are on the device already: NVDEC)
+//
+// and owns the staging rings it makes. Ring slots are frames: the pipeline's
+// and the encoder's (a download slot is the encoder's input frame), so a
+// FrameGraph is declared before both and outlives them. transcode, soak and
+// the benches all build their frame path through it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vpipe/memory/pinned_ring.hpp"
+#include "vpipe/pipeline/filters/cuda_graph.hpp"
+#include "vpipe/pipeline/filters/cuda_stages.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/graph/pipeline.hpp"
+#include "vpipe/pipeline/session/transcode_plan.hpp"
+
+namespace vpipe {
+
+// The CUDA path's parts, owned by the caller, outliving the pipeline.
+struct CudaPath {
+  DeviceMemoryResource* memory = nullptr;  // device frames (null: CPU only)
+  StreamSet* streams = nullptr;            // one stream per CUDA stage
+  HostMemory host = HostMemory::kPinned;   // staging rings
+  bool download_copy = false;              // A/B: copy downloads out of the slot
+  bool graphs = false;  // each run of CUDA filters as one CUDA Graph stage (cuda_graph.hpp)
+};
+
+class FrameGraph {
+ public:
+  FrameGraph(CudaPath cuda, DropPolicy drop, QueuePlan queues)
+      : cuda_(cuda), drop_(drop), queues_(queues) {}
+  FrameGraph(const FrameGraph&) = delete;
+  FrameGraph& operator=(const FrameGraph&) = delete;
+
+  // A frame queue with the drop policy (packet queues always block: a dropped
+  // packet would break decoding).
+  [[nodiscard]] QueuePtr<Frame> frame_queue(Pipeline& pipeline, std::string name,
+                                            std::size_t capacity) const;
+  // Adds `chain` after `frames` (device frames when `on_device`); the steps in
+  // `cuda` run as CUDA filters. Returns the last queue.
+  QueuePtr<Frame> add_chain(Pipeline& pipeline, QueuePtr<Frame> frames,
+                            std::vector<ConfiguredFilter> chain, std::optional<CudaSegment> cuda,
+                            bool on_device);
+  // Brings frames of `format` back to the host if they are on the device.
+  QueuePtr<Frame> to_host(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
+  [[nodiscard]] bool on_device() const noexcept { return on_device_; }
+
+  // What it made, for the report (null where it made none).
+  [[nodiscard]] const PinnedRing* upload_ring() const noexcept { return upload_ring_; }
+  [[nodiscard]] const PinnedRing* download_ring() const noexcept { return download_ring_; }
+  [[nodiscard]] const UploadStage* upload_stage() const noexcept { return upload_stage_; }
+  [[nodiscard]] std::size_t pinned_bytes() const;
+  // --graphs on: every graph stage's launches, captures and refused updates, summed.
+  [[nodiscard]] std::optional<GraphStats> graph_stats() const;
+
+ private:
+  QueuePtr<Frame> upload(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
+  QueuePtr<Frame> download(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
+  // --graphs on: a run of CUDA steps as one CudaGraphStage.
+  QueuePtr<Frame> add_graph(Pipeline& pipeline, QueuePtr<Frame> frames,
+                            std::vector<ConfiguredFilter> run);
+  CudaPath cuda_;
+  DropPolicy drop_;
+  QueuePlan queues_;
+  bool on_device_ = false;
+  std::vector<std::unique_ptr<PinnedRing>> rings_;
+  PinnedRing* upload_ring_ = nullptr;
+  PinnedRing* download_ring_ = nullptr;
+  UploadStage* upload_stage_ = nullptr;
+  std::vector<const CudaGraphStage*> graph_stages_;
+};
+
+}  // namespace vpipe

@@ -1,0 +1,282 @@
+#include "vpipe/pipeline/graph/av.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace vpipe {
+
+std::string av_error_text(int averror) {
+  char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+  av_strerror(averror, buf, sizeof buf);
+  return buf;
+}
+
+namespace {
+std::mutex g_capture_owner;  // one FfmpegErrors at a time
+std::mutex g_capture_m;
+std::string* g_captured = nullptr;  // under g_capture_m
+std::string g_text;                 // what the live FfmpegErrors kept
+
+// FFmpeg writes a message in pieces ("Supported codecs are: ", "pcm_s16le ", …,
+// "\n"): the pieces are joined, each line led by the name of what wrote it.
+extern "C" void capture_ffmpeg_log(void* ptr, int level, const char* format, va_list args) {
+  if (level <= AV_LOG_ERROR) {
+    va_list copy;
+    va_copy(copy, args);
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, copy);
+    va_end(copy);
+    const AVClass* cls = ptr ? *static_cast<AVClass**>(ptr) : nullptr;
+    std::lock_guard lock(g_capture_m);
+    if (g_captured && g_captured->size() < 2048) {
+      if (cls && (g_captured->empty() || g_captured->back() == '\n'))
+        *g_captured += std::string(cls->item_name(ptr)) + ": ";
+      *g_captured += text;
+    }
+  }
+  av_log_default_callback(ptr, level, format, args);
+}
+}  // namespace
+
+FfmpegErrors::FfmpegErrors() {
+  g_capture_owner.lock();
+  std::lock_guard lock(g_capture_m);
+  g_text.clear();
+  g_captured = &g_text;
+  av_log_set_callback(capture_ffmpeg_log);
+}
+
+FfmpegErrors::~FfmpegErrors() {
+  av_log_set_callback(av_log_default_callback);
+  {
+    std::lock_guard lock(g_capture_m);
+    g_captured = nullptr;
+  }
+  g_capture_owner.unlock();
+}
+
+std::string FfmpegErrors::why() const {
+  std::lock_guard lock(g_capture_m);
+  std::string out;  // one line: runs of spaces and line breaks made one space
+  for (const char c : g_text) {
+    const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+    if (!space)
+      out += c;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.size() > 240) out = out.substr(0, 237) + "...";
+  return out.empty() ? out : " (why: " + out + ")";
+}
+
+int av_check(int ret, std::string_view what) {
+  if (ret < 0) throw ffmpeg_error(ret, fmt::format("{}: {}", what, av_error_text(ret)));
+  return ret;
+}
+
+UniqueAVFrame make_av_frame() {
+  UniqueAVFrame f(av_frame_alloc());
+  if (!f) throw ffmpeg_error(AVERROR(ENOMEM), "av_frame_alloc: out of memory");
+  return f;
+}
+
+UniqueAVPacket make_av_packet() {
+  UniqueAVPacket p(av_packet_alloc());
+  if (!p) throw ffmpeg_error(AVERROR(ENOMEM), "av_packet_alloc: out of memory");
+  return p;
+}
+
+namespace {
+std::string_view scheme_of(std::string_view url) {
+  const auto colon = url.find("://");
+  return colon == std::string_view::npos ? std::string_view() : url.substr(0, colon);
+}
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+bool is_live_input(std::string_view url) {
+  const auto s = scheme_of(url);
+  return s == "udp" || s == "rtp" || s == "srt" || s == "rtsp" || s == "rtsps" || s == "rtmp" ||
+         s == "tcp";
+}
+
+bool can_reconnect(std::string_view url) {
+  const auto s = scheme_of(url);
+  return s == "srt" || s == "rtsp" || s == "rtsps" || s == "rtmp" || s == "tcp" || s == "http" ||
+         s == "https";
+}
+
+std::string network_output_format(std::string_view url) {
+  const auto s = scheme_of(url);
+  if (s == "udp" || s == "srt" || s == "tcp") return "mpegts";
+  if (s == "rtp") return "rtp_mpegts";
+  return {};
+}
+
+const AVOutputFormat* output_container(const std::string& output) {
+  const std::string net = network_output_format(output);
+  return av_guess_format(net.empty() ? nullptr : net.c_str(), output.c_str(), nullptr);
+}
+
+std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec) {
+  if (!container) return std::nullopt;
+  const int answer = avformat_query_codec(container, codec, FF_COMPLIANCE_NORMAL);
+  if (answer >= 0) return answer == 1;
+  // What these muxers write (libavformat's mpegtsenc.c, mpegenc.c, oggenc.c,
+  // gif.c, webpenc.c, yuv4mpegenc.c): they refuse, or mangle, everything else.
+  static const std::map<std::string_view, std::set<AVCodecID>> kHolds = {
+      {"mpegts",
+       {AV_CODEC_ID_MPEG1VIDEO,   AV_CODEC_ID_MPEG2VIDEO,  AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264,
+        AV_CODEC_ID_HEVC,         AV_CODEC_ID_VVC,         AV_CODEC_ID_CAVS,  AV_CODEC_ID_DIRAC,
+        AV_CODEC_ID_VC1,          AV_CODEC_ID_AV1,         AV_CODEC_ID_MP2,   AV_CODEC_ID_MP3,
+        AV_CODEC_ID_AAC,          AV_CODEC_ID_AAC_LATM,    AV_CODEC_ID_AC3,   AV_CODEC_ID_EAC3,
+        AV_CODEC_ID_DTS,          AV_CODEC_ID_TRUEHD,      AV_CODEC_ID_OPUS,  AV_CODEC_ID_S302M,
+        AV_CODEC_ID_DVB_SUBTITLE, AV_CODEC_ID_DVB_TELETEXT}},
+      {"mpeg",
+       {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3,
+        AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD}},
+      {"vob",
+       {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_H264, AV_CODEC_ID_MP2,
+        AV_CODEC_ID_MP3, AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD,
+        AV_CODEC_ID_DVD_SUBTITLE}},
+      {"ogg",
+       {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC,
+        AV_CODEC_ID_SPEEX}},
+      {"ogv",
+       {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC,
+        AV_CODEC_ID_SPEEX}},
+      {"gif", {AV_CODEC_ID_GIF}},
+      {"webp", {AV_CODEC_ID_WEBP}},
+      {"yuv4mpegpipe", {AV_CODEC_ID_WRAPPED_AVFRAME, AV_CODEC_ID_RAWVIDEO}},
+  };
+  std::string_view name = container->name;
+  if (name.substr(0, 4) == "rtp_") name = name.substr(4);  // rtp_mpegts: MPEG-TS
+  const auto it = kHolds.find(name);
+  if (it != kHolds.end()) return it->second.count(codec) > 0;
+  // A muxer with no audio codec of its own holds no audio: raw streams (.h264,
+  // .hevc, .m2v, .ivf). They said "exactly one stream", at the header.
+  if (avcodec_get_type(codec) == AVMEDIA_TYPE_AUDIO && container->audio_codec == AV_CODEC_ID_NONE)
+    return false;
+  return std::nullopt;
+}
+
+void InputWatch::arm() { deadline_ns_ = steady_ns() + static_cast<std::int64_t>(timeout_s_ * 1e9); }
+void InputWatch::disarm() { deadline_ns_ = 0; }
+
+bool InputWatch::stalled() const { return tripped_.load(); }
+void InputWatch::reset() { tripped_ = false; }
+
+int OutputWatch::poll(void* opaque) {
+  auto* w = static_cast<OutputWatch*>(opaque);
+  const std::int64_t now = steady_ns(), pos = w->pb_ ? w->pb_->pos : -1;
+  if (pos != w->pos_ || !w->pb_) {  // a write went through: the next one starts waiting now
+    w->pos_ = pos;
+    w->since_ns_ = now;
+  }
+  if (!w->interrupt_ || !w->interrupt_->load()) return 0;
+  if (now - w->since_ns_ > w->grace_ns_) w->abandoned_ = true;
+  return w->abandoned_ ? 1 : 0;
+}
+
+int InputWatch::poll(void* opaque) {
+  auto* w = static_cast<InputWatch*>(opaque);
+  if (w->interrupt_ && w->interrupt_->load()) {
+    w->interrupted_ = true;
+    return 1;
+  }
+  const auto deadline = w->deadline_ns_.load();
+  // Sticky: FFmpeg's UDP reader polls from its own thread, and the read that
+  // fails may be a later one than the read that ran out of time.
+  if (deadline != 0 && steady_ns() > deadline) {
+    w->tripped_ = true;
+    return 1;
+  }
+  if (w->tripped_.load()) return 1;
+  return 0;
+}
+
+std::string ffmpeg_url(const std::string& name) {
+  const auto colon = name.find(':');
+  if (colon == std::string::npos || colon == 0 || name.find('/') < colon) return name;
+  // scheme://: a URL, though its scheme may be a demuxer's, not a protocol (rtsp://)
+  if (name.compare(colon, 3, "://") == 0) return name;
+  const std::string proto = name.substr(0, std::min(colon, name.find(',')));  // "subfile,,…:"
+  for (const int output : {0, 1}) {
+    void* it = nullptr;
+    while (const char* known = avio_enum_protocols(&it, output))
+      if (proto == known) return name;
+  }
+  return "file:" + name;
+}
+
+UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& options) {
+  const std::string path = ffmpeg_url(name);
+  AVFormatContext* raw = avformat_alloc_context();
+  if (!raw) throw ffmpeg_error(AVERROR(ENOMEM), "avformat_alloc_context: out of memory");
+  if (options.watch) raw->interrupt_callback = options.watch->callback();
+  AVDictionary* opts = nullptr;
+  if (options.low_latency) {  // (not fflags=nobuffer: it loses the packets read while probing)
+    av_dict_set(&opts, "probesize", "500000", 0);        // bytes: a few frames of a live feed
+    av_dict_set(&opts, "analyzeduration", "500000", 0);  // µs
+    if (scheme_of(path) == "udp") av_dict_set(&opts, "overrun_nonfatal", "1", 0);
+  }
+  for (const auto& [k, v] : options.extra) av_dict_set(&opts, k.c_str(), v.c_str(), 0);
+  if (options.watch) {
+    options.watch->reset();
+    options.watch->arm();
+  }
+  const int ret = avformat_open_input(&raw, path.c_str(), nullptr, &opts);  // frees raw on failure
+  // What FFmpeg took out of the dictionary it knew: a key of the user's left in it is a
+  // misspelling or an option of another demuxer, refused rather than ignored.
+  std::string unknown;
+  for (const auto& [k, v] : options.extra)
+    if (ret >= 0 && av_dict_get(opts, k.c_str(), nullptr, 0))
+      unknown += (unknown.empty() ? "" : ", ") + k;
+  av_dict_free(&opts);
+  if (!unknown.empty()) {
+    avformat_close_input(&raw);
+    throw usage_error(fmt::format(
+        "input option(s) {} for '{}': not an option of its demuxer or protocol (see `ffmpeg -h "
+        "demuxer=NAME` or `ffmpeg -h protocol=NAME`)",
+        unknown, name));
+  }
+  if (ret < 0 && options.watch && (options.watch->interrupted() || ret == AVERROR(EINTR)))
+    throw ffmpeg_error(
+        ret, fmt::format("cannot open input '{}': interrupted while waiting for it", name));
+  const bool stalled = options.watch && options.watch->stalled();
+  if (ret < 0 && stalled)
+    throw ffmpeg_error(ret, fmt::format("cannot open input '{}': no data for {} s", name,
+                                        options.watch->timeout_s()));
+  av_check(ret, fmt::format("cannot open input '{}'", name));
+  UniqueDemuxContext ctx(raw);
+  if (options.watch) options.watch->arm();
+  const int info = avformat_find_stream_info(ctx.get(), nullptr);
+  if (options.watch) {
+    options.watch->disarm();
+    // Ctrl-C while probing cuts the probe short: say so, not that the stream is unreadable.
+    if (options.watch->interrupted())
+      throw ffmpeg_error(AVERROR_EXIT,
+                         fmt::format("cannot open input '{}': interrupted while reading its stream "
+                                     "info",
+                                     name));
+    if (info < 0 && options.watch->stalled())
+      throw ffmpeg_error(info, fmt::format("cannot read stream info of '{}': no data for {} s",
+                                           name, options.watch->timeout_s()));
+  }
+  av_check(info, fmt::format("cannot read stream info of '{}'", name));
+  return ctx;
+}
+
+}  // namespace vpipe

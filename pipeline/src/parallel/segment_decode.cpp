@@ -1,0 +1,448 @@
+#include "vpipe/pipeline/parallel/segment_decode.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace vpipe {
+
+bool is_open_gop(const std::vector<std::int64_t>& pts) {
+  if (pts.empty() || pts.front() == AV_NOPTS_VALUE) return false;
+  return std::any_of(pts.begin() + 1, pts.end(),
+                     [&](std::int64_t p) { return p != AV_NOPTS_VALUE && p < pts.front(); });
+}
+
+namespace {
+
+UniqueAVPacket clone(const AVPacket* p) {
+  UniqueAVPacket c(av_packet_clone(p));
+  if (!c) throw std::bad_alloc();
+  return c;
+}
+
+// Every frame the decoder gives for what was sent so far (all of it after a flush).
+void drain_frames(DecoderSession& s, std::int64_t& errors,
+                  const std::function<void(UniqueAVFrame)>& take) {
+  for (;;) {
+    UniqueAVFrame av = make_av_frame();
+    const int ret = avcodec_receive_frame(s.context.get(), av.get());
+    if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
+    if (ret < 0) {
+      ++errors;
+      continue;
+    }
+    if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) ++errors;
+    take(std::move(av));
+  }
+}
+
+void send(DecoderSession& s, const AVPacket* pkt, AVRational tb, std::vector<Frame>& out,
+          std::int64_t& errors) {
+  decode_packet(s, pkt, errors, [&](UniqueAVFrame av) {
+    // A segment's frames wait for the segments before it: NVDEC's are copied
+    // out, so they do not hold its decode surfaces (32 at most) meanwhile.
+    out.push_back(
+        av->format == AV_PIX_FMT_CUDA && s.nvdec
+            ? Frame::copy_of_cuda_frame(std::move(av), tb, s.nvdec->memory(), s.nvdec->stream())
+            : Frame::from_av_frame(std::move(av), tb));
+  });
+}
+
+}  // namespace
+
+void decode_packet(DecoderSession& s, const AVPacket* pkt, std::int64_t& errors,
+                   const std::function<void(UniqueAVFrame)>& take) {
+  int ret = avcodec_send_packet(s.context.get(), pkt);
+  if (ret == AVERROR(EAGAIN)) {  // the decoder is full: take its frames, then send again
+    drain_frames(s, errors, take);
+    ret = avcodec_send_packet(s.context.get(), pkt);
+  }
+  if (ret < 0 && ret != AVERROR_EOF) ++errors;  // a damaged packet: skipped, counted
+  drain_frames(s, errors, take);
+}
+
+SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
+                                       std::optional<std::int64_t> limit, MediaCounters& counters,
+                                       std::size_t max_segment, int per_session)
+    : sessions_(std::max(1, sessions)),
+      make_session_(std::move(make_session)),
+      time_base_(time_base),
+      limit_(limit),
+      counters_(counters),
+      max_segment_(max_segment),
+      per_session_(std::max(1, per_session)) {
+  int device = 0;  // the workers decode on the device their creator had current (see Pipeline::run)
+  if (cudaGetDevice(&device) != cudaSuccess) device = 0;
+  for (int w = 0; w < sessions_; ++w)
+    workers_.emplace_back([this, w, device] {
+      if (device > 0) (void)cudaSetDevice(device);
+      work(w);
+    });
+}
+
+SegmentDecodeStage::~SegmentDecodeStage() {
+  {
+    std::lock_guard lock(m_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+// What a worker does next, waiting under `lock` until there is something:
+// take a segment, or (have = false) drain its decoder. A worker whose decoder
+// holds the segment the output waits for never drains while more input may
+// come: it says it is starved, the input goes past the window (submit), and
+// the next segment it sends pushes the head's last pictures out. Draining
+// would make FFmpeg set the decoder up again (a restart) and stall every
+// session behind the head. Returns false when stopped with nothing left.
+bool SegmentDecodeStage::next_step(Worker& w, Segment& seg, bool& have,
+                                   std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    const bool head = std::any_of(w.pending.begin(), w.pending.end(),
+                                  [&](const Pending& p) { return p.seg.seq == next_emit_; });
+    if (!todo_.empty() && (todo_.front().seq <= next_emit_ + window() || head)) {
+      seg = std::move(todo_.front());
+      todo_.pop_front();
+      have = true;
+      return true;
+    }
+    if (!w.pending.empty() && ((head && no_more_segments_) || stop_)) return true;  // drain
+    if (stop_) return false;
+    if (head && !w.pending.empty() && starved_ != next_emit_) {
+      starved_ = next_emit_;
+      cv_.notify_all();
+    }
+    cv_.wait(lock);
+  }
+}
+
+// A worker: its own session, its segments one after another (see the header).
+void SegmentDecodeStage::work(int worker) {
+  Worker w;
+  for (;;) {
+    Segment seg;
+    bool have = false;
+    {
+      std::unique_lock lock(m_);
+      if (!next_step(w, seg, have, lock)) return;  // stopped, nothing left
+    }
+    try {
+      if (!w.session) w.session.emplace(make_session_());
+      if (have) {
+        spdlog::debug("decode: worker {} takes segment {}", worker, seg.seq);
+        decode_into(w, std::move(seg));
+      } else {
+        drain(w);  // the output waits for a segment still in this decoder
+      }
+    } catch (...) {
+      std::lock_guard lock(m_);
+      if (!error_) error_ = std::current_exception();
+      cv_.notify_all();
+      return;
+    }
+  }
+}
+
+namespace {
+// Every packet's pts, if each has its own (frames are told apart by it).
+std::optional<std::set<std::int64_t>> distinct_pts(const std::vector<UniqueAVPacket>& packets) {
+  std::set<std::int64_t> pts;
+  for (const auto& p : packets)
+    if (p->pts == AV_NOPTS_VALUE || !pts.insert(p->pts).second) return std::nullopt;
+  return pts;
+}
+}  // namespace
+
+void SegmentDecodeStage::decode_into(Worker& w, Segment seg) {
+  Pending cur;
+  const auto own = distinct_pts(seg.packets);
+  // An open GOP continues the decoder only right after the GOP before it.
+  const bool follows = w.last_seq == seg.seq - 1 && !w.drained;
+  if (seg.fresh || !own || (!seg.prefix.empty() && !follows)) {
+    drain(w);
+    cur.seg = std::move(seg);
+    alone(w, std::move(cur));
+    return;
+  }
+  cur.own = *own;
+  if (w.drained) {
+    avcodec_flush_buffers(w.session->context.get());
+    w.drained = false;
+  }
+  w.last_seq = seg.seq;
+  cur.seg = std::move(seg);
+  w.pending.push_back(std::move(cur));
+  std::vector<Frame> frames;
+  for (const auto& p : w.pending.back().seg.packets) {  // the prefix is in the decoder already
+    send(*w.session, p.get(), time_base_, frames, w.pending.back().done.errors);
+    route(w, {}, frames);
+  }
+  while (!w.pending.empty() && w.pending.front().complete() && !w.pending.front().anomalous &&
+         w.pending.size() > 1) {
+    publish(w.pending.front().seg.seq, std::move(w.pending.front().done));
+    w.pending.pop_front();
+  }
+  // A segment whose pictures did not all come out (a damaged packet gives none)
+  // must not wait for ever: past two, the decoder is drained.
+  if (w.pending.size() > 2) drain(w);
+}
+
+// Each frame to the pending segment that owns its pts, noting a picture that
+// comes twice, out of order or unowned (that segment is decoded again alone).
+void SegmentDecodeStage::route(Worker& w, const std::set<std::int64_t>& prefix,
+                               std::vector<Frame>& frames) const {
+  for (auto& f : frames) {
+    auto owner = std::find_if(w.pending.begin(), w.pending.end(),
+                              [&](const Pending& p) { return p.own.count(f.pts) > 0; });
+    if (owner == w.pending.end()) {
+      if (!prefix.count(f.pts) && !w.pending.empty()) w.pending.back().anomalous = true;
+      continue;
+    }
+    const bool in_order = owner->received.empty() || *owner->received.rbegin() < f.pts;
+    if (!owner->received.insert(f.pts).second || !in_order) owner->anomalous = true;
+    owner->done.frames.push_back(std::move(f));
+  }
+  frames.clear();
+}
+
+// End of stream to the decoder: what it holds comes out; a segment that did
+// not come out right is decoded again alone.
+void SegmentDecodeStage::drain(Worker& w) {
+  if (w.pending.empty()) return;
+  spdlog::debug("decode: drain with {} pending (first {}, {} of {} out)", w.pending.size(),
+                w.pending.front().seg.seq, w.pending.front().received.size(),
+                w.pending.front().own.size());
+  std::vector<Frame> frames;
+  send(*w.session, nullptr, time_base_, frames, w.pending.back().done.errors);
+  route(w, {}, frames);
+  w.drained = true;
+  w.last_seq = -2;
+  {
+    std::lock_guard lock(m_);
+    ++stats_.restarts;
+  }
+  auto pending = std::exchange(w.pending, {});
+  for (auto& p : pending) {
+    if (p.complete() && !p.anomalous) {
+      publish(p.seg.seq, std::move(p.done));
+    } else {
+      spdlog::debug("decode: segment {} came out {} of {} pictures{}: decoded again alone",
+                    p.seg.seq, p.received.size(), p.own.size(),
+                    p.anomalous ? ", out of order" : "");
+      alone(w, std::move(p));
+    }
+  }
+}
+
+void SegmentDecodeStage::alone(Worker& w, Pending p) {
+  spdlog::debug("decode: segment {} alone", p.seg.seq);
+  {
+    std::lock_guard lock(m_);
+    ++stats_.restarts;
+  }
+  Done done = decode(*w.session, p.seg);
+  w.drained = true;
+  w.last_seq = -2;
+  publish(p.seg.seq, std::move(done));
+}
+
+void SegmentDecodeStage::publish(std::int64_t seq, Done done) {
+  std::lock_guard lock(m_);
+  done_[seq] = std::move(done);
+  cv_.notify_all();
+}
+
+// One segment, alone: the decoder starts clean and is emptied at the end. An
+// open GOP is preceded by the previous GOP; only this GOP's pictures are kept.
+SegmentDecodeStage::Done SegmentDecodeStage::decode(DecoderSession& s, Segment& seg) const {
+  Done done;
+  std::vector<Frame> frames;
+  avcodec_flush_buffers(s.context.get());
+  for (const auto& p : seg.prefix) send(s, p.get(), time_base_, frames, done.errors);
+  for (const auto& p : seg.packets) send(s, p.get(), time_base_, frames, done.errors);
+  send(s, nullptr, time_base_, frames, done.errors);
+  if (seg.prefix.empty()) {
+    done.frames = std::move(frames);
+    return done;
+  }
+  std::unordered_set<std::int64_t> own;
+  for (const auto& p : seg.packets) own.insert(p->pts);
+  for (auto& f : frames)
+    if (own.count(f.pts)) done.frames.push_back(std::move(f));
+  return done;
+}
+
+void SegmentDecodeStage::submit(Output<Frame>& out) {
+  if (current_.empty()) return;
+  Segment seg;
+  seg.seq = next_seq_++;
+  seg.fresh = std::exchange(fresh_next_, false);
+  std::vector<std::int64_t> pts;
+  for (const auto& p : current_) pts.push_back(p->pts);
+  const bool open = is_open_gop(pts) && !previous_.empty();
+  if (open)
+    for (const auto& p : previous_) seg.prefix.push_back(clone(p.get()));
+  previous_ = std::move(current_);
+  current_.clear();
+  for (const auto& p : previous_) seg.packets.push_back(clone(p.get()));
+  {
+    std::lock_guard lock(m_);
+    ++stats_.segments;
+    stats_.open_gops += open ? 1 : 0;
+    todo_.push_back(std::move(seg));
+  }
+  cv_.notify_all();
+  // At most three segments per session in flight, so memory stays bounded: one
+  // whose last pictures are still in the decoder, one being sent, one queued;
+  // more only while the worker holding the head is starved (next_step).
+  (void)emit_ready(out, false);
+  std::unique_lock lock(m_);
+  cv_.wait(lock, [&] {
+    return error_ || next_seq_ - next_emit_ <= window() || done_.count(next_emit_) ||
+           starved_ == next_emit_;
+  });
+}
+
+Flow SegmentDecodeStage::emit(Frame f, Output<Frame>& out) {
+  if (limit_ && next_index_ >= *limit_) return Flow::kStop;
+  f.index = next_index_++;
+  f.origin = recall(origin_by_pts_, f.pts);
+  counters_.frames_decoded++;
+  return out.emit(std::move(f)) ? Flow::kContinue : Flow::kStop;
+}
+
+// The finished segments at the head, in order (all of them, waiting, at the end).
+Flow SegmentDecodeStage::emit_ready(Output<Frame>& out, bool wait_all) {
+  for (;;) {
+    Done done;
+    {
+      std::unique_lock lock(m_);
+      if (wait_all)
+        cv_.wait(lock,
+                 [&] { return error_ || done_.count(next_emit_) || next_emit_ == next_seq_; });
+      if (error_) std::rethrow_exception(error_);
+      const auto it = done_.find(next_emit_);
+      if (it == done_.end()) return Flow::kContinue;
+      done = std::move(it->second);
+      done_.erase(it);
+      ++next_emit_;
+    }
+    cv_.notify_all();
+    counters_.decode_errors += done.errors;
+    for (auto& f : done.frames)
+      if (emit(std::move(f), out) == Flow::kStop) return Flow::kStop;
+  }
+}
+
+Flow SegmentDecodeStage::decode_inline(UniqueAVPacket pkt, Output<Frame>& out) {
+  std::vector<Frame> frames;
+  std::int64_t errors = 0;
+  send(*inline_, pkt.get(), time_base_, frames, errors);
+  counters_.decode_errors += errors;
+  for (auto& f : frames)
+    if (emit(std::move(f), out) == Flow::kStop) return Flow::kStop;
+  return Flow::kContinue;
+}
+
+Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
+  if (packet.drain) {  // the input starts over: this segment ends here
+    if (inline_) {
+      if (decode_inline(nullptr, out) == Flow::kStop) return Flow::kStop;
+      avcodec_flush_buffers(inline_->context.get());
+      return Flow::kContinue;
+    }
+    submit(out);
+    previous_.clear();  // the next GOP does not follow this one
+    fresh_next_ = true;
+    return emit_ready(out, false);
+  }
+  remember(origin_by_pts_, packet.pkt->pts, packet.origin);
+  if (inline_) return decode_inline(std::move(packet.pkt), out);
+  // A packet without a time (a raw .h264): frames cannot be matched to their
+  // segment, nor an open GOP told from a closed one (its leading pictures would
+  // be lost), so one session decodes from here.
+  if (packet.pkt->pts == AV_NOPTS_VALUE) {
+    current_.push_back(std::move(packet.pkt));
+    return take_over("a packet without a timestamp (a raw stream)", out);
+  }
+  const bool key = (packet.pkt->flags & AV_PKT_FLAG_KEY) != 0;
+  // A segment starts at a keyframe; packets before the first one go with the
+  // first segment, decoded from the start as one decoder would.
+  if (key && !current_.empty()) submit(out);
+  current_.push_back(std::move(packet.pkt));
+  if (current_.size() > max_segment_)
+    return take_over(fmt::format("no keyframe for {} packets", max_segment_), out);
+  return emit_ready(out, false);
+}
+
+// The segments so far are finished and emitted; one session decodes the rest,
+// starting with the packets of the segment being gathered.
+Flow SegmentDecodeStage::take_over(const std::string& why, Output<Frame>& out) {
+  spdlog::info("decode: {}: one decoder session from here", why);
+  end_of_segments();
+  if (emit_ready(out, true) == Flow::kStop) return Flow::kStop;
+  {
+    std::lock_guard lock(m_);
+    stats_.fell_back = why;
+  }
+  inline_.emplace(make_session_());
+  auto pending = std::move(current_);
+  current_.clear();
+  for (auto& p : pending)
+    if (decode_inline(std::move(p), out) == Flow::kStop) return Flow::kStop;
+  return Flow::kContinue;
+}
+
+void SegmentDecodeStage::finish(Output<Frame>& out) {
+  if (inline_) {
+    (void)decode_inline(nullptr, out);
+    return;
+  }
+  submit(out);
+  end_of_segments();
+  (void)emit_ready(out, true);
+}
+
+void SegmentDecodeStage::end_of_segments() {
+  {
+    std::lock_guard lock(m_);
+    no_more_segments_ = true;
+  }
+  cv_.notify_all();
+}
+
+SegmentDecodeStats SegmentDecodeStage::stats() const {
+  std::lock_guard lock(m_);
+  return stats_;
+}
+
+AutoSessions auto_decode_sessions(const AutoSessionsInput& in, int most) {
+  if (!in.nvdec) return {1, "the CPU decoder threads one session"};
+  if (in.codec != AV_CODEC_ID_H264 && in.codec != AV_CODEC_ID_HEVC &&
+      in.codec != AV_CODEC_ID_MPEG2VIDEO)
+    return {1, fmt::format("{}: segment decode is tested on H.264, HEVC and MPEG-2 only",
+                           avcodec_get_name(in.codec))};
+  const std::string load = in.engine_load_pct
+                               ? fmt::format("NVDEC engines {:.0f} % busy", *in.engine_load_pct)
+                               : std::string("NVDEC; NVML not loaded, engines taken as idle");
+  if (in.engine_load_pct.value_or(0) >= 50) return {1, load};
+  const std::size_t per_session = static_cast<std::size_t>(in.segments_per_session) *
+                                  in.segment_frames * std::max<std::size_t>(in.frame_bytes, 1);
+  int sessions = most;
+  if (in.memory_bytes)
+    sessions = static_cast<int>(
+        std::min<std::size_t>(static_cast<std::size_t>(most), *in.memory_bytes / 2 / per_session));
+  if (sessions < 2)
+    return {1, fmt::format("{}; a session's segments ({} MB) would not fit twice in half of {} MB",
+                           load, per_session >> 20, in.memory_bytes.value_or(0) >> 20)};
+  return {sessions, sessions < most ? fmt::format("{}; {} sessions' segments fit in half of {} MB",
+                                                  load, sessions, *in.memory_bytes >> 20)
+                                    : load};
+}
+
+}  // namespace vpipe

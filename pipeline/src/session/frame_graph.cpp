@@ -1,0 +1,106 @@
+#include "vpipe/pipeline/session/frame_graph.hpp"
+
+#include <fmt/format.h>
+
+#include "vpipe/pipeline/io/media_stages.hpp"
+
+namespace vpipe {
+
+QueuePtr<Frame> FrameGraph::frame_queue(Pipeline& pipeline, std::string name,
+                                        std::size_t capacity) const {
+  auto q = pipeline.make_queue<Frame>(std::move(name), capacity);
+  q->set_policy(drop_);
+  return q;
+}
+
+QueuePtr<Frame> FrameGraph::upload(Pipeline& pipeline, QueuePtr<Frame> frames,
+                                   const FrameFormat& format) {
+  VPIPE_EXPECTS(cuda_.memory && cuda_.streams, "frame graph: a CUDA step needs device memory");
+  rings_.push_back(
+      std::make_unique<PinnedRing>(queues_.upload_slots, packed_bytes(format), cuda_.host));
+  upload_ring_ = rings_.back().get();
+  auto up = frame_queue(pipeline, "upload→", queues_.frames);
+  auto stage = std::make_unique<UploadStage>(*cuda_.memory, *upload_ring_, cuda_.streams->make());
+  upload_stage_ = stage.get();
+  pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(frames), up);
+  on_device_ = true;
+  return up;
+}
+
+QueuePtr<Frame> FrameGraph::download(Pipeline& pipeline, QueuePtr<Frame> frames,
+                                     const FrameFormat& format) {
+  rings_.push_back(
+      std::make_unique<PinnedRing>(queues_.download_slots, staged_bytes(format), cuda_.host));
+  download_ring_ = rings_.back().get();
+  auto down = frame_queue(pipeline, "download→", queues_.frames);
+  pipeline.add_stage<Frame, Frame>(
+      std::make_unique<DownloadStage>(*download_ring_, cuda_.streams->make(), cuda_.download_copy),
+      std::move(frames), down);
+  on_device_ = false;
+  return down;
+}
+
+QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames,
+                                      std::vector<ConfiguredFilter> chain,
+                                      std::optional<CudaSegment> cuda, bool on_device) {
+  on_device_ = on_device;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    auto& step = chain[i];
+    const bool here_on_gpu = cuda && cuda->contains(i);
+    if (here_on_gpu && !on_device_) frames = upload(pipeline, std::move(frames), step.in);
+    if (!here_on_gpu && on_device_) frames = download(pipeline, std::move(frames), step.in);
+    if (here_on_gpu && cuda_.graphs) {  // this step and the CUDA steps after it: one graph
+      std::vector<ConfiguredFilter> run;
+      while (i < chain.size() && cuda->contains(i)) run.push_back(std::move(chain[i++]));
+      --i;  // the loop's ++i moves past the run's last step
+      frames = add_graph(pipeline, std::move(frames), std::move(run));
+      continue;
+    }
+    auto next = frame_queue(pipeline, fmt::format("{}→", step.label), queues_.frames);
+    if (here_on_gpu)
+      pipeline.add_stage<Frame, Frame>(
+          std::make_unique<CudaFilterStage>(std::move(step), *cuda_.memory, cuda_.streams->make()),
+          std::move(frames), next);
+    else
+      pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(step)),
+                                       std::move(frames), next);
+    frames = std::move(next);
+  }
+  return frames;
+}
+
+QueuePtr<Frame> FrameGraph::add_graph(Pipeline& pipeline, QueuePtr<Frame> frames,
+                                      std::vector<ConfiguredFilter> run) {
+  auto next = frame_queue(pipeline, fmt::format("{}→", run.back().label), queues_.frames);
+  auto stage = std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory,
+                                                cuda_.streams->make(), cuda_.streams->make());
+  graph_stages_.push_back(stage.get());
+  pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(frames), next);
+  return next;
+}
+
+QueuePtr<Frame> FrameGraph::to_host(Pipeline& pipeline, QueuePtr<Frame> frames,
+                                    const FrameFormat& format) {
+  return on_device_ ? download(pipeline, std::move(frames), format) : frames;
+}
+
+std::optional<GraphStats> FrameGraph::graph_stats() const {
+  if (graph_stages_.empty()) return std::nullopt;
+  GraphStats sum;
+  for (const auto* g : graph_stages_) {
+    const auto s = g->stats();
+    sum.launches += s.launches;
+    sum.captures += s.captures;
+    sum.updates_refused += s.updates_refused;
+    if (sum.fallback.empty()) sum.fallback = s.fallback;
+  }
+  return sum;
+}
+
+std::size_t FrameGraph::pinned_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto& r : rings_) bytes += r->pinned_bytes();
+  return bytes;
+}
+
+}  // namespace vpipe

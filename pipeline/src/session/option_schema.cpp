@@ -1,0 +1,433 @@
+#include "vpipe/pipeline/session/option_schema.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+
+#include <cuda_runtime_api.h>
+
+#include "vpipe/pipeline/parallel/gpu_placement.hpp"
+
+namespace vpipe {
+
+std::size_t parse_bytes(const std::string& s, std::string_view what) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double mult = unit.empty()  ? 1
+                      : unit == "K" ? 1024.0
+                      : unit == "M" ? 1024.0 * 1024
+                      : unit == "G" ? 1024.0 * 1024 * 1024
+                                    : -1;
+  if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e15))
+    throw usage_error(fmt::format("{} {}: expected bytes or 800M, 1.5G", what, s));
+  return static_cast<std::size_t>(v * mult);
+}
+
+double parse_duration(const std::string& s, std::string_view what) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e9))
+    throw usage_error(fmt::format("{} {}: expected seconds or 90s, 20m, 2h", what, s));
+  return v * mult;
+}
+
+namespace {
+
+using O = TranscodeOptions;
+using Setter = std::function<void(O&, const std::string&)>;
+using Getter = std::function<std::string(const O&)>;
+
+// Every setter's error reads " VALUE: why"; set_option puts the key (or the flag) before it.
+template <class T>
+T number(const std::string& text, T lo, T hi) {
+  T v{};
+  const auto* end = text.data() + text.size();
+  const auto r = std::from_chars(text.data(), end, v);
+  if (r.ec != std::errc() || r.ptr != end)
+    throw usage_error(fmt::format(" {}: not a number", text));
+  if (v < lo || v > hi) throw usage_error(fmt::format(" {}: outside {}..{}", text, lo, hi));
+  return v;
+}
+
+bool boolean(const std::string& text) {
+  if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
+  throw usage_error(fmt::format(" {}: expected true or false", text));
+}
+
+std::string dashed(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return "--" + key;
+}
+
+OptionSpec row(std::string key, std::string value, std::string help, Setter set, Getter get) {
+  OptionSpec s;
+  s.flag = dashed(key);
+  s.key = std::move(key);
+  s.value = std::move(value);
+  s.help = std::move(help);
+  s.set = std::move(set);
+  s.get = std::move(get);
+  return s;
+}
+
+OptionSpec text(std::string key, std::string O::*m, std::string value, std::string help) {
+  return row(
+      std::move(key), std::move(value), std::move(help),
+      [m](O& o, const std::string& v) { o.*m = v; }, [m](const O& o) { return o.*m; });
+}
+
+template <class N>
+OptionSpec count(std::string key, N O::*m, N lo, N hi, std::string help) {
+  return row(
+      std::move(key), fmt::format("{}..{}", lo, hi), std::move(help),
+      [m, lo, hi](O& o, const std::string& v) { o.*m = number<N>(v, lo, hi); },
+      [m](const O& o) { return fmt::format("{}", o.*m); });
+}
+
+OptionSpec real(std::string key, double O::*m, double lo, double hi, std::string help) {
+  return row(
+      std::move(key), fmt::format("seconds, {}..{}", lo, hi), std::move(help),
+      [m, lo, hi](O& o, const std::string& v) {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != 0) throw usage_error(fmt::format(" {}: not a number", v));
+        if (!(x >= lo && x <= hi)) throw usage_error(fmt::format(" {}: outside {}..{}", v, lo, hi));
+        o.*m = x;
+      },
+      [m](const O& o) { return fmt::format("{}", o.*m); });
+}
+
+template <class E>
+OptionSpec choice(std::string key, E O::*m, std::string help) {
+  std::vector<std::string_view> names;
+  for (const auto& [name, v] : EnumNames<E>::table) names.push_back(name);
+  return row(
+      std::move(key), fmt::format("{{{}}}", fmt::join(names, "|")), std::move(help),
+      [m](O& o, const std::string& v) {
+        try {
+          o.*m = from_name<E>(v, "");
+        } catch (const input_error& e) {
+          throw usage_error(e.what());  // " VALUE: expected one of …"
+        }
+      },
+      [m](const O& o) { return std::string(name_of(o.*m)); });
+}
+
+// A yes/no option: on the command line a switch (--realtime), or a value (--graphs on).
+OptionSpec yes_no(std::string key, bool O::*m, Form form, std::string help) {
+  auto s = row(
+      std::move(key), form == Form::kSwitch ? "" : "{on|off}", std::move(help),
+      [m](O& o, const std::string& v) { o.*m = boolean(v); },
+      [m, form](const O& o) {
+        return std::string(o.*m ? (form == Form::kSwitch ? "true" : "on")
+                                : (form == Form::kSwitch ? "false" : "off"));
+      });
+  s.form = form;
+  return s;
+}
+
+OptionSpec with(OptionSpec s, std::string flag, std::string alias = "", std::string applies = "") {
+  if (!flag.empty()) s.flag = std::move(flag);
+  s.alias = std::move(alias);
+  s.applies = std::move(applies);
+  return s;
+}
+
+OptionSpec applies_to(OptionSpec s, std::string applies) {
+  s.applies = std::move(applies);
+  return s;
+}
+
+OptionSpec only(OptionSpec s, unsigned front_ends) {
+  s.front_ends = front_ends;
+  return s;
+}
+
+OptionSpec positional(OptionSpec s) {
+  s.form = Form::kPositional;
+  s.flag = s.key;
+  return s;
+}
+
+// The devices visible now, for gpus (all, a count, or a list).
+std::vector<int> visible_gpus(const std::string& text) {
+  int visible = 0;
+  if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
+  try {
+    return parse_gpus(text, visible);
+  } catch (const usage_error& e) {
+    throw usage_error(std::string(" ") + e.what());
+  }
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<OptionSpec> io_rows() {
+  return {
+      positional(text("input", &O::input, "FILE|URL",
+                      "input file or URL (anything FFmpeg reads; udp://, rtp://, srt://, rtsp://, "
+                      "rtmp://, tcp:// are live: low-latency open, stall timeout, frames dropped "
+                      "when behind)")),
+      positional(text("output", &O::output, "FILE|URL|null",
+                      "output file (the extension picks the container), udp://HOST:PORT, srt://… "
+                      "or rtp://… (MPEG-TS), or null: write nothing (no encoder; measures decode "
+                      "and filters)")),
+      with(text("filters", &O::filters, "CHAIN",
+                "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')"),
+           "--vf", "vf"),
+      choice("device", &O::device,
+             "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)"),
+      choice("decode", &O::decode,
+             "cpu (libavcodec threads), nvdec (FFmpeg's cuda hwaccel; frames stay on the device) "
+             "or auto (nvdec when the chain starts with a CUDA filter)"),
+      with(row(
+               "max_frames", "N>=1", "stop after N video frames",
+               [](O& o, const std::string& v) {
+                 o.max_frames = number<std::int64_t>(v, 1, INT64_MAX);
+               },
+               [](const O& o) { return o.max_frames ? fmt::format("{}", *o.max_frames) : ""; }),
+           "--frames", "frames"),
+      choice("fit", &O::fit,
+             "a picture size the encoder cannot take (odd, for 4:2:0): pad (repeat the last "
+             "column/row), crop (drop it) or error"),
+      choice("drop", &O::drop,
+             "when a stage falls behind: block (wait; nothing lost), drop-oldest or drop-newest "
+             "(lose a frame, counted per queue; latency stays bounded); auto: block for files, "
+             "drop-newest for live inputs"),
+      count<std::size_t>("max_in_flight", &O::max_in_flight, 0, 100000,
+                         "at most N frames between the decoder and the output (0: only the "
+                         "queues bound them); at the limit the decoder waits (drop block) or "
+                         "drops the new frame, counted"),
+      yes_no("keep_partial", &O::keep_partial, Form::kSwitch,
+             "keep the output file if the run fails"),
+      yes_no("realtime", &O::realtime, Form::kSwitch,
+             "read the input no faster than its timestamps (rehearse a live feed with a file)"),
+  };
+}
+
+std::vector<OptionSpec> cuda_rows() {
+  return {
+      applies_to(choice("mem", &O::mem,
+                        "device memory per frame: naive (cudaMalloc/cudaFree), pool "
+                        "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
+                        "(recycled fixed blocks), graph (a CUDA Graph memory node per buffer); "
+                        "see the README's 'Which memory strategy when'"),
+                 "CUDA path"),
+      applies_to(choice("host", &O::host, "host staging: pinned (cudaHostAlloc ring) or pageable"),
+                 "CUDA path"),
+      applies_to(yes_no("graphs", &O::graphs, Form::kValue,
+                        "on: each run of CUDA filters is one stage that launches one CUDA Graph "
+                        "per frame (captured once per frame size; intermediate buffers are graph "
+                        "memory nodes); off: a stage and kernel launches per filter"),
+                 "CUDA path"),
+      with(row(
+               "budget", "SIZE (512M, 2G)",
+               "cap the strategy's device memory, e.g. 512M, 2G (a shared GPU); out of memory "
+               "trims and retries twice, then fails with a report",
+               [](O& o, const std::string& v) {
+                 try {
+                   o.budget = parse_bytes(v, "");
+                 } catch (const usage_error& e) {
+                   throw usage_error(e.what());  // " VALUE: expected …"
+                 }
+               },
+               [](const O& o) { return o.budget ? fmt::format("{}", *o.budget) : ""; }),
+           "", "budget_bytes", "CUDA path"),
+      applies_to(yes_no("download_copy", &O::download_copy, Form::kSwitch,
+                        "copy each download out of its staging slot before the encoder (the "
+                        "older way, for A/B against the slot itself)"),
+                 "CUDA path"),
+  };
+}
+
+std::vector<OptionSpec> encoder_rows() {
+  return {
+      text("encoder", &O::encoder, "NAME",
+           "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says which and "
+           "why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder"),
+      applies_to(count("crf", &O::crf, 0, 51, "quality: 0 lossless … 51 worst"), "libx264"),
+      applies_to(text("preset", &O::preset, "NAME", "speed: ultrafast … veryslow"), "libx264"),
+      applies_to(count("qscale", &O::qscale, 2, 31, "quantizer: 2 best … 31"), "mpeg4"),
+      count("gop", &O::gop, 0, 100000,
+            "at most N frames from one keyframe to the next (0: the encoder's default; short GOPs "
+            "seek faster and let decode_sessions split the file finer)"),
+      count("encode_threads", &O::encode_threads, 0, 256,
+            "video encoder threads (0: the encoder chooses)"),
+      count("encode_segments", &O::encode_segments, 1, 64,
+            "encode the output with K encoders at once, each on a segment of gop frames (default "
+            "60) with its share of the cores, joined in order into one stream: for a CPU encoder "
+            "that does not use every core (libx264 at 720p); holds K + 1 segments of frames in "
+            "memory; files only"),
+  };
+}
+
+std::vector<OptionSpec> reading_rows() {
+  return {
+      count("loop", &O::loop, 1, 1000000, "read the input N times over, timestamps continuing"),
+      count<std::size_t>("queue_depth", &O::queue_depth, 1, 256,
+                         "frames in flight between two stages"),
+      count("decode_threads", &O::decode_threads, 0, 64, "decoder threads (0: automatic)"),
+      row(
+          "decode_sessions", "auto|1..64",
+          "decode one input with N decoder sessions at once, each a segment (GOP) between "
+          "keyframes, frames put back in order (NVDEC: one session per engine, up to 7 on an "
+          "H200); an open GOP is decoded with the one before it; keyframes further apart than a "
+          "segment's limit fall back to one session. auto: 4 with NVDEC when its engines are "
+          "less than half busy (NVML), else 1",
+          [](O& o, const std::string& v) {
+            o.decode_sessions = v == "auto" ? O::kAutoSessions : number<int>(v, 1, 64);
+          },
+          [](const O& o) {
+            return o.decode_sessions == O::kAutoSessions ? std::string("auto")
+                                                         : fmt::format("{}", o.decode_sessions);
+          }),
+      count<std::size_t>("segment_packets", &O::segment_packets, 0, 1000000,
+                         "with decode_sessions: a segment's most packets before one session "
+                         "takes over (0: 120 with NVDEC, 600 on the CPU)"),
+  };
+}
+
+std::vector<OptionSpec> live_rows() {
+  const std::string live = "live input";
+  return {
+      with(real("stall_timeout_s", &O::stall_timeout_s, 0.05, 3600.0,
+                "seconds without data before the input counts as stalled: the output is "
+                "finalized, or the input reopened (see reconnect)"),
+           "--stall-timeout", "", live),
+      applies_to(count("reconnect", &O::reconnect, 0, 1000,
+                       "times to reopen an input with a connection (rtsp, srt, rtmp, tcp) after a "
+                       "stall or a dropped connection (0: never)"),
+                 live),
+      [] {
+        auto s = row(
+            "input_option", "KEY=VALUE",
+            "passed to FFmpeg when opening the input (repeatable; a config or Python takes a "
+            "list), e.g. rtsp_transport=tcp, or localaddr=… for udp",
+            [](O& o, const std::string& kv) {  // each call adds one
+              if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
+                throw usage_error(fmt::format(" {}: expected key=value", kv));
+              o.input_options.push_back(kv);
+            },
+            [](const O& o) { return joined(o.input_options); });
+        s.form = Form::kRepeatable;
+        s.alias = "input_options";
+        return s;
+      }(),
+      yes_no("read_stamps", &O::read_stamps, Form::kSwitch,
+             "read the time a sender's 'stamp' filter wrote into each picture: glass-to-glass "
+             "latency (p50/p99/max) in the report"),
+  };
+}
+
+std::vector<OptionSpec> streams_rows() {
+  // A stream of vpipe run is one pipeline; run places streams on GPUs itself (run --gpus).
+  constexpr unsigned kOneRun = kCommandLine | kPython;
+  return {
+      only(count("streams", &O::streams, 1, 256,
+                 "run N copies of the pipeline at once in this process, sharing one device "
+                 "memory strategy per GPU (outputs OUT-1, OUT-2…; null writes nothing); "
+                 "statistics per stream"),
+           kOneRun),
+      only(row(
+               "gpus", "all|N|LIST",
+               "the GPUs the streams are placed on, by headroom: all, a count (2: the first two), "
+               "or a list (0,1; '1,' is device 1 alone); each GPU has its own mem strategy and "
+               "budget",
+               [](O& o, const std::string& v) { o.gpus = visible_gpus(v); },
+               [](const O& o) {
+                 std::vector<std::string> ids;
+                 for (const int d : o.gpus) ids.push_back(std::to_string(d));
+                 return joined(ids);
+               }),
+           kOneRun),
+      only(choice("on_gpu_error", &O::on_gpu_error,
+                  "several streams: a stream that fails with a CUDA error on its GPU (out of "
+                  "memory after the retries, a device fault) stops (fail), or starts again from "
+                  "the beginning on the GPU with the most headroom, that GPU taking no more "
+                  "streams (move; the report notes each move); other streams never stop"),
+           kOneRun),
+  };
+}
+
+}  // namespace
+
+// The groups of rows, in the order --help lists them.
+const std::vector<OptionSpec>& option_schema() {
+  static const std::vector<OptionSpec> rows = [] {
+    std::vector<OptionSpec> all;
+    for (auto group : {io_rows, cuda_rows, encoder_rows, reading_rows, live_rows, streams_rows})
+      for (auto& r : group()) all.push_back(std::move(r));
+    return all;
+  }();
+  return rows;
+}
+
+const OptionSpec* find_option(std::string_view key) {
+  const auto& rows = option_schema();
+  const auto it = std::find_if(rows.begin(), rows.end(), [&](const OptionSpec& s) {
+    return key == s.key || (!s.alias.empty() && key == s.alias);
+  });
+  return it == rows.end() ? nullptr : &*it;
+}
+
+void set_option(TranscodeOptions& o, std::string_view key, const std::string& value,
+                std::string_view where, FrontEnd front_end) {
+  const OptionSpec* s = find_option(key);
+  if (!s || !(s->front_ends & front_end)) {
+    std::string known;
+    for (const auto& each : option_schema())
+      if (each.front_ends & front_end) known += (known.empty() ? "" : ", ") + each.key;
+    if (!s)
+      throw usage_error(fmt::format("{}: unknown option '{}' (known: {})", where, key, known));
+    throw usage_error(fmt::format(
+        "{}: option '{}' is for one run of several streams (vpipe transcode, Python); a stream "
+        "of vpipe run is one pipeline, placed by run's own --gpus and --on-gpu-error (known: {})",
+        where, key, known));
+  }
+  try {
+    s->set(o, value);
+  } catch (const usage_error& e) {
+    throw usage_error(fmt::format("{}: {}{}", where, key, e.what()));  // "where: crf 99: outside"
+  }
+}
+
+namespace {
+std::string cell(std::string text) {  // a '|' would end the table cell
+  for (std::size_t at = 0; (at = text.find('|', at)) != std::string::npos; at += 2)
+    text.replace(at, 1, "\\|");
+  return text;
+}
+}  // namespace
+
+std::string option_table_markdown() {
+  std::string out =
+      "| key | command line | value | default | applies to | config, Python | what it does |\n"
+      "|---|---|---|---|---|---|---|\n";
+  for (const auto& s : option_schema()) {
+    const auto d = s.default_text();
+    out +=
+        fmt::format("| `{}`{} | `{}` | {} | {} | {} | {} | {} |\n", s.key,
+                    s.alias.empty() ? "" : fmt::format(" (`{}`)", s.alias), s.flag,
+                    s.value.empty() ? "switch" : cell(fmt::format("`{}`", s.value)),
+                    d.empty() ? "-" : fmt::format("`{}`", d), s.applies.empty() ? "all" : s.applies,
+                    (s.front_ends & kConfig) ? "both" : "Python only", cell(s.help));
+  }
+  return out;
+}
+
+}  // namespace vpipe

@@ -1,0 +1,300 @@
+#include "vpipe/pipeline/session/transcode_plan.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+
+namespace vpipe {
+
+namespace {
+
+// NVDEC frames hold decode surfaces (32 at most, the DPB's among them): the
+// queue after an NVDEC decoder is kept short enough that they never run out.
+constexpr std::size_t kNvdecQueueMax = 8;
+
+std::optional<CudaSegment> segment_of(const std::vector<ConfiguredFilter>& chain) {
+  const auto on_cuda = cuda_steps(chain);
+  const auto first = std::find(on_cuda.begin(), on_cuda.end(), true);
+  if (first == on_cuda.end()) return std::nullopt;
+  const auto last = std::find(on_cuda.rbegin(), on_cuda.rend(), true);
+  return CudaSegment{static_cast<std::size_t>(first - on_cuda.begin()),
+                     static_cast<std::size_t>(on_cuda.rend() - last - 1)};
+}
+
+// NVDEC's frames suit a chain whose CUDA filters come first, unbroken by a CPU
+// filter (a format conversion inserted for NV12 would be one). Filters that
+// pass frames through for this input do not count.
+bool starts_on_gpu(const std::vector<ConfiguredFilter>& chain, bool null_output) {
+  std::vector<bool> gpu;
+  const auto on_cuda = cuda_steps(chain);
+  for (std::size_t i = 0; i < chain.size(); ++i)
+    if (!chain[i].filter->is_identity()) gpu.push_back(on_cuda[i]);
+  if (gpu.empty()) return null_output && chain.empty();
+  for (std::size_t i = 1; i < gpu.size(); ++i)
+    if (gpu[i] && !gpu[i - 1]) return false;
+  return gpu.front();
+}
+
+void resolve_device(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
+  if (o.decode == Decode::kNvdec && o.device == Device::kCpu)
+    throw input_error("decode nvdec needs the CUDA path, and the device asked for is the CPU");
+  const std::string reason = o.device == Device::kCpu ? std::string() : m.cuda_unavailable;
+  if (o.device == Device::kCuda && !reason.empty())
+    throw input_error(fmt::format("device cuda: {}", reason));
+  if (o.decode == Decode::kNvdec && !reason.empty())
+    throw input_error(fmt::format("decode nvdec: {}", reason));
+  p.device = o.device != Device::kCpu && reason.empty() ? Device::kCuda : Device::kCpu;
+  if (o.device == Device::kAuto)
+    p.notes.push_back(p.device == Device::kCuda
+                          ? std::string("device auto: CUDA path")
+                          : fmt::format("device auto: CPU path ({})", reason));
+}
+
+// The decoder, and the chain negotiated for its frames.
+void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodePlan& p) {
+  if (o.decode != Decode::kCpu && p.device == Device::kCuda) {
+    const std::string& why = in.nvdec_unsupported;
+    if (o.decode == Decode::kNvdec && !why.empty())
+      throw input_error(fmt::format("decode nvdec: {}: {}", o.input, why));
+    p.nvdec = why.empty();
+    if (!why.empty()) p.notes.push_back(fmt::format("decode auto: CPU ({})", why));
+  }
+  // NVDEC's frames: NV12, or P010 for 10-bit video (the chain narrows it first)
+  const FrameFormat nvdec_format{
+      in.format.pix_fmt == AV_PIX_FMT_YUV420P10LE ? AV_PIX_FMT_P010LE : AV_PIX_FMT_NV12,
+      in.format.width, in.format.height};
+  p.chain = build_chain(p.specs, p.nvdec ? nvdec_format : in.format);
+  if (p.nvdec && o.decode == Decode::kAuto && !starts_on_gpu(p.chain, p.null_output)) {
+    p.nvdec = false;
+    p.notes.push_back(
+        p.chain.empty()
+            ? "decode auto: CPU (no CUDA filter to take NVDEC's frames)"
+            : "decode auto: CPU (the chain does not start with its CUDA filters in NV12)");
+    p.chain = build_chain(p.specs, in.format);
+  }
+  p.decoded = p.nvdec ? nvdec_format : in.format;
+}
+
+// An encoder of 4:2:0 (or 4:2:2) video may take only sizes that are multiples
+// of its chroma subsampling: then an odd-sized picture is padded (or cropped)
+// to fit, with a note, unless --fit error.
+void fit_to_encoder(const TranscodeOptions& o, TranscodePlan& p) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(p.output.pix_fmt);
+  if (!d) return;
+  const int mw = 1 << d->log2_chroma_w, mh = 1 << d->log2_chroma_h;
+  const int w = p.output.width, h = p.output.height;
+  if ((w % mw == 0 && h % mh == 0) || encoder_takes_size(p.encoder, p.output)) return;
+  if (o.fit == Fit::kError)
+    throw input_error(
+        fmt::format("{}: {} takes {} pictures in multiples of {}x{}, and these are {}x{} "
+                    "(fit pad or fit crop, or a resize in the filters)",
+                    o.output, p.encoder->name, d->name, mw, mh, w, h));
+  const bool pad = o.fit == Fit::kPad || w < mw || h < mh;  // nothing is left to crop to
+  const int fw = pad ? (w + mw - 1) / mw * mw : w / mw * mw;
+  const int fh = pad ? (h + mh - 1) / mh * mh : h / mh * mh;
+  const std::string spec =
+      pad ? fmt::format("pad=w={}:h={}", fw, fh) : fmt::format("crop=w={}:h={}:x=0:y=0", fw, fh);
+  for (auto& c : build_chain(parse_chain(spec), p.output)) p.chain.push_back(std::move(c));
+  p.output = p.chain.back().out;
+  p.notes.push_back(fmt::format("fit {}: {}x{} {} to {}x{} ({} takes {} in multiples of {}x{})",
+                                pad ? "pad" : "crop", w, h, pad ? "padded" : "cropped", fw, fh,
+                                p.encoder->name, d->name, mw, mh));
+}
+
+// The CUDA segment, and the checks and notes that go with it.
+void place_cuda_segment(const TranscodeOptions& o, TranscodePlan& p) {
+  if (p.device != Device::kCuda) return;
+  p.cuda = segment_of(p.chain);
+  if (!p.cuda) {
+    if (std::any_of(p.chain.begin(), p.chain.end(),
+                    [](const auto& c) { return !c.filter->is_identity(); }))
+      p.notes.push_back("no CUDA filter in this chain: it runs on the CPU");
+  } else {
+    const auto on_cuda = cuda_steps(p.chain);
+    for (std::size_t i = p.cuda->first; i <= p.cuda->last; ++i)
+      if (!on_cuda[i] && !p.chain[i].filter->is_identity())
+        throw input_error(
+            fmt::format("'{}' has no CUDA implementation and sits between CUDA "
+                        "filters; run the chain on the CPU device",
+                        p.chain[i].label));
+  }
+  p.device_memory = p.cuda.has_value() || p.nvdec;
+  p.decode_into_pinned = !p.nvdec && p.cuda && p.cuda->first == 0 && o.host == HostMemory::kPinned;
+}
+
+}  // namespace
+
+bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f) {
+  if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || codec->wrapper_name ||
+      std::string_view(codec->name).rfind("lib", 0) == 0)
+    return false;
+  UniqueAVCodecContext c(avcodec_alloc_context3(codec));
+  if (!c) return false;
+  c->width = f.width;
+  c->height = f.height;
+  c->pix_fmt = f.pix_fmt;
+  c->time_base = AVRational{1, 25};
+  c->framerate = AVRational{25, 1};
+  c->thread_count = 1;
+  return avcodec_open2(c.get(), codec, nullptr) >= 0;
+}
+
+// The container the output's name picks, checked before any file is touched.
+const AVOutputFormat* check_container(const std::string& output) {
+  const AVOutputFormat* container = output_container(output);
+  if (!container)
+    throw input_error(
+        fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
+                    ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
+                    "write nothing)",
+                    output));
+  const std::string_view name = container->name;
+  if (name == "image2" || name == "image2pipe" || name == "apng")
+    throw input_error(
+        fmt::format("{}: an image file; vpipe writes video files (.mp4, .mkv, .mov, "
+                    ".ts…), not one image per frame",
+                    output));
+  // An audio container (no video codec of its own, or only a cover picture:
+  // mp3, flac, aiff) fails at its header, after everything was opened.
+  const bool cover_only =
+      container->video_codec == AV_CODEC_ID_PNG && container->audio_codec != AV_CODEC_ID_NONE;
+  if (container->video_codec == AV_CODEC_ID_NONE || cover_only)
+    throw input_error(
+        fmt::format("{}: {} is an audio container; vpipe writes video files (.mp4, .mkv, .mov, "
+                    ".webm, .ts…)",
+                    output, name));
+  return container;
+}
+
+// libx264's presets (the only encoder vpipe hands the preset to): a bad name is
+// a usage error before the run, not x264's own log line and exit 1.
+void check_preset(const AVCodec* codec, const std::string& preset) {
+  static constexpr const char* kX264[] = {"ultrafast", "superfast", "veryfast", "faster",
+                                          "fast",      "medium",    "slow",     "slower",
+                                          "veryslow",  "placebo"};
+  if (std::string_view(codec->name) != "libx264") return;
+  for (const char* name : kX264)
+    if (preset == name) return;
+  throw usage_error(fmt::format("preset {}: libx264 takes {}", preset, fmt::join(kX264, ", ")));
+}
+
+const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
+  const AVOutputFormat* container = check_container(o.output);
+  std::string name = o.encoder;
+  if (name == "auto") {
+    name = "libx264";
+    if (p.device == Device::kCuda && m.nvenc) {
+      const auto [usable, detail] = m.nvenc();
+      if (usable) name = "h264_nvenc";
+      p.notes.push_back(usable ? std::string("encoder auto: h264_nvenc (NVENC present)")
+                               : fmt::format("encoder auto: libx264, this device has no usable "
+                                             "NVENC ({})",
+                                             detail));
+    }
+  }
+  const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
+  if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
+    throw usage_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
+  check_preset(codec, o.preset);
+  if (container_holds(container, codec->id) != false) return codec;
+  // --encoder auto and a container without H.264 (.webm, .ogv, .gif): its own codec.
+  const AVCodec* native = avcodec_find_encoder(container->video_codec);
+  if (o.encoder == "auto" && native && container_holds(container, native->id) != false) {
+    p.notes.push_back(fmt::format("encoder auto: {} ({} cannot hold {})", native->name,
+                                  container->name, avcodec_get_name(codec->id)));
+    return native;
+  }
+  throw input_error(
+      fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
+                  "encoder{} or another container (.mkv holds most)",
+                  o.output, container->name, avcodec_get_name(codec->id), codec->name,
+                  native ? fmt::format(" ({} fits it)", native->name) : std::string()));
+}
+
+QueuePlan plan_queues(std::size_t depth, bool nvdec) {
+  QueuePlan q;
+  q.packets = depth * 2;
+  q.mux = depth * 8;
+  q.decoded = nvdec ? std::min(depth, kNvdecQueueMax) : depth;
+  q.frames = depth;
+  q.upload_slots = depth + 2;
+  // The slots are the encoder's input frames: enough for the queue after the
+  // download, the encoder's hands and the download in progress.
+  q.download_slots = depth + 3;
+  q.nvdec_extra_surfaces = static_cast<int>(q.decoded) + 3;
+  return q;
+}
+
+AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
+  if (!codec->pix_fmts) return want;
+  for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
+    if (*f == want) return want;
+  for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
+    if (*f == AV_PIX_FMT_YUV420P) return *f;
+  return codec->pix_fmts[0];
+}
+
+std::vector<std::string> TranscodePlan::labels() const {
+  std::vector<std::string> out;
+  for (const auto& c : chain) out.push_back(c.label);
+  return out;
+}
+
+void check_options(const TranscodeOptions& o) {
+  if (o.loop < 1) throw usage_error(fmt::format("loop {}: expected 1 or more", o.loop));
+  if (!(o.stall_timeout_s > 0))
+    throw usage_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));
+  if (o.reconnect < 0)
+    throw usage_error(fmt::format("reconnect {}: expected 0 or more", o.reconnect));
+  if (o.queue_depth < 1) throw usage_error("queue depth 0: expected 1 or more");
+  for (const auto& kv : o.input_options)
+    if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
+      throw usage_error(fmt::format("input_option {}: expected key=value", kv));
+  if (o.input.empty() || o.output.empty()) throw usage_error("need an input and an output path");
+  if (o.encode_segments > 1 &&
+      (o.realtime || is_live_input(o.input) || !network_output_format(o.output).empty()))
+    throw usage_error(fmt::format(
+        "encode_segments {}: holds {} segments of frames before they leave; not for a live "
+        "input, a network output or realtime (use encode_threads)",
+        o.encode_segments, o.encode_segments));
+}
+
+TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const MachineProbe& machine) {
+  check_options(o);
+  TranscodePlan p;
+  p.null_output = o.output == "null";
+  p.live = is_live_input(o.input);
+  p.drop = o.drop == Drop::kDropOldest       ? DropPolicy::kDropOldest
+           : o.drop == Drop::kDropNewest     ? DropPolicy::kDropNewest
+           : o.drop == Drop::kAuto && p.live ? DropPolicy::kDropNewest
+                                             : DropPolicy::kBlock;
+  p.specs = parse_chain(o.filters);
+  for (const auto& s : p.specs) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
+  resolve_device(o, machine, p);
+  choose_decoder(o, in, p);
+  p.output = p.chain.empty() ? p.decoded : p.chain.back().out;
+  if (!p.null_output) {
+    p.encoder = choose_encoder(o, machine, p);
+    if (const auto want = encoder_format(p.encoder, p.output.pix_fmt); want != p.output.pix_fmt) {
+      auto conv =
+          build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), p.output);
+      for (auto& c : conv) p.chain.push_back(std::move(c));
+      p.output = p.chain.back().out;
+    }
+    fit_to_encoder(o, p);
+  }
+  place_cuda_segment(o, p);
+  p.queues = plan_queues(o.queue_depth, p.nvdec);
+  return p;
+}
+
+}  // namespace vpipe
