@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "vpipe/pipeline/session/transcode_report.hpp"
+
 namespace vpipe {
 
 namespace {
@@ -34,28 +36,33 @@ std::string escape(const std::string& v) {
   return out;
 }
 
+std::vector<Series> computed_series();
+
 std::string stream_labels(const LiveStats& s) {
   return fmt::format("stream=\"{}\",input=\"{}\",output=\"{}\"", escape(s.stream), escape(s.input),
                      escape(s.output));
 }
 
+// The run's counters come from the report's one field table (count_fields); the
+// series computed here are the drops (all queues) and the rates.
 const std::vector<Series>& per_stream() {
-  static const std::vector<Series> table = {
-      {"vpipe_frames_decoded_total", "counter", "Frames out of the decoder.",
-       [](const LiveStats& s) { return double(s.frames_decoded); }},
-      {"vpipe_frames_written_total", "counter",
-       "Frames encoded and written (or consumed by a null output).",
-       [](const LiveStats& s) { return double(s.frames_written); }},
-      {"vpipe_frames_dropped_total", "counter", "Frames a drop policy threw away, all queues.",
-       [](const LiveStats& s) { return double(s.frames_dropped); }},
-      {"vpipe_packets_read_total", "counter", "Packets read from the input.",
-       [](const LiveStats& s) { return double(s.packets_read); }},
-      {"vpipe_decode_errors_total", "counter", "Damaged packets or frames the decoder skipped.",
-       [](const LiveStats& s) { return double(s.decode_errors); }},
-      {"vpipe_input_stalls_total", "counter", "Reads that waited past the stall timeout.",
-       [](const LiveStats& s) { return double(s.stalls); }},
-      {"vpipe_input_reconnects_total", "counter", "Reconnections of a live input.",
-       [](const LiveStats& s) { return double(s.reconnects); }},
+  static const std::vector<Series> table = [] {
+    std::vector<Series> t;
+    for (const auto& f : count_fields())
+      if (f.live)
+        t.push_back({f.metric.data(), "counter", f.help.data(),
+                     [m = f.live](const LiveStats& s) { return double(s.*m); }});
+    t.push_back({"vpipe_frames_dropped_total", "counter",
+                 "Frames a drop policy threw away, all queues.",
+                 [](const LiveStats& s) { return double(s.frames_dropped); }});
+    for (auto& s : computed_series()) t.push_back(std::move(s));
+    return t;
+  }();
+  return table;
+}
+
+std::vector<Series> computed_series() {
+  return {
       {"vpipe_fps", "gauge", "Frames written per second since the run started.",
        [](const LiveStats& s) {
          return s.elapsed_s > 0 ? double(s.frames_written) / s.elapsed_s : 0.0;
@@ -63,7 +70,6 @@ const std::vector<Series>& per_stream() {
       {"vpipe_run_seconds", "gauge", "Seconds since the run started.",
        [](const LiveStats& s) { return s.elapsed_s; }},
   };
-  return table;
 }
 
 const std::vector<Series>& per_strategy() {

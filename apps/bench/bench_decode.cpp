@@ -30,6 +30,7 @@
 #include "vpipe/pipeline/io/nvml_load.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/session/decode_probe.hpp"
+#include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe::bench {

@@ -13,6 +13,7 @@
 #include "transcode_metrics.hpp"
 #include "vpipe/pipeline/io/live.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 

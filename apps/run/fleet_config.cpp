@@ -66,8 +66,7 @@ YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const st
 // so by --check): the filter chain, the container, the encoder and its preset.
 void check_before_work(const TranscodeOptions& o, const std::string& here) {
   try {
-    for (const auto& spec : parse_chain(o.filters))
-      (void)parse_params(FilterRegistry::instance().info(spec.name), spec.args);
+    (void)check_before_opening(o);
     if (o.output != "null") {
       TranscodePlan p;
       (void)choose_encoder(o, {}, p);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 #include "vpipe_capi.h"

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 using namespace vpipe;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 using namespace vpipe;
 using namespace vpipe::test;
@@ -61,6 +62,27 @@ CommandResult run_vpipe_limited(const std::string& out, int kb, const std::strin
 }
 
 }  // namespace
+
+// The session plans once and keeps the plan whole (issue #41): after wiring, its
+// chain still lists every step with its formats (the stages own the filters).
+TEST_F(TranscodeE2E, TheSessionsPlanKeepsItsChainAfterWiring) {
+  TranscodeOptions o;
+  o.input = kSample;
+  o.output = path("plan.mkv");
+  o.device = Device::kCpu;
+  o.encoder = "ffv1";
+  o.filters = "resize=320x180,blur=sigma=1.5";
+  o.max_frames = 5;
+  TranscodeSession session(o);
+  const auto& chain = session.plan().chain;
+  ASSERT_GE(chain.size(), 2u);
+  EXPECT_EQ(chain[0].label.rfind("resize", 0), 0u) << chain[0].label;
+  EXPECT_EQ(chain[0].out.width, 320);
+  EXPECT_EQ(chain[1].label.rfind("blur", 0), 0u) << chain[1].label;
+  EXPECT_EQ(session.plan().specs.size(), 2u);
+  EXPECT_EQ(session.run().video_packets_written, 5);
+  EXPECT_EQ(session.plan().chain.size(), chain.size()) << "running takes nothing from it";
+}
 
 TEST_F(TranscodeE2E, RealtimePacesTheInputAtItsNativeRate) {
   const auto out = path("paced.mp4"), report = path("paced.json");

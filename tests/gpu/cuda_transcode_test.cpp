@@ -11,6 +11,7 @@
 #include "../e2e/media_check.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 using namespace vpipe;

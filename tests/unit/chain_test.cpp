@@ -78,6 +78,21 @@ TEST(ChainBuilder, KeepsIdentityFiltersAsPassThroughAndInsertsConversions) {
   EXPECT_EQ(chain[1].in.pix_fmt, AV_PIX_FMT_YUV420P);
 }
 
+// `null` (added as one file and one line of filters.def, issue #41): any format in and
+// out, an identity, so no stage copies a frame for it.
+TEST(ChainBuilder, NullPassesAnyFormatThroughAsAnIdentity) {
+  for (const FrameFormat in :
+       {k720, FrameFormat{AV_PIX_FMT_NV12, 64, 48}, FrameFormat{AV_PIX_FMT_RGB24, 33, 17}}) {
+    const auto chain = build_chain(parse_chain("null"), in);
+    ASSERT_EQ(chain.size(), 1u);
+    EXPECT_EQ(chain[0].out, in);
+    EXPECT_TRUE(chain[0].filter->is_identity());
+  }
+  const auto& info = FilterRegistry::instance().info("null");
+  EXPECT_TRUE(info.cuda) << "the class's own info() says it";
+  EXPECT_EQ(info.formats, "any");
+}
+
 TEST(ChainBuilder, ErrorsNameTheFilterAndTheProblem) {
   EXPECT_NE(chain_error_of("sharpen=3").find("unknown filter 'sharpen'"), std::string::npos);
   EXPECT_NE(chain_error_of("sharpen=3").find("blur"), std::string::npos) << "lists what exists";

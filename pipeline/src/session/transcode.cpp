@@ -16,6 +16,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "transcode_output.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
@@ -37,295 +38,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The output: written beside its target and put in place when finished (StagedOutput).
-// Members die in this order: the muxer closes the file before the staging removes
-// it, and before the watch its I/O context polls.
-struct OutputFile {
-  std::optional<OutputWatch> watch;  // a stream's writes: Ctrl-C ends one that blocks
-  std::optional<StagedOutput> file;
-  UniqueMuxContext ctx;
-  std::string path;  // as the user named it
-
-  // A stream output (StagedOutput::stream): after Ctrl-C, a write its reader
-  // leaves waiting for 1 s ends the writing (OutputWatch).
-  void open(const std::string& target, bool keep_partial, const std::atomic<int>* interrupt) {
-    file.emplace(target, keep_partial);
-    AVIOInterruptCB* cb = nullptr;
-    AVIOInterruptCB stream_cb{};
-    if (file->stream() && interrupt) {
-      stream_cb = watch.emplace(interrupt, 1.0).callback();
-      cb = &stream_cb;
-    }
-    AVFormatContext* oc = ctx.get();
-    if (const int ret =
-            avio_open2(&oc->pb, file->write_url().c_str(), AVIO_FLAG_WRITE, cb, nullptr);
-        ret < 0)
-      throw input_error(fmt::format("cannot open output '{}': {}", target, av_error_text(ret)));
-    if (watch) watch->follow(oc->pb);
-    file->opened();
-  }
-
-  // Complete (or finalized after Ctrl-C): closed, checked to open, then in place.
-  // (AVERROR_EXIT: a stream whose writing stopped at Ctrl-C; what was written stays.)
-  void finished() {
-    AVFormatContext* oc = ctx.get();
-    if (oc && !(oc->oformat->flags & AVFMT_NOFILE))
-      if (const int ret = avio_closep(&oc->pb); ret < 0 && ret != AVERROR_EXIT)
-        throw input_error(fmt::format("writing '{}': {}", path, av_error_text(ret)));
-    ctx.reset();
-    if (file && file->staged()) check_it_opens();
-    if (file) file->commit();
-  }
-
- private:
-  void check_it_opens() const {
-    try {
-      (void)open_input(file->write_url());
-    } catch (const std::exception& e) {
-      throw input_error(fmt::format(
-          "'{}': the finished output does not open ({}); the file already there, if any, "
-          "is left as it was",
-          path, e.what()));
-    }
-  }
-};
-
 // Up to three segments per session wait in device memory (copied out of
 // NVDEC's surfaces): a longer GOP → one session, so they stay bounded.
 constexpr std::size_t kNvdecSegment = 120;
 
 }  // namespace
 
-UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, NvdecContext* nvdec,
-                                  int nvdec_frames_held, HostFramePool* host_pool) {
-  const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
-  if (!codec)
-    throw input_error(fmt::format("{}: no decoder for video codec '{}'", o.input,
-                                  avcodec_get_name(stream->codecpar->codec_id)));
-  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
-  av_check(avcodec_parameters_to_context(dec.get(), stream->codecpar), "decoder parameters");
-  dec->pkt_timebase = stream->time_base;
-  dec->thread_count = o.decode_threads;
-  // Frame threads hold a frame per thread before the first comes out: a live
-  // input decodes with slice threads only, and asks for low delay.
-  const bool live = is_live_input(o.input);
-  dec->thread_type = live ? FF_THREAD_SLICE : FF_THREAD_FRAME | FF_THREAD_SLICE;
-  if (live) dec->flags |= AV_CODEC_FLAG_LOW_DELAY;
-  if (nvdec) nvdec->attach(dec.get(), nvdec_frames_held);
-  if (host_pool) host_pool->attach(dec.get());
-  if (const int ret = avcodec_open2(dec.get(), codec, nullptr); ret < 0)
-    throw input_error(fmt::format("{}: cannot open the {} decoder: {}", o.input, codec->name,
-                                  av_error_text(ret)));
-  return dec;
-}
-
-UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
-                                        AVRational time_base, AVRational frame_rate,
-                                        bool global_header, const TranscodeOptions& o,
-                                        const AVCodecContext* props, AVRational sample_aspect) {
-  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
-  enc->width = format.width;
-  enc->height = format.height;
-  enc->pix_fmt = format.pix_fmt;
-  enc->time_base = time_base;
-  enc->framerate = frame_rate;
-  // MPEG-1/2, H.263 and DV encoders take their frame rate from the time base
-  // (the input's, e.g. 1/15360, was "15360 fps", refused); MPEG-4 part 2 limits it.
-  const auto id = codec->id;
-  if (frame_rate.num > 0 && frame_rate.den > 0 &&
-      (id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO || id == AV_CODEC_ID_H263 ||
-       id == AV_CODEC_ID_DVVIDEO || (id == AV_CODEC_ID_MPEG4 && time_base.den > 65535)))
-    enc->time_base = av_inv_q(frame_rate);
-  enc->sample_aspect_ratio = sample_aspect;
-  if (props) {
-    enc->color_range = props->color_range;
-    enc->colorspace = props->colorspace;
-    enc->color_primaries = props->color_primaries;
-    enc->color_trc = props->color_trc;
-  }
-  enc->thread_count = o.encode_threads;
-  if (o.gop > 0) enc->gop_size = o.gop;
-  if (global_header) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  AVDictionary* enc_opts = nullptr;
-  const std::string name = codec->name;
-  if (name == "libx264") {
-    av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
-    av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
-    // Live (a live input, a paced run, a network output): no lookahead, no
-    // B-frames: a frame leaves the encoder as it enters.
-    if (is_live_input(o.input) || o.realtime || !network_output_format(o.output).empty())
-      av_dict_set(&enc_opts, "tune", "zerolatency", 0);
-  } else if (name == "h264_nvenc" || name == "hevc_nvenc") {
-    av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
-    av_dict_set(&enc_opts, "preset", "p4", 0);
-  } else if (name == "libx265") {
-    // x265 logs its banner at info level on its own: warnings only, unless -v.
-    if (av_log_get_level() < AV_LOG_WARNING)
-      av_dict_set(&enc_opts, "x265-params", "log-level=warning", 0);
-  } else if (codec->id == AV_CODEC_ID_MPEG4) {
-    enc->flags |= AV_CODEC_FLAG_QSCALE;
-    enc->global_quality = FF_QP2LAMBDA * o.qscale;
-  }
-  const FfmpegErrors ffmpeg;  // the encoder's own words: the detail FFmpeg's code lacks
-  const int ret = avcodec_open2(enc.get(), codec, &enc_opts);
-  av_dict_free(&enc_opts);
-  if (ret < 0)
-    throw input_error(fmt::format("{}: cannot open encoder {} for {}: {}{}", o.output, codec->name,
-                                  to_string(format), av_error_text(ret), ffmpeg.why()));
-  return enc;
-}
-
-// The report's JSON (field names as the committed runs and scripts/results read them).
-using nlohmann::json;
-
-void to_json(json& j, const Percentiles& p) {
-  j = {{"p50", p.p50}, {"p99", p.p99}, {"max", p.max}};
-}
-
-void to_json(json& j, const GlassReport& g) {
-  j = g.ms;
-  j["frames_with_stamp"] = g.frames_with_stamp;
-  j["frames_without"] = g.frames_without;
-  j["steady"] = g.steady_ms;
-  j["steady"]["note"] = "frames read 2 s or more after the first stamp";
-  j["steady"]["frames"] = g.steady_frames;
-}
-
-void to_json(json& j, const InFlightReport& f) {
-  j = {{"limit", f.limit},
-       {"high_water", f.high_water},
-       {"dropped_at_limit", f.dropped_at_limit},
-       {"decoder_waited_s", f.decoder_waited_s}};
-}
-
-void to_json(json& j, const RingReport& r) {
-  j = {{"slots", r.slots}, {"acquires", r.acquires}, {"waits", r.waits}, {"waited_s", r.waited_s}};
-}
-
-void to_json(json& j, const MemoryReport& m) {
-  const auto opt = [](const auto& v) { return v ? json(*v) : json(); };
-  j = {{"strategy", m.strategy},
-       {"allocations", m.allocations},
-       {"bytes_peak", m.bytes_peak},
-       {"bytes_total", m.bytes_total},
-       {"failures", m.failures},
-       {"retries", m.retries},
-       {"failures_after_retry", m.failures_after_retry},
-       {"budget_bytes", opt(m.budget_bytes)},
-       {"device_syncs", m.device_syncs},
-       {"allocate_us", m.allocate_us},
-       {"reserved_bytes", opt(m.reserved_bytes)},
-       {"host_staging", m.host_staging},
-       {"download", m.download},
-       {"pinned_bytes", m.pinned_bytes}};
-  if (m.upload_ring) j["upload_ring"] = *m.upload_ring;
-  if (m.upload)
-    j["upload"] = {{"direct_from_decoder", m.upload->direct_from_decoder},
-                   {"unstaged", m.upload->unstaged}};
-  if (const auto& p = m.decoded_into_pinned)
-    j["decoded_into_pinned"] = {
-        {"frames", p->frames}, {"buffers", p->buffers}, {"bytes", p->bytes}};
-  if (m.download_ring) j["download_ring"] = *m.download_ring;
-  if (const auto& n = m.nvdec_pool)
-    j["nvdec_pool"] = {
-        {"buffers", n->buffers}, {"bytes", n->bytes}, {"decode_surfaces", n->decode_surfaces}};
-}
-
-nlohmann::json TranscodeReport::to_json() const {
-  using nlohmann::json;
-  auto fmt_json = [](const FrameFormat& f) {
-    const char* n = av_get_pix_fmt_name(f.pix_fmt);
-    return json{{"width", f.width}, {"height", f.height}, {"pix_fmt", n ? n : "none"}};
-  };
-  json stages_j = json::array();
-  for (const auto& s : stages) {
-    stages_j.push_back(
-        {{"name", s.name},
-         {"items_in", s.items_in},
-         {"items_out", s.items_out},
-         {"busy_s", s.busy_s},
-         {"busy_ms_per_item", s.items_in ? 1e3 * s.busy_s / static_cast<double>(s.items_in) : 0.0},
-         {"latency_ms", {{"p50", s.item_ms_p50}, {"p99", s.item_ms_p99}, {"max", s.item_ms_max}}}});
-    if (s.gpu_ms_per_item) stages_j.back()["gpu_ms_per_item"] = *s.gpu_ms_per_item;
-  }
-  json queues_j = json::array();
-  for (const auto& q : queues)
-    queues_j.push_back({{"name", q.name},
-                        {"capacity", q.capacity},
-                        {"high_water", q.high_water},
-                        {"pushed", q.pushed},
-                        {"producer_blocked_s", q.producer_blocked_s},
-                        {"dropped", q.dropped}});
-  return {{"input", input},
-          {"output", output},
-          {"filters", filters},
-          {"effective_chain", effective_chain},
-          {"device", device},
-          {"decode", decode},
-          {"encoder", encoder},
-          {"input_format", fmt_json(input_format)},
-          {"output_format", fmt_json(output_format)},
-          {"frames",
-           {{"packets_read", packets_read},
-            {"decoded", frames_decoded},
-            {"encoded", frames_encoded},
-            {"video_packets_written", video_packets_written},
-            {"other_packets_written", other_packets_written},
-            {"decode_errors", decode_errors},
-            {"fitted_to_encoder", frames_fitted},
-            {"timestamp_discontinuities", ts_discontinuities},
-            {"timestamps_repaired", timestamps_repaired},
-            {"copied_packets_damaged", packets_damaged},
-            {"errors", errors()},
-            {"dropped", frames_dropped}}},
-          {"live", live},
-          {"drop_policy", drop},
-          {"stalls", stalls},
-          {"reconnects", reconnects},
-          {"copied_streams", copied_streams},
-          {"wall_s", wall_s},
-          {"fps", fps},
-          {"steady_fps", steady_fps},
-          {"latency_ms",
-           {{"p50", latency_ms_p50},
-            {"p90", latency_ms_p90},
-            {"p99", latency_ms_p99},
-            {"max", latency_ms_max}}},
-          {"glass_to_glass_ms", glass ? json(*glass) : json()},
-          {"in_flight", in_flight ? json(*in_flight) : json()},
-          {"interrupted", interrupted},
-          {"output_cut", output_cut},
-          {"status", !failure.empty() ? "failed: " + failure
-                     : decode_errors  ? fmt::format("completed with {} errors", decode_errors)
-                                      : std::string(interrupted ? "interrupted" : "ok")},
-          {"stages", stages_j},
-          {"memory", memory ? json(*memory) : json()},
-          {"queues", queues_j},
-          {"notes", notes}};
-}
-
 namespace {
-
-// The input stream's display matrix (a phone's rotation), on the output stream: the picture is
-// stored as decoded and a player turns it as it turned the input. (FFmpeg 6.1 moved stream side
-// data into codecpar.)
-void copy_display_matrix(const AVStream* in, AVStream* out) {
-#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
-  const AVPacketSideData* sd = av_packet_side_data_get(
-      in->codecpar->coded_side_data, in->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
-  if (!sd) return;
-  AVPacketSideData* copy =
-      av_packet_side_data_new(&out->codecpar->coded_side_data, &out->codecpar->nb_coded_side_data,
-                              AV_PKT_DATA_DISPLAYMATRIX, sd->size, 0);
-  if (copy) std::memcpy(copy->data, sd->data, sd->size);
-#else
-  std::size_t size = 0;
-  const std::uint8_t* matrix = av_stream_get_side_data(in, AV_PKT_DATA_DISPLAYMATRIX, &size);
-  if (!matrix) return;
-  if (std::uint8_t* copy = av_stream_new_side_data(out, AV_PKT_DATA_DISPLAYMATRIX, size))
-    std::memcpy(copy, matrix, size);
-#endif
-}
 
 // Whether reading `url` again from its start gives the same input: not a pipe (pipe:,
 // fd:, "-"), a live feed, or a local FIFO, character device or socket (whatever prefix
@@ -364,16 +83,6 @@ std::string drop_name(DropPolicy d) {
                                                             : Drop::kBlock));
 }
 
-RingReport ring_report(const PinnedRing& r) {
-  const auto s = r.stats();
-  return {r.slot_count(), s.acquires, s.waits, s.waited_s};
-}
-
-Percentiles percentiles(const Histogram& h, double scale) {
-  return {static_cast<double>(h.percentile(0.50)) * scale,
-          static_cast<double>(h.percentile(0.99)) * scale, static_cast<double>(h.max()) * scale};
-}
-
 }  // namespace
 
 // Every resource of one run, declared in the order they must die, last first:
@@ -383,12 +92,11 @@ Percentiles percentiles(const Histogram& h, double scale) {
 // once aborted in that release); frames free their device memory on the
 // streams, so the streams outlive the frames and the strategy outlives both;
 // the output file is closed, and removed unless kept, when nothing writes it.
+// long: ~380 lines with its member functions below: the one owner of a run's resources, its
+// steps (input, CUDA path, wiring, decode sessions, report) each a member under 80 lines.
 struct TranscodeSession::Parts {
   Parts(TranscodeOptions options, RunHooks run_hooks);
   void open_input();
-  void open_output();
-  void add_video_output();
-  void copy_other_streams();
   void make_cuda_path();
   void wire();
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
@@ -409,10 +117,7 @@ struct TranscodeSession::Parts {
   AVRational frame_rate{0, 1};
   UniqueAVCodecContext decoder;  // handed to the decode stage when wired
   TranscodePlan plan;
-  OutputFile output;
-  std::vector<int> output_index;      // input stream → output stream (-1: not copied)
-  std::vector<AVRational> source_tb;  // per output stream, the time base packets arrive in
-  AVStream* video_out = nullptr;
+  TranscodeOutput output;  // the muxer and its streams; closed when nothing writes it
   std::optional<MemoryStrategy> own_strategy;
   MemoryStrategy* strategy = nullptr;   // own_strategy, or the one --streams share
   std::unique_ptr<RetryAdaptor> retry;  // out of memory: trim, retry, then fail
@@ -437,9 +142,7 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
       // A file has no stall limit (a slow disk is not a dead feed), but Ctrl-C
       // still ends a wait for it (a FIFO with no writer).
       watch(is_live_input(o.input) ? o.stall_timeout_s : kNoStallLimit, hooks.interrupt) {
-  check_options(o);
-  for (const auto& s : parse_chain(o.filters))
-    (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
+  auto specs = check_before_opening(o);  // once: plan() takes the parsed chain
   check_paths(o);
   report.input = o.input;
   report.output = o.output;
@@ -451,7 +154,7 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     const auto n = probe_nvenc();
     return std::pair{n.usable, n.detail};
   };
-  plan = vpipe::plan(o,
+  plan = vpipe::plan(o, std::move(specs),
                      {{decoder->pix_fmt, decoder->width, decoder->height},
                       nvdec_unsupported_reason(video->codecpar)},
                      machine);
@@ -470,7 +173,9 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
   report.input_format = plan.decoded;
   report.output_format = plan.output;
   report.effective_chain = plan.labels();
-  if (!plan.null_output) open_output();
+  if (!plan.null_output)
+    encoder = output.open(o, plan, {input.get(), video, video_index, frame_rate, decoder.get()},
+                          hooks.interrupt, report);
   make_cuda_path();
   wire();
 }
@@ -494,113 +199,6 @@ void TranscodeSession::Parts::open_input() {
   decoder = open_decoder(video, o);
   if (decoder->pix_fmt == AV_PIX_FMT_NONE || decoder->width <= 0)
     throw input_error(fmt::format("{}: cannot tell the video's size and pixel format", o.input));
-}
-
-void TranscodeSession::Parts::open_output() {
-  AVFormatContext* raw = nullptr;
-  const std::string net = network_output_format(o.output);
-  if (avformat_alloc_output_context2(&raw, nullptr, net.empty() ? nullptr : net.c_str(),
-                                     o.output.c_str()) < 0 ||
-      !raw)
-    throw input_error(
-        fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
-                    ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
-                    "write nothing)",
-                    o.output));
-  output.ctx.reset(raw);
-  output.path = o.output;
-  AVFormatContext* oc = output.ctx.get();
-  // A live run has no natural end: an MP4/MOV being written is fragmented, so
-  // the file is playable at any moment, even if the process is killed. (Not
-  // empty_moov: the moov would be written before the ADTS→ASC filter has seen
-  // MPEG-TS's AAC, and the muxer refuses it.)
-  const std::string oname = oc->oformat->name;
-  if (plan.live && (oname == "mp4" || oname == "mov")) {
-    av_opt_set(oc->priv_data, "movflags", "frag_keyframe+default_base_moof", 0);
-    report.notes.push_back("live input: the MP4 is written fragmented (playable while written)");
-  }
-  add_video_output();
-  copy_other_streams();
-  av_dict_copy(&oc->metadata, input->metadata, 0);
-  if (!(oc->oformat->flags & AVFMT_NOFILE)) output.open(o.output, o.keep_partial, hooks.interrupt);
-  const FfmpegErrors ffmpeg;
-  if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
-    throw input_error(
-        fmt::format("cannot write '{}': {}{}", o.output, av_error_text(ret), ffmpeg.why()));
-}
-
-void TranscodeSession::Parts::add_video_output() {
-  AVFormatContext* oc = output.ctx.get();
-  if (o.encode_segments > 1) {  // every segment's encoder gets the output encoder's settings
-    o.gop = encode_segment_frames(o.gop);
-    if (o.encode_threads == 0) o.encode_threads = encode_threads_each(o.encode_segments);
-    report.notes.push_back(
-        fmt::format("encode: {} encoders at once on segments of {} frames, {} threads each",
-                    o.encode_segments, o.gop, o.encode_threads));
-  }
-  // The picture keeps its display shape through the chain (non-square pixels: DV, HDV, DVD,
-  // broadcast SD) and its display turn (a phone's rotation).
-  const AVRational sar =
-      sample_aspect_after(plan.chain, av_guess_sample_aspect_ratio(input.get(), video, nullptr));
-  // MXF and DV files state one frame rate in their time base (MXF refused 1/15360).
-  const std::string container = oc->oformat->name;
-  const bool frame_rate_tb =
-      (container.rfind("mxf", 0) == 0 || container == "dv") && frame_rate.num > 0;
-  encoder = open_video_encoder(
-      plan.encoder, plan.output, frame_rate_tb ? av_inv_q(frame_rate) : video->time_base,
-      frame_rate, (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, decoder.get(), sar);
-  video_out = avformat_new_stream(oc, nullptr);
-  av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),
-           "output video parameters");
-  video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
-  copy_display_matrix(video, video_out);
-  // Its tags (language, a broadcast timecode, which MOV writes as a tmcd track), but not the
-  // input's encoder: this output's is another.
-  av_dict_copy(&video_out->metadata, video->metadata, 0);
-  av_dict_set(&video_out->metadata, "encoder", nullptr, 0);
-  video_out->time_base = encoder->time_base;
-  video_out->avg_frame_rate = encoder->framerate;
-  source_tb.push_back(encoder->time_base);
-}
-
-// Audio and subtitles the container can hold, copied; the rest dropped, each with a note.
-void TranscodeSession::Parts::copy_other_streams() {
-  AVFormatContext* oc = output.ctx.get();
-  output_index.assign(input->nb_streams, -1);
-  for (unsigned i = 0; i < input->nb_streams; ++i) {
-    AVStream* s = input->streams[i];
-    const auto type = s->codecpar->codec_type;
-    if (static_cast<int>(i) == video_index) continue;
-    if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) {
-      // Data (a timecode track: its timecode goes on the video stream's tags) and attachments,
-      // and further video streams: said, not silently gone.
-      char tag[AV_FOURCC_MAX_STRING_SIZE] = {};
-      const char* media = av_get_media_type_string(type);
-      const std::string what = s->codecpar->codec_id != AV_CODEC_ID_NONE
-                                   ? avcodec_get_name(s->codecpar->codec_id)
-                                   : av_fourcc_make_string(tag, s->codecpar->codec_tag);
-      report.notes.push_back(fmt::format(
-          "stream #{} ({}, {}) not copied: vpipe copies audio and subtitles beside the video it "
-          "transcodes",
-          i, media ? media : "unknown", what));
-      continue;
-    }
-    if (container_holds(oc->oformat, s->codecpar->codec_id) == false) {
-      report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
-                                         avcodec_get_name(s->codecpar->codec_id),
-                                         oc->oformat->name));
-      continue;
-    }
-    AVStream* os = avformat_new_stream(oc, nullptr);
-    av_check(avcodec_parameters_copy(os->codecpar, s->codecpar), "copying stream parameters");
-    os->codecpar->codec_tag = 0;
-    os->time_base = s->time_base;
-    av_dict_copy(&os->metadata, s->metadata, 0);
-    os->disposition = s->disposition;
-    output_index[i] = os->index;
-    source_tb.push_back(s->time_base);
-    report.copied_streams++;
-  }
 }
 
 // The strategy, its retry gate, NVDEC or the pinned decode pool, the graph.
@@ -640,8 +238,8 @@ void TranscodeSession::Parts::wire() {
   if (o.max_in_flight > 0) flight.emplace(o.max_in_flight, plan.drop != DropPolicy::kBlock);
   auto packets = pipeline.make_queue<Packet>("demux→decode", plan.queues.packets);
   auto mux_in = pipeline.make_queue<Packet>("→mux", plan.queues.mux);
-  auto demux_stage = std::make_unique<DemuxSource>(input.get(), o.input, video_index, output_index,
-                                                   mux_in, counters, o.realtime);
+  auto demux_stage = std::make_unique<DemuxSource>(input.get(), o.input, video_index,
+                                                   output.index(), mux_in, counters, o.realtime);
   demux = demux_stage.get();
   demux_stage->interrupt(hooks.interrupt);
   if (o.loop > 1)
@@ -662,7 +260,11 @@ void TranscodeSession::Parts::wire() {
   auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.decoded);
   add_decode(packets, frames);
   const bool empty_chain = plan.chain.empty();
-  frames = graph->add_chain(pipeline, frames, std::move(plan.chain), plan.cuda, plan.nvdec);
+  // The stages own the filters; the plan keeps each step's label and formats.
+  std::vector<ConfiguredFilter> filters;
+  for (auto& step : plan.chain)
+    filters.push_back({step.label, std::move(step.filter), step.in, step.out});
+  frames = graph->add_chain(pipeline, frames, std::move(filters), plan.cuda, plan.nvdec);
   // Frames end in host memory, where an encoder takes them; a decode-only
   // null run (no filter), or one asked to, leaves them on the device.
   if (!(plan.null_output && (empty_chain || hooks.frames_on_device)))
@@ -678,17 +280,17 @@ void TranscodeSession::Parts::wire() {
     pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
   };
   if (o.encode_segments > 1) {
-    auto open = [this, global = (output.ctx->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
+    auto open = [this, global = (output.ctx()->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
       return open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate, global, o,
                                 encoder.get(), encoder->sample_aspect_ratio);
     };
-    add_encode(std::make_unique<SegmentedEncodeStage>(open, encoder.get(), video_out->index,
+    add_encode(std::make_unique<SegmentedEncodeStage>(open, encoder.get(), output.video()->index,
                                                       counters, o.encode_segments, o.gop));
   } else {
-    add_encode(std::make_unique<EncodeStage>(encoder.get(), video_out->index, counters));
+    add_encode(std::make_unique<EncodeStage>(encoder.get(), output.video()->index, counters));
   }
-  auto mux_stage =
-      std::make_unique<MuxSink>(output.ctx.get(), o.output, source_tb, video_out->index, counters);
+  auto mux_stage = std::make_unique<MuxSink>(output.ctx(), o.output, output.source_time_bases(),
+                                             output.video()->index, counters);
   mux = mux_stage.get();
   pipeline.add_sink<Packet>(std::move(mux_stage), mux_in);
 }
@@ -773,18 +375,7 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
     r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused{}",
                                   g->launches, g->captures, g->updates_refused,
                                   g->fallback.empty() ? "" : "; then launches: " + g->fallback));
-  r.packets_read = counters.packets_read;
-  r.frames_decoded = counters.frames_decoded;
-  r.frames_encoded = counters.frames_encoded;
-  r.video_packets_written = counters.video_packets_written;
-  r.other_packets_written = counters.other_packets_written;
-  r.decode_errors = counters.decode_errors;
-  r.frames_fitted = counters.frames_fitted;
-  r.ts_discontinuities = counters.ts_discontinuities;
-  r.timestamps_repaired = counters.timestamps_repaired;
-  r.packets_damaged = counters.packets_damaged;
-  r.stalls = counters.stalls;
-  r.reconnects = counters.reconnects;
+  copy_counts(counters, r);
   if (o.read_stamps) {
     r.glass =
         GlassReport{percentiles(counters.glass_ns, 1e-6), counters.stamps_read.load(),
@@ -855,12 +446,7 @@ LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
   s.input = o.input;
   s.output = o.output;
   s.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  s.packets_read = counters.packets_read;
-  s.frames_decoded = counters.frames_decoded;
-  s.frames_written = counters.video_packets_written;
-  s.decode_errors = counters.decode_errors;
-  s.stalls = counters.stalls;
-  s.reconnects = counters.reconnects;
+  copy_counts(counters, s);
   s.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
   s.latency_ms_p99 = static_cast<double>(counters.latency_ns.percentile(0.99)) * 1e-6;
   s.latency_ms_max = static_cast<double>(counters.latency_ns.max()) * 1e-6;
@@ -959,197 +545,6 @@ TranscodeReport TranscodeSession::run() {
 
 TranscodeReport transcode(const TranscodeOptions& options, const RunHooks& hooks) {
   return TranscodeSession(options, hooks).run();
-}
-
-bool is_gpu_fault(const std::exception& e) {
-  if (const auto* failed = dynamic_cast<const transcode_failed*>(&e)) return failed->gpu_fault;
-  return dynamic_cast<const cuda_error*>(&e) != nullptr;
-}
-
-std::string stream_output_name(const std::string& output, int k) {
-  if (output == "null") return output;
-  if (output.find("://") != std::string::npos)
-    throw input_error(
-        fmt::format("streams: {} is a URL; give a file name (each stream writes "
-                    "its own, with -1, -2… added) or null",
-                    output));
-  const fs::path p(output);
-  return (p.parent_path() / fmt::format("{}-{}{}", p.stem().string(), k, p.extension().string()))
-      .string();
-}
-
-std::int64_t MultiTranscodeReport::frames_written() const {
-  std::int64_t frames = 0;
-  for (const auto& r : streams) frames += r.video_packets_written;
-  return frames;
-}
-
-double MultiTranscodeReport::fps_total() const {
-  return wall_s > 0 ? static_cast<double>(frames_written()) / wall_s : 0.0;
-}
-
-nlohmann::json MultiTranscodeReport::to_json() const {
-  nlohmann::json per = nlohmann::json::array();
-  std::int64_t dropped = 0;
-  double p99_max = 0;
-  std::map<int, std::pair<std::int64_t, std::int64_t>> per_gpu;  // device → streams, frames written
-  for (std::size_t i = 0; i < streams.size(); ++i) {
-    auto j = streams[i].to_json();
-    if (!failures[i].empty()) j["status"] = "failed: " + failures[i];
-    const int gpu = i < gpus.size() ? gpus[i] : -1;
-    if (gpu >= 0) {
-      j["gpu"] = gpu;
-      per_gpu[gpu].first += 1;
-      per_gpu[gpu].second += streams[i].video_packets_written;
-    }
-    per.push_back(std::move(j));
-    dropped += streams[i].frames_dropped;
-    p99_max = std::max(p99_max, streams[i].latency_ms_p99);
-  }
-  nlohmann::json gpu_totals = nlohmann::json::array();
-  for (const auto& [gpu, t] : per_gpu)
-    gpu_totals.push_back({{"gpu", gpu},
-                          {"streams", t.first},
-                          {"frames_written", t.second},
-                          {"fps", wall_s > 0 ? static_cast<double>(t.second) / wall_s : 0.0}});
-  const auto failed =
-      std::count_if(failures.begin(), failures.end(), [](const auto& f) { return !f.empty(); });
-  return {{"streams", per},
-          {"gpus", gpu_totals},
-          {"aggregate",
-           {{"streams", streams.size()},
-            {"failed", failed},
-            {"frames_written", frames_written()},
-            {"frames_dropped", dropped},
-            {"wall_s", wall_s},
-            {"fps_total", fps_total()},
-            {"latency_ms_p99_worst_stream", p99_max}}}};
-}
-
-namespace {
-// The GPUs of a multi-stream run and their strategies (none on the CPU path).
-class GpuShares {
- public:
-  explicit GpuShares(const TranscodeOptions& o) : placer_(loads_of(o, strategies_)) {}
-  // Each stream's device (-1: the CPU path), placed one after another (before any runs).
-  std::vector<int> place(int n) {
-    std::vector<int> out(static_cast<std::size_t>(n), -1);
-    if (!placer_.empty())
-      for (auto& d : out) d = placer_.place();
-    return out;
-  }
-  // A stream failed with a CUDA error on `device` (--on-gpu-error move): that GPU takes no
-  // more streams; the GPU this stream goes to, or nothing when no other can take it.
-  std::optional<int> move_from(int device) { return placer_.move_from(device); }
-  // Makes `device` current on the calling thread; its strategy.
-  MemoryStrategy& use(int device) {
-    VPIPE_CUDA_TRY(cudaSetDevice(device));
-    return strategies_.at(device);
-  }
-
- private:
-  // One strategy per GPU, each made with its device current, and the GPUs' loads.
-  static std::vector<GpuLoad> loads_of(const TranscodeOptions& o,
-                                       std::map<int, MemoryStrategy>& strategies) {
-    std::vector<GpuLoad> loads;
-    if (o.device == Device::kCpu || !cuda_unavailable_reason().empty()) return loads;
-    int current = 0;
-    VPIPE_CUDA_TRY(cudaGetDevice(&current));
-    for (const int d : o.gpus.empty() ? std::vector<int>{current} : o.gpus) {
-      VPIPE_CUDA_TRY(cudaSetDevice(d));
-      StrategyOptions so;
-      so.budget = o.budget;
-      strategies.emplace(d, make_strategy(o.mem, so));
-      std::size_t free = 0, total = 0;
-      VPIPE_CUDA_TRY(cudaMemGetInfo(&free, &total));
-      loads.push_back({d, 0, 1, 0, o.budget.value_or(free), 0});
-    }
-    VPIPE_CUDA_TRY(cudaSetDevice(current));
-    return loads;
-  }
-  std::map<int, MemoryStrategy> strategies_;  // before placer_: loads_of fills it
-  GpuPlacer placer_;
-};
-
-// One stream of transcode_streams: `mine` on `gpu` (-1: the CPU path). With --on-gpu-error
-// move, a CUDA error there starts the stream again on the GPU move_from gives (its output
-// rewritten from the start), until it ends or no GPU is left; each move is a note in the
-// report. Returns the failure, empty when the stream ended well; `gpu` ends as its last GPU.
-std::string run_stream(const TranscodeOptions& mine, RunHooks hooks, GpuShares& gpus, int& gpu,
-                       TranscodeReport& report) {
-  std::vector<std::string> moves;
-  std::string failure;
-  for (;;) {
-    if (gpu >= 0) hooks.shared_memory = &gpus.use(gpu);  // this thread on that GPU
-    bool gpu_fault = false;
-    failure.clear();
-    try {
-      report = transcode(mine, hooks);
-    } catch (const std::exception& e) {
-      const auto* failed = dynamic_cast<const transcode_failed*>(&e);
-      report = failed ? failed->report : TranscodeReport{};
-      report.input = mine.input;
-      report.output = mine.output;
-      failure = e.what();
-      gpu_fault = is_gpu_fault(e);
-    }
-    if (!gpu_fault || gpu < 0 || mine.on_gpu_error != OnGpuError::kMove) break;
-    const auto to = gpus.move_from(gpu);
-    if (!to) {
-      failure += fmt::format(" (on GPU {}; on_gpu_error move: no other GPU can take it)", gpu);
-      break;
-    }
-    moves.push_back(fmt::format("moved from GPU {} to GPU {} after: {}", gpu, *to, failure));
-    spdlog::warn("stream {}: {}", hooks.stream_label, moves.back());
-    gpu = *to;
-  }
-  report.notes.insert(report.notes.begin(), moves.begin(), moves.end());
-  return failure;
-}
-}  // namespace
-
-MultiTranscodeReport transcode_streams(const TranscodeOptions& o, const RunHooks& hooks) {
-  const int n = o.streams;
-  if (n < 1) throw input_error(fmt::format("streams {}: expected 1 or more", n));
-  std::vector<std::string> outputs;
-  for (int k = 1; k <= n; ++k)
-    outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));
-  // On the device: one strategy per GPU (no allocation crosses devices), each
-  // made with its device current, and every stream placed by headroom.
-  GpuShares gpus(o);
-  MultiTranscodeReport multi;
-  multi.streams.resize(static_cast<std::size_t>(n));
-  multi.failures.resize(static_cast<std::size_t>(n));
-  multi.gpus = gpus.place(n);
-  std::vector<std::atomic<std::int64_t>> done(static_cast<std::size_t>(n));
-  const auto t0 = Clock::now();
-  {
-    std::vector<std::jthread> threads;
-    for (int k = 0; k < n; ++k) {
-      threads.emplace_back([&, k] {
-        const auto i = static_cast<std::size_t>(k);
-        TranscodeOptions mine = o;
-        mine.output = outputs[i];
-        mine.streams = 1;
-        RunHooks own = hooks;
-        own.stream_label = std::to_string(k + 1);
-        own.on_progress = nullptr;
-        if (hooks.on_progress)  // the first stream reports the sum of all
-          own.on_progress = [&, i](const TranscodeProgress& p) {
-            done[i] = p.frames_done;
-            if (i != 0) return;
-            TranscodeProgress sum = p;
-            sum.frames_done = 0;
-            for (const auto& d : done) sum.frames_done += d.load();
-            sum.frames_total = p.frames_total > 0 ? p.frames_total * n : 0;
-            hooks.on_progress(sum);
-          };
-        multi.failures[i] = run_stream(mine, std::move(own), gpus, multi.gpus[i], multi.streams[i]);
-      });
-    }
-  }
-  multi.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  return multi;
 }
 
 }  // namespace vpipe

@@ -268,8 +268,19 @@ void check_options(const TranscodeOptions& o) {
         o.encode_segments, o.encode_segments));
 }
 
-TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const MachineProbe& machine) {
+std::vector<FilterSpec> check_before_opening(const TranscodeOptions& o) {
   check_options(o);
+  auto specs = parse_chain(o.filters);
+  for (const auto& s : specs) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
+  return specs;
+}
+
+TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const MachineProbe& machine) {
+  return plan(o, check_before_opening(o), in, machine);
+}
+
+TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, const ProbedInput& in,
+                   const MachineProbe& machine) {
   TranscodePlan p;
   p.null_output = o.output == "null";
   p.live = is_live_input(o.input);
@@ -277,8 +288,7 @@ TranscodePlan plan(const TranscodeOptions& o, const ProbedInput& in, const Machi
            : o.drop == Drop::kDropNewest     ? DropPolicy::kDropNewest
            : o.drop == Drop::kAuto && p.live ? DropPolicy::kDropNewest
                                              : DropPolicy::kBlock;
-  p.specs = parse_chain(o.filters);
-  for (const auto& s : p.specs) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
+  p.specs = std::move(specs);
   resolve_device(o, machine, p);
   choose_decoder(o, in, p);
   p.output = p.chain.empty() ? p.decoded : p.chain.back().out;

@@ -93,8 +93,18 @@ struct TranscodePlan {
 // option value and what was expected.
 void check_options(const TranscodeOptions& options);
 
-// Every decision (see the file comment). Throws input_error / chain_error /
-// not_negotiated for a request that cannot be met, naming the cause.
+// What can be refused before any file is opened: the options (check_options)
+// and the filter chain, parsed and each filter's parameters checked. The
+// session calls it once, first, and hands its result to plan().
+[[nodiscard]] std::vector<FilterSpec> check_before_opening(const TranscodeOptions& options);
+
+// Every decision (see the file comment), from the options, their checked
+// chain (check_before_opening's), the input and the machine. Throws
+// input_error / chain_error / not_negotiated for a request that cannot be
+// met, naming the cause.
+[[nodiscard]] TranscodePlan plan(const TranscodeOptions& options, std::vector<FilterSpec> specs,
+                                 const ProbedInput& input, const MachineProbe& machine);
+// The same, checking the options and the chain first (the tests, the fleet's --check).
 [[nodiscard]] TranscodePlan plan(const TranscodeOptions& options, const ProbedInput& input,
                                  const MachineProbe& machine);
 

@@ -1,0 +1,37 @@
+// Opening the decoder and the video encoder from the options, the way every
+// transcode, segment and the Python encoder do.
+#pragma once
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+}
+
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/graph/frame.hpp"
+#include "vpipe/pipeline/session/transcode_options.hpp"
+
+namespace vpipe {
+
+class NvdecContext;
+class HostFramePool;
+
+// Opens `stream`'s decoder the way transcode() does (threads from `o`; NVDEC
+// through `nvdec`, with `nvdec_frames_held` surfaces for frames in flight, or
+// host frames from `host_pool`). Errors name o.input.
+[[nodiscard]] UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
+                                                NvdecContext* nvdec = nullptr,
+                                                int nvdec_frames_held = 0,
+                                                HostFramePool* host_pool = nullptr);
+
+// Opens a video encoder the way transcode() does (quality options from `o`,
+// colour properties from `props` when given, the sample aspect ratio the
+// frames have: {0, 1} for unknown; sample_aspect_after gives it for a chain).
+[[nodiscard]] UniqueAVCodecContext open_video_encoder(const AVCodec* codec,
+                                                      const FrameFormat& format,
+                                                      AVRational time_base, AVRational frame_rate,
+                                                      bool global_header, const TranscodeOptions& o,
+                                                      const AVCodecContext* props,
+                                                      AVRational sample_aspect = {0, 1});
+
+}  // namespace vpipe

@@ -1,0 +1,293 @@
+// Built-in filters, pixel formats and colour: yuv420p_to_nv12, rgb_to_yuv, to_8bit, invert,
+// grayscale, format (swscale). They run on the CPU through the references in vpipe::kernels
+// (OpenCV), plane by plane, and on the CUDA path through vpipe::kernels' CUDA ops; each class's
+// info() says all the registry knows of it.
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <cmath>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#include "common.hpp"
+#include "vpipe/kernels/cuda_ops.hpp"
+#include "vpipe/kernels/reference.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/filters/image_file.hpp"
+#include "vpipe/pipeline/filters/stamp.hpp"
+
+namespace vpipe {
+namespace {
+
+using namespace builtin;
+
+// ---- rgb_to_yuv (the way back) ----------------------------------------------
+
+// RGB24/RGBA → NV12 or YUV420P in one pass: Y per pixel, chroma from the mean
+// of each 2×2 block (cuda::rgb_to_nv12 / rgb_to_yuv420p; their CPU references
+// are the CPU path). The chain builder puts it in place of `format=nv12|
+// yuv420p` on RGB frames, so that a chain that works in RGB returns to 4:2:0
+// on the GPU (and downloads half the bytes) instead of in swscale after the
+// download (see build_chain).
+// YUV420P → NV12, an exact copy (U and V interleaved): the step before the
+// fused pass on CPU-decoded frames, on the GPU when it sits between CUDA
+// filters, so that a CPU-decoded frame goes through the same math as NVDEC's.
+class PlanarToNv12 final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"yuv420p_to_nv12",
+            "YUV420P to NV12, exact (the chain uses it before resize_rgb on YUV420P input)",
+            {},
+            [](const ParamValues&) { return std::make_unique<PlanarToNv12>(); },
+            "yuv420p",
+            true};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    if (in.pix_fmt != AV_PIX_FMT_YUV420P)
+      throw not_negotiated(fmt::format("yuv420p_to_nv12: cannot take {}", to_string(in)));
+    return {AV_PIX_FMT_NV12, in.width, in.height};
+  }
+  [[nodiscard]] bool is_format_conversion() const override { return true; }
+  void process(const Frame& in, Frame& out) override {
+    ref::copy_plane(in.planes[0], out.planes[0]);
+    ref::interleave_uv(in.planes[1], in.planes[2], out.planes[1]);
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    cuda::copy_plane(in.planes[0], out.planes[0].data, out.planes[0].pitch,
+                     cudaMemcpyDeviceToDevice, ctx.stream);
+    cuda::interleave_uv(in.planes[1], in.planes[2], out.planes[1], ctx.stream);
+  }
+};
+
+class RgbToYuv final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {
+        "rgb_to_yuv",
+        "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601 or BT.709, limited or full range; "
+        "chroma = mean of each 2x2 block). The chain uses it for format=nv12|yuv420p on RGB input.",
+        {{"format", ParamType::kChoice, "nv12", 0, 0, "nv12 or yuv420p", {"nv12", "yuv420p"}},
+         {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
+         {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
+        [](const ParamValues& p) {
+          return std::make_unique<RgbToYuv>(
+              p.get_string("format") == "yuv420p" ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12,
+              ColorSpec{
+                  p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
+                  p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
+        },
+        "rgb24 or rgba in; nv12 or yuv420p out",
+        true};
+  }
+  RgbToYuv(AVPixelFormat target, ColorSpec spec) : target_(target), spec_(spec) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    if (in.pix_fmt != AV_PIX_FMT_RGB24 && in.pix_fmt != AV_PIX_FMT_RGBA)
+      throw not_negotiated(
+          fmt::format("rgb_to_yuv: cannot take {} (rgb24 or rgba only)", to_string(in)));
+    return {target_, in.width, in.height};
+  }
+  void process(const Frame& in, Frame& out) override {
+    if (target_ == AV_PIX_FMT_NV12)
+      ref::rgb_to_nv12(in.planes[0], out.planes[0], out.planes[1], spec_);
+    else
+      ref::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_);
+  }
+  [[nodiscard]] bool is_format_conversion() const override { return true; }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    if (target_ == AV_PIX_FMT_NV12)
+      cuda::rgb_to_nv12(in.planes[0], out.planes[0], out.planes[1], spec_, ctx.stream);
+    else
+      cuda::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_,
+                           ctx.stream);
+  }
+
+ private:
+  AVPixelFormat target_;
+  ColorSpec spec_;
+};
+
+// ---- to_8bit -----------------------------------------------------------------
+
+// 9- to 16-bit input (NVDEC's P010 for 10-bit HEVC, libavcodec's yuv420p10le)
+// for the 8-bit filters: the same layout with 8-bit samples (p010 → nv12,
+// yuv420p10le → yuv420p), each sample rounded half up. The chain builder puts
+// it in front of the first filter that cannot take such frames.
+class To8Bit final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"to_8bit",
+            "9- to 16-bit samples to 8 bits, rounded (p010 → nv12, yuv420p10le → yuv420p).",
+            {},
+            [](const ParamValues&) { return std::make_unique<To8Bit>(); },
+            "9- to 16-bit YUV or gray in (p010, yuv420p10le…); its 8-bit layout out",
+            true};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    const AVPixelFormat out = eight_bit_twin(in.pix_fmt);
+    if (out == AV_PIX_FMT_NONE)
+      throw not_negotiated(
+          fmt::format("to_8bit: cannot take {} (9- to 16-bit YUV or gray)", to_string(in)));
+    const auto& c = descriptor(in.pix_fmt).comp[0];
+    depth_ = c.depth;
+    shift_ = c.shift;
+    return {out, in.width, in.height};
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      ref::narrow_plane(s, d, depth_, shift_);
+    });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      cuda::narrow_plane(s, d, depth_, shift_, ctx.stream);
+    });
+  }
+  // The 8-bit format with the same planes, components and subsampling; NONE
+  // when `f` is not a 9-16-bit format vpipe's planes describe.
+  static AVPixelFormat eight_bit_twin(AVPixelFormat f) {
+    if (!has_plane_layout(f) || is_8bit(f)) return AV_PIX_FMT_NONE;
+    const auto& d = descriptor(f);
+    for (AVPixelFormat t : {AV_PIX_FMT_NV12, AV_PIX_FMT_NV16, AV_PIX_FMT_NV24, AV_PIX_FMT_YUV420P,
+                            AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUV444P, AV_PIX_FMT_GRAY8}) {
+      const auto& e = descriptor(t);
+      bool same = e.nb_components == d.nb_components && e.log2_chroma_w == d.log2_chroma_w &&
+                  e.log2_chroma_h == d.log2_chroma_h;
+      for (int c = 0; same && c < d.nb_components; ++c)
+        same = e.comp[c].plane == d.comp[c].plane && e.comp[c].step * 2 == d.comp[c].step;
+      if (same) return t;
+    }
+    return AV_PIX_FMT_NONE;
+  }
+
+ private:
+  int depth_ = 10, shift_ = 0;
+};
+
+// ---- invert ----------------------------------------------------------------
+
+class Invert final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"invert",
+            "Photographic negative (255 - value, every plane).",
+            {},
+            [](const ParamValues&) { return std::make_unique<Invert>(); },
+            "8-bit planar YUV and RGB",
+            true};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("invert", in);
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out,
+                   [](int, const PlaneView& s, const PlaneView& d) { ref::invert_plane(s, d); });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
+      cuda::invert_plane(s, d, ctx.stream);
+    });
+  }
+};
+
+// ---- grayscale -------------------------------------------------------------
+
+class Grayscale final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"grayscale",
+            "Drop the colour: keep luma, set chroma to neutral (YUV formats).",
+            {},
+            [](const ParamValues&) { return std::make_unique<Grayscale>(); },
+            "8-bit planar YUV and RGB",
+            true};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("grayscale", in);
+    const auto& d = descriptor(in.pix_fmt);
+    if (d.flags & AV_PIX_FMT_FLAG_RGB)
+      throw not_negotiated(fmt::format("grayscale: cannot take {} (YUV only)", to_string(in)));
+    identity_ = d.nb_components == 1;
+    return in;
+  }
+  [[nodiscard]] bool is_identity() const override { return identity_; }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [](int p, const PlaneView& s, const PlaneView& d) {
+      if (p == 0)
+        ref::copy_plane(s, d);
+      else if (p < 3)
+        ref::fill_plane(d, 128);
+      else
+        ref::copy_plane(s, d);  // alpha
+    });
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
+      if (p == 0 || p >= 3)
+        cuda::copy_plane(s, d.data, d.pitch, cudaMemcpyDeviceToDevice, ctx.stream);
+      else
+        cuda::fill_plane(d, 128, ctx.stream);
+    });
+  }
+
+ private:
+  bool identity_ = false;
+};
+
+// ---- format (swscale) --------------------------------------------------------
+
+class Format final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"format",
+            "Convert the pixel format with swscale (the chain inserts format=yuv420p where a "
+            "filter needs it).",
+            {{"pix_fmt", ParamType::kString, "", 0, 0, "FFmpeg pixel format name, e.g. nv12", {}}},
+            [](const ParamValues& p) { return std::make_unique<Format>(p.get_string("pix_fmt")); },
+            "any FFmpeg software pixel format",
+            false};
+  }
+  explicit Format(const std::string& name) : target_(av_get_pix_fmt(name.c_str())) {
+    if (target_ == AV_PIX_FMT_NONE)
+      throw chain_error(fmt::format("format: unknown pixel format '{}'", name));
+    if (descriptor(target_).flags & AV_PIX_FMT_FLAG_HWACCEL)
+      throw chain_error(fmt::format("format: '{}' is a hardware format", name));
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    in_ = in;
+    sws_.reset(sws_getContext(in.width, in.height, in.pix_fmt, in.width, in.height, target_,
+                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr,
+                              nullptr));
+    if (!sws_)
+      throw not_negotiated(fmt::format("format: swscale cannot convert {} to {}", to_string(in),
+                                       av_get_pix_fmt_name(target_)));
+    return {target_, in.width, in.height};
+  }
+  [[nodiscard]] bool is_identity() const override { return in_.pix_fmt == target_; }
+  void process(const Frame& in, Frame& out) override {
+    sws_scale(sws_.get(), in.av->data, in.av->linesize, 0, in.format.height, out.av->data,
+              out.av->linesize);
+  }
+
+ private:
+  AVPixelFormat target_;
+  FrameFormat in_;
+  UniqueSwsContext sws_;
+};
+
+}  // namespace
+
+FilterInfo planartonv12_filter_info() { return PlanarToNv12::info(); }
+FilterInfo rgbtoyuv_filter_info() { return RgbToYuv::info(); }
+FilterInfo to8bit_filter_info() { return To8Bit::info(); }
+FilterInfo invert_filter_info() { return Invert::info(); }
+FilterInfo grayscale_filter_info() { return Grayscale::info(); }
+FilterInfo format_filter_info() { return Format::info(); }
+
+}  // namespace vpipe

@@ -1,0 +1,47 @@
+// What the built-in filters share: format checks and plane helpers. Private to
+// pipeline/src/filters/builtin/.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/pipeline/filters/filter.hpp"
+
+namespace vpipe::builtin {
+
+inline const AVPixFmtDescriptor& descriptor(AVPixelFormat f) { return *av_pix_fmt_desc_get(f); }
+
+// Formats the plane-wise filters take.
+inline void expect_planar_8bit(std::string_view filter, const FrameFormat& in) {
+  if (!is_8bit(in.pix_fmt))
+    throw not_negotiated(
+        fmt::format("{}: cannot take {} (8-bit planar formats only)", filter, to_string(in)));
+}
+
+// Width/height must be multiples of the chroma subsampling of `fmt`.
+inline void expect_chroma_aligned(std::string_view what, int w, int h, AVPixelFormat fmt) {
+  const auto& d = descriptor(fmt);
+  const int mw = 1 << d.log2_chroma_w, mh = 1 << d.log2_chroma_h;
+  if (w % mw || h % mh)
+    throw chain_error(
+        fmt::format("{}: {}x{} must be a multiple of {}x{} for {}", what, w, h, mw, mh, d.name));
+}
+
+// Ratio of a plane's width to the luma width (chroma of 4:2:0: 0.5).
+inline double plane_scale(const Frame& f, int plane) {
+  return static_cast<double>(f.planes[static_cast<std::size_t>(plane)].width) /
+         static_cast<double>(f.format.width);
+}
+
+template <class Op>
+void for_each_plane(const Frame& in, Frame& out, Op&& op) {
+  for (int p = 0; p < in.num_planes; ++p)
+    op(p, in.planes[static_cast<std::size_t>(p)], out.planes[static_cast<std::size_t>(p)]);
+}
+
+}  // namespace vpipe::builtin

@@ -1,0 +1,97 @@
+// Built-in filters, timing: delay (a slow stage, to rehearse drops) and stamp (glass-to-glass).
+// They run on the CPU through the references in vpipe::kernels (OpenCV), plane by plane, and on the
+// CUDA path through vpipe::kernels' CUDA ops; each class's info() says all the registry knows of
+// it.
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <cmath>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#include "common.hpp"
+#include "vpipe/kernels/cuda_ops.hpp"
+#include "vpipe/kernels/reference.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/filters/image_file.hpp"
+#include "vpipe/pipeline/filters/stamp.hpp"
+
+namespace vpipe {
+namespace {
+
+using namespace builtin;
+
+// ---- delay -----------------------------------------------------------------
+
+// A slow stage on purpose: rehearses what a live pipeline does when a filter
+// cannot keep up (see --drop).
+class Delay final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"delay",
+            "Passes frames through after sleeping ms milliseconds each (a deliberately slow "
+            "stage, to rehearse the drop policy and latency).",
+            {{"ms", ParamType::kInt, "10", 0, 10000, "milliseconds per frame", {}}},
+            [](const ParamValues& p) { return std::make_unique<Delay>(p.get_int("ms")); },
+            "8-bit planar YUV and RGB",
+            false};
+  }
+  explicit Delay(int ms) : ms_(ms) {}
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("delay", in);
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    for_each_plane(in, out, [](int, const PlaneView& s, const PlaneView& d) {
+      for (int y = 0; y < s.height; ++y) std::memcpy(d.row(y), s.row(y), s.row_bytes());
+    });
+  }
+
+ private:
+  int ms_;
+};
+
+// ---- stamp -----------------------------------------------------------------
+
+// The sender's half of glass-to-glass latency (see stamp.hpp).
+class Stamp final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"stamp",
+            "Write the wall-clock time into the picture's top rows (64 black/white cells; YUV, "
+            "width >= 128): a receiver reading stamps (read_stamps) reports glass-to-glass "
+            "latency.",
+            {},
+            [](const ParamValues&) { return std::make_unique<Stamp>(); },
+            "8-bit planar YUV and RGB",
+            false};
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    expect_planar_8bit("stamp", in);
+    if (descriptor(in.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB)
+      throw not_negotiated(fmt::format("stamp: cannot take {} (YUV only)", to_string(in)));
+    if (in.width < 128)
+      throw chain_error(fmt::format("stamp: {} is narrower than 128", to_string(in)));
+    return in;
+  }
+  void process(const Frame& in, Frame& out) override {
+    for_each_plane(in, out, [](int, const PlaneView& s, const PlaneView& d) {
+      for (int y = 0; y < s.height; ++y) std::memcpy(d.row(y), s.row(y), s.row_bytes());
+    });
+    write_stamp(out.planes[0], stamp_clock_us());
+  }
+};
+
+}  // namespace
+
+FilterInfo delay_filter_info() { return Delay::info(); }
+FilterInfo stamp_filter_info() { return Stamp::info(); }
+
+}  // namespace vpipe

@@ -1,0 +1,94 @@
+#include "vpipe/pipeline/session/codec_open.hpp"
+
+#include <fmt/format.h>
+
+extern "C" {
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/pipeline/graph/host_frames.hpp"
+#include "vpipe/pipeline/io/nvdec.hpp"
+
+namespace vpipe {
+
+UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, NvdecContext* nvdec,
+                                  int nvdec_frames_held, HostFramePool* host_pool) {
+  const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
+  if (!codec)
+    throw input_error(fmt::format("{}: no decoder for video codec '{}'", o.input,
+                                  avcodec_get_name(stream->codecpar->codec_id)));
+  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
+  av_check(avcodec_parameters_to_context(dec.get(), stream->codecpar), "decoder parameters");
+  dec->pkt_timebase = stream->time_base;
+  dec->thread_count = o.decode_threads;
+  // Frame threads hold a frame per thread before the first comes out: a live
+  // input decodes with slice threads only, and asks for low delay.
+  const bool live = is_live_input(o.input);
+  dec->thread_type = live ? FF_THREAD_SLICE : FF_THREAD_FRAME | FF_THREAD_SLICE;
+  if (live) dec->flags |= AV_CODEC_FLAG_LOW_DELAY;
+  if (nvdec) nvdec->attach(dec.get(), nvdec_frames_held);
+  if (host_pool) host_pool->attach(dec.get());
+  if (const int ret = avcodec_open2(dec.get(), codec, nullptr); ret < 0)
+    throw input_error(fmt::format("{}: cannot open the {} decoder: {}", o.input, codec->name,
+                                  av_error_text(ret)));
+  return dec;
+}
+
+UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
+                                        AVRational time_base, AVRational frame_rate,
+                                        bool global_header, const TranscodeOptions& o,
+                                        const AVCodecContext* props, AVRational sample_aspect) {
+  UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
+  enc->width = format.width;
+  enc->height = format.height;
+  enc->pix_fmt = format.pix_fmt;
+  enc->time_base = time_base;
+  enc->framerate = frame_rate;
+  // MPEG-1/2, H.263 and DV encoders take their frame rate from the time base
+  // (the input's, e.g. 1/15360, was "15360 fps", refused); MPEG-4 part 2 limits it.
+  const auto id = codec->id;
+  if (frame_rate.num > 0 && frame_rate.den > 0 &&
+      (id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO || id == AV_CODEC_ID_H263 ||
+       id == AV_CODEC_ID_DVVIDEO || (id == AV_CODEC_ID_MPEG4 && time_base.den > 65535)))
+    enc->time_base = av_inv_q(frame_rate);
+  enc->sample_aspect_ratio = sample_aspect;
+  if (props) {
+    enc->color_range = props->color_range;
+    enc->colorspace = props->colorspace;
+    enc->color_primaries = props->color_primaries;
+    enc->color_trc = props->color_trc;
+  }
+  enc->thread_count = o.encode_threads;
+  if (o.gop > 0) enc->gop_size = o.gop;
+  if (global_header) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* enc_opts = nullptr;
+  const std::string name = codec->name;
+  if (name == "libx264") {
+    av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
+    av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
+    // Live (a live input, a paced run, a network output): no lookahead, no
+    // B-frames: a frame leaves the encoder as it enters.
+    if (is_live_input(o.input) || o.realtime || !network_output_format(o.output).empty())
+      av_dict_set(&enc_opts, "tune", "zerolatency", 0);
+  } else if (name == "h264_nvenc" || name == "hevc_nvenc") {
+    av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
+    av_dict_set(&enc_opts, "preset", "p4", 0);
+  } else if (name == "libx265") {
+    // x265 logs its banner at info level on its own: warnings only, unless -v.
+    if (av_log_get_level() < AV_LOG_WARNING)
+      av_dict_set(&enc_opts, "x265-params", "log-level=warning", 0);
+  } else if (codec->id == AV_CODEC_ID_MPEG4) {
+    enc->flags |= AV_CODEC_FLAG_QSCALE;
+    enc->global_quality = FF_QP2LAMBDA * o.qscale;
+  }
+  const FfmpegErrors ffmpeg;  // the encoder's own words: the detail FFmpeg's code lacks
+  const int ret = avcodec_open2(enc.get(), codec, &enc_opts);
+  av_dict_free(&enc_opts);
+  if (ret < 0)
+    throw input_error(fmt::format("{}: cannot open encoder {} for {}: {}{}", o.output, codec->name,
+                                  to_string(format), av_error_text(ret), ffmpeg.why()));
+  return enc;
+}
+
+}  // namespace vpipe

@@ -1,0 +1,155 @@
+#include "transcode_output.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+extern "C" {
+#include <libavutil/opt.h>
+}
+
+#include "vpipe/pipeline/io/media_stages.hpp"
+#include "vpipe/pipeline/parallel/segment_encode.hpp"
+#include "vpipe/pipeline/session/codec_open.hpp"
+
+namespace vpipe {
+
+namespace {
+
+// The input stream's display matrix (a phone's rotation), on the output stream: the picture is
+// stored as decoded and a player turns it as it turned the input. (FFmpeg 6.1 moved stream side
+// data into codecpar.)
+void copy_display_matrix(const AVStream* in, AVStream* out) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
+  const AVPacketSideData* sd = av_packet_side_data_get(
+      in->codecpar->coded_side_data, in->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
+  if (!sd) return;
+  AVPacketSideData* copy =
+      av_packet_side_data_new(&out->codecpar->coded_side_data, &out->codecpar->nb_coded_side_data,
+                              AV_PKT_DATA_DISPLAYMATRIX, sd->size, 0);
+  if (copy) std::memcpy(copy->data, sd->data, sd->size);
+#else
+  std::size_t size = 0;
+  const std::uint8_t* matrix = av_stream_get_side_data(in, AV_PKT_DATA_DISPLAYMATRIX, &size);
+  if (!matrix) return;
+  if (std::uint8_t* copy = av_stream_new_side_data(out, AV_PKT_DATA_DISPLAYMATRIX, size))
+    std::memcpy(copy, matrix, size);
+#endif
+}
+
+}  // namespace
+
+UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodePlan& plan,
+                                           const Source& in, const std::atomic<int>* interrupt,
+                                           TranscodeReport& report) {
+  AVFormatContext* raw = nullptr;
+  const std::string net = network_output_format(o.output);
+  if (avformat_alloc_output_context2(&raw, nullptr, net.empty() ? nullptr : net.c_str(),
+                                     o.output.c_str()) < 0 ||
+      !raw)
+    throw input_error(
+        fmt::format("{}: cannot tell the container from the name (use .mp4, .mkv, "
+                    ".mov, .ts…, udp://host:port for MPEG-TS over UDP, or null to "
+                    "write nothing)",
+                    o.output));
+  file_.ctx.reset(raw);
+  file_.path = o.output;
+  AVFormatContext* oc = file_.ctx.get();
+  // A live run has no natural end: an MP4/MOV being written is fragmented, so
+  // the file is playable at any moment, even if the process is killed. (Not
+  // empty_moov: the moov would be written before the ADTS→ASC filter has seen
+  // MPEG-TS's AAC, and the muxer refuses it.)
+  const std::string oname = oc->oformat->name;
+  if (plan.live && (oname == "mp4" || oname == "mov")) {
+    av_opt_set(oc->priv_data, "movflags", "frag_keyframe+default_base_moof", 0);
+    report.notes.push_back("live input: the MP4 is written fragmented (playable while written)");
+  }
+  auto encoder = add_video(o, plan, in, report);
+  copy_other_streams(in, report);
+  av_dict_copy(&oc->metadata, in.input->metadata, 0);
+  if (!(oc->oformat->flags & AVFMT_NOFILE)) file_.open(o.output, o.keep_partial, interrupt);
+  const FfmpegErrors ffmpeg;
+  if (const int ret = avformat_write_header(oc, nullptr); ret < 0)
+    throw input_error(
+        fmt::format("cannot write '{}': {}{}", o.output, av_error_text(ret), ffmpeg.why()));
+  return encoder;
+}
+
+UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const TranscodePlan& plan,
+                                                const Source& in, TranscodeReport& report) {
+  AVFormatContext* oc = file_.ctx.get();
+  if (o.encode_segments > 1) {  // every segment's encoder gets the output encoder's settings
+    o.gop = encode_segment_frames(o.gop);
+    if (o.encode_threads == 0) o.encode_threads = encode_threads_each(o.encode_segments);
+    report.notes.push_back(
+        fmt::format("encode: {} encoders at once on segments of {} frames, {} threads each",
+                    o.encode_segments, o.gop, o.encode_threads));
+  }
+  // The picture keeps its display shape through the chain (non-square pixels: DV, HDV, DVD,
+  // broadcast SD) and its display turn (a phone's rotation).
+  const AVRational sar =
+      sample_aspect_after(plan.chain, av_guess_sample_aspect_ratio(in.input, in.video, nullptr));
+  // MXF and DV files state one frame rate in their time base (MXF refused 1/15360).
+  const std::string container = oc->oformat->name;
+  const bool frame_rate_tb =
+      (container.rfind("mxf", 0) == 0 || container == "dv") && in.frame_rate.num > 0;
+  auto encoder = open_video_encoder(
+      plan.encoder, plan.output, frame_rate_tb ? av_inv_q(in.frame_rate) : in.video->time_base,
+      in.frame_rate, (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, in.decoder, sar);
+  video_out_ = avformat_new_stream(oc, nullptr);
+  AVStream* video_out = video_out_;
+  av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),
+           "output video parameters");
+  video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
+  copy_display_matrix(in.video, video_out);
+  // Its tags (language, a broadcast timecode, which MOV writes as a tmcd track), but not the
+  // input's encoder: this output's is another.
+  av_dict_copy(&video_out->metadata, in.video->metadata, 0);
+  av_dict_set(&video_out->metadata, "encoder", nullptr, 0);
+  video_out->time_base = encoder->time_base;
+  video_out->avg_frame_rate = encoder->framerate;
+  source_tb_.push_back(encoder->time_base);
+  return encoder;
+}
+
+// Audio and subtitles the container can hold, copied; the rest dropped, each with a note.
+void TranscodeOutput::copy_other_streams(const Source& in, TranscodeReport& report) {
+  AVFormatContext* oc = file_.ctx.get();
+  output_index_.assign(in.input->nb_streams, -1);
+  for (unsigned i = 0; i < in.input->nb_streams; ++i) {
+    AVStream* s = in.input->streams[i];
+    const auto type = s->codecpar->codec_type;
+    if (static_cast<int>(i) == in.video_index) continue;
+    if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) {
+      // Data (a timecode track: its timecode goes on the video stream's tags) and attachments,
+      // and further video streams: said, not silently gone.
+      char tag[AV_FOURCC_MAX_STRING_SIZE] = {};
+      const char* media = av_get_media_type_string(type);
+      const std::string what = s->codecpar->codec_id != AV_CODEC_ID_NONE
+                                   ? avcodec_get_name(s->codecpar->codec_id)
+                                   : av_fourcc_make_string(tag, s->codecpar->codec_tag);
+      report.notes.push_back(fmt::format(
+          "stream #{} ({}, {}) not copied: vpipe copies audio and subtitles beside the video it "
+          "transcodes",
+          i, media ? media : "unknown", what));
+      continue;
+    }
+    if (container_holds(oc->oformat, s->codecpar->codec_id) == false) {
+      report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
+                                         avcodec_get_name(s->codecpar->codec_id),
+                                         oc->oformat->name));
+      continue;
+    }
+    AVStream* os = avformat_new_stream(oc, nullptr);
+    av_check(avcodec_parameters_copy(os->codecpar, s->codecpar), "copying stream parameters");
+    os->codecpar->codec_tag = 0;
+    os->time_base = s->time_base;
+    av_dict_copy(&os->metadata, s->metadata, 0);
+    os->disposition = s->disposition;
+    output_index_[i] = os->index;
+    source_tb_.push_back(s->time_base);
+    report.copied_streams++;
+  }
+}
+
+}  // namespace vpipe

@@ -1,0 +1,110 @@
+// The transcode's output: the muxer for the output path, written beside its
+// target and put in place when finished; its video stream, from the encoder
+// opened here; the input's audio and subtitles the container holds, copied
+// (the rest noted). Private to the session (transcode.cpp).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/session/transcode_options.hpp"
+#include "vpipe/pipeline/session/transcode_plan.hpp"
+#include "vpipe/pipeline/session/transcode_report.hpp"
+
+namespace vpipe {
+
+// The output: written beside its target and put in place when finished (StagedOutput).
+// Members die in this order: the muxer closes the file before the staging removes
+// it, and before the watch its I/O context polls.
+struct OutputFile {
+  std::optional<OutputWatch> watch;  // a stream's writes: Ctrl-C ends one that blocks
+  std::optional<StagedOutput> file;
+  UniqueMuxContext ctx;
+  std::string path;  // as the user named it
+
+  // A stream output (StagedOutput::stream): after Ctrl-C, a write its reader
+  // leaves waiting for 1 s ends the writing (OutputWatch).
+  void open(const std::string& target, bool keep_partial, const std::atomic<int>* interrupt) {
+    file.emplace(target, keep_partial);
+    AVIOInterruptCB* cb = nullptr;
+    AVIOInterruptCB stream_cb{};
+    if (file->stream() && interrupt) {
+      stream_cb = watch.emplace(interrupt, 1.0).callback();
+      cb = &stream_cb;
+    }
+    AVFormatContext* oc = ctx.get();
+    if (const int ret =
+            avio_open2(&oc->pb, file->write_url().c_str(), AVIO_FLAG_WRITE, cb, nullptr);
+        ret < 0)
+      throw input_error(fmt::format("cannot open output '{}': {}", target, av_error_text(ret)));
+    if (watch) watch->follow(oc->pb);
+    file->opened();
+  }
+
+  // Complete (or finalized after Ctrl-C): closed, checked to open, then in place.
+  // (AVERROR_EXIT: a stream whose writing stopped at Ctrl-C; what was written stays.)
+  void finished() {
+    AVFormatContext* oc = ctx.get();
+    if (oc && !(oc->oformat->flags & AVFMT_NOFILE))
+      if (const int ret = avio_closep(&oc->pb); ret < 0 && ret != AVERROR_EXIT)
+        throw input_error(fmt::format("writing '{}': {}", path, av_error_text(ret)));
+    ctx.reset();
+    if (file && file->staged()) check_it_opens();
+    if (file) file->commit();
+  }
+
+ private:
+  void check_it_opens() const {
+    try {
+      (void)open_input(file->write_url());
+    } catch (const std::exception& e) {
+      throw input_error(fmt::format(
+          "'{}': the finished output does not open ({}); the file already there, if any, "
+          "is left as it was",
+          path, e.what()));
+    }
+  }
+};
+
+class TranscodeOutput {
+ public:
+  struct Source {  // what of the input the output is made from
+    AVFormatContext* input;
+    AVStream* video;
+    int video_index;
+    AVRational frame_rate;
+    const AVCodecContext* decoder;  // its colour properties go to the encoder
+  };
+  // Opens the muxer, its streams and its file, and writes the header; returns the video
+  // encoder (the session keeps it among its members, in the order they must die). With
+  // encode_segments, `o`'s gop and encode_threads become the segments' own.
+  UniqueAVCodecContext open(TranscodeOptions& o, const TranscodePlan& plan, const Source& in,
+                            const std::atomic<int>* interrupt, TranscodeReport& report);
+  // Complete (or finalized after Ctrl-C): closed, checked to open, then in place.
+  void finished() { file_.finished(); }
+
+  [[nodiscard]] AVFormatContext* ctx() const { return file_.ctx.get(); }
+  [[nodiscard]] AVStream* video() const { return video_out_; }
+  // Input stream → output stream (-1: not copied); empty until opened.
+  [[nodiscard]] const std::vector<int>& index() const { return output_index_; }
+  // Per output stream, the time base its packets arrive in.
+  [[nodiscard]] const std::vector<AVRational>& source_time_bases() const { return source_tb_; }
+
+ private:
+  UniqueAVCodecContext add_video(TranscodeOptions& o, const TranscodePlan& plan, const Source& in,
+                                 TranscodeReport& report);
+  void copy_other_streams(const Source& in, TranscodeReport& report);
+
+  OutputFile file_;
+  std::vector<int> output_index_;
+  std::vector<AVRational> source_tb_;
+  AVStream* video_out_ = nullptr;
+};
+
+}  // namespace vpipe
