@@ -7,6 +7,10 @@
 #include <opencv2/imgproc.hpp>
 
 #include <nlohmann/json.hpp>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
 #include <thread>
 #include <vector>
 
@@ -191,6 +195,82 @@ TEST_F(TranscodeE2E, ResizeAndBlurMatchTheReference) {
   ASSERT_EQ(i, 150);
   EXPECT_GE(worst_blurred, 35.0);
   EXPECT_GT(sum_blurred / i, sum_sharp / i + 3.0) << "the blur was applied";
+}
+
+// What FFmpeg reads back of a file's video stream: its parameters, and per packet
+// whether it is a keyframe (the oracle of the encoder-control tests).
+struct VideoStreamRead {
+  int profile = 0, level = 0;
+  std::string pix_fmt;
+  std::int64_t bytes = 0;
+  double seconds = 0;
+  std::vector<bool> key;  // per packet, in file order
+};
+VideoStreamRead read_video_stream(const std::string& path) {
+  auto ctx = open_input(path);
+  const int v = av_find_best_stream(ctx.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  EXPECT_GE(v, 0) << path;
+  VideoStreamRead r;
+  if (v < 0) return r;
+  const AVCodecParameters* par = ctx->streams[v]->codecpar;
+  r.profile = par->profile;
+  r.level = par->level;
+  const char* name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(par->format));
+  r.pix_fmt = name ? name : "";
+  const AVRational rate = av_guess_frame_rate(ctx.get(), ctx->streams[v], nullptr);
+  auto pkt = make_av_packet();
+  while (av_read_frame(ctx.get(), pkt.get()) >= 0) {
+    if (pkt->stream_index == v) {
+      r.bytes += pkt->size;
+      r.key.push_back((pkt->flags & AV_PKT_FLAG_KEY) != 0);
+    }
+    av_packet_unref(pkt.get());
+  }
+  r.seconds = static_cast<double>(r.key.size()) * av_q2d(av_inv_q(rate));
+  return r;
+}
+
+// Encoder control (issue #43, item 2): rate control, profile, level, the pixel
+// format and any private option reach the encoder, FFmpeg reading the result back;
+// an option the encoder does not know, or a format it does not take, fails before
+// the first frame, naming both, and leaves no file.
+TEST_F(TranscodeE2E, EncoderControlReachesTheEncoderAndMistakesFailFirst) {
+  const auto base = "transcode " + kSample + " ";
+  const auto rated = path("rated.mp4");
+  auto r = run_vpipe(base + rated +
+                     " --frames 90 --bitrate 300k --maxrate 400k --bufsize 800k --profile baseline "
+                     "--level 3.1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto a = read_video_stream(rated);
+  EXPECT_EQ(a.profile, FF_PROFILE_H264_CONSTRAINED_BASELINE);
+  EXPECT_EQ(a.level, 31);
+  const double kbps = static_cast<double>(a.bytes) * 8 / a.seconds / 1000;
+  EXPECT_GT(kbps, 150);
+  EXPECT_LT(kbps, 450) << "the rate control held it near 300k (crf 23 gives far more here)";
+  const auto deep = path("deep.mp4");
+  r = run_vpipe(base + deep + " --frames 10 --pix-fmt yuv420p10le");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_video_stream(deep).pix_fmt, "yuv420p10le");
+  EXPECT_EQ(read_video_stream(deep).profile, FF_PROFILE_H264_HIGH_10);
+  const auto keyed = path("keyed.mp4");
+  r = run_vpipe(base + keyed +
+                " --frames 30 --encoder-option x264-params=keyint=10:min-keyint=10:scenecut=0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto k = read_video_stream(keyed);
+  ASSERT_EQ(k.key.size(), 30u);
+  for (std::size_t i = 0; i < k.key.size(); ++i) EXPECT_EQ(k.key[i], i % 10 == 0) << i;
+  const auto none = path("none.mp4");
+  r = run_vpipe(base + none + " --frames 10 --encoder-option no_such_knob=1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("encoder libx264 has no option 'no_such_knob'"), std::string::npos) << r.err;
+  r = run_vpipe(base + none + " --frames 10 --encoder mpeg4 --pix-fmt yuv444p");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("encoder mpeg4 does not take pix_fmt yuv444p (it takes yuv420p)"),
+            std::string::npos)
+      << r.err;
+  r = run_vpipe(base + none + " --frames 10 --pix-fmt yuv999p");
+  EXPECT_EQ(r.exit_code, 2) << "a name FFmpeg does not know is a usage error";
+  EXPECT_FALSE(fs::exists(none)) << "no output is left by a refused option";
 }
 
 TEST_F(TranscodeE2E, Ffv1IsLosslessAndFrameExact) {

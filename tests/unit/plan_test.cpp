@@ -331,6 +331,16 @@ TEST(OptionSchema, KeysAliasesAndValuesAreCheckedInOnePlace) {
   set("input_options", "probesize=32");
   EXPECT_EQ(o.input_options, (std::vector<std::string>{"rtsp_transport=tcp", "probesize=32"}));
   EXPECT_NE(error("input_option", "=x").find("=x: expected key=value"), std::string::npos);
+  set("bitrate", "1.5M");
+  EXPECT_EQ(o.bitrate, 1500000) << "bit rates are decimal, as FFmpeg's -b:v";
+  set("maxrate", "800k");
+  EXPECT_EQ(o.maxrate, 800000);
+  EXPECT_NE(error("bufsize", "2X").find("bufsize 2X: expected bits per second"), std::string::npos);
+  set("encoder_option", "x265-params=aq-mode=3");
+  EXPECT_EQ(o.encoder_options, (std::vector<std::string>{"x265-params=aq-mode=3"}));
+  EXPECT_NE(error("encoder_option", "crf").find("crf: expected key=value"), std::string::npos);
+  set("pix_fmt", "yuv420p10le");
+  EXPECT_NE(error("pix_fmt", "yuv999p").find("not a pixel format FFmpeg knows"), std::string::npos);
   set("stall_timeout_s", "2.5");
   EXPECT_EQ(o.stall_timeout_s, 2.5);
   EXPECT_NE(error("device", "gpu").find("cfg: device gpu: expected one of auto, cpu, cuda"),

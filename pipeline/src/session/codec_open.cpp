@@ -35,6 +35,32 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, N
   return dec;
 }
 
+namespace {
+
+// The user's encoder settings: rate control, the profile and level (the encoder's own
+// option where it has one, libx264's strings, else the codec context's), and each
+// encoder_option, put in `opts` after vpipe's defaults so that the user's win.
+void set_user_encoder_options(AVCodecContext* enc, const AVCodec* codec, const TranscodeOptions& o,
+                              AVDictionary*& opts) {
+  if (o.bitrate) enc->bit_rate = *o.bitrate;
+  if (o.maxrate) enc->rc_max_rate = *o.maxrate;
+  if (o.bufsize) enc->rc_buffer_size = static_cast<int>(*o.bufsize);
+  for (const auto& [key, value] : {std::pair{"profile", &o.profile}, {"level", &o.level}}) {
+    if (value->empty()) continue;
+    // The encoder's own option first (set directly: open would try the context's first).
+    const bool own = enc->priv_data && av_opt_find(enc->priv_data, key, nullptr, 0, 0);
+    if (av_opt_set(own ? enc->priv_data : static_cast<void*>(enc), key, value->c_str(), 0) < 0)
+      throw input_error(
+          fmt::format("{}: encoder {} takes no {} '{}'", o.output, codec->name, key, *value));
+  }
+  for (const auto& kv : o.encoder_options) {
+    const auto eq = kv.find('=');
+    av_dict_set(&opts, kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 0);
+  }
+}
+
+}  // namespace
+
 UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
                                         AVRational time_base, AVRational frame_rate,
                                         bool global_header, const TranscodeOptions& o,
@@ -65,14 +91,14 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   AVDictionary* enc_opts = nullptr;
   const std::string name = codec->name;
   if (name == "libx264") {
-    av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
+    if (!o.bitrate) av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
     av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
     // Live (a live input, a paced run, a network output): no lookahead, no
     // B-frames: a frame leaves the encoder as it enters.
     if (is_live_input(o.input) || o.realtime || !network_output_format(o.output).empty())
       av_dict_set(&enc_opts, "tune", "zerolatency", 0);
   } else if (name == "h264_nvenc" || name == "hevc_nvenc") {
-    av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
+    if (!o.bitrate) av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
     av_dict_set(&enc_opts, "preset", "p4", 0);
   } else if (name == "libx265") {
     // x265 logs its banner at info level on its own: warnings only, unless -v.
@@ -82,12 +108,21 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = FF_QP2LAMBDA * o.qscale;
   }
+  set_user_encoder_options(enc.get(), codec, o, enc_opts);
   const FfmpegErrors ffmpeg;  // the encoder's own words: the detail FFmpeg's code lacks
   const int ret = avcodec_open2(enc.get(), codec, &enc_opts);
+  std::string unknown;  // what open left in the dictionary, no option of this encoder took
+  for (const AVDictionaryEntry* e = nullptr;
+       (e = av_dict_get(enc_opts, "", e, AV_DICT_IGNORE_SUFFIX));)
+    unknown += fmt::format("{}'{}'", unknown.empty() ? "" : ", ", e->key);
   av_dict_free(&enc_opts);
   if (ret < 0)
     throw input_error(fmt::format("{}: cannot open encoder {} for {}: {}{}", o.output, codec->name,
                                   to_string(format), av_error_text(ret), ffmpeg.why()));
+  if (!unknown.empty())
+    throw input_error(fmt::format(
+        "{}: encoder {} has no option {} (encoder_option; `ffmpeg -h encoder={}` lists its own)",
+        o.output, codec->name, unknown, codec->name));
   return enc;
 }
 

@@ -9,6 +9,10 @@
 
 #include <cuda_runtime_api.h>
 
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
 
 namespace vpipe {
@@ -25,6 +29,20 @@ std::size_t parse_bytes(const std::string& s, std::string_view what) {
   if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e15))
     throw usage_error(fmt::format("{} {}: expected bytes or 800M, 1.5G", what, s));
   return static_cast<std::size_t>(v * mult);
+}
+
+std::int64_t parse_bitrate(const std::string& s, std::string_view what) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double mult = unit.empty()                 ? 1
+                      : unit == "k" || unit == "K" ? 1e3
+                      : unit == "M"                ? 1e6
+                      : unit == "G"                ? 1e9
+                                                   : -1;
+  if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e12))
+    throw usage_error(fmt::format("{} {}: expected bits per second or 800k, 5M", what, s));
+  return static_cast<std::int64_t>(v * mult);
 }
 
 double parse_duration(const std::string& s, std::string_view what) {
@@ -156,6 +174,20 @@ OptionSpec positional(OptionSpec s) {
   return s;
 }
 
+// A rate in bits per second, with k/M/G (decimal, as FFmpeg's -b:v).
+OptionSpec rate(std::string key, std::optional<std::int64_t> O::*m, std::string help) {
+  return row(
+      std::move(key), "BITS (800k, 5M)", std::move(help),
+      [m](O& o, const std::string& v) {
+        try {
+          o.*m = parse_bitrate(v, "");
+        } catch (const usage_error& e) {
+          throw usage_error(e.what());  // " VALUE: expected …"
+        }
+      },
+      [m](const O& o) { return o.*m ? fmt::format("{}", *(o.*m)) : ""; });
+}
+
 // The devices visible now, for gpus (all, a count, or a list).
 std::vector<int> visible_gpus(const std::string& text) {
   int visible = 0;
@@ -263,6 +295,44 @@ std::vector<OptionSpec> encoder_rows() {
       applies_to(count("crf", &O::crf, 0, 51, "quality: 0 lossless … 51 worst"), "libx264"),
       applies_to(text("preset", &O::preset, "NAME", "speed: ultrafast … veryslow"), "libx264"),
       applies_to(count("qscale", &O::qscale, 2, 31, "quantizer: 2 best … 31"), "mpeg4"),
+      rate("bitrate", &O::bitrate,
+           "target video bit rate, e.g. --bitrate 5M (libx264 and NVENC then rate-control to it "
+           "instead of crf/cq)"),
+      rate("maxrate", &O::maxrate,
+           "most bit rate over the buffer (VBV), with bufsize, e.g. --maxrate 6M --bufsize 12M"),
+      rate("bufsize", &O::bufsize, "the rate control buffer (VBV) in bits, e.g. --bufsize 12M"),
+      text("profile", &O::profile, "NAME",
+           "the encoder's profile, e.g. --profile high (libx264), main10 (libx265); the "
+           "encoder's default when unset"),
+      text("level", &O::level, "LEVEL", "the encoder's level, e.g. --level 4.1"),
+      row(
+          "pix_fmt", "NAME",
+          "the pixel format the encoder takes, e.g. --pix-fmt yuv420p10le for 10 bits, or "
+          "yuv444p; the chain converts to it (default: the chain's own, or the encoder's "
+          "nearest)",
+          [](O& o, const std::string& v) {
+            if (av_get_pix_fmt(v.c_str()) == AV_PIX_FMT_NONE)
+              throw usage_error(fmt::format(" {}: not a pixel format FFmpeg knows", v));
+            o.pix_fmt = v;
+          },
+          [](const O& o) { return o.pix_fmt; }),
+      [] {
+        auto s = row(
+            "encoder_option", "KEY=VALUE",
+            "any option of the encoder, its private ones included (repeatable; a config or "
+            "Python takes a list), e.g. --encoder-option x265-params=aq-mode=3, "
+            "--encoder-option preset=p6 (NVENC), --encoder-option crf=30 (libsvtav1); one the "
+            "encoder does not know fails before the first frame",
+            [](O& o, const std::string& kv) {
+              if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
+                throw usage_error(fmt::format(" {}: expected key=value", kv));
+              o.encoder_options.push_back(kv);
+            },
+            [](const O& o) { return joined(o.encoder_options); });
+        s.form = Form::kRepeatable;
+        s.alias = "encoder_options";
+        return s;
+      }(),
       count("gop", &O::gop, 0, 100000,
             "at most N frames from one keyframe to the next (0: the encoder's default; short GOPs "
             "seek faster and let decode_sessions split the file finer)"),

@@ -234,6 +234,23 @@ QueuePlan plan_queues(std::size_t depth, bool nvdec) {
   return q;
 }
 
+namespace {
+// pix_fmt: the format asked for, which the encoder must take (its list, when it has one).
+AVPixelFormat asked_format(const TranscodeOptions& o, const AVCodec* codec) {
+  const AVPixelFormat want = av_get_pix_fmt(o.pix_fmt.c_str());
+  if (want == AV_PIX_FMT_NONE)
+    throw usage_error(fmt::format("pix_fmt {}: not a pixel format FFmpeg knows", o.pix_fmt));
+  if (!codec->pix_fmts) return want;
+  std::string takes;
+  for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f) {
+    if (*f == want) return want;
+    takes += fmt::format("{}{}", takes.empty() ? "" : ", ", av_get_pix_fmt_name(*f));
+  }
+  throw input_error(fmt::format("{}: encoder {} does not take pix_fmt {} (it takes {})", o.output,
+                                codec->name, o.pix_fmt, takes));
+}
+}  // namespace
+
 AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
   if (!codec->pix_fmts) return want;
   for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
@@ -294,7 +311,9 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
   p.output = p.chain.empty() ? p.decoded : p.chain.back().out;
   if (!p.null_output) {
     p.encoder = choose_encoder(o, machine, p);
-    if (const auto want = encoder_format(p.encoder, p.output.pix_fmt); want != p.output.pix_fmt) {
+    if (const auto want = o.pix_fmt.empty() ? encoder_format(p.encoder, p.output.pix_fmt)
+                                            : asked_format(o, p.encoder);
+        want != p.output.pix_fmt) {
       auto conv =
           build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), p.output);
       for (auto& c : conv) p.chain.push_back(std::move(c));

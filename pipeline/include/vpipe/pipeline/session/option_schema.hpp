@@ -68,6 +68,9 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::string& va
 // Units parsed in one place, for the schema and every other option that takes them.
 // "1.5G", "800M", "64K", "1048576" → bytes; throws usage_error naming `what`.
 [[nodiscard]] std::size_t parse_bytes(const std::string& text, std::string_view what);
+// "800k", "5M", "1.5M", "2500000" → bits per second (k = 1000, as FFmpeg's -b:v);
+// throws usage_error naming `what`.
+[[nodiscard]] std::int64_t parse_bitrate(const std::string& text, std::string_view what);
 // "90", "90s", "20m", "2h" → seconds; throws usage_error naming `what`.
 [[nodiscard]] double parse_duration(const std::string& text, std::string_view what);
 

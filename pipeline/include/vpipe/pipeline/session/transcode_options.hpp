@@ -122,6 +122,13 @@ struct TranscodeOptions {
   std::string preset = "veryfast";  // libx264
   int qscale = 3;                   // mpeg4: 2 (best) .. 31
   int gop = 0;  // frames from one keyframe to the next, at most (0: the encoder's default)
+  // Rate control (bits per second; unset: the encoder's quality mode, crf for libx264).
+  std::optional<std::int64_t> bitrate, maxrate, bufsize;
+  std::string profile, level;  // the encoder's (empty: its default)
+  std::string pix_fmt;         // what the encoder takes (empty: the chain's, or its nearest)
+  // "key=value": any option of the encoder, private ones included, set at open;
+  // one the encoder does not know fails the open (before the first frame).
+  std::vector<std::string> encoder_options;
   int encode_threads = 0;  // the video encoder's threads (0: the encoder chooses)
   // Encoders encoding segments (GOPs) of the output at once (>1:
   // segment_encode.hpp), each with encode_threads or its share of the cores.
