@@ -23,6 +23,20 @@ std::vector<std::unique_ptr<Command>> every_command() {
 }  // namespace
 
 Cli::Cli() : commands_(every_command()) {
+  app.name("vpipe");  // --help says "vpipe", whatever path started it (docs/CLI.md is its help)
+  app.require_subcommand(1);
+  app.add_flag("-v,--verbose", verbose, "log FFmpeg warnings and debug detail");
+  app.add_option("--plugin", plugins,
+                 "load a filter plugin (.so built with vpipe_add_filter_plugin; repeatable). "
+                 "Plugins in $VPIPE_PLUGIN_DIR, else in <vpipe's dir>/plugins and "
+                 "<vpipe's dir>/../lib/vpipe/plugins, load by themselves");
+  std::map<std::string_view, CLI::App*> groups;  // a group's name → its app
+  for (const auto& c : commands_) {
+    CLI::App* parent = c->parent().empty() ? &app : groups.at(c->parent());
+    apps_.push_back(c->add(*parent));
+    if (c->parent().empty()) groups[apps_.back()->get_name()] = apps_.back();
+  }
+  // After the commands: a subcommand takes its parent's footer when it is made.
   app.footer(
       "Examples:\n"
       "  vpipe transcode media/sample-720p.mp4 out.mp4 --vf \"resize=640x360,blur=sigma=1.5\"\n"
@@ -41,18 +55,6 @@ Cli::Cli() : commands_(every_command()) {
       "  vpipe filters\n"
       "  vpipe info\n\n" +
       exit_code_help());
-  app.require_subcommand(1);
-  app.add_flag("-v,--verbose", verbose, "log FFmpeg warnings and debug detail");
-  app.add_option("--plugin", plugins,
-                 "load a filter plugin (.so built with vpipe_add_filter_plugin; repeatable). "
-                 "Plugins in $VPIPE_PLUGIN_DIR, else in <vpipe's dir>/plugins and "
-                 "<vpipe's dir>/../lib/vpipe/plugins, load by themselves");
-  std::map<std::string_view, CLI::App*> groups;  // a group's name → its app
-  for (const auto& c : commands_) {
-    CLI::App* parent = c->parent().empty() ? &app : groups.at(c->parent());
-    apps_.push_back(c->add(*parent));
-    if (c->parent().empty()) groups[apps_.back()->get_name()] = apps_.back();
-  }
 }
 
 Command& Cli::chosen() const {

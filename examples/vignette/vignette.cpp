@@ -26,7 +26,8 @@ class Vignette final : public vpipe::Filter {
           return std::make_unique<Vignette>(static_cast<float>(p.get_float("strength")));
         }};
     i.formats = "yuv420p, nv12";
-    i.cuda = true;  // process_cuda below: said once, here
+    i.cuda = true;                        // process_cuda below: said once, here
+    i.example = "vignette=strength=0.7";  // `vpipe filters` shows it
     return i;
   }
   explicit Vignette(float strength) : strength_(strength) {}

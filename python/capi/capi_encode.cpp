@@ -117,7 +117,8 @@ class PythonFilter final : public vpipe::Filter {
           return std::make_unique<PythonFilter>(static_cast<int>(p.get_int("slot")));
         },
         "any 8-bit layout (format=rgb24 before it gives H×W×3 tensors)",
-        true};
+        true,
+        "format=rgb24,python=slot=1"};
   }
   vpipe::FrameFormat configure(const vpipe::FrameFormat& in) override {
     (void)vpipe::plane_layout(in);  // throws for layouts a tensor cannot describe

@@ -93,6 +93,23 @@ TEST(ChainBuilder, NullPassesAnyFormatThroughAsAnIdentity) {
   EXPECT_EQ(info.formats, "any");
 }
 
+// Every built-in filter's info() carries an example (docs/FILTERS.md shows it), and the
+// example is a chain that parses and builds on 1080p yuv420p (one that reads a file: parses).
+TEST(ChainBuilder, EveryFiltersExampleBuilds) {
+  auto& reg = FilterRegistry::instance();
+  for (const auto& name : reg.names()) {
+    const auto& info = reg.info(name);
+    SCOPED_TRACE(name);
+    ASSERT_FALSE(info.example.empty());
+    EXPECT_NE(info.example.find(name), std::string::npos) << "the example uses its filter";
+    const auto specs = parse_chain(info.example);
+    for (const auto& s : specs) EXPECT_NO_THROW((void)parse_params(reg.info(s.name), s.args));
+    if (info.example.find("file=") == std::string::npos) {
+      EXPECT_NO_THROW((void)build_chain(specs, {AV_PIX_FMT_YUV420P, 1920, 1080}));
+    }
+  }
+}
+
 TEST(ChainBuilder, ErrorsNameTheFilterAndTheProblem) {
   EXPECT_NE(chain_error_of("sharpen=3").find("unknown filter 'sharpen'"), std::string::npos);
   EXPECT_NE(chain_error_of("sharpen=3").find("blur"), std::string::npos) << "lists what exists";

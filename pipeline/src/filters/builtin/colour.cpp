@@ -46,7 +46,8 @@ class PlanarToNv12 final : public Filter {
             {},
             [](const ParamValues&) { return std::make_unique<PlanarToNv12>(); },
             "yuv420p",
-            true};
+            true,
+            "yuv420p_to_nv12"};
   }
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_YUV420P)
@@ -83,7 +84,8 @@ class RgbToYuv final : public Filter {
                   p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
         },
         "rgb24 or rgba in; nv12 or yuv420p out",
-        true};
+        true,
+        "format=rgb24,rgb_to_yuv=format=nv12"};
   }
   RgbToYuv(AVPixelFormat target, ColorSpec spec) : target_(target), spec_(spec) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -126,7 +128,8 @@ class To8Bit final : public Filter {
             {},
             [](const ParamValues&) { return std::make_unique<To8Bit>(); },
             "9- to 16-bit YUV or gray in (p010, yuv420p10le…); its 8-bit layout out",
-            true};
+            true,
+            "format=p010le,to_8bit"};
   }
   FrameFormat configure(const FrameFormat& in) override {
     const AVPixelFormat out = eight_bit_twin(in.pix_fmt);
@@ -179,7 +182,8 @@ class Invert final : public Filter {
             {},
             [](const ParamValues&) { return std::make_unique<Invert>(); },
             "8-bit planar YUV and RGB",
-            true};
+            true,
+            "invert"};
   }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("invert", in);
@@ -206,7 +210,8 @@ class Grayscale final : public Filter {
             {},
             [](const ParamValues&) { return std::make_unique<Grayscale>(); },
             "8-bit planar YUV and RGB",
-            true};
+            true,
+            "grayscale"};
   }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("grayscale", in);
@@ -251,7 +256,8 @@ class Format final : public Filter {
             {{"pix_fmt", ParamType::kString, "", 0, 0, "FFmpeg pixel format name, e.g. nv12", {}}},
             [](const ParamValues& p) { return std::make_unique<Format>(p.get_string("pix_fmt")); },
             "any FFmpeg software pixel format",
-            false};
+            false,
+            "format=nv12"};
   }
   explicit Format(const std::string& name) : target_(av_get_pix_fmt(name.c_str())) {
     if (target_ == AV_PIX_FMT_NONE)

@@ -42,7 +42,8 @@ class Crop final : public Filter {
                                             p.get_int("y"));
             },
             "8-bit planar YUV and RGB",
-            true};
+            true,
+            "crop=w=640:h=360:x=320:y=180"};
   }
   Crop(long long w, long long h, long long x, long long y)
       : w_(static_cast<int>(w)),
@@ -113,7 +114,8 @@ class Pad final : public Filter {
                                            p.get_int("y"), p.get_string("color"));
             },
             "8-bit planar YUV and RGB",
-            true};
+            true,
+            "pad=w=1920:h=1200:color=black"};
   }
   Pad(long long w, long long h, long long x, long long y, std::string color)
       : w_(static_cast<int>(w)),
@@ -196,7 +198,8 @@ class Flip final : public Filter {
               {"h", "v", "hv"}}},
             [](const ParamValues& p) { return std::make_unique<Flip>(p.get_string("dir")); },
             "8-bit planar YUV and RGB",
-            true};
+            true,
+            "flip=dir=h"};
   }
   explicit Flip(const std::string& dir)
       : h_(dir.find('h') != std::string::npos), v_(dir.find('v') != std::string::npos) {}

@@ -37,7 +37,8 @@ class Blur final : public Filter {
         {{"sigma", ParamType::kFloat, "1.0", 0, 64, "standard deviation in pixels (0: off)", {}}},
         [](const ParamValues& p) { return std::make_unique<Blur>(p.get_float("sigma")); },
         "8-bit planar YUV and RGB",
-        true};
+        true,
+        "blur=sigma=1.5"};
   }
   explicit Blur(double sigma) : sigma_(sigma) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -79,7 +80,8 @@ class Box final : public Filter {
               return std::make_unique<Box>(static_cast<int>(p.get_int("radius")));
             },
             "8-bit planar YUV and RGB",
-            true};
+            true,
+            "box=radius=3"};
   }
   explicit Box(int radius) : radius_(radius) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -166,7 +168,8 @@ class Unsharp final : public LumaFilter {
           return std::make_unique<Unsharp>(p.get_float("sigma"), p.get_float("amount"));
         },
         "8-bit planar YUV and RGB",
-        true};
+        true,
+        "unsharp=sigma=1.0:amount=0.8"};
   }
   Unsharp(double sigma, double amount)
       : LumaFilter("unsharp", false), sigma_(sigma), amount_(amount) {}
@@ -191,7 +194,8 @@ class Sobel final : public LumaFilter {
             {},
             [](const ParamValues&) { return std::make_unique<Sobel>(); },
             "8-bit planar YUV and RGB",
-            true};
+            true,
+            "sobel"};
   }
   Sobel() : LumaFilter("sobel", true) {}
 
@@ -217,7 +221,8 @@ class Eq final : public LumaFilter {
                                       p.get_float("gamma"));
         },
         "8-bit planar YUV and RGB",
-        true};
+        true,
+        "eq=brightness=0.05:contrast=1.2:gamma=0.9"};
   }
   Eq(double brightness, double contrast, double gamma)
       : LumaFilter("eq", false), identity_(brightness == 0 && contrast == 1 && gamma == 1) {

@@ -13,7 +13,8 @@ class Null final : public Filter {
   static FilterInfo info() {
     return {"null", "Pass every frame on unchanged (no copy): a placeholder in a chain.",
             {},     [](const ParamValues&) { return std::make_unique<Null>(); },
-            "any",  true};
+            "any",  true,
+            "null"};
   }
   FrameFormat configure(const FrameFormat& in) override { return in; }
   [[nodiscard]] bool is_identity() const override { return true; }

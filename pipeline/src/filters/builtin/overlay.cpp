@@ -46,7 +46,8 @@ class Overlay final : public Filter {
                                                p.get_float("opacity"));
             },
             "rgb24 or rgba",
-            true};
+            true,
+            "format=rgb24,overlay=file=logo.png:x=16:y=16:opacity=0.8"};
   }
   Overlay(std::string file, long long x, long long y, double opacity)
       : file_(std::move(file)),

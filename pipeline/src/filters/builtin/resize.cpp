@@ -60,7 +60,8 @@ class Resize final : public Filter {
           return std::make_unique<Resize>(p.get_size("size"), p.get_string("interp"));
         },
         "8-bit planar YUV and RGB",
-        true};
+        true,
+        "resize=1280x720"};
   }
   Resize(Size size, std::string interp) : size_(size), interp_(std::move(interp)) {}
 
@@ -140,7 +141,8 @@ class ResizeRgb final : public Filter {
                   p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
         },
         "nv12 in; rgb24 or rgba out",
-        true};
+        true,
+        "format=nv12,resize_rgb=640x360:format=rgba"};
   }
   ResizeRgb(Size size, std::string interp_name, AVPixelFormat target, ColorSpec spec)
       : size_(size), interp_name_(std::move(interp_name)), target_(target), spec_(spec) {}

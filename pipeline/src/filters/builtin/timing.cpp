@@ -40,7 +40,8 @@ class Delay final : public Filter {
             {{"ms", ParamType::kInt, "10", 0, 10000, "milliseconds per frame", {}}},
             [](const ParamValues& p) { return std::make_unique<Delay>(p.get_int("ms")); },
             "8-bit planar YUV and RGB",
-            false};
+            false,
+            "delay=ms=40"};
   }
   explicit Delay(int ms) : ms_(ms) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -71,7 +72,8 @@ class Stamp final : public Filter {
             {},
             [](const ParamValues&) { return std::make_unique<Stamp>(); },
             "8-bit planar YUV and RGB",
-            false};
+            false,
+            "stamp"};
   }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("stamp", in);

@@ -74,7 +74,8 @@ struct FilterInfo {
   std::vector<ParamSpec> params;  // the first ones also take positional values, in order
   std::function<std::unique_ptr<Filter>(const ParamValues&)> create;
   std::string formats = "8-bit planar YUV and RGB";  // what configure() accepts, for users
-  bool cuda = false;  // implements process_cuda: the one place this is said
+  bool cuda = false;    // implements process_cuda: the one place this is said
+  std::string example;  // a chain that uses it, as docs/FILTERS.md shows (a test builds it)
 };
 
 class Filter {
