@@ -338,7 +338,20 @@ int interrupt_and_check(const std::string& out, int sig, int expected_status,
     ADD_FAILURE() << "fork failed";
     return 0;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // The signal once the run has written something (its unfinished file, beside the
+  // target, has bytes), not after a fixed time: a loaded machine starts it slower.
+  const auto started = std::chrono::steady_clock::now();
+  const auto written = [&] {
+    const fs::path target(out);
+    for (const auto& e : fs::directory_iterator(target.parent_path()))
+      if (e.path().filename().string().rfind(target.stem().string(), 0) == 0 &&
+          e.is_regular_file() && e.file_size() > 4096)
+        return true;
+    return false;
+  };
+  while (!written() && std::chrono::steady_clock::now() - started < std::chrono::seconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_EQ(kill(pid, sig), 0);
   int status = 0;
   EXPECT_EQ(waitpid(pid, &status, 0), pid);
