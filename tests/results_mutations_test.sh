@@ -5,7 +5,7 @@
 # must fail it (issue #42): a run's commit time missing from order.json, a
 # generated block's markers deleted (its text then passes for typed), a block
 # copied twice, raw runs edited under their stored median, a file copied from
-# one run's folder into another's, an empty log.
+# one run's folder into another's, an empty log, a run folder nothing reads or names.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -68,4 +68,12 @@ if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
   echo "FAIL: an empty log passed the check"; exit 1
 fi
 grep -q "is empty" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: empty: not the reason"; exit 1; }
-echo "ok: without git the check passes; a missing order entry, deleted markers, a copied block, edited raw runs, a file copied between runs and an empty log fail it"
+rm -rf "$tmp/tree/docs" && cp -r "$src/docs" "$tmp/tree/"
+# A run folder that nothing reads or names (published text resting on no data, or data
+# nobody looks at).
+mkdir -p "$tmp/tree/docs/results/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/lost-h200-2026-12-03-0000000/run.json"
+if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
+  echo "FAIL: a run nothing reads passed the check"; exit 1
+fi
+grep -q "lost-h200-2026-12-03-0000000: no published text reads or names it" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: unread: not the reason"; exit 1; }
+echo "ok: without git the check passes; a missing order entry, deleted markers, a copied block, edited raw runs, a file copied between runs, an empty log and a run nothing reads fail it"
