@@ -112,13 +112,13 @@ TEST(Plugin, YourOwnBuildInTheCurrentFolderWinsOverTheInstalledOne) {
 
 TEST(Plugin, ReadmeHowToShowsTheExampleVerbatim) {
   const fs::path src = env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir);
-  const auto readme = slurp(src / "README.md");
+  const auto readme = slurp(src / "examples" / "vignette" / "README.md");
   for (const char* file :
        {"vignette.cpp", "vignette_kernel.hpp", "vignette_kernel.cu", "CMakeLists.txt"}) {
     const auto body = slurp(src / "examples" / "vignette" / file);
     ASSERT_FALSE(body.empty()) << file;
     EXPECT_NE(readme.find(body), std::string::npos)
-        << "README's how-to must show examples/vignette/" << file
+        << "examples/vignette/README.md must show examples/vignette/" << file
         << " verbatim (it is what the tests build)";
   }
 }
