@@ -226,8 +226,31 @@ struct Case {
 
 // Over 80 lines: the table of cases, one entry per kernel.
 std::vector<Case> kernel_cases(CasePlanes& p, DeviceMemoryResource& scratch, cudaStream_t s) {
-  auto& [w, h, y, uv, u, v, rgba, rgb, rgba2, y2, uv2, small_y, small_uv, small_rgba, y16, uv16,
-         mark, letter, tw, th, third_y, third_uv, third_rgba] = p;
+  // Plain references, not a structured binding: clang before 16 (the fuzz build) cannot
+  // capture a binding in the lambdas below.
+  auto& w = p.w;
+  auto& h = p.h;
+  auto& y = p.y;
+  auto& uv = p.uv;
+  auto& u = p.u;
+  auto& v = p.v;
+  auto& rgba = p.rgba;
+  auto& rgb = p.rgb;
+  auto& rgba2 = p.rgba2;
+  auto& y2 = p.y2;
+  auto& uv2 = p.uv2;
+  auto& small_y = p.small_y;
+  auto& small_uv = p.small_uv;
+  auto& small_rgba = p.small_rgba;
+  auto& y16 = p.y16;
+  auto& uv16 = p.uv16;
+  auto& mark = p.mark;
+  auto& letter = p.letter;
+  auto& tw = p.tw;
+  auto& th = p.th;
+  auto& third_y = p.third_y;
+  auto& third_uv = p.third_uv;
+  auto& third_rgba = p.third_rgba;
   const std::size_t nv12 = y.bytes() + uv.bytes();
   // The stream, these views, the spec and the table are copied into each case: the cases outlive
   // this function; the planes are `p`'s, which outlives the cases.

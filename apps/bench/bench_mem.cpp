@@ -515,7 +515,9 @@ json bench_staging(bool quick, bool& targets_met) {
       {"256 MB", 256 * MiB}};
   json out = json::array();
   Stream stream;
-  for (const auto& [label, bytes] : sizes) {
+  for (const auto& size : sizes) {
+    const auto& label = size.first;  // not a binding: clang 14 (the fuzz build) cannot capture one
+    const std::size_t bytes = size.second;
     const int reps = bytes >= 256 * MiB ? (quick ? 3 : 10) : (quick ? 30 : 200);
     const std::size_t slots = bytes >= 256 * MiB ? 2 : 4;
     void* dev = nullptr;
