@@ -228,7 +228,6 @@ struct Case {
 std::vector<Case> kernel_cases(CasePlanes& p, DeviceMemoryResource& scratch, cudaStream_t s) {
   // Plain references, not a structured binding: clang before 16 (the fuzz build) cannot
   // capture a binding in the lambdas below.
-  auto& w = p.w;
   auto& h = p.h;
   auto& y = p.y;
   auto& uv = p.uv;
@@ -246,8 +245,6 @@ std::vector<Case> kernel_cases(CasePlanes& p, DeviceMemoryResource& scratch, cud
   auto& uv16 = p.uv16;
   auto& mark = p.mark;
   auto& letter = p.letter;
-  auto& tw = p.tw;
-  auto& th = p.th;
   auto& third_y = p.third_y;
   auto& third_uv = p.third_uv;
   auto& third_rgba = p.third_rgba;
