@@ -86,8 +86,8 @@ StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
     const auto key = kv.first.as<std::string>();
     if (kFleetKeys.count(key)) continue;
     const auto line = at_line(here, kv.second);  // values keep their line
-    if (kv.second.IsSequence() && find_option(key) && find_option(key)->form == Form::kRepeatable) {
-      for (const auto& item : kv.second) set_option(o, key, item.as<std::string>(), line, kConfig);
+    if (kv.second.IsSequence()) {  // a repeatable option's values; the schema says which
+      set_option(o, key, kv.second.as<std::vector<std::string>>(), line, kConfig);
       continue;
     }
     if (!kv.second.IsScalar())

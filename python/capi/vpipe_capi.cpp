@@ -88,9 +88,10 @@ TranscodeOptions options_from(const json& j, std::initializer_list<std::string_v
     };
     // The one schema the command line and vpipe run's config use too; a list
     // gives a repeatable option (input_option) each of its items.
-    const OptionSpec* spec = find_option(key);
-    if (value.is_array() && spec && spec->form == Form::kRepeatable) {
-      for (const auto& item : value) set_option(o, key, text(item), "options", kPython);
+    if (value.is_array()) {  // a repeatable option's values; the schema says which
+      std::vector<std::string> items;
+      for (const auto& item : value) items.push_back(text(item));
+      set_option(o, key, items, "options", kPython);
       continue;
     }
     set_option(o, key, text(value), "options", kPython);

@@ -476,6 +476,15 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::string& va
   }
 }
 
+void set_option(TranscodeOptions& o, std::string_view key, const std::vector<std::string>& values,
+                std::string_view where, FrontEnd front_end) {
+  const OptionSpec* s = find_option(key);
+  if (!s) set_option(o, key, std::string(), where, front_end);  // throws: lists the known keys
+  if (s->form != Form::kRepeatable)
+    throw usage_error(fmt::format("{}: '{}' takes one value", where, key));
+  for (const auto& v : values) set_option(o, key, v, where, front_end);
+}
+
 namespace {
 std::string cell(std::string text) {  // a '|' would end the table cell
   for (std::size_t at = 0; (at = text.find('|', at)) != std::string::npos; at += 2)

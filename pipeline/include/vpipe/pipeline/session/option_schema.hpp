@@ -62,6 +62,10 @@ struct OptionSpec {
 // `key` is not one (or is not taken by `front_end`).
 void set_option(TranscodeOptions& o, std::string_view key, const std::string& value,
                 std::string_view where, FrontEnd front_end);
+// A list of values for `key`: each set in turn where the option is repeatable
+// (input_option), else a usage_error saying it takes one value. For configs and bindings.
+void set_option(TranscodeOptions& o, std::string_view key, const std::vector<std::string>& values,
+                std::string_view where, FrontEnd front_end);
 // The schema as a markdown table (docs/OPTIONS.md, `vpipe options`).
 [[nodiscard]] std::string option_table_markdown();
 
