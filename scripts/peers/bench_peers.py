@@ -28,6 +28,7 @@ row, so a run cut short still leaves what it measured.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -197,7 +198,8 @@ def main():
                     key=lambda fd: input_order(fd[0]))
     if a.only:
         inputs = [(f, d) for f, d in inputs if f in a.only.split(",")]
-    os.makedirs(a.out, exist_ok=True)
+    shutil.rmtree(a.out, ignore_errors=True)  # fresh: no run of an earlier call is read as this one's
+    os.makedirs(a.out)
 
     def run_tool(tool, path, d, n):
         os.makedirs(d, exist_ok=True)
