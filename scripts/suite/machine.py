@@ -28,7 +28,9 @@ def cpu():
     get = lambda k: fields.get(k, "").strip()
     return {"model": get("Model name"), "logical_cpus": int(get("CPU(s)") or os.cpu_count() or 0),
             "threads_per_core": get("Thread(s) per core"), "sockets": get("Socket(s)"),
-            "usable_cpus": len(os.sched_getaffinity(0))}
+            "usable_cpus": len(os.sched_getaffinity(0)), "family_model_stepping":
+            "/".join(get(k) for k in ("CPU family", "Model", "Stepping")), "max_mhz": get("CPU max MHz") or None,
+            "bogomips": get("BogoMIPS"), "l3": get("L3 cache"), "hypervisor": get("Hypervisor vendor") or None}
 
 
 def host_memory_gib():
