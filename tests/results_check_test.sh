@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
-# scripts/results --check must catch a one-figure edit: a copy of RESULTS.md
-# passes as committed, then fails once one digit inside a generated block
-# changes. (Issue #19: a figure nobody can type by hand.)
+# scripts/results --check must catch a one-figure edit (issue #19, #42): a copy of the tree passes
+# as committed, then fails once one digit changes in a table of docs/RESULTS.md, of docs/HISTORY.md
+# or of README.md's generated headline.
 set -euo pipefail
 src=${1:?usage: results_check_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp "$src/docs/RESULTS.md" "$tmp/RESULTS.md"
-"$src/scripts/results" --check --file "$tmp/RESULTS.md" >/dev/null || { echo "FAIL: the committed RESULTS.md does not match its data"; exit 1; }
-# The first digit after the first generated marker, changed by one.
-python3 - "$tmp/RESULTS.md" <<'PY'
+cp -r "$src/scripts" "$src/docs" "$src/README.md" "$tmp/"
+python3 "$tmp/scripts/results" --check >/dev/null 2>&1 || { echo "FAIL: the committed pages do not match their data"; exit 1; }
+for page in docs/RESULTS.md docs/HISTORY.md README.md; do
+  cp "$tmp/$page" "$tmp/page.orig"
+  # the first figure (a cell that starts with a digit) after the page's first generated text, changed by one
+  python3 - "$tmp/$page" <<'PY'
 import re, sys
 p = sys.argv[1]
 s = open(p, encoding="utf-8").read()
-start = s.index("<!-- generated: ")
-start = s.index("|", s.index("-->", start))  # inside the table
-m = re.compile(r"\d").search(s, start)
-s = s[:m.start()] + str((int(m.group()) + 1) % 10) + s[m.end():]
+start = s.index("generated")
+start = s.index("\n|", s.index("|---", start))
+m = re.compile(r"\| (\d)").search(s, start)
+s = s[:m.start(1)] + str((int(m.group(1)) + 1) % 10) + s[m.end(1):]
 open(p, "w", encoding="utf-8").write(s)
 PY
-if "$src/scripts/results" --check --file "$tmp/RESULTS.md" >"$tmp/diff.txt" 2>&1; then
-  echo "FAIL: an edited figure passed the check"; exit 1
-fi
-grep -q "^-" "$tmp/diff.txt" && echo "ok: the edit was caught:" && grep -m2 "^[-+]|" "$tmp/diff.txt"
+  if python3 "$tmp/scripts/results" --check >"$tmp/diff.txt" 2>&1; then
+    echo "FAIL: an edited figure in $page passed the check"; exit 1
+  fi
+  grep -q "^-|" "$tmp/diff.txt" || { cat "$tmp/diff.txt"; echo "FAIL: $page: no diff shown"; exit 1; }
+  echo "ok: an edit in $page was caught: $(grep -m1 '^-|' "$tmp/diff.txt" | cut -c1-120)"
+  cp "$tmp/page.orig" "$tmp/$page"
+done

@@ -1,79 +1,72 @@
 #!/usr/bin/env bash
-# scripts/results --check on a tree without git history (a copy of the working
-# tree's scripts/ and docs/ and README, no .git): it must pass as on the clone,
-# since the runs' order comes from docs/results/order.json. Then each mutation
-# must fail it (issue #42): a run's commit time missing from order.json, a
-# generated block's markers deleted (its text then passes for typed), a block
-# copied twice, raw runs edited under their stored median, a file copied from
-# one run's folder into another's, an empty log, a run folder nothing reads or names.
+# scripts/results --check on a tree without git history (a copy of the working tree's scripts/,
+# docs/ and README, no .git): it must pass as on the clone, since a suite's order is in its own
+# files and the archive's in archive/order.json and changes.json. Then each mutation must fail it
+# (issue #42): an archived run's entry missing from order.json; README's generated block with its
+# markers deleted (its text then passes for typed) or copied; the suite's raw runs edited under
+# their stored median; the raw runs and the median edited together (the page then differs); a file
+# copied from one run's folder into another's; an empty log; a run folder nothing reads or names.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/tree"
-cp -r "$src/scripts" "$src/docs" "$src/README.md" "$tmp/tree/"
+fresh() { rm -rf "$tmp/tree" && mkdir -p "$tmp/tree" && cp -r "$src/scripts" "$src/docs" "$src/README.md" "$tmp/tree/"; }
+check_fails() {  # check_fails WHAT REASON: the check must fail, saying REASON
+  if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then echo "FAIL: $1 passed the check"; exit 1; fi
+  grep -q -- "$2" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: $1: not for the reason '$2'"; exit 1; }
+  echo "ok: $1 fails the check"
+}
+fresh
 # No git above it either: GIT_CEILING_DIRECTORIES stops the search at the copy.
 export GIT_CEILING_DIRECTORIES=$tmp
 (cd "$tmp/tree" && git rev-parse 2>/dev/null) && { echo "FAIL: the copy is inside a git tree"; exit 1; }
 python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; echo "FAIL: no git, and the check failed"; exit 1; }
-python3 - "$tmp/tree/docs/results/order.json" <<'PY'
+suite=$(ls -d "$tmp"/tree/docs/results/suite-* | tail -1)
+python3 - "$tmp/tree/docs/results/archive/order.json" <<'PY'
 import json, sys
-p = sys.argv[1]
-d = json.load(open(p))
-d.pop(sorted(d)[0])
-json.dump(d, open(p, "w"))
+d = json.load(open(sys.argv[1])); d.pop(sorted(d)[0]); json.dump(d, open(sys.argv[1], "w"))
 PY
-if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
-  echo "FAIL: a run without its commit time passed the check"; exit 1
-fi
-grep -q "order.json lacks the commit time" "$tmp/out.txt" || { cat "$tmp/out.txt"; exit 1; }
-cp "$src/docs/results/order.json" "$tmp/tree/docs/results/order.json"
-cp "$tmp/tree/README.md" "$tmp/README.orig"
-mutate() {  # mutate NAME PYTHON: README.md edited by PYTHON (s: its text), the check must fail
-  cp "$tmp/README.orig" "$tmp/tree/README.md"
-  python3 -c "import sys; p=sys.argv[1]; s=open(p).read(); $2; open(p,'w').write(s)" "$tmp/tree/README.md"
-  if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
-    echo "FAIL: $1 passed the check"; exit 1
-  fi
-  grep -q "appears" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: $1: not the reason"; exit 1; }
+check_fails "an archived run without its commit time" "order.json or changes.json lacks"
+fresh
+python3 -c "import re,sys; p=sys.argv[1]; s=open(p).read(); open(p,'w').write(re.sub(r'<!-- /?generated: suite-headline -->\n', '', s))" "$tmp/tree/README.md"
+check_fails "README's block with its markers deleted" "appears 0 times"
+fresh
+python3 -c "
+import sys; p=sys.argv[1]; s=open(p).read()
+i=s.index('<!-- generated: suite-headline -->'); j=s.index('<!-- /generated: suite-headline -->')+36
+open(p,'w').write(s+'\n'+s[i:j]+'\n')" "$tmp/tree/README.md"
+check_fails "a copied block" "appears 2 times"
+fresh
+peers() {  # peers FIX_MEDIAN: every raw FFmpeg run set to 100 fps; the stored median kept or made to match
+  python3 - "$suite/peers/runs/peers.json" "$1" <<'PY'
+import json, statistics, sys
+p, fix = sys.argv[1], sys.argv[2] == "1"
+rows = json.load(open(p))
+for r in rows:
+    cell = r["ffmpeg-cuda"]
+    for x in cell["runs"]:
+        x["fps"], x["wall_s"] = 100.0, x["frames"] / 100.0
+    if fix:
+        cell["fps"] = cell["fps_best"] = statistics.median(x["fps"] for x in cell["runs"])
+json.dump(rows, open(p, "w"))
+PY
 }
-mutate "deleted markers" "import re; s=re.sub(r'<!-- /?generated: readme-soak -->\\n', '', s)"
-mutate "a copied block" "i=s.index('<!-- generated: readme-soak -->'); j=s.index('<!-- /generated: readme-soak -->')+33; s=s+'\\n'+s[i:j]+'\\n'"
-cp "$tmp/README.orig" "$tmp/tree/README.md"
-# Every raw FFmpeg run set to 100 fps, the stored medians left as they were.
-python3 - "$tmp/tree/docs/results" <<'PY'
-import glob, json, sys
-for p in glob.glob(sys.argv[1] + "/peers-fair-*/**/peers.json", recursive=True):
-    rows = json.load(open(p))
-    for r in rows:
-        for x in r.get("ffmpeg-cuda", {}).get("runs", []):
-            x["fps"], x["wall_s"] = 100.0, x["frames"] / 100.0
-    json.dump(rows, open(p, "w"))
-PY
-if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
-  echo "FAIL: edited raw runs passed the check"; exit 1
-fi
-grep -q "is not the median of its runs" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: raw runs: not the reason"; exit 1; }
-rm -rf "$tmp/tree/docs" && cp -r "$src/docs" "$tmp/tree/"
-# One call's file copied into another run's folder, and an empty log.
-soak=$(ls -d "$tmp"/tree/docs/results/soak-parallel-h200-* | tail -1)
-cp "$soak/roi.md" "$(ls -d "$tmp"/tree/docs/results/gpu-smoke-h200-* | tail -1)/copied.md"
-if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
-  echo "FAIL: a file copied from another run passed the check"; exit 1
-fi
-grep -q "is byte for byte" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: copy: not the reason"; exit 1; }
-rm -rf "$tmp/tree/docs" && cp -r "$src/docs" "$tmp/tree/"
-: >"$soak/empty.log"
-if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
-  echo "FAIL: an empty log passed the check"; exit 1
-fi
-grep -q "is empty" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: empty: not the reason"; exit 1; }
-rm -rf "$tmp/tree/docs" && cp -r "$src/docs" "$tmp/tree/"
-# A run folder that nothing reads or names (published text resting on no data, or data
-# nobody looks at).
+suite=$tmp/tree/docs/results/$(basename "$suite")
+peers 0
+check_fails "raw runs edited under their stored median" "is not the median of its runs"
+fresh
+peers 1
+check_fails "raw runs and their median edited together" "docs/RESULTS.md (from the data)"
+fresh
+cp "$suite/peers/runs/peers.json" "$(ls -d "$tmp"/tree/docs/results/archive/gpu-smoke-h200-* | tail -1)/copied.json"
+check_fails "a file copied from another run" "is byte for byte"
+fresh
+: >"$suite/peers/empty.log"
+check_fails "an empty log" "is empty"
+fresh
 mkdir -p "$tmp/tree/docs/results/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/lost-h200-2026-12-03-0000000/run.json"
-if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then
-  echo "FAIL: a run nothing reads passed the check"; exit 1
-fi
-grep -q "lost-h200-2026-12-03-0000000: no published text reads or names it" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: unread: not the reason"; exit 1; }
-echo "ok: without git the check passes; a missing order entry, deleted markers, a copied block, edited raw runs, a file copied between runs, an empty log and a run nothing reads fail it"
+check_fails "a run nothing reads" "lost-h200-2026-12-03-0000000: no page reads or names it"
+fresh
+mkdir -p "$tmp/tree/docs/results/archive/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/archive/lost-h200-2026-12-03-0000000/run.json"
+check_fails "an archived run HISTORY does not list" "lacks 0000000"
+echo "ok: without git the check passes; every mutation fails it"

@@ -1,0 +1,89 @@
+"""Paths, reading the committed data (each read marks its run as read), ranges and rounding."""
+import builtins
+import gzip
+import json
+import math
+import os
+import statistics
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULTS = os.path.join(ROOT, "docs", "results")
+ARCHIVE = os.path.join(RESULTS, "archive")
+READ = set()  # top-level entries of docs/results (and of archive/) some generator opened
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def mark_read(path):
+    path = os.path.abspath(path)
+    for base in (ARCHIVE, RESULTS):
+        if path.startswith(base + os.sep):
+            READ.add(os.path.relpath(path, base).split(os.sep)[0])
+            return
+
+
+def open_data(path, mode="r"):
+    """Opens a committed file (gzip when it ends .gz) and marks its run as read."""
+    mark_read(path)
+    if path.endswith(".gz"):
+        return gzip.open(path, mode + "t" if "b" not in mode else mode)
+    return builtins.open(path, mode, encoding=None if "b" in mode else "utf-8")
+
+
+def load_json(path):
+    with open_data(path) as f:
+        return json.load(f)
+
+
+def load_jsonl(path):
+    with open_data(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def floor_to(v, digits=0):
+    """A minimum, rounded down: the data supports no more."""
+    k = 10 ** digits
+    return math.floor(v * k + 1e-9) / k
+
+
+def ceil_to(v, digits=0):
+    """A maximum, rounded up."""
+    k = 10 ** digits
+    return math.ceil(v * k - 1e-9) / k
+
+
+def span(values, digits=0, unit=""):
+    """Every run's value as a range, the minimum rounded down and the maximum up: '296–318'.
+    One value, or all equal after rounding: that value. No values: '–'."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    f = f"{{:,.{digits}f}}"
+    if min(values) == max(values):  # one value: rounded to the nearest
+        return f.format(values[0]) + unit
+    lo, hi = floor_to(min(values), digits), ceil_to(max(values), digits)
+    text = f.format(lo) if f.format(lo) == f.format(hi) else f"{f.format(lo)}–{f.format(hi)}"
+    return text + unit
+
+
+def plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def table(header, rows):
+    """A Markdown table: header cells, then rows of cells."""
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def anchor(title):
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    keep = "".join(c for c in title.lower() if c.isalnum() or c in " -_")
+    return keep.replace(" ", "-")

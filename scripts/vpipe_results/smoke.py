@@ -1,0 +1,25 @@
+"""The newest GPU smoke (scripts/gpu-smoke: everything a user can start), kept beside the suite."""
+import glob
+import os
+import re
+
+from .common import RESULTS, open_data, rel, table
+
+
+def newest():
+    found = sorted(glob.glob(os.path.join(RESULTS, "gpu-smoke-*")))
+    return found[-1] if found else None
+
+
+def section(_suite):
+    run = newest()
+    if not run:
+        return ["No GPU smoke beside this suite."]
+    with open_data(os.path.join(run, "smoke.md")) as f:
+        text = f.read()
+    title = text.splitlines()[0].lstrip("# ")
+    steps = re.findall(r"^\| (\w+) \| (pass|FAIL)[^|]*\|", text, re.M)
+    failed = [name for name, result in steps if result != "pass"]
+    out = [f"{title} (`{rel(run)}`): {len(steps) - len(failed)} of {len(steps)} steps passed"
+           + (f"; failed: {', '.join(failed)}." if failed else "."), ""]
+    return out + table(["step", "result"], [[n, r] for n, r in steps]) if failed else out

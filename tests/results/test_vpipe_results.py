@@ -1,0 +1,90 @@
+"""Unit tests of scripts/vpipe_results' loaders and formatting (issue #42): ranges round a
+minimum down and a maximum up, ratios pair runs of one round, a stored median must be its runs',
+a block's markers are counted, and archived run names parse."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+from vpipe_results import common, history, pages, peers  # noqa: E402
+
+
+class Ranges(unittest.TestCase):
+    def test_a_range_rounds_its_minimum_down_and_its_maximum_up(self):
+        self.assertEqual(common.span([75.81, 80.2]), "75–81")
+        self.assertEqual(common.span([1.234, 1.236], 2), "1.23–1.24")
+
+    def test_one_value_is_rounded_to_the_nearest(self):
+        self.assertEqual(common.span([75.81]), "76")
+        self.assertEqual(common.span([2.0, 2.0], 1, "×"), "2.0×")
+
+    def test_no_values_say_so(self):
+        self.assertEqual(common.span([]), "–")
+        self.assertEqual(common.span([None]), "–")
+
+    def test_thousands_are_grouped(self):
+        self.assertEqual(common.span([1173.2, 1312.9]), "1,173–1,313")
+
+
+class Formatting(unittest.TestCase):
+    def test_anchor_is_githubs(self):
+        self.assertEqual(common.anchor("1. End to end against FFmpeg and PyTorch, 1 and 8 streams"),
+                         "1-end-to-end-against-ffmpeg-and-pytorch-1-and-8-streams")
+        self.assertEqual(common.anchor("4. Staging: pinned against pageable"), "4-staging-pinned-against-pageable")
+
+    def test_table_has_a_header_a_rule_and_a_row_each(self):
+        self.assertEqual(common.table(["a", "b"], [[1, 2]]), ["| a | b |", "|---|---|", "| 1 | 2 |"])
+
+
+class Peers(unittest.TestCase):
+    row = {"streams": 1, "vpipe-pool": {"runs": [{"fps": 300.0}, {"fps": 330.0}]},
+           "ffmpeg-cuda": {"runs": [{"fps": 150.0}, {"fps": 165.0}, {"error": "killed"}]}}
+
+    def test_ratios_pair_the_runs_of_one_round(self):
+        self.assertEqual(peers.ratios(self.row, "vpipe-pool", "ffmpeg-cuda"), [2.0, 2.0])
+
+    def test_a_failed_run_is_counted_not_dropped(self):
+        self.assertEqual(peers.failed(self.row, "ffmpeg-cuda"), 1)
+
+    def test_a_stored_median_that_is_not_its_runs_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "peers", "runs"))
+            rows = [{"streams": 1, "ffmpeg-cuda": {"fps": 159.0, "runs": [{"fps": 100.0}] * 3}}]
+            json.dump(rows, open(os.path.join(d, "peers", "runs", "peers.json"), "w"))
+            suite = mock.Mock(file=lambda *p: os.path.join(d, *p), where=lambda: d)
+            with self.assertRaisesRegex(SystemExit, "is not the median of its runs"):
+                peers.rows(suite)
+
+
+class Blocks(unittest.TestCase):
+    def test_deleted_and_copied_markers_are_problems(self):
+        with tempfile.TemporaryDirectory() as d, mock.patch.object(pages, "ROOT", d):
+            block = "<!-- generated: x -->\nA\n<!-- /generated: x -->\n"
+            for text, times in (("", 0), (block, None), (block * 2, 2)):
+                open(os.path.join(d, "f.md"), "w").write(text)
+                found = pages.block_problems("f.md", {"x": None})
+                self.assertEqual(bool(found), times is not None)
+                if times is not None:
+                    self.assertIn(f"appears {times} times", found[0])
+
+    def test_a_block_no_generator_writes_is_a_problem(self):
+        with tempfile.TemporaryDirectory() as d, mock.patch.object(pages, "ROOT", d):
+            open(os.path.join(d, "f.md"), "w").write("<!-- generated: y -->\nB\n<!-- /generated: y -->\n")
+            self.assertIn("no generator writes", pages.block_problems("f.md", {})[0])
+
+
+class RunNames(unittest.TestCase):
+    def test_a_run_name_gives_kind_date_and_commit(self):
+        m = history.NAME.match("peers-fair-h200-2026-12-02-b2f5c22")
+        self.assertEqual((m.group("kind"), m.group("date"), m.group("commit")), ("peers-fair", "2026-12-02", "b2f5c22"))
+        m = history.NAME.match("gpu-smoke-h200-2026-12-02-a5d5cd7-dirty-pre-fix")
+        self.assertEqual(m.group("commit"), "a5d5cd7")
+        m = history.NAME.match("ci-times-2026-12-01")
+        self.assertEqual((m.group("kind"), m.group("commit")), ("ci-times", None))
+
+
+if __name__ == "__main__":
+    unittest.main()
