@@ -33,7 +33,10 @@ def results_page(s):
            "every round of the suite: minimums rounded down, maximums up. Runs of older code: "
            "[HISTORY](HISTORY.md).", "",
            f"**Machine:** {machine.machine_line(s)}.{machine.leases_line(s)}", "",
-           *machine.calibration_lines(s), "", "## Contents", ""]
+           *machine.calibration_lines(s), "",
+           f"**In short**: {peers.CHAIN}, the whole process's fps over {s.rounds()} rounds "
+           f"([section 1](#{anchor(titles[0])}) has the steady-state rates and the command):", "",
+           *peers.headline(s), "", "## Contents", ""]
     out += [f"{k}. [{t}](#{anchor(title)})" for k, ((t, _), title) in enumerate(zip(SECTIONS, titles), 1)]
     for title, (_, gen) in zip(titles, SECTIONS):
         out += ["", f"## {title}", ""] + gen(s)

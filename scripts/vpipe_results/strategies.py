@@ -41,7 +41,9 @@ def pipeline_section(s):
     out += table(["strategy", "staging", *(f"{w} fps" for _, w in MODES), "end to end latency p50 / p99 ms",
                   "device syncs"], body)
     out += ["", f"libx264 alone on frames from memory, in the same runs: "
-            f"{span([r['encode_only_fps'] for r in runs])} fps. " + staging_effect(runs, keys)]
+            f"{span([r['encode_only_fps'] for r in runs])} fps. " + staging_effect(runs, keys), "",
+            f"Command: `scripts/gpu-suite strategies` (`vpipe bench pipeline CLIP --loop {first['loop']} --decode nvdec "
+            "--mem naive,pool,vmm,slab,graph --host pinned,pageable`)."]
     return out
 
 
@@ -74,7 +76,8 @@ def latency_section(s):
     sizes = sorted({r["bytes"] for r in d["latency"]})
     out = [f"`vpipe bench mem --only latency`: allocate and free one buffer, {d['latency'][0]['n']} calls per size, "
            f"sizes {sizes[0]:,} B to {sizes[-1]:,} B; ranges over the sizes.", ""]
-    return out + table(["strategy", "allocate p50 µs", "free p50 µs", "allocate p99 µs", "free p99 µs"], body)
+    return out + table(["strategy", "allocate p50 µs", "free p50 µs", "allocate p99 µs", "free p99 µs"], body) + [
+        "", "Command: `scripts/gpu-suite strategies` (`vpipe bench mem --only latency`)."]
 
 
 def staging_section(s):
@@ -89,5 +92,6 @@ def staging_section(s):
                   "ring, pageable", "pinned ÷ pageable"], body)
     ratio = [r["ring_pinned_gbps"] / r["ring_pageable_gbps"] for r in d["staging"]]
     out += ["", f"The copy alone: pinned moves {span(ratio, 1)}× pageable's bytes per second. A whole transcode "
-            "gains what the table above shows, because other stages set its pace."]
+            "gains what section 2 shows, because other stages set its pace.", "",
+            "Command: `scripts/gpu-suite strategies` (`vpipe bench mem --only staging`)."]
     return out
