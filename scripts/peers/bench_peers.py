@@ -8,7 +8,7 @@ tool lets us choose); N streams = N copies at once (vpipe: --streams N in
 one process; the peers: N processes). fps = frames written by all copies /
 wall time from the first start to the last end. Prints a markdown table
 (fps and each tool's ratio to the first tool), writes every figure as JSON;
-summarize.py turns one or more runs' JSON into the RESULTS table.
+scripts/gpu-suite runs it for RESULTS (scripts/vpipe_results/peers.py reads its runs).
 
     bench_peers.py --vpipe PATH --inputs DIR --out DIR [--streams 1,4,8] [--tools …]
                    [--loop K] [--repeat R] [--run-timeout S] [--budget S] [--table FILE]

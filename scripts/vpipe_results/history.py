@@ -128,7 +128,7 @@ def page(s):
         "(scripts/vpipe_results/history.py), not this page -->", "",
         f"Every run before the newest suite ([RESULTS](RESULTS.md): `{s.name}`, commit `{s.commit}`), oldest "
         f"first: {len(found)} runs. Their figures are of the code at their commit; \"changed since\" counts the "
-        f"commits and files in {', '.join(CODE)} between that commit and `{s.commit}`. The page RESULTS.md "
-        "was before the suite, with every table these runs made, is kept as it stood: "
+        f"commits and files in {', '.join(CODE)} between that commit and `{s.commit}`. RESULTS.md as it stood "
+        "before the suite, with every table these runs made, is kept: "
         "[results/archive/RESULTS-before-suite.md](results/archive/RESULTS-before-suite.md).", "",
         "| date | commit | run | what it measured | changed since |", "|---|---|---|---|---|", *lines]) + "\n"

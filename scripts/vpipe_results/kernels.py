@@ -1,13 +1,9 @@
 """The kernels against the device's copy bandwidth (vpipe bench kernels, two rounds)."""
-from .common import load_json, plural, span, table
+from .common import plural, span, table
 
 
 def runs(s):
-    out, k = [], 1
-    while s.has("kernels", f"kernels-{k}.json"):
-        out.append(load_json(s.file("kernels", f"kernels-{k}.json")))
-        k += 1
-    return out
+    return s.rounds_of("kernels", "kernels")
 
 
 def section(s):

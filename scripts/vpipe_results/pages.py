@@ -47,8 +47,8 @@ def readme_headline(s):
     g = machine.gpu(s)
     c = s.machine["cpu"]
     return [f"On one {g['name']} with a {c['usable_cpus']}-core {c['model']}, commit `{s.commit}`, {s.date}: "
-            f"{peers.CHAIN}, every tool's output H.264 (libx264 veryfast) except the PyTorch script's "
-            "(OpenCV writes MPEG-4 Part 2, so vpipe's MPEG-4 row is its match).", ""] + peers.headline(s) + [
+            f"{peers.CHAIN}. vpipe and FFmpeg write H.264 with libx264 veryfast; the PyTorch script writes "
+            "MPEG-4 Part 2 through OpenCV, so vpipe's MPEG-4 row is its match.", ""] + peers.headline(s) + [
             "", peers.bound_sentence(s, peers.rows(s)),
             f"Every figure, its command and the machine: [docs/RESULTS.md](docs/RESULTS.md)."]
 

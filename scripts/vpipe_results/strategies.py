@@ -6,11 +6,7 @@ MODES = [("decode_only", "decode only"), ("no_encoder", "no encoder"), ("end_to_
 
 
 def pipeline_runs(s):
-    out, k = [], 1
-    while s.has("strategies", f"pipeline-{k}.json"):
-        out.append(load_json(s.file("strategies", f"pipeline-{k}.json")))
-        k += 1
-    return out
+    return s.rounds_of("strategies", "pipeline")
 
 
 def cells(runs, mem, host, mode, key="fps"):

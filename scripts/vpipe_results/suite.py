@@ -35,6 +35,14 @@ class Suite:
     def has(self, section, name):
         return os.path.exists(self.file(section, name))
 
+    def rounds_of(self, section, stem):
+        """SECTION/STEM-1.json, STEM-2.json…: one file per round, in round order."""
+        out, k = [], 1
+        while self.has(section, f"{stem}-{k}.json"):
+            out.append(load_json(self.file(section, f"{stem}-{k}.json")))
+            k += 1
+        return out
+
     def steps(self):
         return [s for p in self.parts for s in p["steps"]]
 
