@@ -20,6 +20,7 @@ Modules, one per part of the page, so a reader can find where a figure comes fro
   pages       the RESULTS page, README's headline block, the fixed list of blocks per file
   history     docs/HISTORY.md: one line per archived run
   capacity    docs/CAPACITY.md's table
+  ci          docs/CONTRIBUTING.md's clean-clone CI phase times
   integrity   the checks on the data itself: copies, empty files, runs nothing names
   cli         scripts/results [--check]
 Standard library only.

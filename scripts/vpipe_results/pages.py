@@ -4,7 +4,7 @@ whose markers were deleted or copied fails the check."""
 import os
 import re
 
-from . import capacity, decode, history, kernels, machine, memory, peers, python, smoke, soak, steps, strategies
+from . import capacity, ci, decode, history, kernels, machine, memory, peers, python, smoke, soak, steps, strategies
 from .common import ROOT, anchor, rel
 
 SECTIONS = [  # (title, generator): the tables that matter first
@@ -55,7 +55,7 @@ def readme_headline(s):
 
 # file → the blocks it holds, each exactly once
 BLOCKS = {"README.md": {"suite-headline": readme_headline}, "docs/CAPACITY.md": {"capacity": capacity.block},
-          "docs/MEMORY.md": {"strategy-guide": memory.block}}
+          "docs/MEMORY.md": {"strategy-guide": memory.block}, "docs/CONTRIBUTING.md": {"ci-times": ci.block}}
 WHOLE = {"docs/RESULTS.md": results_page, "docs/HISTORY.md": history.page}
 BLOCK = re.compile(r"(<!-- generated: ([\w-]+) -->\n)(.*?)(<!-- /generated: \2 -->)", re.S)
 
