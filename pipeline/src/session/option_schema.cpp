@@ -258,7 +258,7 @@ std::vector<OptionSpec> cuda_rows() {
                         "device memory per frame: naive (cudaMalloc/cudaFree), pool "
                         "(cudaMallocAsync pool), pool-release0, vmm (virtual memory arena), slab "
                         "(recycled fixed blocks), graph (a CUDA Graph memory node per buffer); "
-                        "see the README's 'Which memory strategy when'"),
+                        "docs/MEMORY.md says which when"),
                  "CUDA path"),
       applies_to(choice("host", &O::host, "host staging: pinned (cudaHostAlloc ring) or pageable"),
                  "CUDA path"),
