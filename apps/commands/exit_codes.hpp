@@ -1,5 +1,5 @@
 // vpipe's exit statuses: the one table that main returns by, `vpipe --help`
-// prints and the README repeats (tests/e2e/exit_codes_test.cpp checks both,
+// prints and docs/GUIDE.md repeats (tests/e2e/exit_codes_test.cpp checks both,
 // and makes every row happen).
 #pragma once
 

@@ -1,5 +1,5 @@
 // One exit-code table (apps/commands/exit_codes.hpp, issue #40): `vpipe --help` prints
-// it, the README repeats it, and every row happens here.
+// it, docs/GUIDE.md repeats it, and every row happens here.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -70,10 +70,10 @@ class ExitCodes : public ::testing::Test {
 
 }  // namespace
 
-TEST_F(ExitCodes, TheReadmeRepeatsTheHelpTable) {
+TEST_F(ExitCodes, TheGuideRepeatsTheHelpTable) {
   const auto rows = help_table();
   ASSERT_EQ(rows.size(), 8u) << run_vpipe("--help").out;
-  std::ifstream f(env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir) + "/README.md");
+  std::ifstream f(env_or("VPIPE_SOURCE_DIR", kBuiltinSourceDir) + "/docs/GUIDE.md");
   ASSERT_TRUE(f);
   std::stringstream readme;
   readme << f.rdbuf();
@@ -83,11 +83,11 @@ TEST_F(ExitCodes, TheReadmeRepeatsTheHelpTable) {
     if (line.rfind("  | ", 0) == 0 && line.find(" | ", 4) != std::string::npos &&
         std::isdigit(static_cast<unsigned char>(line[4])))
       ++table_rows;
-  EXPECT_EQ(table_rows, static_cast<int>(rows.size())) << "the README's exit table has other rows";
+  EXPECT_EQ(table_rows, static_cast<int>(rows.size())) << "docs/GUIDE.md's exit table has other rows";
   for (const auto& [code, meaning] : rows)
     EXPECT_NE(readme.str().find("  | " + std::to_string(code) + " | " + meaning + " |"),
               std::string::npos)
-        << "the README lacks row " << code << ": " << meaning;
+        << "docs/GUIDE.md lacks row " << code << ": " << meaning;
 }
 
 TEST_F(ExitCodes, EveryRowHappens) {

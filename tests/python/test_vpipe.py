@@ -263,10 +263,10 @@ class Options(Tmp):
 
 
 class Readme(Tmp):
-    def test_the_readmes_python_example_runs_as_written(self):
-        readme = open(os.path.join(os.environ["VPIPE_SOURCE_DIR"], "README.md")).read()
-        section = readme.split("\n## Python\n", 1)[1]
-        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    def test_the_python_pages_example_runs_as_written(self):
+        with open(os.path.join(os.environ["VPIPE_SOURCE_DIR"], "docs", "PYTHON.md")) as f:
+            page = f.read()
+        code = page.split("```python\n", 1)[1].split("```", 1)[0]
         os.symlink(MEDIA, self.path("media"))
         done = subprocess.run([sys.executable, "-c", code], cwd=self.tmp, capture_output=True, text=True,
                               env=os.environ, timeout=300)
