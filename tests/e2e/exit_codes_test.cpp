@@ -83,7 +83,8 @@ TEST_F(ExitCodes, TheGuideRepeatsTheHelpTable) {
     if (line.rfind("  | ", 0) == 0 && line.find(" | ", 4) != std::string::npos &&
         std::isdigit(static_cast<unsigned char>(line[4])))
       ++table_rows;
-  EXPECT_EQ(table_rows, static_cast<int>(rows.size())) << "docs/GUIDE.md's exit table has other rows";
+  EXPECT_EQ(table_rows, static_cast<int>(rows.size()))
+      << "docs/GUIDE.md's exit table has other rows";
   for (const auto& [code, meaning] : rows)
     EXPECT_NE(readme.str().find("  | " + std::to_string(code) + " | " + meaning + " |"),
               std::string::npos)
