@@ -98,5 +98,5 @@ def headline(s):
     for tool, what, mine in TOOLS:
         body.append([what] + [f"{span(fps(by_n[n], tool))}" + (f" (vpipe {span(ratios(by_n[n], mine, tool), 1)}×)"
                                                                  if mine else "") for n in counts])
-    return table(["fps, whole process (range of 3 rounds)"] +
+    return table([f"fps, whole process (range of {by_n[counts[0]]['repeat']} rounds)"] +
                  [f"{n} stream{'s' if n > 1 else ''}" for n in counts], body)
