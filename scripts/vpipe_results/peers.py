@@ -63,8 +63,8 @@ def section(s):
         cells += [f"{span(ratios(by_n[n], mine, tool), 2)}×" if mine else "" for n in counts]
         cells.append(sum(failed(by_n[n], tool) for n in counts))
         body.append(cells)
-    out = [f"{CHAIN}: libx264 veryfast crf 23 where the tool lets us choose it. Input: a 3-s 1080p H.264 clip "
-           f"read {one['loop']} times over ({frames_per_stream(one)} frames a stream), {one['repeat']} rounds, the "
+    out = [f"{CHAIN}: libx264 veryfast crf 23 where the tool lets us choose it. Input: a {frames_per_stream(one) // one['loop']}-frame 1080p "
+           f"H.264 clip read {one['loop']} times over ({frames_per_stream(one)} frames a stream), {one['repeat']} rounds, the "
            "tools one after the other in each round after one unmeasured warm-up run each. fps: frames written "
            "by all streams ÷ the whole process's wall time (start-up included); steady: after the first 30 "
            "frames. N streams: vpipe `--streams N` in one process, each peer as N processes. Ratios: vpipe "

@@ -33,7 +33,7 @@ def section(s):
             body.append([what, enc, span([r["fps"] for r in rs]), span(steady),
                          "–" if h2d is None else f"{h2d:,.0f}", f"{rs[0]['d2h_bytes_per_frame']:,.0f}"])
     rounds = sorted({r["repeat"] for r in rows})
-    out = [tests_line(s), "", f"The same job three ways on 10 s of 1080p H.264 ({rows[0]['frames']} frames), resize "
+    out = [tests_line(s), "", f"The same job three ways on a {rows[0]['frames']}-frame 1080p H.264 clip, resize "
            f"to 1280×720 + Gaussian σ=1.5, {len(rounds)} rounds; fps over the whole run and after 30 frames.", ""]
     out += table(["path", "encoder", "fps, whole run", "fps, steady", "host→device B/frame", "device→host B/frame"],
                  body)

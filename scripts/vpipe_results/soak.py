@@ -12,13 +12,14 @@ def pct(x):
 
 
 def section(s):
-    body, passed, total, wall = [], 0, 0, []
+    body, passed, total, wall, opts = [], 0, 0, [], []
     for soak, what in SOAKS:
         path = s.file("soak", f"{soak}/soak.json.gz")
         if not os.path.exists(path):
             body.append([what, "all", "did not run (see the suite's steps)"] + [""] * 9)
             continue
         d = load_json(path)
+        opts.append(d["options"])
         for r in d["runs"]:
             v, sm = r["verdict"], r["samples"]
             probes = [x["probe_ms"] for x in sm if x.get("probe_ms") is not None]
@@ -31,9 +32,13 @@ def section(s):
                          f"{r['frames'] / r['wall_s']:.0f}", f"{peak:.1f}", pct(v["memory_growth"]),
                          pct(v.get("rss_growth")), pct(v["p99_drift"]),
                          f"{len(probes)} ({max(probes, default=0):.1f})", v["failures"], why[:160]])
-    out = [f"Four `vpipe soak --compare naive,pool,vmm,slab,graph --parallel` at once: twenty pipelines sharing one "
-           f"GPU, a 1920×1080 source, `resize=1280x720,blur=sigma=1.5`, a sample every 5 s, for "
-           f"{max(wall, default=0) / 60:.1f} minutes (a run whose allocation failed ended early): the suite's short "
+    if not opts:
+        return ["No soak ran in this suite (see its steps)."]
+    o = opts[0]
+    out = [f"{len(opts)} `vpipe soak --compare {','.join(o['strategies'])}"
+           f"{' --parallel' if o['parallel'] else ''}` at once: {total} pipelines sharing one GPU, a "
+           f"{o['width']}×{o['height']} source, `{o['filters']}`, a sample every {o['interval_s']:g} s, for "
+           f"{o['duration_s'] / 60:.1f} minutes (a run whose allocation failed ended early): the suite's short "
            "soak, not an hours-long one. "
            f"{passed} of {total} runs passed their verdict (device memory and host RSS flat after warm-up, p99 "
            "latency without drift, no failed allocation).", ""]

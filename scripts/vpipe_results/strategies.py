@@ -18,6 +18,7 @@ def pipeline_section(s):
     if not runs:
         return ["No `bench pipeline` run in this suite (see its steps)."]
     first = runs[0]
+    frames = first["rows"][0]["end_to_end"]["frames"]["decoded"]
     keys = []
     for r in first["rows"]:
         if (r["mem"], r["host"]) not in keys:
@@ -30,8 +31,8 @@ def pipeline_section(s):
         body.append([f"`{mem}`", host] + [span(cells(runs, mem, host, m)) for m, _ in MODES] +
                     [f"{span([x['latency_ms']['p50'] for x in e2e])} / {span([x['latency_ms']['p99'] for x in e2e])}",
                      span(syncs)])
-    out = [f"`vpipe bench pipeline` on the 1080p clip ({first['rows'][0]['end_to_end']['frames']['decoded']} frames: the "
-           f"10-s clip read {first['loop']} times), chain `{first['filters']}`, NVDEC decode, libx264 veryfast; "
+    out = [f"`vpipe bench pipeline` on a 1080p H.264 clip ({frames} frames: "
+           f"{frames // first['loop']} frames read {first['loop']} times), chain `{first['filters']}`, NVDEC decode, libx264 veryfast; "
            f"{plural(len(runs), 'round')}{', ranges over them' if len(runs) > 1 else ''}. Decode only: the decoder into a null output; no encoder: the "
            "chain into a null output; end to end: into libx264.", ""]
     out += table(["strategy", "staging", *(f"{w} fps" for _, w in MODES), "end to end latency p50 / p99 ms",
