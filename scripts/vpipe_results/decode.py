@@ -1,6 +1,6 @@
 """Decode scaling (vpipe bench decode): raw NVDEC sessions, --streams N, one file with
 --decode-sessions K, start-up excluded in the steady figures and included in the whole ones."""
-from .common import load_json, span, table
+from .common import load_json, table
 
 
 def load(s):
@@ -37,6 +37,6 @@ def section(s):
              "**Raw NVDEC** (packets from memory, frames dropped: the engines' ceiling on this clip):", ""] + probe +
             ["", "**Many streams** (`vpipe transcode … --streams N`):", ""] + streams +
             ["", "**One file** (`--decode-sessions K`, segments at keyframes):", ""] + segments +
-            ["", f"The most streams reached {many['fps']:.0f} fps whole ({many['streams']} streams) against the raw "
-             f"probe's best {best:.0f} fps whole ({span([r['fps'] / best for r in d['streams']], 2)} of it over "
-             "the stream counts).", "", "Command: `scripts/gpu-suite decode`."])
+            ["", f"The most streams reached {many['fps']:,.0f} fps whole ({many['streams']} streams): "
+             f"{many['fps'] / best:.2f} of the raw probe's best, {best:,.0f} fps whole.", "",
+             "Command: `scripts/gpu-suite decode`."])
