@@ -186,6 +186,21 @@ def _array_module(array, device):
     raise _lib.InputError("py_filter on the GPU needs torch or cupy (array='torch' or 'cupy')")
 
 
+def _import_array_modules(array, device):
+    """Imports, on the caller's thread, the modules the filter's calls will use.
+    The calls run on the pipeline's thread, and torch imported there for the first
+    time hangs in its CUDA set-up (torch.cuda.current_device, seen on the H200 with
+    torch 2.11): so nothing is imported there for the first time."""
+    if array != "auto":
+        __import__(array)
+        return
+    __import__("numpy")
+    if device != "cpu":
+        for name in ("torch", "cupy"):
+            if name in sys.modules or _importable(name):
+                return
+
+
 def _importable(name):
     try:
         __import__(name)
@@ -252,6 +267,7 @@ def transcode(input, output, *, vf="", py_filter=None, py_format="rgb24", array=
     errors, slot, keep = [], 0, None
     filters = vf
     if py_filter is not None:
+        _import_array_modules(array, device)
         keep = _filter_trampoline(py_filter, array, errors)
         slot = lib.vpipe_filter_register(keep, None)
         steps = [s for s in (vf, f"format={py_format}" if py_format else "", f"python=slot={slot}") if s]

@@ -3,6 +3,8 @@ NVDEC frames and strategy memory as zero-copy torch tensors, DLPack stream
 semantics, a torch filter on the pipeline's stream, device tensors into the
 Encoder. Skips, saying why, where torch or a CUDA device is missing."""
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -108,6 +110,19 @@ class Gpu(unittest.TestCase):
         self.assertEqual(len(a), len(b))
         for x, y in zip(a, b):
             self.assertTrue(torch.equal(x, y))
+
+    def test_a_filter_in_a_process_that_never_imported_torch(self):
+        # The README's example: only numpy and vpipe imported, device auto. torch
+        # imported for the first time on the pipeline's thread hung in its CUDA
+        # set-up (the GPU smoke's doc blocks, a85820c): a fresh interpreter, a limit.
+        out = self.path("fresh.mp4")
+        code = ("import numpy, vpipe\n"
+                f"r = vpipe.transcode({CLIP!r}, {out!r}, vf='resize=640x360', py_filter=lambda x: 255 - x,"
+                " max_frames=10)\n"
+                "import sys; print(r['device'], r['frames']['encoded'], 'torch' in sys.modules)\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+        self.assertEqual(done.stdout.split(), ["cuda", "10", "True"])
 
     def test_device_tensors_into_the_encoder(self):
         # RGB tensors become YUV on the GPU (half the bytes downloaded); the
