@@ -157,6 +157,27 @@ TEST_F(LiveE2E, UdpLoopbackIsIngestedFilteredWrittenAndEndsOnAStall) {
   EXPECT_GT(r.other_packets_written, 0) << "the audio was copied";
 }
 
+// --duration, the one cut a live input takes (issue #43): it ends the input
+// after that much of the stream, well before the sender stops or stalls, with
+// the output starting at zero.
+TEST_F(LiveE2E, ADurationEndsALiveInputAtThatSpan) {
+  const auto out = path("live-cut.mkv");
+  auto o = live_options(url(), out, "");
+  o.encoder = "ffv1";
+  o.duration_s = 1.5;
+  const auto r = ingest(o, 4.0);
+  EXPECT_EQ(r.stalls, 0) << "ended by the duration, not by the sender going quiet";
+  // 1.5 s at 30 fps, give or take the start-up burst's drops
+  EXPECT_GE(r.video_packets_written + r.frames_dropped, 40);
+  EXPECT_LE(r.video_packets_written + r.frames_dropped, 45);
+  std::vector<std::int64_t> pts;
+  for_each_frame(out, [&](const Frame& f) { pts.push_back(f.pts); });
+  ASSERT_FALSE(pts.empty());
+  const auto s = summarize(out);
+  EXPECT_LT(s.video_duration_s, 1.5 + 0.05);
+  EXPECT_LT(static_cast<double>(pts.front()) / 1000, 0.05) << "the output starts at zero (MKV: ms)";
+}
+
 TEST_F(LiveE2E, ASlowStageDropsFramesCountedAndLatencyStaysBounded) {
   // 100 ms a frame cannot take 30 fps (nor 15, if a loaded machine slows the
   // sender): drop-newest (the live default) keeps the pace and counts what it

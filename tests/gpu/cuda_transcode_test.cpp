@@ -159,6 +159,30 @@ TEST_F(CudaTranscode, NvdecSegmentsGiveOneSessionsFramesWithoutErrors) {
   EXPECT_EQ(j["frames"]["decode_errors"], 0) << j.dump();
 }
 
+// A cut on the CUDA path (issue #43): NVDEC from the keyframe before the start,
+// one session and four, gives the CPU path's cut frame for frame (the CPU
+// path's cut is checked against FFmpeg's trim in the e2e Cut tests).
+TEST_F(CudaTranscode, CutsOnNvdecGiveTheCpuPathsFramesExactly) {
+  const auto clip = path("gop12-cut.mp4");
+  const auto made = run_vpipe("transcode " + kSample + " " + clip +
+                              " --device cpu --encoder libx264 --crf 18 --gop 12");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string cut = " --encoder ffv1 --vf invert --ss 1.3 --to 3.7";
+  const auto cpu = run(path("cut_cpu.mkv"), "--device cpu" + cut, clip);
+  ASSERT_EQ(cpu.size(), 72u);  // 1.3 … 3.7 s at 30 fps
+  for (const char* sessions : {"1", "4"}) {
+    const auto gpu =
+        run(path(std::string("cut_nvdec") + sessions + ".mkv"),
+            std::string("--device cuda --decode nvdec --decode-sessions ") + sessions + cut, clip);
+    ASSERT_EQ(gpu.size(), cpu.size()) << sessions;
+    for (std::size_t i = 0; i < cpu.size(); ++i) {
+      ASSERT_EQ(gpu[i].pts, cpu[i].pts) << sessions << ": frame " << i;
+      ASSERT_TRUE(std::isinf(frame_psnr(gpu[i], cpu[i])))
+          << sessions << ": frame " << i << " differs";
+    }
+  }
+}
+
 // Whether this machine's NVENC opens an H.264 session, asked of FFmpeg directly
 // (not through vpipe, whose choice the test below checks).
 static bool nvenc_opens() {

@@ -56,7 +56,7 @@ bool DemuxSource::seek_to_start() {
 
 bool DemuxSource::rewind() {
   if (loops_left_ <= 0) return false;
-  if (!seek_to_start()) {
+  if (!(cut_ && cut_->start ? seek_to_cut() : seek_to_start())) {
     if (!reopen_loop_) {
       spdlog::warn("{}: cannot seek back to loop", path_);
       return false;
@@ -66,6 +66,7 @@ bool DemuxSource::rewind() {
       if (next->nb_streams != input_->nb_streams) throw input_error("the streams changed");
       input_ = next.get();
       looped_ = std::move(next);  // the pass before is done with: its packets hold their own data
+      if (cut_ && cut_->start) (void)seek_to_cut();
     } catch (const std::exception& e) {
       spdlog::warn("{}: cannot open again to loop: {}", path_, e.what());
       return false;
@@ -73,10 +74,83 @@ bool DemuxSource::rewind() {
   }
   loops_left_--;
   drain_pending_ = true;
-  if (start_s_)
+  if (cut_ && cut_->start)  // the next pass's span follows this one's
+    offset_s_ += std::min(cut_->end.value_or(pass_end_s_), pass_end_s_) - *cut_->start;
+  else if (start_s_)
     offset_s_ += pass_end_s_ - *start_s_;  // (a raw stream has no times: the encoder makes them)
+  video_past_end_ = false;
   last_dts_s_.clear();
   return true;
+}
+
+// ---- a cut ---------------------------------------------------------------------
+
+void DemuxSource::cut(const Cut& c) {
+  cut_ = c;
+  if (!c.start) return;  // a live input: the first packet read starts it (apply_cut)
+  start_s_ = *c.start;
+  if (c.shift) offset_s_ = -*c.start;
+  (void)seek_to_cut();
+}
+
+bool DemuxSource::seek_to_cut() {
+  const double origin = input_->start_time != AV_NOPTS_VALUE
+                            ? static_cast<double>(input_->start_time) / AV_TIME_BASE
+                            : 0.0;
+  if (*cut_->start > origin && seek_before(input_, video_stream_, *cut_->start)) {
+    to_keyframe_ = true;  // an MPEG-TS seek can land inside a GOP
+    return true;
+  }
+  return seek_to_start();  // decoded from the start: exact, only slower
+}
+
+bool DemuxSource::copies_streams() const {
+  for (std::size_t i = 0; i < output_index_.size(); ++i)
+    if (static_cast<int>(i) != video_stream_ && output_index_[i] >= 0) return true;
+  return false;
+}
+
+FrameWindow DemuxSource::window() const {
+  const double q = av_q2d(input_->streams[video_stream_]->time_base);
+  // The packets' shift, as retime() applies it: the window moves with them tick for tick.
+  const auto shift = static_cast<std::int64_t>(std::llround(offset_s_ / q));
+  const auto tick = [&](double s) {
+    return static_cast<std::int64_t>(std::ceil(s / q - 1e-3)) + shift;
+  };
+  FrameWindow w;
+  if (cut_->start) w.from = tick(*cut_->start);
+  if (cut_->end) w.until = tick(*cut_->end);
+  return w;
+}
+
+// Before retime(), in the input's own clock: which packets the cut keeps.
+// Video: every packet from the keyframe before the start (the decoder needs
+// them; the frames before the start are dropped after it) until one decoded at
+// or after the end. Copied streams: the packets that start inside the span,
+// read on for a second past the video's end (the muxer interleaved them later).
+DemuxSource::CutVerdict DemuxSource::apply_cut(AVPacket* pkt, int index) {
+  const AVRational tb = input_->streams[index]->time_base;
+  const auto at = [&](std::int64_t ts) { return static_cast<double>(ts) * av_q2d(tb); };
+  const std::int64_t any = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+  if (!cut_->start) {  // a live input: the span starts with the first timed packet
+    if (any == AV_NOPTS_VALUE) return CutVerdict::kKeep;
+    cut_->start = start_s_ = at(any);
+    if (cut_->shift) offset_s_ = -*cut_->start;
+    if (cut_->duration) cut_->end = *cut_->start + *cut_->duration;
+  }
+  if (index == video_stream_) {
+    if (to_keyframe_ && !(pkt->flags & AV_PKT_FLAG_KEY)) return CutVerdict::kDrop;
+    to_keyframe_ = false;
+    const std::int64_t d = pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts;
+    if (cut_->end && d != AV_NOPTS_VALUE && at(d) >= *cut_->end) video_past_end_ = true;
+    if (!video_past_end_) return CutVerdict::kKeep;
+    return copies_streams() ? CutVerdict::kDrop : CutVerdict::kPassOver;
+  }
+  if (any == AV_NOPTS_VALUE) return video_past_end_ ? CutVerdict::kDrop : CutVerdict::kKeep;
+  const double t = at(any);
+  if (video_past_end_ && t >= *cut_->end + 1.0) return CutVerdict::kPassOver;
+  if (t < *cut_->start || (cut_->end && t >= *cut_->end)) return CutVerdict::kDrop;
+  return CutVerdict::kKeep;
 }
 
 bool DemuxSource::reopen(const std::string& why) {
@@ -215,8 +289,11 @@ bool DemuxSource::pts_fits(const AVPacket* pkt) const {
 // decoder reorders (32 frames, 0.5 s at least), is damage (a bit flip in a
 // PES header): dropped, so the decoder's guess and the encoder's repair
 // (TimestampRepair) take over. (Trusted, one PTS 3 s ahead shifted every
-// later frame by 3 s.)
+// later frame by 3 s.) Only where a stream carries both times in its packet
+// headers (MPEG-TS/PS): elsewhere (MKV) the demuxer guesses the DTS, and a
+// variable-rate file's pause (1.3 s between two frames) is no damage.
 void DemuxSource::drop_damaged_pts(AVPacket* pkt) {
+  if (!(input_->iformat->flags & AVFMT_TS_DISCONT)) return;
   if (pkt->pts == AV_NOPTS_VALUE || pkt->dts == AV_NOPTS_VALUE || pts_fits(pkt)) return;
   pkt->pts = AV_NOPTS_VALUE;
   counters_.timestamps_repaired++;
@@ -274,12 +351,25 @@ Flow DemuxSource::produce(Output<Packet>& out) {
     return Flow::kStop;
   const int index = p.pkt->stream_index;
   const bool known = index >= 0 && index < static_cast<int>(input_->nb_streams);
+  if (known && cut_) {
+    switch (apply_cut(p.pkt.get(), index)) {
+      case CutVerdict::kDrop:
+        return Flow::kContinue;
+      case CutVerdict::kPassOver:
+        return rewind() ? Flow::kContinue : Flow::kStop;
+      case CutVerdict::kKeep:
+        break;
+    }
+  }
   if (known) retime(p.pkt.get());
   const std::int64_t ts = p.pkt->dts != AV_NOPTS_VALUE ? p.pkt->dts : p.pkt->pts;
   if (realtime_ && ts != AV_NOPTS_VALUE && known) pace(ts, index);
   p.origin = Clock::now();
   counters_.packets_read++;
-  if (index == video_stream_) return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;
+  if (index == video_stream_) {
+    if (cut_) p.window = window();
+    return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;
+  }
   if (index < 0 || index >= static_cast<int>(output_index_.size()) || output_index_[index] < 0)
     return Flow::kContinue;
   if (copy_until_s_ && ts != AV_NOPTS_VALUE &&
@@ -386,6 +476,7 @@ Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
     return flow;
   }
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);
+  window_ = packet.window;
   int ret = avcodec_send_packet(decoder_.get(), packet.pkt.get());
   if (ret == AVERROR(EAGAIN)) {
     // Output is full: take frames out first, then resend.
@@ -410,6 +501,11 @@ Flow DecodeStage::receive(Output<Frame>& out) {
       check_nvdec();
       counters_.decode_errors++;
       spdlog::debug("decode: frame lost: {}", av_error_text(ret));
+      continue;
+    }
+    if (!window_.keeps(av->best_effort_timestamp != AV_NOPTS_VALUE ? av->best_effort_timestamp
+                                                                   : av->pts)) {
+      counters_.frames_cut++;  // decoded for the frames after it; shown outside the cut
       continue;
     }
     if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) counters_.decode_errors++;

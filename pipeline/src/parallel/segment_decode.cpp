@@ -281,6 +281,7 @@ void SegmentDecodeStage::submit(Output<Frame>& out) {
   if (current_.empty()) return;
   Segment seg;
   seg.seq = next_seq_++;
+  windows_[seg.seq] = window_;
   seg.fresh = std::exchange(fresh_next_, false);
   std::vector<std::int64_t> pts;
   for (const auto& p : current_) pts.push_back(p->pts);
@@ -320,6 +321,7 @@ Flow SegmentDecodeStage::emit(Frame f, Output<Frame>& out) {
 Flow SegmentDecodeStage::emit_ready(Output<Frame>& out, bool wait_all) {
   for (;;) {
     Done done;
+    FrameWindow window;
     {
       std::unique_lock lock(m_);
       if (wait_all)
@@ -330,12 +332,21 @@ Flow SegmentDecodeStage::emit_ready(Output<Frame>& out, bool wait_all) {
       if (it == done_.end()) return Flow::kContinue;
       done = std::move(it->second);
       done_.erase(it);
+      if (const auto w = windows_.find(next_emit_); w != windows_.end()) {
+        window = w->second;
+        windows_.erase(w);
+      }
       ++next_emit_;
     }
     cv_.notify_all();
     counters_.decode_errors += done.errors;
-    for (auto& f : done.frames)
+    for (auto& f : done.frames) {
+      if (!window.keeps(f.pts)) {
+        counters_.frames_cut++;  // decoded from the keyframe before the cut, shown outside it
+        continue;
+      }
       if (emit(std::move(f), out) == Flow::kStop) return Flow::kStop;
+    }
   }
 }
 
@@ -344,8 +355,13 @@ Flow SegmentDecodeStage::decode_inline(UniqueAVPacket pkt, Output<Frame>& out) {
   std::int64_t errors = 0;
   send(*inline_, pkt.get(), time_base_, frames, errors);
   counters_.decode_errors += errors;
-  for (auto& f : frames)
+  for (auto& f : frames) {
+    if (!window_.keeps(f.pts)) {
+      counters_.frames_cut++;
+      continue;
+    }
     if (emit(std::move(f), out) == Flow::kStop) return Flow::kStop;
+  }
   return Flow::kContinue;
 }
 
@@ -362,11 +378,15 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
     return emit_ready(out, false);
   }
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);
-  if (inline_) return decode_inline(std::move(packet.pkt), out);
+  if (inline_) {
+    window_ = packet.window;
+    return decode_inline(std::move(packet.pkt), out);
+  }
   // A packet without a time (a raw .h264): frames cannot be matched to their
   // segment, nor an open GOP told from a closed one (its leading pictures would
   // be lost), so one session decodes from here.
   if (packet.pkt->pts == AV_NOPTS_VALUE) {
+    window_ = packet.window;
     current_.push_back(std::move(packet.pkt));
     return take_over("a packet without a timestamp (a raw stream)", out);
   }
@@ -374,6 +394,7 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
   // A segment starts at a keyframe; packets before the first one go with the
   // first segment, decoded from the start as one decoder would.
   if (key && !current_.empty()) submit(out);
+  window_ = packet.window;  // after the segment before went, with its own
   current_.push_back(std::move(packet.pkt));
   if (current_.size() > max_segment_)
     return take_over(fmt::format("no keyframe for {} packets", max_segment_), out);

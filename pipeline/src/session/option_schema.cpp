@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 extern "C" {
+#include <libavutil/parseutils.h>
 #include <libavutil/pixdesc.h>
 }
 
@@ -208,6 +209,46 @@ std::string joined(const std::vector<std::string>& items) {
 }  // namespace
 
 namespace {
+
+// A time: seconds (90, 90.5, 1500ms) or [hh:]mm:ss[.ms], as FFmpeg's -ss reads it.
+OptionSpec time_of(std::string key, std::optional<double> O::*m, std::string help) {
+  return row(
+      std::move(key), "TIME", std::move(help),
+      [m](O& o, const std::string& v) {
+        std::int64_t us = 0;
+        if (av_parse_time(&us, v.c_str(), 1) < 0 || us < 0)
+          throw usage_error(fmt::format(" {}: expected seconds (90.5) or [hh:]mm:ss[.ms]", v));
+        o.*m = static_cast<double>(us) / 1e6;
+      },
+      [m](const O& o) { return o.*m ? fmt::format("{}", *(o.*m)) : ""; });
+}
+
+OptionSpec frame_number(std::string key, std::optional<std::int64_t> O::*m, std::string help) {
+  return row(
+      std::move(key), "N>=0", std::move(help),
+      [m](O& o, const std::string& v) { o.*m = number<std::int64_t>(v, 0, INT64_MAX); },
+      [m](const O& o) { return o.*m ? fmt::format("{}", *(o.*m)) : ""; });
+}
+
+std::vector<OptionSpec> cut_rows() {
+  return {
+      time_of("ss", &O::start_s,
+              "start here, exactly: the first frame out is the one shown at this time after the "
+              "input's start (seconds or [hh:]mm:ss[.ms]), e.g. --ss 90.5 or --ss 1:30.5; the "
+              "input is read from the keyframe before it"),
+      time_of("to", &O::end_s,
+              "stop before this time (the same clock as --ss), e.g. --ss 10 --to 20 keeps 10 s"),
+      time_of("duration", &O::duration_s,
+              "keep this long from the start, or from --ss / --ss-frame, e.g. --duration 30; "
+              "the one cut a live input takes"),
+      frame_number("ss_frame", &O::start_frame,
+                   "start at this frame, counted in display order from 0, e.g. --ss-frame 300"),
+      frame_number("to_frame", &O::end_frame,
+                   "stop before this frame, e.g. --ss-frame 300 --to-frame 600 keeps 300 frames"),
+      yes_no("copyts", &O::copyts, Form::kSwitch,
+             "keep the input's timestamps in the output (by default a cut starts at zero)"),
+  };
+}
 
 std::vector<OptionSpec> io_rows() {
   return {
@@ -440,7 +481,8 @@ std::vector<OptionSpec> streams_rows() {
 const std::vector<OptionSpec>& option_schema() {
   static const std::vector<OptionSpec> rows = [] {
     std::vector<OptionSpec> all;
-    for (auto group : {io_rows, cuda_rows, encoder_rows, reading_rows, live_rows, streams_rows})
+    for (auto group :
+         {io_rows, cut_rows, cuda_rows, encoder_rows, reading_rows, live_rows, streams_rows})
       for (auto& r : group()) all.push_back(std::move(r));
     return all;
   }();

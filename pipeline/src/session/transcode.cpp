@@ -115,6 +115,7 @@ struct TranscodeSession::Parts {
   int video_index = -1;
   AVStream* video = nullptr;
   AVRational frame_rate{0, 1};
+  std::optional<Cut> cut;        // --ss/--to/--duration…, resolved against the input
   UniqueAVCodecContext decoder;  // handed to the decode stage when wired
   TranscodePlan plan;
   TranscodeOutput output;  // the muxer and its streams; closed when nothing writes it
@@ -196,6 +197,12 @@ void TranscodeSession::Parts::open_input() {
   if (video_index < 0) throw input_error(fmt::format("{}: no video stream", o.input));
   video = input->streams[video_index];
   frame_rate = av_guess_frame_rate(input.get(), video, nullptr);
+  if (o.start_s || o.end_s || o.duration_s || o.start_frame || o.end_frame) {
+    cut = resolve_cut({o.start_s, o.end_s, o.duration_s, o.start_frame, o.end_frame, o.copyts},
+                      input.get(), video_index, is_live_input(o.input),
+                      [this] { return vpipe::open_input(o.input, open_options); });
+    report.notes.push_back(cut->describe());
+  }
   decoder = open_decoder(video, o);
   if (decoder->pix_fmt == AV_PIX_FMT_NONE || decoder->width <= 0)
     throw input_error(fmt::format("{}: cannot tell the video's size and pixel format", o.input));
@@ -250,8 +257,10 @@ void TranscodeSession::Parts::wire() {
       demux_stage->reconnect(o.reconnect,
                              [this] { return vpipe::open_input(o.input, open_options); });
   }
-  if (o.max_frames && frame_rate.num > 0) {
-    const double start = video->start_time != AV_NOPTS_VALUE
+  if (cut) demux_stage->cut(*cut);
+  if (o.max_frames && frame_rate.num > 0) {  // in the output's clock, which a cut may shift
+    const double start = cut && cut->start ? (cut->shift ? 0.0 : *cut->start)
+                         : video->start_time != AV_NOPTS_VALUE
                              ? static_cast<double>(video->start_time) * av_q2d(video->time_base)
                              : 0.0;
     demux_stage->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
@@ -356,6 +365,13 @@ std::int64_t TranscodeSession::Parts::expected_frames() const {
   if (total <= 0 && input->duration > 0 && frame_rate.num > 0)
     total = static_cast<std::int64_t>(static_cast<double>(input->duration) / AV_TIME_BASE *
                                       av_q2d(frame_rate));
+  if (cut && cut->start && frame_rate.num > 0) {  // a cut's span, at the nominal rate
+    const double end =
+        cut->end.value_or(cut->start.value() + static_cast<double>(total) / av_q2d(frame_rate));
+    total =
+        std::min(total > 0 ? total : INT64_MAX,
+                 static_cast<std::int64_t>(std::ceil((end - *cut->start) * av_q2d(frame_rate))));
+  }
   total *= o.loop;
   if (o.max_frames && (total <= 0 || *o.max_frames < total)) total = *o.max_frames;
   return total;
@@ -363,6 +379,11 @@ std::int64_t TranscodeSession::Parts::expected_frames() const {
 
 void TranscodeSession::Parts::collect(TranscodeReport& r) const {
   if (!auto_sessions_note.empty()) r.notes.push_back(auto_sessions_note);
+  if (cut)
+    r.notes.push_back(
+        fmt::format("cut: {} decoded frames shown outside it dropped (decoded from "
+                    "the keyframe before the start, or reordered past the end)",
+                    counters.frames_cut.load()));
   if (segments) {
     const auto st = segments->stats();
     r.notes.push_back(

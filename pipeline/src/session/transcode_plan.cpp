@@ -266,6 +266,29 @@ std::vector<std::string> TranscodePlan::labels() const {
   return out;
 }
 
+namespace {
+
+// A cut's options agree with one another and with the input (before it opens).
+void check_cut(const TranscodeOptions& o) {
+  if (o.start_s && o.start_frame) throw usage_error("ss and ss_frame: give one start");
+  if ((o.end_s ? 1 : 0) + (o.end_frame ? 1 : 0) + (o.duration_s ? 1 : 0) > 1)
+    throw usage_error("to, to_frame and duration: give one end");
+  if (o.end_s && *o.end_s <= o.start_s.value_or(0))
+    throw usage_error(
+        fmt::format("to {} s: not after the start ({} s)", *o.end_s, o.start_s.value_or(0)));
+  if (o.end_frame && *o.end_frame <= o.start_frame.value_or(0))
+    throw usage_error(fmt::format("to_frame {}: not after the start frame ({})", *o.end_frame,
+                                  o.start_frame.value_or(0)));
+  if (o.duration_s && !(*o.duration_s > 0)) throw usage_error("duration 0: expected a time > 0");
+  if (is_live_input(o.input) && (o.start_s || o.start_frame || o.end_s || o.end_frame))
+    throw usage_error(fmt::format(
+        "{}: a live input has no start to count from nor a place to seek to; cut it with "
+        "duration only",
+        o.input));
+}
+
+}  // namespace
+
 void check_options(const TranscodeOptions& o) {
   if (o.loop < 1) throw usage_error(fmt::format("loop {}: expected 1 or more", o.loop));
   if (!(o.stall_timeout_s > 0))
@@ -277,6 +300,7 @@ void check_options(const TranscodeOptions& o) {
     if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
       throw usage_error(fmt::format("input_option {}: expected key=value", kv));
   if (o.input.empty() || o.output.empty()) throw usage_error("need an input and an output path");
+  check_cut(o);
   if (o.encode_segments > 1 &&
       (o.realtime || is_live_input(o.input) || !network_output_format(o.output).empty()))
     throw usage_error(fmt::format(

@@ -20,9 +20,21 @@
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"
 #include "vpipe/pipeline/graph/stage.hpp"
+#include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
 
 namespace vpipe {
+
+// A cut's span, in the video stream's time base as its packets carry it
+// (after the demuxer's shift): the decoders drop the frames shown outside it
+// (those decoded from the keyframe before the start, those reordered past the
+// end). A frame without a time is kept.
+struct FrameWindow {
+  std::int64_t from = INT64_MIN, until = INT64_MAX;
+  [[nodiscard]] bool keeps(std::int64_t pts) const {
+    return pts == AV_NOPTS_VALUE || (pts >= from && pts < until);
+  }
+};
 
 // A compressed packet in flight. For the muxer, pkt->stream_index is the
 // output stream and timestamps are still in the source's time base.
@@ -32,6 +44,7 @@ struct Packet {
   // No data: the input starts over (--loop). The decoder gives up every frame
   // it holds back (B-frame reordering), then starts afresh.
   bool drain = false;
+  FrameWindow window{};  // video: the frames of this pass of the input to keep (a cut)
 };
 
 // A stage's thread, while it runs, so that Ctrl-C can break a read or a write
@@ -60,6 +73,7 @@ Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int6
 struct MediaCounters {
   std::atomic<std::int64_t> packets_read{0};
   std::atomic<std::int64_t> frames_decoded{0};
+  std::atomic<std::int64_t> frames_cut{0};  // decoded, shown outside the cut: dropped
   std::atomic<std::int64_t> decode_errors{0};
   std::atomic<std::int64_t> frames_encoded{0};
   std::atomic<std::int64_t> frames_fitted{0};       // scaled to the encoder's size (size changed)
@@ -102,6 +116,11 @@ class DemuxSource final : public Source<Packet> {
   // With a frame limit: copied packets from this time (seconds) on are
   // dropped, so audio ends with the video, whatever the demuxer read ahead.
   void copy_until(double seconds) { copy_until_s_ = seconds; }
+  // A cut (cut.hpp), resolved: seeks before its start (where it has one and
+  // the input is a file), shifts the timestamps, marks the video packets with
+  // the frames to keep, drops copied packets outside it, and ends each pass
+  // once the video has passed its end (a --loop repeats the span).
+  void cut(const Cut& c);
   // Read the input `times` times over (seek back at the end), timestamps
   // continuing: a long run from a short clip (benchmarks, soaks).
   // Each start-over drains the decoder and seeks back to the start (by byte
@@ -146,6 +165,14 @@ class DemuxSource final : public Source<Packet> {
   Clock::time_point start_{};
   bool rewind();
   bool seek_to_start();
+  enum class CutVerdict { kKeep, kDrop, kPassOver };
+  CutVerdict apply_cut(AVPacket* pkt, int index);
+  bool seek_to_cut();                        // the keyframe before the cut's start, or the start
+  [[nodiscard]] FrameWindow window() const;  // the cut, as this pass's video timestamps
+  std::optional<Cut> cut_;
+  bool to_keyframe_ = false;     // after a cut's seek: video packets before a keyframe are dropped
+  bool video_past_end_ = false;  // this pass's video has passed the cut's end
+  bool copies_streams() const;
   bool reopen(const std::string& why);
   std::optional<Flow> read(AVPacket* pkt);
   void retime(AVPacket* pkt);
@@ -216,6 +243,7 @@ class DecodeStage final : public Stage<Packet, Frame> {
 
  private:
   FlightLimit* flight_ = nullptr;
+  FrameWindow window_;  // the latest packet's: the frames it belongs with
   Flow receive(Output<Frame>& out);
   void check_nvdec() const;
   UniqueAVCodecContext decoder_;

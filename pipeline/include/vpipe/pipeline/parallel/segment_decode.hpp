@@ -160,6 +160,10 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   bool fresh_next_ = true;                // the next segment follows a start-over (or is the first)
   std::optional<DecoderSession> inline_;  // one session, after a fallback
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
+  // A cut: the window of the segment being gathered (its packets'), and of
+  // each submitted segment until its frames are emitted (the stage's thread).
+  FrameWindow window_;
+  std::map<std::int64_t, FrameWindow> windows_;
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::deque<Segment> todo_;

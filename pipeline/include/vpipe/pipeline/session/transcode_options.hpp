@@ -135,6 +135,14 @@ struct TranscodeOptions {
   int encode_segments = 1;
   Fit fit = Fit::kPad;  // a size the encoder cannot take: pad, crop or error
   std::optional<std::int64_t> max_frames;
+  // A cut (io/cut.hpp), exact to the frame: from start_s (seconds after the
+  // input's start) or frame start_frame (0: the first shown), to end_s, to
+  // frame end_frame (not included), or for duration_s. At most one of each
+  // side; a live input takes a duration only. The output starts at zero unless
+  // copyts keeps the input's timestamps.
+  std::optional<double> start_s, end_s, duration_s;
+  std::optional<std::int64_t> start_frame, end_frame;
+  bool copyts = false;
   std::size_t queue_depth = 8;  // frames in flight between two stages
   int decode_threads = 0;       // 0: FFmpeg chooses
   // Decoder sessions decoding segments (GOPs) of the input at once (>1:
