@@ -55,7 +55,14 @@ void set_user_encoder_options(AVCodecContext* enc, const AVCodec* codec, const T
   }
   for (const auto& kv : o.encoder_options) {
     const auto eq = kv.find('=');
-    av_dict_set(&opts, kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 0);
+    const std::string key = kv.substr(0, eq);
+    std::string value = kv.substr(eq + 1);
+    // x265's own list keeps what vpipe set (the log level, HDR10 metadata) before the
+    // user's, which x265 reads last and so wins.
+    if (const AVDictionaryEntry* was = av_dict_get(opts, key.c_str(), nullptr, 0);
+        was && key == "x265-params")
+      value = std::string(was->value) + ":" + value;
+    av_dict_set(&opts, key.c_str(), value.c_str(), 0);
   }
 }
 
@@ -64,7 +71,8 @@ void set_user_encoder_options(AVCodecContext* enc, const AVCodec* codec, const T
 UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
                                         AVRational time_base, AVRational frame_rate,
                                         bool global_header, const TranscodeOptions& o,
-                                        const AVCodecContext* props, AVRational sample_aspect) {
+                                        const AVCodecContext* props, AVRational sample_aspect,
+                                        const Hdr10* hdr10) {
   UniqueAVCodecContext enc(avcodec_alloc_context3(codec));
   enc->width = format.width;
   enc->height = format.height;
@@ -102,8 +110,10 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     av_dict_set(&enc_opts, "preset", "p4", 0);
   } else if (name == "libx265") {
     // x265 logs its banner at info level on its own: warnings only, unless -v.
-    if (av_log_get_level() < AV_LOG_WARNING)
-      av_dict_set(&enc_opts, "x265-params", "log-level=warning", 0);
+    std::string params = av_log_get_level() < AV_LOG_WARNING ? "log-level=warning" : "";
+    if (const auto hdr = hdr10 ? x265_hdr10_params(*hdr10) : std::string(); !hdr.empty())
+      params += (params.empty() ? "" : ":") + hdr;  // FFmpeg 5.1's wrapper reads no frame side data
+    if (!params.empty()) av_dict_set(&enc_opts, "x265-params", params.c_str(), 0);
   } else if (codec->id == AV_CODEC_ID_MPEG4) {
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = FF_QP2LAMBDA * o.qscale;

@@ -116,6 +116,7 @@ struct TranscodeSession::Parts {
   AVStream* video = nullptr;
   AVRational frame_rate{0, 1};
   std::optional<Cut> cut;        // --ss/--to/--duration…, resolved against the input
+  Hdr10 hdr10;                   // the input's HDR10 metadata, for the output
   UniqueAVCodecContext decoder;  // handed to the decode stage when wired
   TranscodePlan plan;
   TranscodeOutput output;  // the muxer and its streams; closed when nothing writes it
@@ -175,8 +176,9 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
   report.output_format = plan.output;
   report.effective_chain = plan.labels();
   if (!plan.null_output)
-    encoder = output.open(o, plan, {input.get(), video, video_index, frame_rate, decoder.get()},
-                          hooks.interrupt, report);
+    encoder =
+        output.open(o, plan, {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10},
+                    hooks.interrupt, report);
   make_cuda_path();
   wire();
 }
@@ -204,6 +206,8 @@ void TranscodeSession::Parts::open_input() {
     report.notes.push_back(cut->describe());
   }
   decoder = open_decoder(video, o);
+  if (o.output != "null")
+    hdr10 = read_hdr10(video, [this] { return vpipe::open_input(o.input, open_options); });
   if (decoder->pix_fmt == AV_PIX_FMT_NONE || decoder->width <= 0)
     throw input_error(fmt::format("{}: cannot tell the video's size and pixel format", o.input));
 }
@@ -291,7 +295,7 @@ void TranscodeSession::Parts::wire() {
   if (o.encode_segments > 1) {
     auto open = [this, global = (output.ctx()->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
       return open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate, global, o,
-                                encoder.get(), encoder->sample_aspect_ratio);
+                                encoder.get(), encoder->sample_aspect_ratio, &hdr10);
     };
     add_encode(std::make_unique<SegmentedEncodeStage>(open, encoder.get(), output.video()->index,
                                                       counters, o.encode_segments, o.gop));

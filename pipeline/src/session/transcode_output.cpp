@@ -95,13 +95,17 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
       (container.rfind("mxf", 0) == 0 || container == "dv") && in.frame_rate.num > 0;
   auto encoder = open_video_encoder(
       plan.encoder, plan.output, frame_rate_tb ? av_inv_q(in.frame_rate) : in.video->time_base,
-      in.frame_rate, (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, in.decoder, sar);
+      in.frame_rate, (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, in.decoder, sar, in.hdr10);
   video_out_ = avformat_new_stream(oc, nullptr);
   AVStream* video_out = video_out_;
   av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),
            "output video parameters");
   video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
   copy_display_matrix(in.video, video_out);
+  if (in.hdr10 && !in.hdr10->empty()) {
+    add_hdr10_side_data(video_out, *in.hdr10);
+    report.notes.push_back(in.hdr10->describe());
+  }
   // Its tags (language, a broadcast timecode, which MOV writes as a tmcd track), but not the
   // input's encoder: this output's is another.
   av_dict_copy(&video_out->metadata, in.video->metadata, 0);

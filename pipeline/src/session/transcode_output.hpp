@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/hdr.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/session/transcode_options.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
@@ -80,6 +81,7 @@ class TranscodeOutput {
     int video_index;
     AVRational frame_rate;
     const AVCodecContext* decoder;  // its colour properties go to the encoder
+    const Hdr10* hdr10 = nullptr;   // its HDR10 metadata, to the stream and the encoder
   };
   // Opens the muxer, its streams and its file, and writes the header; returns the video
   // encoder (the session keeps it among its members, in the order they must die). With

@@ -2,6 +2,8 @@
 // transcode, segment and the Python encoder do.
 #pragma once
 
+#include "vpipe/pipeline/io/hdr.hpp"
+
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -26,12 +28,11 @@ class HostFramePool;
 
 // Opens a video encoder the way transcode() does (quality options from `o`,
 // colour properties from `props` when given, the sample aspect ratio the
-// frames have: {0, 1} for unknown; sample_aspect_after gives it for a chain).
-[[nodiscard]] UniqueAVCodecContext open_video_encoder(const AVCodec* codec,
-                                                      const FrameFormat& format,
-                                                      AVRational time_base, AVRational frame_rate,
-                                                      bool global_header, const TranscodeOptions& o,
-                                                      const AVCodecContext* props,
-                                                      AVRational sample_aspect = {0, 1});
+// frames have: {0, 1} for unknown; sample_aspect_after gives it for a chain),
+// HDR10 metadata from `hdr10` into the bitstream where the encoder takes it (libx265).
+[[nodiscard]] UniqueAVCodecContext open_video_encoder(
+    const AVCodec* codec, const FrameFormat& format, AVRational time_base, AVRational frame_rate,
+    bool global_header, const TranscodeOptions& o, const AVCodecContext* props,
+    AVRational sample_aspect = {0, 1}, const Hdr10* hdr10 = nullptr);
 
 }  // namespace vpipe

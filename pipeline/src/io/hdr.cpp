@@ -1,0 +1,114 @@
+#include "vpipe/pipeline/io/hdr.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace vpipe {
+
+namespace {
+
+const std::uint8_t* stream_side_data(const AVStream* s, AVPacketSideDataType type) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
+  const AVPacketSideData* sd = av_packet_side_data_get(s->codecpar->coded_side_data,
+                                                       s->codecpar->nb_coded_side_data, type);
+  return sd ? sd->data : nullptr;
+#else
+  return av_stream_get_side_data(s, type, nullptr);
+#endif
+}
+
+std::uint8_t* new_stream_side_data(AVStream* s, AVPacketSideDataType type, std::size_t size) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
+  AVPacketSideData* sd = av_packet_side_data_new(&s->codecpar->coded_side_data,
+                                                 &s->codecpar->nb_coded_side_data, type, size, 0);
+  return sd ? sd->data : nullptr;
+#else
+  return av_stream_new_side_data(s, type, size);
+#endif
+}
+
+void take(Hdr10& h, const AVMasteringDisplayMetadata* m, const AVContentLightMetadata* l) {
+  if (m && m->has_primaries && m->has_luminance && !h.mastering) h.mastering = *m;
+  if (l && (l->MaxCLL || l->MaxFALL) && !h.light) h.light = *l;
+}
+
+// The first frame a software decoder gives, from a second opening.
+void from_first_frame(Hdr10& h, const std::function<UniqueDemuxContext()>& open_again,
+                      int index) {
+  auto in = open_again();
+  const AVCodecParameters* par = in->streams[index]->codecpar;
+  const AVCodec* codec = avcodec_find_decoder(par->codec_id);
+  if (!codec) return;
+  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
+  if (avcodec_parameters_to_context(dec.get(), par) < 0 || avcodec_open2(dec.get(), codec, nullptr) < 0)
+    return;
+  auto pkt = make_av_packet();
+  auto frame = make_av_frame();
+  for (int n = 0; n < 500 && av_read_frame(in.get(), pkt.get()) >= 0; ++n) {
+    const bool ours = pkt->stream_index == index && avcodec_send_packet(dec.get(), pkt.get()) >= 0;
+    av_packet_unref(pkt.get());
+    if (!ours || avcodec_receive_frame(dec.get(), frame.get()) < 0) continue;
+    const auto* m = av_frame_get_side_data(frame.get(), AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
+    const auto* l = av_frame_get_side_data(frame.get(), AV_FRAME_DATA_CONTENT_LIGHT_LEVEL);
+    take(h, m ? reinterpret_cast<const AVMasteringDisplayMetadata*>(m->data) : nullptr,
+         l ? reinterpret_cast<const AVContentLightMetadata*>(l->data) : nullptr);
+    return;
+  }
+}
+
+long units(AVRational r, double per_unit) { return std::lround(av_q2d(r) / per_unit); }
+
+}  // namespace
+
+std::string Hdr10::describe() const {
+  std::string s = "HDR10 metadata carried:";
+  if (mastering)
+    s += fmt::format(" mastering display {:.4f}–{:.0f} cd/m²", av_q2d(mastering->min_luminance),
+                     av_q2d(mastering->max_luminance));
+  if (light) s += fmt::format(" MaxCLL {} MaxFALL {}", light->MaxCLL, light->MaxFALL);
+  return s;
+}
+
+Hdr10 read_hdr10(const AVStream* video, const std::function<UniqueDemuxContext()>& open_again) {
+  Hdr10 h;
+  take(h,
+       reinterpret_cast<const AVMasteringDisplayMetadata*>(
+           stream_side_data(video, AV_PKT_DATA_MASTERING_DISPLAY_METADATA)),
+       reinterpret_cast<const AVContentLightMetadata*>(
+           stream_side_data(video, AV_PKT_DATA_CONTENT_LIGHT_LEVEL)));
+  const auto trc = video->codecpar->color_trc;
+  if ((!h.mastering || !h.light) && (trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67))
+    from_first_frame(h, open_again, video->index);
+  return h;
+}
+
+std::string x265_hdr10_params(const Hdr10& h) {
+  std::string p;
+  if (h.mastering) {
+    const auto& m = *h.mastering;  // primaries: [0] red, [1] green, [2] blue
+    const auto xy = [&](const AVRational* c) {
+      return fmt::format("({},{})", units(c[0], 0.00002), units(c[1], 0.00002));
+    };
+    p = fmt::format("master-display=G{}B{}R{}WP{}L({},{})", xy(m.display_primaries[1]),
+                    xy(m.display_primaries[2]), xy(m.display_primaries[0]), xy(m.white_point),
+                    units(m.max_luminance, 0.0001), units(m.min_luminance, 0.0001));
+  }
+  if (h.light)
+    p += fmt::format("{}max-cll={},{}", p.empty() ? "" : ":", h.light->MaxCLL, h.light->MaxFALL);
+  return p;
+}
+
+void add_hdr10_side_data(AVStream* out, const Hdr10& h) {
+  if (h.mastering)
+    if (auto* d = new_stream_side_data(out, AV_PKT_DATA_MASTERING_DISPLAY_METADATA,
+                                       sizeof(AVMasteringDisplayMetadata)))
+      std::memcpy(d, &*h.mastering, sizeof(AVMasteringDisplayMetadata));
+  if (h.light)
+    if (auto* d = new_stream_side_data(out, AV_PKT_DATA_CONTENT_LIGHT_LEVEL,
+                                       sizeof(AVContentLightMetadata)))
+      std::memcpy(d, &*h.light, sizeof(AVContentLightMetadata));
+}
+
+}  // namespace vpipe
