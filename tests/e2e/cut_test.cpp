@@ -25,16 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shell(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    ::pclose(p);
-  }
-  return out;
-}
-
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> v;
   std::size_t at = 0;
@@ -49,17 +39,18 @@ std::vector<std::string> lines(const std::string& text) {
 
 // The MD5 of every picture FFmpeg decodes with `args` (input options, -i, filters).
 std::vector<std::string> picture_hashes(const std::string& args) {
-  return lines(shell("ffmpeg -v error " + args +
-                     " -map 0:v -fps_mode passthrough -f framemd5 - | grep -v '^#' | "
-                     "awk -F, '{print $6}'"));
+  return lines(shell_output("ffmpeg -v error " + args +
+                            " -map 0:v -fps_mode passthrough -f framemd5 - | grep -v '^#' | "
+                            "awk -F, '{print $6}'"));
 }
 
 // ffprobe's times (seconds) of one stream's packets, in file order.
 std::vector<double> packet_times(const std::string& path, const std::string& stream,
                                  const std::string& field = "pts_time") {
   std::vector<double> t;
-  for (const auto& l : lines(shell("ffprobe -v error -select_streams " + stream +
-                                   " -show_entries packet=" + field + " -of csv=p=0 " + path)))
+  for (const auto& l :
+       lines(shell_output("ffprobe -v error -select_streams " + stream +
+                          " -show_entries packet=" + field + " -of csv=p=0 " + path)))
     if (!l.empty() && l != "N/A") t.push_back(std::stod(l));
   std::sort(t.begin(), t.end());
   return t;
@@ -159,8 +150,8 @@ TEST_F(Cut, VariableRateAcrossAPause) {
 // from the input's start (as -ss does), and the oracle keeps the file's own
 // timestamps (-copyts) to trim at the same absolute times.
 TEST_F(Cut, MpegTsCountsFromItsStartAndCopytsKeepsTimes) {
-  const double origin = std::stod(
-      shell("ffprobe -v error -show_entries format=start_time -of csv=p=0 " + input("h264.ts")));
+  const double origin = std::stod(shell_output(
+      "ffprobe -v error -show_entries format=start_time -of csv=p=0 " + input("h264.ts")));
   const auto oracle = picture_hashes(fmt::format("-copyts -i {} -vf trim=start={:.6f}:end={:.6f}",
                                                  input("h264.ts"), origin + 1.3, origin + 3.7));
   ASSERT_EQ(oracle.size(), 60u);

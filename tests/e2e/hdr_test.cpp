@@ -22,16 +22,6 @@ constexpr const char* kMasterDisplay =
     "master-display=G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1)";
 constexpr const char* kMaxCll = "max-cll=1000,400";
 
-std::string shell(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    ::pclose(p);
-  }
-  return out;
-}
-
 class Hdr10Input : public ::testing::Test {
  protected:
   // One folder per process: CTest runs each test as its own process, two at once.
@@ -53,22 +43,25 @@ class Hdr10Input : public ::testing::Test {
   void SetUp() override { VPIPE_NEED_FFMPEG_TOOL(); }
   // ffprobe's words for the first frame and the stream (side data included).
   static std::string probe(const std::string& path) {
-    return shell("ffprobe -v error -select_streams v -show_streams -show_frames -read_intervals "
-                 "%+#1 " + path);
+    return shell_output(
+        "ffprobe -v error -select_streams v -show_streams -show_frames -read_intervals "
+        "%+#1 " +
+        path);
   }
   static std::string hashes(const std::string& path) {
-    return shell("ffmpeg -v error -i " + path +
-                 " -map 0:v -pix_fmt yuv420p10le -f framemd5 - | grep -v '^#' | awk -F, '{print $6}'");
+    return shell_output(
+        "ffmpeg -v error -i " + path +
+        " -map 0:v -pix_fmt yuv420p10le -f framemd5 - | grep -v '^#' | awk -F, '{print $6}'");
   }
 };
 
 void expect_hdr10(const std::string& p, const std::string& what) {
-  for (const char* s : {"pix_fmt=yuv420p10le", "color_primaries=bt2020", "color_transfer=smpte2084",
-                        "color_space=bt2020nc", "side_data_type=Mastering display metadata",
-                        "red_x=34000/50000", "green_y=34500/50000", "white_point_x=15635/50000",
-                        "max_luminance=10000000/10000", "min_luminance=1/10000",
-                        "side_data_type=Content light level metadata", "max_content=1000",
-                        "max_average=400"})
+  for (const char* s :
+       {"pix_fmt=yuv420p10le", "color_primaries=bt2020", "color_transfer=smpte2084",
+        "color_space=bt2020nc", "side_data_type=Mastering display metadata", "red_x=34000/50000",
+        "green_y=34500/50000", "white_point_x=15635/50000", "max_luminance=10000000/10000",
+        "min_luminance=1/10000", "side_data_type=Content light level metadata", "max_content=1000",
+        "max_average=400"})
     EXPECT_NE(p.find(s), std::string::npos) << what << ": no " << s;
 }
 
@@ -94,8 +87,9 @@ TEST(Hdr10Params, AreX265sOwnWords) {
 
 TEST_F(Hdr10Input, StaysTenBitWithItsTagsAndMetadataThroughLibx265) {
   const auto out = src("out.mkv");
-  const auto r = run_vpipe("transcode " + src("hdr.mp4") + " " + out +
-                           " --device cpu --encoder libx265 --encoder-option x265-params=lossless=1");
+  const auto r =
+      run_vpipe("transcode " + src("hdr.mp4") + " " + out +
+                " --device cpu --encoder libx265 --encoder-option x265-params=lossless=1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("HDR10 metadata carried"), std::string::npos) << r.err;
   expect_hdr10(probe(out), "libx265 → MKV");

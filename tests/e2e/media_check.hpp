@@ -62,6 +62,18 @@ inline bool have_ffmpeg_tool() { return std::system("command -v ffmpeg >/dev/nul
     }                                                                                       \
   } while (0)
 
+// The standard output of `cmd`, run by the shell: the ffmpeg and ffprobe
+// tools as oracles.
+inline std::string shell_output(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  return out;
+}
+
 struct CommandResult {
   int exit_code = -1;
   std::string out, err;

@@ -11,8 +11,8 @@ namespace {
 
 const std::uint8_t* stream_side_data(const AVStream* s, AVPacketSideDataType type) {
 #if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
-  const AVPacketSideData* sd = av_packet_side_data_get(s->codecpar->coded_side_data,
-                                                       s->codecpar->nb_coded_side_data, type);
+  const AVPacketSideData* sd =
+      av_packet_side_data_get(s->codecpar->coded_side_data, s->codecpar->nb_coded_side_data, type);
   return sd ? sd->data : nullptr;
 #else
   return av_stream_get_side_data(s, type, nullptr);
@@ -35,14 +35,14 @@ void take(Hdr10& h, const AVMasteringDisplayMetadata* m, const AVContentLightMet
 }
 
 // The first frame a software decoder gives, from a second opening.
-void from_first_frame(Hdr10& h, const std::function<UniqueDemuxContext()>& open_again,
-                      int index) {
+void from_first_frame(Hdr10& h, const std::function<UniqueDemuxContext()>& open_again, int index) {
   auto in = open_again();
   const AVCodecParameters* par = in->streams[index]->codecpar;
   const AVCodec* codec = avcodec_find_decoder(par->codec_id);
   if (!codec) return;
   UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
-  if (avcodec_parameters_to_context(dec.get(), par) < 0 || avcodec_open2(dec.get(), codec, nullptr) < 0)
+  if (avcodec_parameters_to_context(dec.get(), par) < 0 ||
+      avcodec_open2(dec.get(), codec, nullptr) < 0)
     return;
   auto pkt = make_av_packet();
   auto frame = make_av_frame();

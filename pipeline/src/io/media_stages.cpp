@@ -10,6 +10,7 @@
 
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/filters/stamp.hpp"
+#include "vpipe/pipeline/io/audio_encode.hpp"
 
 namespace vpipe {
 
@@ -375,12 +376,40 @@ Flow DemuxSource::produce(Output<Packet>& out) {
   if (copy_until_s_ && ts != AV_NOPTS_VALUE &&
       static_cast<double>(ts) * av_q2d(input_->streams[index]->time_base) >= *copy_until_s_)
     return Flow::kContinue;
-  p.pkt->stream_index = output_index_[static_cast<std::size_t>(index)];
-  copy_out_->push(std::move(p));  // false only when the muxer is gone (failure or stop)
+  send_copied(std::move(p), index);
   return Flow::kContinue;
 }
 
+void DemuxSource::send_copied(Packet p, int index) {
+  const int to = output_index_[static_cast<std::size_t>(index)];
+  AudioReencoder* enc = index < static_cast<int>(reencoders_.size())
+                            ? reencoders_[static_cast<std::size_t>(index)]
+                            : nullptr;
+  if (!enc) {
+    p.pkt->stream_index = to;
+    copy_out_->push(std::move(p));  // false only when the muxer is gone (failure or stop)
+    return;
+  }
+  for (auto& pkt : enc->push(p.pkt.get())) {
+    pkt->stream_index = to;
+    copy_out_->push(Packet{std::move(pkt), p.origin});
+  }
+}
+
+// The end of the input: what each re-encoder holds (its resampler, its
+// encoder's delay) goes to the muxer before the queue closes.
+void DemuxSource::flush_reencoders() {
+  for (std::size_t i = 0; i < reencoders_.size(); ++i) {
+    if (!reencoders_[i] || i >= output_index_.size() || output_index_[i] < 0) continue;
+    for (auto& pkt : reencoders_[i]->push(nullptr)) {
+      pkt->stream_index = output_index_[i];
+      copy_out_->push(Packet{std::move(pkt), Clock::now()});
+    }
+  }
+}
+
 void DemuxSource::finish(Output<Packet>& /*out*/) {
+  flush_reencoders();
   copy_out_->close();
   copy_closed_ = true;
 }

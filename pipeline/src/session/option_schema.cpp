@@ -336,6 +336,16 @@ std::vector<OptionSpec> encoder_rows() {
       applies_to(count("crf", &O::crf, 0, 51, "quality: 0 lossless … 51 worst"), "libx264"),
       applies_to(text("preset", &O::preset, "NAME", "speed: ultrafast … veryslow"), "libx264"),
       applies_to(count("qscale", &O::qscale, 2, 31, "quantizer: 2 best … 31"), "mpeg4"),
+      choice("audio", &O::audio,
+             "the input's audio tracks: auto (copied where the container holds the codec, else "
+             "re-encoded to its usual one: AAC, or Opus for WebM; the report says which), copy "
+             "(a codec the container refuses fails), encode, or none, e.g. --audio encode "
+             "--audio-codec libopus"),
+      text("audio_codec", &O::audio_codec, "NAME",
+           "the encoder for re-encoded audio, e.g. --audio-codec aac (default: the container's "
+           "usual); implies --audio encode where --audio is auto"),
+      rate("audio_bitrate", &O::audio_bitrate,
+           "re-encoded audio's bit rate, e.g. --audio-bitrate 128k (default: the encoder's)"),
       rate("bitrate", &O::bitrate,
            "target video bit rate, e.g. --bitrate 5M (libx264 and NVENC then rate-control to it "
            "instead of crf/cq)"),

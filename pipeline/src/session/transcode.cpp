@@ -262,6 +262,7 @@ void TranscodeSession::Parts::wire() {
                              [this] { return vpipe::open_input(o.input, open_options); });
   }
   if (cut) demux_stage->cut(*cut);
+  demux_stage->reencode(output.reencoders());
   if (o.max_frames && frame_rate.num > 0) {  // in the output's clock, which a cut may shift
     const double start = cut && cut->start ? (cut->shift ? 0.0 : *cut->start)
                          : video->start_time != AV_NOPTS_VALUE

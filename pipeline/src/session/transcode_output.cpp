@@ -8,6 +8,7 @@ extern "C" {
 #include <libavutil/opt.h>
 }
 
+#include "vpipe/pipeline/io/audio_encode.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/codec_open.hpp"
@@ -65,7 +66,7 @@ UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodeP
     report.notes.push_back("live input: the MP4 is written fragmented (playable while written)");
   }
   auto encoder = add_video(o, plan, in, report);
-  copy_other_streams(in, report);
+  copy_other_streams(o, in, report);
   av_dict_copy(&oc->metadata, in.input->metadata, 0);
   if (!(oc->oformat->flags & AVFMT_NOFILE)) file_.open(o.output, o.keep_partial, interrupt);
   const FfmpegErrors ffmpeg;
@@ -116,10 +117,42 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
   return encoder;
 }
 
-// Audio and subtitles the container can hold, copied; the rest dropped, each with a note.
-void TranscodeOutput::copy_other_streams(const Source& in, TranscodeReport& report) {
+void TranscodeOutput::add_reencoded(const TranscodeOptions& o, unsigned index, AVStream* s,
+                                    TranscodeReport& report, const std::string& why) {
+  AVFormatContext* oc = file_.ctx.get();
+  const AVCodec* codec = o.audio_codec.empty()
+                             ? avcodec_find_encoder(usual_audio_codec(oc->oformat))
+                             : avcodec_find_encoder_by_name(o.audio_codec.c_str());
+  if (!codec || codec->type != AVMEDIA_TYPE_AUDIO)
+    throw input_error(fmt::format("{}: no audio encoder {} for stream #{} ({})", o.output,
+                                  o.audio_codec.empty() ? "for this container" : o.audio_codec,
+                                  index, avcodec_get_name(s->codecpar->codec_id)));
+  if (container_holds(oc->oformat, codec->id) == false)
+    throw input_error(fmt::format("{}: {} cannot hold {} audio (audio_codec)", o.output,
+                                  oc->oformat->name, codec->name));
+  auto& enc = audio_.emplace_back(std::make_unique<AudioReencoder>(
+      s, codec, o.audio_bitrate.value_or(0), (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0));
+  AVStream* os = avformat_new_stream(oc, nullptr);
+  av_check(avcodec_parameters_from_context(os->codecpar, enc->encoder()), "audio parameters");
+  os->time_base = enc->encoder()->time_base;
+  av_dict_copy(&os->metadata, s->metadata, 0);  // the language, the title
+  os->disposition = s->disposition;
+  output_index_[index] = os->index;
+  reencoder_of_[index] = enc.get();
+  source_tb_.push_back(os->time_base);
+  report.notes.push_back(fmt::format("stream #{} ({}) re-encoded to {}: {}", index,
+                                     avcodec_get_name(s->codecpar->codec_id), codec->name, why));
+}
+
+// Audio and subtitles the container can hold, copied; audio it cannot, re-encoded
+// (--audio auto); the rest dropped, each with a note.
+void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source& in,
+                                         TranscodeReport& report) {
   AVFormatContext* oc = file_.ctx.get();
   output_index_.assign(in.input->nb_streams, -1);
+  reencoder_of_.assign(in.input->nb_streams, nullptr);
+  const AudioMode mode =
+      o.audio == AudioMode::kAuto && !o.audio_codec.empty() ? AudioMode::kEncode : o.audio;
   for (unsigned i = 0; i < in.input->nb_streams; ++i) {
     AVStream* s = in.input->streams[i];
     const auto type = s->codecpar->codec_type;
@@ -138,7 +171,26 @@ void TranscodeOutput::copy_other_streams(const Source& in, TranscodeReport& repo
           i, media ? media : "unknown", what));
       continue;
     }
-    if (container_holds(oc->oformat, s->codecpar->codec_id) == false) {
+    const bool audio = type == AVMEDIA_TYPE_AUDIO;
+    const bool holds = container_holds(oc->oformat, s->codecpar->codec_id) != false;
+    if (audio && mode == AudioMode::kNone) {
+      report.notes.push_back(fmt::format("stream #{} (audio) left out (audio none)", i));
+      continue;
+    }
+    if (audio && mode == AudioMode::kCopy && !holds)
+      throw input_error(
+          fmt::format("{}: {} cannot hold stream #{} ({}) as it is (audio copy; "
+                      "audio auto re-encodes it)",
+                      o.output, oc->oformat->name, i, avcodec_get_name(s->codecpar->codec_id)));
+    if (audio && (mode == AudioMode::kEncode || !holds) &&
+        usual_audio_codec(oc->oformat) != AV_CODEC_ID_NONE) {
+      add_reencoded(o, i, s, report,
+                    mode == AudioMode::kEncode
+                        ? std::string("asked (audio encode)")
+                        : fmt::format("{} cannot hold it", oc->oformat->name));
+      continue;
+    }
+    if (!holds) {
       report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
                                          avcodec_get_name(s->codecpar->codec_id),
                                          oc->oformat->name));

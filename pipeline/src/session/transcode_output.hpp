@@ -7,11 +7,13 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/audio_encode.hpp"
 #include "vpipe/pipeline/io/hdr.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/session/transcode_options.hpp"
@@ -97,12 +99,21 @@ class TranscodeOutput {
   [[nodiscard]] const std::vector<int>& index() const { return output_index_; }
   // Per output stream, the time base its packets arrive in.
   [[nodiscard]] const std::vector<AVRational>& source_time_bases() const { return source_tb_; }
+  // Input stream → its re-encoder (null: copied as it is, or not at all); empty until opened.
+  [[nodiscard]] const std::vector<AudioReencoder*>& reencoders() const { return reencoder_of_; }
 
  private:
   UniqueAVCodecContext add_video(TranscodeOptions& o, const TranscodePlan& plan, const Source& in,
                                  TranscodeReport& report);
-  void copy_other_streams(const Source& in, TranscodeReport& report);
+  void copy_other_streams(const TranscodeOptions& o, const Source& in, TranscodeReport& report);
+  // An audio stream the output re-encodes (--audio, or a codec the container refuses).
+  void add_reencoded(const TranscodeOptions& o, unsigned index, AVStream* s,
+                     TranscodeReport& report, const std::string& why);
 
+  // The re-encoders die after the demuxer that feeds them (the pipeline, a later member of
+  // the session) and before the muxer whose streams their parameters went to.
+  std::vector<std::unique_ptr<AudioReencoder>> audio_;
+  std::vector<AudioReencoder*> reencoder_of_;
   OutputFile file_;
   std::vector<int> output_index_;
   std::vector<AVRational> source_tb_;

@@ -25,6 +25,8 @@
 
 namespace vpipe {
 
+class AudioReencoder;
+
 // A cut's span, in the video stream's time base as its packets carry it
 // (after the demuxer's shift): the decoders drop the frames shown outside it
 // (those decoded from the keyframe before the start, those reordered past the
@@ -116,6 +118,9 @@ class DemuxSource final : public Source<Packet> {
   // With a frame limit: copied packets from this time (seconds) on are
   // dropped, so audio ends with the video, whatever the demuxer read ahead.
   void copy_until(double seconds) { copy_until_s_ = seconds; }
+  // Input stream → the re-encoder its packets go through before the muxer
+  // (audio_encode.hpp; null: copied as they are). Flushed at the end.
+  void reencode(std::vector<AudioReencoder*> by_stream) { reencoders_ = std::move(by_stream); }
   // A cut (cut.hpp), resolved: seeks before its start (where it has one and
   // the input is a file), shifts the timestamps, marks the video packets with
   // the frames to keep, drops copied packets outside it, and ends each pass
@@ -170,6 +175,9 @@ class DemuxSource final : public Source<Packet> {
   bool seek_to_cut();                        // the keyframe before the cut's start, or the start
   [[nodiscard]] FrameWindow window() const;  // the cut, as this pass's video timestamps
   std::optional<Cut> cut_;
+  std::vector<AudioReencoder*> reencoders_;
+  void send_copied(Packet p, int index);  // to the muxer, through its re-encoder if it has one
+  void flush_reencoders();
   bool to_keyframe_ = false;     // after a cut's seek: video packets before a keyframe are dropped
   bool video_past_end_ = false;  // this pass's video has passed the cut's end
   bool copies_streams() const;

@@ -31,6 +31,10 @@ enum class Decode { kAuto, kCpu, kNvdec };
 enum class Drop { kAuto, kBlock, kDropOldest, kDropNewest };
 // A picture size the encoder cannot take (odd, for 4:2:0): pad it, crop it, or stop.
 enum class Fit { kPad, kCrop, kError };
+// The input's audio: copied where the container holds its codec, else
+// re-encoded (auto); always copied (copy: a codec the container refuses
+// fails); always re-encoded (encode); left out (none).
+enum class AudioMode { kAuto, kCopy, kEncode, kNone };
 // Several streams on several GPUs: a stream that fails with a CUDA error on its GPU stops
 // (fail), or starts again on another GPU, that GPU taking no more streams (move).
 enum class OnGpuError { kFail, kMove };
@@ -60,6 +64,14 @@ template <>
 struct EnumNames<Fit> {
   static constexpr std::array<std::pair<std::string_view, Fit>, 3> table{
       {{"pad", Fit::kPad}, {"crop", Fit::kCrop}, {"error", Fit::kError}}};
+};
+template <>
+struct EnumNames<AudioMode> {
+  static constexpr std::array<std::pair<std::string_view, AudioMode>, 4> table{
+      {{"auto", AudioMode::kAuto},
+       {"copy", AudioMode::kCopy},
+       {"encode", AudioMode::kEncode},
+       {"none", AudioMode::kNone}}};
 };
 template <>
 struct EnumNames<OnGpuError> {
@@ -134,6 +146,9 @@ struct TranscodeOptions {
   // segment_encode.hpp), each with encode_threads or its share of the cores.
   int encode_segments = 1;
   Fit fit = Fit::kPad;  // a size the encoder cannot take: pad, crop or error
+  AudioMode audio = AudioMode::kAuto;
+  std::string audio_codec;  // re-encoding: this encoder (empty: the container's usual)
+  std::optional<std::int64_t> audio_bitrate;  // re-encoding: bits per second (unset: the encoder's)
   std::optional<std::int64_t> max_frames;
   // A cut (io/cut.hpp), exact to the frame: from start_s (seconds after the
   // input's start) or frame start_frame (0: the first shown), to end_s, to

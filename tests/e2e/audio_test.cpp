@@ -1,0 +1,176 @@
+// Audio always arrives (issue #43, item 4): a codec the output's container
+// cannot hold is re-encoded to the container's usual one (AAC into MP4 from
+// PCM, Opus into WebM from AAC), every track keeps its language, --audio
+// copy|encode|none and --audio-codec/--audio-bitrate override, and the audio
+// lasts as long as the video and starts with it, within one audio frame.
+// ffprobe, not vpipe, reads the outputs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "media_check.hpp"
+
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Track {
+  std::string codec, language;
+  int sample_rate = 0;
+  double start = 0, end = 0;  // the first packet's time, the last one's end (seconds)
+};
+
+// The span of audio stream `index` as a player hears it: decoded frames, the
+// encoder's priming already dropped (MP4's edit list, Opus's pre-skip): the
+// first frame's time, the last one's end.
+std::pair<double, double> span(const std::string& path, int index) {
+  std::istringstream in(shell_output("ffprobe -v error -select_streams " + std::to_string(index) +
+                                     " -show_entries frame=pts_time,pkt_duration_time -of csv=p=0 " +
+                                     path));
+  double first = 1e9, end = -1e9;
+  for (std::string line; std::getline(in, line);) {
+    const auto comma = line.find(',');
+    if (comma == std::string::npos || line.find("N/A") != std::string::npos) continue;
+    const double pts = std::stod(line.substr(0, comma)), dur = std::stod(line.substr(comma + 1));
+    first = std::min(first, pts);
+    end = std::max(end, pts + dur);
+  }
+  return {first, end};
+}
+
+std::vector<Track> audio_tracks(const std::string& path) {
+  std::vector<Track> tracks;
+  const auto j = nlohmann::json::parse(
+      shell_output("ffprobe -v error -select_streams a -show_entries "
+                   "stream=index,codec_name,sample_rate:stream_tags=language -of json " + path));
+  for (const auto& s : j["streams"]) {
+    Track t;
+    t.codec = s.value("codec_name", "");
+    t.sample_rate = std::stoi(s.value("sample_rate", "0"));
+    if (s.contains("tags")) t.language = s["tags"].value("language", "");
+    std::tie(t.start, t.end) = span(path, s["index"].get<int>());
+    tracks.push_back(t);
+  }
+  return tracks;
+}
+
+class Audio : public ::testing::Test {
+ protected:
+  static fs::path dir() {
+    return fs::temp_directory_path() / ("vpipe_audio_test_" + std::to_string(::getpid()));
+  }
+  static std::string path(const std::string& name) { return (dir() / name).string(); }
+  static void TearDownTestSuite() { fs::remove_all(dir()); }
+  void SetUp() override {
+    VPIPE_NEED_FFMPEG_TOOL();
+    fs::create_directories(dir());
+  }
+  // 4 s at 25 fps; `audio`: ffmpeg's output options for the tracks (two sines).
+  static std::string input(const std::string& name, const std::string& audio) {
+    const std::string p = path(name);
+    if (fs::exists(p)) return p;
+    const std::string cmd =
+        "ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i "
+        "sine=frequency=440:sample_rate=44100 -f lavfi -i sine=frequency=660:sample_rate=48000 "
+        "-t 4 -map 0:v -c:v libx264 " + audio + " " + p;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return p;
+  }
+  static std::string pcm() {
+    return input("pcm.mkv", "-map 1:a -c:a pcm_s16le -metadata:s:a:0 language=fra");
+  }
+  static std::string two_aac() {
+    return input("two.mp4",
+                 "-map 1:a -map 2:a -c:a aac -metadata:s:a:0 language=eng "
+                 "-metadata:s:a:1 language=deu");
+  }
+  // vpipe transcode; its exit status and notes.
+  static CommandResult run(const std::string& in, const std::string& out,
+                           const std::string& args = "") {
+    return run_vpipe("transcode " + in + " " + path(out) + " --device cpu " + args);
+  }
+};
+
+// The audio spans [begin, end) within one audio frame (`frame`: its samples over its rate).
+void expect_span(const Track& a, double begin, double end, double frame, const std::string& what) {
+  EXPECT_NEAR(a.start, begin, frame) << what << ": where the audio starts";
+  EXPECT_NEAR(a.end, end, frame) << what << ": where it ends";
+}
+
+}  // namespace
+
+TEST_F(Audio, PcmIntoMp4BecomesAacKeepingItsLanguageAndLength) {
+  const auto r = run(pcm(), "pcm.mp4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stream #1 (pcm_s16le) re-encoded to aac: mp4 cannot hold it"),
+            std::string::npos)
+      << r.err;
+  const auto t = audio_tracks(path("pcm.mp4"));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].codec, "aac");
+  EXPECT_EQ(t[0].sample_rate, 44100);
+  EXPECT_EQ(t[0].language, "fra");
+  expect_span(t[0], 0, 4.0, 1024.0 / 44100, "pcm → aac");
+}
+
+TEST_F(Audio, AacIntoWebmBecomesOpus) {
+  const auto r = run(two_aac(), "two.webm", "--encoder libvpx-vp9 --encoder-option deadline=realtime "
+                                            "--encoder-option cpu-used=8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = audio_tracks(path("two.webm"));
+  ASSERT_EQ(t.size(), 2u) << "every track";
+  for (const auto& a : t) {
+    EXPECT_EQ(a.codec, "opus");
+    EXPECT_EQ(a.sample_rate, 48000) << "Opus's one rate";
+  }
+  EXPECT_EQ(t[0].language, "eng");
+  EXPECT_EQ(t[1].language, "deu");
+  for (const auto& a : t) expect_span(a, 0, 4.0, 960.0 / 48000, "aac → opus");
+}
+
+TEST_F(Audio, EncodeCodecAndBitrateOverrideAndACutKeepsSync) {
+  const auto r = run(two_aac(), "enc.mkv",
+                     "--audio-codec libopus --audio-bitrate 48k --ss 1.3 --to 3.1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("re-encoded to libopus: asked"), std::string::npos) << r.err;
+  const auto t = audio_tracks(path("enc.mkv"));
+  ASSERT_EQ(t.size(), 2u);
+  for (const auto& a : t) {
+    EXPECT_EQ(a.codec, "opus");
+    expect_span(a, 0, 3.1 - 1.3, 960.0 / 48000, "a cut, re-encoded");
+  }
+  // The bit rate reaches the encoder: the audio alone, at 24k and at 96k.
+  const auto small = run(two_aac(), "24k.mkv", "--audio-codec libopus --audio-bitrate 24k");
+  const auto large = run(two_aac(), "96k.mkv", "--audio-codec libopus --audio-bitrate 96k");
+  ASSERT_EQ(small.exit_code + large.exit_code, 0) << small.err << large.err;
+  const auto bytes = [](const std::string& f) {
+    return std::stod(shell_output("ffprobe -v error -select_streams a:0 -show_entries "
+                                  "packet=size -of csv=p=0 " + f + " | awk '{s += $1} END {print s}'"));
+  };
+  const double rate_small = bytes(path("24k.mkv")) * 8 / 4, rate_large = bytes(path("96k.mkv")) * 8 / 4;
+  EXPECT_NEAR(rate_small, 24000, 8000);
+  EXPECT_NEAR(rate_large, 96000, 24000);
+}
+
+TEST_F(Audio, NoneLeavesItOutAndCopyRefusesWhatTheContainerCannotHold) {
+  auto r = run(two_aac(), "none.mp4", "--audio none");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(audio_tracks(path("none.mp4")).empty());
+  r = run(pcm(), "copy.mp4", "--audio copy");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot hold stream #1 (pcm_s16le) as it is (audio copy"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(path("copy.mp4")));
+  r = run(two_aac(), "bad.mp4", "--audio-codec pcm_s16le");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("mp4 cannot hold pcm_s16le audio"), std::string::npos) << r.err;
+}
