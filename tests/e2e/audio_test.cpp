@@ -32,9 +32,9 @@ struct Track {
 // encoder's priming already dropped (MP4's edit list, Opus's pre-skip): the
 // first frame's time, the last one's end.
 std::pair<double, double> span(const std::string& path, int index) {
-  std::istringstream in(shell_output("ffprobe -v error -select_streams " + std::to_string(index) +
-                                     " -show_entries frame=pts_time,pkt_duration_time -of csv=p=0 " +
-                                     path));
+  std::istringstream in(
+      shell_output("ffprobe -v error -select_streams " + std::to_string(index) +
+                   " -show_entries frame=pts_time,pkt_duration_time -of csv=p=0 " + path));
   double first = 1e9, end = -1e9;
   for (std::string line; std::getline(in, line);) {
     const auto comma = line.find(',');
@@ -50,7 +50,8 @@ std::vector<Track> audio_tracks(const std::string& path) {
   std::vector<Track> tracks;
   const auto j = nlohmann::json::parse(
       shell_output("ffprobe -v error -select_streams a -show_entries "
-                   "stream=index,codec_name,sample_rate:stream_tags=language -of json " + path));
+                   "stream=index,codec_name,sample_rate:stream_tags=language -of json " +
+                   path));
   for (const auto& s : j["streams"]) {
     Track t;
     t.codec = s.value("codec_name", "");
@@ -80,7 +81,8 @@ class Audio : public ::testing::Test {
     const std::string cmd =
         "ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i "
         "sine=frequency=440:sample_rate=44100 -f lavfi -i sine=frequency=660:sample_rate=48000 "
-        "-t 4 -map 0:v -c:v libx264 " + audio + " " + p;
+        "-t 4 -map 0:v -c:v libx264 " +
+        audio + " " + p;
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return p;
   }
@@ -122,8 +124,9 @@ TEST_F(Audio, PcmIntoMp4BecomesAacKeepingItsLanguageAndLength) {
 }
 
 TEST_F(Audio, AacIntoWebmBecomesOpus) {
-  const auto r = run(two_aac(), "two.webm", "--encoder libvpx-vp9 --encoder-option deadline=realtime "
-                                            "--encoder-option cpu-used=8");
+  const auto r = run(two_aac(), "two.webm",
+                     "--encoder libvpx-vp9 --encoder-option deadline=realtime "
+                     "--encoder-option cpu-used=8");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto t = audio_tracks(path("two.webm"));
   ASSERT_EQ(t.size(), 2u) << "every track";
@@ -137,8 +140,8 @@ TEST_F(Audio, AacIntoWebmBecomesOpus) {
 }
 
 TEST_F(Audio, EncodeCodecAndBitrateOverrideAndACutKeepsSync) {
-  const auto r = run(two_aac(), "enc.mkv",
-                     "--audio-codec libopus --audio-bitrate 48k --ss 1.3 --to 3.1");
+  const auto r =
+      run(two_aac(), "enc.mkv", "--audio-codec libopus --audio-bitrate 48k --ss 1.3 --to 3.1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("re-encoded to libopus: asked"), std::string::npos) << r.err;
   const auto t = audio_tracks(path("enc.mkv"));
@@ -152,10 +155,13 @@ TEST_F(Audio, EncodeCodecAndBitrateOverrideAndACutKeepsSync) {
   const auto large = run(two_aac(), "96k.mkv", "--audio-codec libopus --audio-bitrate 96k");
   ASSERT_EQ(small.exit_code + large.exit_code, 0) << small.err << large.err;
   const auto bytes = [](const std::string& f) {
-    return std::stod(shell_output("ffprobe -v error -select_streams a:0 -show_entries "
-                                  "packet=size -of csv=p=0 " + f + " | awk '{s += $1} END {print s}'"));
+    return std::stod(
+        shell_output("ffprobe -v error -select_streams a:0 -show_entries "
+                     "packet=size -of csv=p=0 " +
+                     f + " | awk '{s += $1} END {print s}'"));
   };
-  const double rate_small = bytes(path("24k.mkv")) * 8 / 4, rate_large = bytes(path("96k.mkv")) * 8 / 4;
+  const double rate_small = bytes(path("24k.mkv")) * 8 / 4,
+               rate_large = bytes(path("96k.mkv")) * 8 / 4;
   EXPECT_NEAR(rate_small, 24000, 8000);
   EXPECT_NEAR(rate_large, 96000, 24000);
 }
@@ -166,8 +172,7 @@ TEST_F(Audio, NoneLeavesItOutAndCopyRefusesWhatTheContainerCannotHold) {
   EXPECT_TRUE(audio_tracks(path("none.mp4")).empty());
   r = run(pcm(), "copy.mp4", "--audio copy");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("cannot hold stream #1 (pcm_s16le) as it is (audio copy"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("cannot hold stream #1 (pcm_s16le) as it is (audio copy"), std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(path("copy.mp4")));
   r = run(two_aac(), "bad.mp4", "--audio-codec pcm_s16le");

@@ -27,7 +27,7 @@ int sample_rate_for(const AVCodec* codec, int want) {
   int best = 0;
   for (const int* r = codec->supported_samplerates; *r; ++r) {
     if (*r == want) return want;
-    if ((*r > want && (best < want || *r < best)) || (best < want && *r > best)) best = *r;
+    if ((*r > want && (best < want || *r < best)) || (best<want&& * r> best)) best = *r;
   }
   return best;
 }
@@ -63,9 +63,9 @@ AudioReencoder::AudioReencoder(const AVStream* in, const AVCodec* codec, std::in
   av_channel_layout_copy(&in_layout, &decoder_->ch_layout);
   if (in_layout.order == AV_CHANNEL_ORDER_UNSPEC)
     av_channel_layout_default(&in_layout, in_layout.nb_channels);
-  const int ret = swr_alloc_set_opts2(&swr, &e->ch_layout, e->sample_fmt, e->sample_rate,
-                                      &in_layout, decoder_->sample_fmt, decoder_->sample_rate, 0,
-                                      nullptr);
+  const int ret =
+      swr_alloc_set_opts2(&swr, &e->ch_layout, e->sample_fmt, e->sample_rate, &in_layout,
+                          decoder_->sample_fmt, decoder_->sample_rate, 0, nullptr);
   av_channel_layout_uninit(&in_layout);
   swr_.reset(swr);
   if (ret < 0 || swr_init(swr) < 0) throw input_error("cannot set up the audio resampler");

@@ -41,7 +41,7 @@ class AudioReencoder {
   struct FifoFree {
     void operator()(AVAudioFifo* f) const { av_audio_fifo_free(f); }
   };
-  void convert(const AVFrame* in);                           // into the FIFO (nullptr: flush)
+  void convert(const AVFrame* in);  // into the FIFO (nullptr: flush)
   void encode(const AVFrame* frame, std::vector<UniqueAVPacket>& out);  // nullptr: drain
   void drain_fifo(bool all, std::vector<UniqueAVPacket>& out);
 
