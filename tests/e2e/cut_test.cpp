@@ -212,6 +212,10 @@ TEST_F(Cut, RefusalsNameTheProblem) {
   r = run_vpipe("transcode " + in + " " + out + " --ss 60");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("lasts 6"), std::string::npos) << r.err;
+  r = run_vpipe("transcode " + in + " " + out + " --ss 5.99");  // the last frame shows at 5.96
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no frame is shown inside the cut: 5.990 s to the end"), std::string::npos)
+      << r.err;
   r = run_vpipe("transcode " + in + " " + out + " --ss-frame 150");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("the input has 150 frames"), std::string::npos) << r.err;

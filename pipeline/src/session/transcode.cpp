@@ -563,6 +563,9 @@ TranscodeReport TranscodeSession::run() {
         "the input stalled {} time(s) (no data for {} s){}", report.stalls, p.o.stall_timeout_s,
         report.reconnects ? fmt::format("; reconnected {} time(s)", report.reconnects)
                           : std::string()));
+  if (report.frames_decoded == 0 && p.cut && p.counters.frames_cut > 0)
+    throw input_error(fmt::format("{}: no frame is shown inside the {} ({} decoded, all outside)",
+                                  p.o.input, p.cut->describe(), p.counters.frames_cut.load()));
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", p.o.input));
   p.output.finished();
