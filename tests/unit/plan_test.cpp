@@ -410,3 +410,18 @@ TEST(AutoDecodeSessions, PicksByDecoderCodecLoadAndTheMemoryASessionHolds) {
   in.nvdec = false;
   EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).why, "the CPU decoder threads one session");
 }
+
+// A 10-bit input keeps 10 bits without a chain; a chain narrows it, and says so.
+TEST(Plan, TenBitsNarrowedForTheFiltersIsSaidAndWithoutAChainKept) {
+  auto o = options("resize=640x360");
+  o.device = Device::kCpu;
+  o.encoder = "libx265";
+  const FrameFormat ten{AV_PIX_FMT_YUV420P10LE, 1280, 720};
+  auto p = plan(o, {ten, ""}, no_gpu());
+  EXPECT_TRUE(has_note(p, "10-bit input: the filters take 8-bit frames"));
+  EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P);
+  o.filters.clear();
+  p = plan(o, {ten, ""}, no_gpu());
+  EXPECT_FALSE(has_note(p, "10-bit input"));
+  EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P10LE);
+}

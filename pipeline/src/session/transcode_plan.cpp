@@ -333,6 +333,14 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
   resolve_device(o, machine, p);
   choose_decoder(o, in, p);
   p.output = p.chain.empty() ? p.decoded : p.chain.back().out;
+  if (std::any_of(p.chain.begin(), p.chain.end(),
+                  [](const ConfiguredFilter& c) { return c.label == "to_8bit"; })) {
+    const int depth = av_pix_fmt_desc_get(p.decoded.pix_fmt)->comp[0].depth;
+    p.notes.push_back(fmt::format(
+        "{}-bit input: the filters take 8-bit frames, so the chain narrows it to 8 bits "
+        "(rounded) before them; without --vf it stays {} bits",
+        depth, depth));
+  }
   if (!p.null_output) {
     p.encoder = choose_encoder(o, machine, p);
     if (const auto want = o.pix_fmt.empty() ? encoder_format(p.encoder, p.output.pix_fmt)
