@@ -57,8 +57,10 @@ struct OutputFile {
     if (oc && !(oc->oformat->flags & AVFMT_NOFILE))
       if (const int ret = avio_closep(&oc->pb); ret < 0 && ret != AVERROR_EXIT)
         throw input_error(fmt::format("writing '{}': {}", path, av_error_text(ret)));
+    // Raw pictures (.yuv, .rgb) say nothing of their size: no reader opens them unaided.
+    const bool headerless = oc && std::string_view(oc->oformat->name) == "rawvideo";
     ctx.reset();
-    if (file && file->staged()) check_it_opens();
+    if (file && file->staged() && !headerless) check_it_opens();
     if (file) file->commit();
   }
 

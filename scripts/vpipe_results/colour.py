@@ -1,0 +1,66 @@
+"""Colour conversions against FFmpeg (scripts/colour-matrix, issue #43 item 5): the newest GPU
+smoke's colour-matrix-cuda.json (the CUDA path, on the GPU) and colour-matrix-cpu.json (the CPU
+path, run at the same commit on the CPU machine; CI runs it too)."""
+import os
+
+from . import smoke
+from .common import ceil_to, load_json, rel, table
+
+
+def _runs():
+    run = smoke.newest()
+    if not run:
+        return None, {}
+    found = {}
+    for device in ("cpu", "cuda"):
+        path = os.path.join(run, f"colour-matrix-{device}.json")
+        if os.path.exists(path):
+            found[device] = load_json(path)
+    return run, found
+
+
+def _cell(row):
+    if row is None:
+        return "–"
+    if "error" in row:
+        return "error"
+    return f"{ceil_to(row['to_rgb_max'], 2):.2f} / {ceil_to(row['back_max'], 2):.2f}"
+
+
+def section(_suite):
+    run, found = _runs()
+    if not found:
+        return ["No colour-matrix run beside the newest GPU smoke."]
+    tol = next(iter(found.values()))["tolerance_lsb"]
+    out = [f"`scripts/colour-matrix` (`{rel(run)}`): flat patches of 216 RGB colours as Y'CbCr in each "
+           "matrix, range and depth (lossless HEVC, tagged; the JPEG-style source is MJPEG yuvj420p), "
+           "through `vpipe transcode --vf format=rgb24` against FFmpeg's zimg (zscale, float RGB of the "
+           "same decoded samples; its matrix and range from the frames' tags), and back with "
+           "`--vf format=rgb24,format=yuv420p` against the source's samples. Each cell: the largest "
+           f"difference in 8-bit levels, to RGB / back to Y'CbCr (tolerance {tol:g}: vpipe's RGB is "
+           "8-bit, so a 10-bit source is checked at 8 bits, 4 levels of 10). The CUDA path decodes "
+           "with NVDEC where the report says so.", ""]
+    for device, data in found.items():
+        bad = [r["name"] for r in data["rows"] if not r["pass"]]
+        out.append(f"- {device.upper()}: {data['passed']} of {data['total']} within {data['tolerance_lsb']:g} "
+                   f"level" + (f"; past it: {', '.join(bad)}." if bad else "."))
+    out.append("")
+    names = [r["name"] for r in next(iter(found.values()))["rows"]]
+    by = {d: {r["name"]: r for r in data["rows"]} for d, data in found.items()}
+    header = ["source"]
+    for d in found:
+        header += [f"{d.upper()} decode", f"{d.upper()}: to RGB / back"]
+    rows = []
+    for n in names:
+        row = [n]
+        for d in found:
+            r = by[d].get(n)
+            row += [(r or {}).get("decode") or "–", _cell(r)]
+        rows.append(row)
+    tags = found.get("cpu", {}).get("rows", [])
+    tagged = [r for r in tags if r.get("tags") is not None]
+    if tagged:
+        same = sum(r["tags"] == r["tags_want"] for r in tagged)
+        out += [f"The output's tags (ffprobe: matrix, primaries, transfer, range) equal the source's in "
+                f"{same} of {len(tagged)} CPU runs.", ""]
+    return out + table(header, rows)
