@@ -126,18 +126,18 @@ struct P010ToRgb {
   bool vec;
   __device__ void block(int cx, int cy) const {
     const std::uint8_t* cp = uv.row(cy) + 4 * cx;
-    const float cu = p010_sample(cp), cv = p010_sample(cp + 2);
+    const float cu = p010_chroma(c, p010_word(cp)), cv = p010_chroma(c, p010_word(cp + 2));
     for (int dy = 0; dy < 2 && 2 * cy + dy < y.height; ++dy)
       for (int dx = 0; dx < 2 && 2 * cx + dx < y.width; ++dx) {
         const int xx = 2 * cx + dx, yy = 2 * cy + dy;
         float r, g, b;
-        yuv_to_rgb(c, p010_sample(y.row(yy) + 2 * xx), cu, cv, r, g, b);
+        yuv_to_rgb(c, p010_luma(c, p010_word(y.row(yy) + 2 * xx)), cu, cv, r, g, b);
         store_rgb(rgb, xx, yy, r, g, b);
       }
   }
-  // The two 16-bit samples of a little-endian word, 10-bit values on the 8-bit scale.
-  __device__ static float lo10(std::uint32_t w) { return exact_f((w & 0xFFFFu) >> 6) * 0.25f; }
-  __device__ static float hi10(std::uint32_t w) { return exact_f(w >> 22) * 0.25f; }
+  // The two 10-bit samples of a little-endian word.
+  __device__ static unsigned lo10(std::uint32_t w) { return (w & 0xFFFFu) >> 6; }
+  __device__ static unsigned hi10(std::uint32_t w) { return w >> 22; }
   __device__ void group8(int x, int cy) const {
     const uint4 cw = *reinterpret_cast<const uint4*>(uv.row(cy) + 2 * x);
     const std::uint32_t cws[4] = {cw.x, cw.y, cw.z, cw.w};
@@ -148,8 +148,9 @@ struct P010ToRgb {
       float r[8], g[8], b[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i)
-        yuv_to_rgb(c, i % 2 ? hi10(yws[i / 2]) : lo10(yws[i / 2]), lo10(cws[i / 2]),
-                   hi10(cws[i / 2]), r[i], g[i], b[i]);
+        yuv_to_rgb(c, p010_luma(c, i % 2 ? hi10(yws[i / 2]) : lo10(yws[i / 2])),
+                   p010_chroma(c, lo10(cws[i / 2])), p010_chroma(c, hi10(cws[i / 2])), r[i], g[i],
+                   b[i]);
       store_rgb_px<kCh, 8>(rgb.row(2 * cy + dy) + kCh * x, r, g, b);
     }
   }

@@ -245,7 +245,8 @@ void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
     for (int x = 0; x < y.width; ++x) {
       const std::uint8_t* cu = uv.row(yy / 2) + (x / 2) * 4;
       float r, g, b;
-      yuv_to_rgb(c, p010_sample(y.row(yy) + 2 * x), p010_sample(cu), p010_sample(cu + 2), r, g, b);
+      yuv_to_rgb(c, p010_luma(c, p010_word(y.row(yy) + 2 * x)), p010_chroma(c, p010_word(cu)),
+                 p010_chroma(c, p010_word(cu + 2)), r, g, b);
       put_rgb(rgb, x, yy, r, g, b);
     }
 }

@@ -4,7 +4,8 @@ whose markers were deleted or copied fails the check."""
 import os
 import re
 
-from . import capacity, ci, decode, history, kernels, machine, memory, peers, python, smoke, soak, steps, strategies
+from . import (capacity, ci, colour, decode, history, kernels, machine, memory, peers, python, smoke, soak,
+               steps, strategies)
 from .common import ROOT, anchor, rel
 
 SECTIONS = [  # (title, generator): the tables that matter first
@@ -18,6 +19,7 @@ SECTIONS = [  # (title, generator): the tables that matter first
     ("Python", python.section),
     ("What the suite ran", steps.section),
     ("The GPU smoke", smoke.section),
+    ("Colour conversions against FFmpeg", colour.section),
 ]
 
 

@@ -320,7 +320,8 @@ TEST_F(EdgeCase, OddSizesFitTheEncoder) {
 }
 
 // 10-bit input (HEVC Main 10, yuv420p10le) takes the 8-bit filters through
-// `to_8bit`: every sample rounded half up, computed here from the decoded
+// `to_8bit` (asked for: ffv1 keeps 10 bits, so --pix-fmt yuv420p says to
+// narrow): every sample rounded half up, computed here from the decoded
 // 10-bit frames (255 - round(v / 4), after an exact `invert`).
 TEST_F(EdgeCase, TenBitInputIsNarrowedRoundedAndFiltered) {
   if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
@@ -329,9 +330,9 @@ TEST_F(EdgeCase, TenBitInputIsNarrowedRoundedAndFiltered) {
       in, "libx265", 64, 48, 4,
       [](int i, int p, int x, int y) { return (x * 37 + y * 11 + p * 200 + i * 3) % 1024; },
       AV_PIX_FMT_YUV420P10LE);
-  const auto r =
-      run_vpipe("transcode " + in + " " + path("out.mkv") +
-                " --device cpu --encoder ffv1 --vf invert --report " + path("report.json"));
+  const auto r = run_vpipe("transcode " + in + " " + path("out.mkv") +
+                           " --device cpu --encoder ffv1 --pix-fmt yuv420p --vf invert --report " +
+                           path("report.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(report()["effective_chain"][0], "to_8bit");
   std::vector<vpipe::Frame> decoded, got;

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "media_check.hpp"
 #include "vpipe/pipeline/io/hdr.hpp"
@@ -105,6 +107,48 @@ TEST_F(Hdr10Input, Libx264High10IntoMp4KeepsItInTheContainer) {
   const auto p = probe(out);
   EXPECT_NE(p.find("profile=High 10"), std::string::npos) << p;
   expect_hdr10(p, "libx264 → MP4 (mdcv/clli)");
+}
+
+// 8 bits of a 10-bit input, asked for with --pix-fmt yuv420p, against FFmpeg's own (-pix_fmt
+// yuv420p: swscale's dither), frame by frame: within 1 LSB. Without filters vpipe converts
+// with swscale too; with a filter the chain narrows first (to_8bit, rounded).
+int max_diff_from_ffmpeg(const std::string& a, const std::string& b) {
+  std::vector<vpipe::Frame> first;
+  for_each_frame(a, [&](const vpipe::Frame& f) { first.push_back(f); });
+  int worst = 0, n = 0;
+  for_each_frame(b, [&](const vpipe::Frame& f) {
+    if (n < static_cast<int>(first.size())) worst = std::max(worst, max_abs_diff(first[n], f));
+    ++n;
+  });
+  EXPECT_EQ(n, static_cast<int>(first.size())) << a << " vs " << b;
+  EXPECT_GT(n, 0);
+  return worst;
+}
+
+TEST_F(Hdr10Input, EightBitsAskedForAreFfmpegsWithinOneLsb) {
+  for (const auto& [vf, ffmpeg_vf] : std::vector<std::pair<std::string, std::string>>{
+           {"", ""}, {" --vf flip=dir=h", " -vf format=yuv420p,hflip"}}) {
+    const auto out = src("eight.mkv"), want = src("eight-ffmpeg.mkv");
+    const auto r = run_vpipe("transcode " + src("hdr.mp4") + " " + out +
+                             " --device cpu --encoder ffv1 --pix-fmt yuv420p" + vf);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string cmd = "ffmpeg -v error -y -i " + src("hdr.mp4") + ffmpeg_vf +
+                            " -pix_fmt yuv420p -c:v ffv1 " + want;
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    EXPECT_NE(probe(out).find("pix_fmt=yuv420p\n"), std::string::npos);
+    EXPECT_LE(max_diff_from_ffmpeg(out, want), 1) << "vf:" << vf;
+  }
+}
+
+// A filter chain would narrow the 10-bit input while the encoder keeps 10 bits: refused, with
+// the way to either, until the filters have 16-bit kernels.
+TEST_F(Hdr10Input, FiltersThatWouldNarrowItAreRefusedUnlessEightBitsIsAsked) {
+  const auto r = run_vpipe("transcode " + src("hdr.mp4") + " " + src("refused.mkv") +
+                           " --device cpu --encoder libx265 --vf flip");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("10-bit input"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--pix-fmt yuv420p"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(src("refused.mkv")));
 }
 
 }  // namespace

@@ -577,6 +577,36 @@ TEST_F(CudaTranscode, OnGpuErrorMoveMovesAStreamUntilNoGpuIsLeft) {
   }
 }
 
+// 10-bit HEVC on NVDEC with no filter (issue #43): P010 goes to libx265 as 10 bits
+// (yuv420p10le), and lossless x265 gives back the input's 10-bit pictures exactly.
+TEST_F(CudaTranscode, TenBitHevcOnNvdecStaysTenBitToLibx265) {
+  if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
+  const std::string in = path("ten.mkv");
+  write_yuv420p_clip(
+      in, "libx265", 256, 144, 6,
+      [](int i, int p, int x, int y) { return (x * 13 + y * 7 + p * 300 + i * 5) % 1024; },
+      AV_PIX_FMT_YUV420P10LE);
+  const auto report = path("ten_x265.json");
+  const auto r = run_vpipe("transcode " + in + " " + path("ten_x265.mkv") +
+                           " --device cuda --decode nvdec --encoder libx265 --encoder-option "
+                           "x265-params=lossless=1 --report " +
+                           report);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["decode"], "nvdec");
+  EXPECT_EQ(j["output_format"]["pix_fmt"], "yuv420p10le") << j["effective_chain"];
+  std::vector<Frame> want, got;
+  for_each_frame(in, [&](const Frame& f) { want.push_back(f); });
+  for_each_frame(path("ten_x265.mkv"), [&](const Frame& f) { got.push_back(f); });
+  ASSERT_EQ(got.size(), 6u);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].format.pix_fmt, AV_PIX_FMT_YUV420P10LE);
+    EXPECT_EQ(max_abs_diff(got[i], want[i]), 0) << "frame " << i;
+  }
+}
+
 // 10-bit HEVC (Main 10): NVDEC gives P010, to_8bit narrows it on the GPU, and
 // the frames equal the CPU path's exactly (the same rounding, an exact filter);
 // the CPU decoder's yuv420p10le on the CUDA path too.
@@ -587,7 +617,7 @@ TEST_F(CudaTranscode, TenBitHevcRunsOnNvdecAndMatchesTheCpuPathExactly) {
       in, "libx265", 256, 144, 6,
       [](int i, int p, int x, int y) { return (x * 13 + y * 7 + p * 300 + i * 5) % 1024; },
       AV_PIX_FMT_YUV420P10LE);
-  const std::string common = " --encoder ffv1 --vf invert";
+  const std::string common = " --encoder ffv1 --pix-fmt yuv420p --vf invert";
   ASSERT_EQ(
       run_vpipe("transcode " + in + " " + path("ten_cpu.mkv") + " --device cpu" + common).exit_code,
       0);

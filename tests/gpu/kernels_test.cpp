@@ -141,10 +141,10 @@ const std::vector<Shape>& shapes() {
   return list;
 }
 const int kPads[] = {0, 37, -64};
-const ColorSpec kSpecs[] = {{ColorMatrix::kBT601, ColorRange::kLimited},
-                            {ColorMatrix::kBT601, ColorRange::kFull},
-                            {ColorMatrix::kBT709, ColorRange::kLimited},
-                            {ColorMatrix::kBT709, ColorRange::kFull}};
+const ColorSpec kSpecs[] = {
+    {ColorMatrix::kBT601, ColorRange::kLimited},  {ColorMatrix::kBT601, ColorRange::kFull},
+    {ColorMatrix::kBT709, ColorRange::kLimited},  {ColorMatrix::kBT709, ColorRange::kFull},
+    {ColorMatrix::kBT2020, ColorRange::kLimited}, {ColorMatrix::kBT2020, ColorRange::kFull}};
 
 std::string label(const char* op, Shape s, int pad, int ch = 1) {
   return std::string(op) + " " + std::to_string(s.w) + "x" + std::to_string(s.h) + "x" +

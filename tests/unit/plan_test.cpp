@@ -88,6 +88,7 @@ TEST(Plan, AutoOnAGpuDecodesWithNvdecIntoTheCudaSegment) {
 
 TEST(Plan, NvdecRefusedForTheInputFallsBackOnAutoAndFailsWhenAskedFor) {
   auto o = options("resize=640x360");
+  o.pix_fmt = "yuv420p";  // 8 bits asked for: the resize may narrow the 10-bit input
   Gpu gpu;
   const ProbedInput ten_bit{{AV_PIX_FMT_YUV420P10LE, 1280, 720}, "10-bit is not taken"};
   const auto p = plan(o, ten_bit, gpu.probe());
@@ -412,16 +413,64 @@ TEST(AutoDecodeSessions, PicksByDecoderCodecLoadAndTheMemoryASessionHolds) {
 }
 
 // A 10-bit input keeps 10 bits without a chain; a chain narrows it, and says so.
-TEST(Plan, TenBitsNarrowedForTheFiltersIsSaidAndWithoutAChainKept) {
+TEST(Plan, TenBitsNarrowedForTheFiltersIsRefusedUnlessAskedForAndWithoutAChainKept) {
   auto o = options("resize=640x360");
   o.device = Device::kCpu;
   o.encoder = "libx265";
   const FrameFormat ten{AV_PIX_FMT_YUV420P10LE, 1280, 720};
+  try {
+    (void)plan(o, {ten, ""}, no_gpu());
+    FAIL() << "libx265 keeps 10 bits: narrowing them for the filters must be asked for";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("Add --pix-fmt yuv420p"), std::string::npos) << e.what();
+  }
+  o.pix_fmt = "yuv420p";
   auto p = plan(o, {ten, ""}, no_gpu());
-  EXPECT_TRUE(has_note(p, "10-bit input: the filters take 8-bit frames"));
+  EXPECT_TRUE(has_note(p, "10-bit input: resize=640x360 takes 8-bit frames"));
   EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P);
+  o.pix_fmt.clear();
+  o.encoder = "mpeg4";  // 8 bits only: narrowed anyway, and said
+  EXPECT_TRUE(has_note(plan(o, {ten, ""}, no_gpu()), "10-bit input"));
+  EXPECT_TRUE(
+      has_note(plan(options("resize=640x360", "null"), {ten, ""}, no_gpu()), "10-bit input"));
+  o.encoder = "libx265";
   o.filters.clear();
   p = plan(o, {ten, ""}, no_gpu());
   EXPECT_FALSE(has_note(p, "10-bit input"));
   EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P10LE);
+}
+
+TEST(Plan, NvdecsP010GoesToATenBitEncoderInItsOwnTenBitLayout) {
+  const AVCodec* x265 = avcodec_find_encoder_by_name("libx265");
+  if (!x265) GTEST_SKIP() << "this FFmpeg has no libx265";
+  EXPECT_EQ(encoder_format(x265, AV_PIX_FMT_P010LE), AV_PIX_FMT_YUV420P10LE);
+  EXPECT_EQ(encoder_format(x265, AV_PIX_FMT_NV12), AV_PIX_FMT_YUV420P);
+  EXPECT_EQ(encoder_format(x265, AV_PIX_FMT_YUV420P10LE), AV_PIX_FMT_YUV420P10LE);
+}
+
+TEST(Plan, TheChainConvertsInTheInputsColourAndTagsTheOutputOnlyWhereItChangesIt) {
+  auto o = options("format=rgb24,format=yuv420p");
+  o.device = Device::kCpu;
+  const ColorSpec hd_full{ColorMatrix::kBT709, ColorRange::kFull};
+  auto p = plan(o, {k720p, "", hd_full}, no_gpu());
+  EXPECT_FALSE(p.recoloured);
+  EXPECT_EQ(p.colour, hd_full);
+  for (const auto& step : p.chain) EXPECT_EQ(step.colour, hd_full) << step.label;
+  o.filters = "format=rgb24,rgb_to_yuv=format=yuv420p:matrix=bt2020";
+  p = plan(o, {k720p, "", hd_full}, no_gpu());
+  EXPECT_TRUE(p.recoloured);
+  EXPECT_EQ(p.colour, (ColorSpec{ColorMatrix::kBT2020, ColorRange::kFull}));
+  EXPECT_TRUE(has_note(p, "colour: the chain converts BT.709 full range to BT.2020 full range"));
+}
+
+TEST(Colour, OfTagsIsWhatSwscaleTakesThemFor) {
+  EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT709, AVCOL_RANGE_MPEG, AV_PIX_FMT_YUV420P),
+            (ColorSpec{ColorMatrix::kBT709, ColorRange::kLimited}));
+  EXPECT_EQ(colour_of_tags(AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED, AV_PIX_FMT_YUVJ420P),
+            (ColorSpec{ColorMatrix::kBT601, ColorRange::kFull}));
+  EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT2020_NCL, AVCOL_RANGE_JPEG, AV_PIX_FMT_YUV420P10LE),
+            (ColorSpec{ColorMatrix::kBT2020, ColorRange::kFull}));
+  EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT470BG, AVCOL_RANGE_MPEG, AV_PIX_FMT_NV12), kUntaggedColour);
+  EXPECT_EQ(tags_of_colour({ColorMatrix::kBT2020, ColorRange::kLimited}),
+            std::pair(AVCOL_SPC_BT2020_NCL, AVCOL_RANGE_MPEG));
 }

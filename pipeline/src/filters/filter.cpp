@@ -105,6 +105,33 @@ std::string validate(const ParamSpec& p, std::string_view value) {
 
 }  // namespace
 
+ColorSpec colour_of_tags(AVColorSpace space, AVColorRange range, AVPixelFormat pix_fmt) {
+  ColorSpec c = kUntaggedColour;
+  if (space == AVCOL_SPC_BT709) c.matrix = ColorMatrix::kBT709;
+  if (space == AVCOL_SPC_BT2020_NCL || space == AVCOL_SPC_BT2020_CL)
+    c.matrix = ColorMatrix::kBT2020;
+  const bool jpeg_format = pix_fmt == AV_PIX_FMT_YUVJ420P || pix_fmt == AV_PIX_FMT_YUVJ422P ||
+                           pix_fmt == AV_PIX_FMT_YUVJ444P || pix_fmt == AV_PIX_FMT_YUVJ440P ||
+                           pix_fmt == AV_PIX_FMT_YUVJ411P;
+  if (range == AVCOL_RANGE_JPEG || jpeg_format) c.range = ColorRange::kFull;
+  return c;
+}
+
+std::pair<AVColorSpace, AVColorRange> tags_of_colour(ColorSpec c) {
+  const AVColorSpace space = c.matrix == ColorMatrix::kBT709    ? AVCOL_SPC_BT709
+                             : c.matrix == ColorMatrix::kBT2020 ? AVCOL_SPC_BT2020_NCL
+                                                                : AVCOL_SPC_SMPTE170M;
+  return {space, c.range == ColorRange::kFull ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG};
+}
+
+std::string colour_name(ColorSpec c) {
+  return fmt::format("{} {} range",
+                     c.matrix == ColorMatrix::kBT709    ? "BT.709"
+                     : c.matrix == ColorMatrix::kBT2020 ? "BT.2020"
+                                                        : "BT.601",
+                     c.range == ColorRange::kFull ? "full" : "limited");
+}
+
 // ---- ParamValues -----------------------------------------------------------
 
 const std::string& ParamValues::get_string(const std::string& name) const {
@@ -294,18 +321,21 @@ namespace {
 // The builder build_chain hands the fusion rules.
 class Builder final : public ChainBuilder {
  public:
-  explicit Builder(const FrameFormat& input) : current_(input) {}
+  Builder(const FrameFormat& input, ColorSpec colour) : current_(input), colour_(colour) {}
   const FrameFormat& current() const override { return current_; }
   void add(std::string label, std::unique_ptr<Filter> filter) override {
-    ConfiguredFilter cf{std::move(label), std::move(filter), current_, {}};
+    ConfiguredFilter cf{std::move(label), std::move(filter), current_, {}, {}};
+    cf.colour = cf.filter->colour(colour_);
     cf.out = cf.filter->configure(current_);
     current_ = cf.out;
+    colour_ = cf.colour;
     chain_.push_back(std::move(cf));  // identity now, maybe not after a size change
   }
   std::vector<ConfiguredFilter> take() { return std::move(chain_); }
 
  private:
   FrameFormat current_;
+  ColorSpec colour_;
   std::vector<ConfiguredFilter> chain_;
 };
 
@@ -332,7 +362,7 @@ bool rgb_to_yuv_step(ChainBuilder& b, const std::string& target, const std::stri
 bool fused_resize_rgb(ChainBuilder& b, const FilterSpec& resize, const FilterSpec& format) {
   auto& registry = FilterRegistry::instance();
   const FrameFormat in = b.current();
-  const bool planar = in.pix_fmt == AV_PIX_FMT_YUV420P;
+  const bool planar = in.pix_fmt == AV_PIX_FMT_YUV420P || in.pix_fmt == AV_PIX_FMT_YUVJ420P;
   if ((in.pix_fmt != AV_PIX_FMT_NV12 && !planar) || resize.name != "resize" ||
       format.name != "format")
     return false;
@@ -363,6 +393,28 @@ bool fused_resize_rgb(ChainBuilder& b, const FilterSpec& resize, const FilterSpe
   return true;
 }
 
+// format=rgb24|rgba on 10-bit 4:2:0 is p010_to_rgb, from the 10-bit samples
+// (after an exact format=p010le on yuv420p10le, the CPU decoder's), not a
+// rounding to 8 bits before the matrix. Even sizes only (the rest narrow first).
+bool p010_rgb(ChainBuilder& b, const FilterSpec& format) {
+  auto& registry = FilterRegistry::instance();
+  const FrameFormat in = b.current();
+  if (format.name != "format" || in.width % 2 || in.height % 2 ||
+      (in.pix_fmt != AV_PIX_FMT_P010LE && in.pix_fmt != AV_PIX_FMT_YUV420P10LE))
+    return false;
+  const std::string target =
+      parse_params(registry.info("format"), format.args).get_string("pix_fmt");
+  if (target != "rgb24" && target != "rgba") return false;
+  if (in.pix_fmt == AV_PIX_FMT_YUV420P10LE) {
+    const FilterInfo& to_p010 = registry.info("format");
+    b.add("format=p010le (for p010_to_rgb)",
+          to_p010.create(parse_params(to_p010, {{"", "p010le"}})));
+  }
+  const FilterInfo& info = registry.info("p010_to_rgb");
+  b.add(format.text + " (p010_to_rgb)", info.create(parse_params(info, {{"format", target}})));
+  return true;
+}
+
 }  // namespace
 
 void register_builtin_fusions(FilterRegistry& registry) {
@@ -380,6 +432,10 @@ void register_builtin_fusions(FilterRegistry& registry) {
          return specs[i].name == "format" && fused_resize_rgb(b, same, specs[i]) ? std::size_t{1}
                                                                                  : 0;
        }});
+  registry.add_fusion({"format→p010_to_rgb",
+                       [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+                         return p010_rgb(b, specs[i]) ? std::size_t{1} : 0;
+                       }});
   registry.add_fusion({"format→rgb_to_yuv",
                        [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
                          if (specs[i].name != "format") return std::size_t{0};
@@ -399,9 +455,9 @@ void FilterRegistry::add_fusion(FusionRule rule) {
 }
 
 std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
-                                          const FrameFormat& input) {
+                                          const FrameFormat& input, ColorSpec colour) {
   auto& registry = FilterRegistry::instance();
-  Builder b(input);
+  Builder b(input, colour);
   for (std::size_t i = 0; i < specs.size();) {
     std::size_t used = 0;
     for (const auto& rule : registry.fusions())

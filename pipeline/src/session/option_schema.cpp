@@ -360,7 +360,8 @@ std::vector<OptionSpec> encoder_rows() {
           "pix_fmt", "NAME",
           "the pixel format the encoder takes, e.g. --pix-fmt yuv420p10le for 10 bits, or "
           "yuv444p; the chain converts to it (default: the chain's own, or the encoder's "
-          "nearest)",
+          "nearest, a 10-bit input kept 10-bit). --pix-fmt yuv420p narrows a 10-bit input to 8 "
+          "bits, as FFmpeg does: needed with --vf, whose filters take 8 bits",
           [](O& o, const std::string& v) {
             if (av_get_pix_fmt(v.c_str()) == AV_PIX_FMT_NONE)
               throw usage_error(fmt::format(" {}: not a pixel format FFmpeg knows", v));

@@ -158,7 +158,8 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
   };
   plan = vpipe::plan(o, std::move(specs),
                      {{decoder->pix_fmt, decoder->width, decoder->height},
-                      nvdec_unsupported_reason(video->codecpar)},
+                      nvdec_unsupported_reason(video->codecpar),
+                      colour_of_tags(decoder->colorspace, decoder->color_range, decoder->pix_fmt)},
                      machine);
   if (plan.live)
     report.notes.push_back(fmt::format(

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <new>
+#include <tuple>
 
 extern "C" {
 #include <libavutil/opt.h>
@@ -94,9 +96,17 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
   const std::string container = oc->oformat->name;
   const bool frame_rate_tb =
       (container.rfind("mxf", 0) == 0 || container == "dv") && in.frame_rate.num > 0;
+  // The input's colour tags, or the chain's matrix and range where it converted to another.
+  UniqueAVCodecContext tags(avcodec_alloc_context3(nullptr));
+  if (!tags) throw std::bad_alloc();
+  tags->color_primaries = in.decoder->color_primaries;
+  tags->color_trc = in.decoder->color_trc;
+  std::tie(tags->colorspace, tags->color_range) =
+      plan.recoloured ? tags_of_colour(plan.colour)
+                      : std::pair{in.decoder->colorspace, in.decoder->color_range};
   auto encoder = open_video_encoder(
       plan.encoder, plan.output, frame_rate_tb ? av_inv_q(in.frame_rate) : in.video->time_base,
-      in.frame_rate, (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, in.decoder, sar, in.hdr10);
+      in.frame_rate, (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, tags.get(), sar, in.hdr10);
   video_out_ = avformat_new_stream(oc, nullptr);
   AVStream* video_out = video_out_;
   av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),

@@ -72,16 +72,41 @@ void choose_decoder(const TranscodeOptions& o, const ProbedInput& in, TranscodeP
   const FrameFormat nvdec_format{
       in.format.pix_fmt == AV_PIX_FMT_YUV420P10LE ? AV_PIX_FMT_P010LE : AV_PIX_FMT_NV12,
       in.format.width, in.format.height};
-  p.chain = build_chain(p.specs, p.nvdec ? nvdec_format : in.format);
+  p.chain = build_chain(p.specs, p.nvdec ? nvdec_format : in.format, in.colour);
   if (p.nvdec && o.decode == Decode::kAuto && !starts_on_gpu(p.chain, p.null_output)) {
     p.nvdec = false;
     p.notes.push_back(
         p.chain.empty()
             ? "decode auto: CPU (no CUDA filter to take NVDEC's frames)"
             : "decode auto: CPU (the chain does not start with its CUDA filters in NV12)");
-    p.chain = build_chain(p.specs, in.format);
+    p.chain = build_chain(p.specs, in.format, in.colour);
   }
   p.decoded = p.nvdec ? nvdec_format : in.format;
+}
+
+// A chain that narrows a deeper input to 8 bits for its filters (to_8bit) says so; it is
+// refused where the encoder would have kept the depth and --pix-fmt did not ask for 8 bits
+// (issue #43: 10-bit stays 10-bit; 8 bits is chosen explicitly).
+void check_narrowing(const TranscodeOptions& o, TranscodePlan& p) {
+  const auto narrow = std::find_if(p.chain.begin(), p.chain.end(),
+                                   [](const ConfiguredFilter& c) { return c.label == "to_8bit"; });
+  if (narrow == p.chain.end()) return;
+  const int depth = av_pix_fmt_desc_get(p.decoded.pix_fmt)->comp[0].depth;
+  const std::string first =
+      narrow + 1 == p.chain.end() ? std::string("the filters") : (narrow + 1)->label;
+  if (p.encoder && o.pix_fmt.empty()) {
+    const AVPixelFormat kept = encoder_format(p.encoder, p.decoded.pix_fmt);
+    if (av_pix_fmt_desc_get(kept)->comp[0].depth > 8)
+      throw input_error(fmt::format(
+          "{}: a {}-bit input, and {} takes 8-bit frames (vpipe's filters have no {}-bit "
+          "kernels): {} would keep {} bits without --vf. Add --pix-fmt yuv420p to narrow it to 8 "
+          "bits for the filters, or drop --vf to keep {} bits",
+          o.input, depth, first, depth, p.encoder->name, depth, depth));
+  }
+  p.notes.push_back(fmt::format(
+      "{}-bit input: {} takes 8-bit frames, so the chain narrows it to 8 bits (rounded) before "
+      "it; without --vf it stays {} bits",
+      depth, first, depth));
 }
 
 // An encoder of 4:2:0 (or 4:2:2) video may take only sizes that are multiples
@@ -103,7 +128,8 @@ void fit_to_encoder(const TranscodeOptions& o, TranscodePlan& p) {
   const int fh = pad ? (h + mh - 1) / mh * mh : h / mh * mh;
   const std::string spec =
       pad ? fmt::format("pad=w={}:h={}", fw, fh) : fmt::format("crop=w={}:h={}:x=0:y=0", fw, fh);
-  for (auto& c : build_chain(parse_chain(spec), p.output)) p.chain.push_back(std::move(c));
+  for (auto& c : build_chain(parse_chain(spec), p.output, p.colour))
+    p.chain.push_back(std::move(c));
   p.output = p.chain.back().out;
   p.notes.push_back(fmt::format("fit {}: {}x{} {} to {}x{} ({} takes {} in multiples of {}x{})",
                                 pad ? "pad" : "crop", w, h, pad ? "padded" : "cropped", fw, fh,
@@ -255,6 +281,16 @@ AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
   if (!codec->pix_fmts) return want;
   for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
     if (*f == want) return want;
+  // The same picture in another layout (NVDEC's p010le → libx265's yuv420p10le): the depth kept.
+  const AVPixFmtDescriptor* w = av_pix_fmt_desc_get(want);
+  for (const AVPixelFormat* f = codec->pix_fmts; w && *f != AV_PIX_FMT_NONE; ++f) {
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*f);
+    if (d->comp[0].depth == w->comp[0].depth && d->nb_components == w->nb_components &&
+        d->log2_chroma_w == w->log2_chroma_w && d->log2_chroma_h == w->log2_chroma_h &&
+        (d->flags & AV_PIX_FMT_FLAG_RGB) == (w->flags & AV_PIX_FMT_FLAG_RGB) &&
+        !(d->flags & AV_PIX_FMT_FLAG_BE) && !(d->flags & AV_PIX_FMT_FLAG_HWACCEL))
+      return *f;
+  }
   for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
     if (*f == AV_PIX_FMT_YUV420P) return *f;
   return codec->pix_fmts[0];
@@ -333,26 +369,24 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
   resolve_device(o, machine, p);
   choose_decoder(o, in, p);
   p.output = p.chain.empty() ? p.decoded : p.chain.back().out;
-  if (std::any_of(p.chain.begin(), p.chain.end(),
-                  [](const ConfiguredFilter& c) { return c.label == "to_8bit"; })) {
-    const int depth = av_pix_fmt_desc_get(p.decoded.pix_fmt)->comp[0].depth;
-    p.notes.push_back(fmt::format(
-        "{}-bit input: the filters take 8-bit frames, so the chain narrows it to 8 bits "
-        "(rounded) before them; without --vf it stays {} bits",
-        depth, depth));
-  }
+  p.colour = p.chain.empty() ? in.colour : p.chain.back().colour;
+  if (!p.null_output) p.encoder = choose_encoder(o, machine, p);
+  check_narrowing(o, p);
   if (!p.null_output) {
-    p.encoder = choose_encoder(o, machine, p);
     if (const auto want = o.pix_fmt.empty() ? encoder_format(p.encoder, p.output.pix_fmt)
                                             : asked_format(o, p.encoder);
         want != p.output.pix_fmt) {
-      auto conv =
-          build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))), p.output);
+      auto conv = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))),
+                              p.output, p.colour);
       for (auto& c : conv) p.chain.push_back(std::move(c));
       p.output = p.chain.back().out;
     }
     fit_to_encoder(o, p);
   }
+  p.recoloured = p.colour != in.colour;
+  if (p.recoloured)
+    p.notes.push_back(fmt::format("colour: the chain converts {} to {}; the output is tagged so",
+                                  colour_name(in.colour), colour_name(p.colour)));
   place_cuda_segment(o, p);
   p.queues = plan_queues(o.queue_depth, p.nvdec);
   return p;

@@ -1,6 +1,7 @@
 // Per-pixel arithmetic shared by the CUDA kernels and the CPU references (one
-// formula, compiled for both): Y'CbCr ↔ R'G'B', P010 samples, alpha overlay. 8-bit samples; BT.601
-// or BT.709 matrix; limited (16–235 / 16–240) or full (0–255) range.
+// formula, compiled for both): Y'CbCr ↔ R'G'B', P010 samples, alpha overlay. 8-bit samples (and
+// P010's 10 bits, on the 8-bit scale); BT.601, BT.709 or BT.2020 (non-constant luminance)
+// matrix; limited (16–235 / 16–240) or full (0–255) range.
 #pragma once
 
 #include <cstdint>
@@ -13,19 +14,24 @@
 
 namespace vpipe {
 
-enum class ColorMatrix { kBT601, kBT709 };
+enum class ColorMatrix { kBT601, kBT709, kBT2020 };
 enum class ColorRange { kLimited, kFull };
 
 struct ColorSpec {
   ColorMatrix matrix = ColorMatrix::kBT709;
   ColorRange range = ColorRange::kLimited;
 };
+VPIPE_HD bool operator==(ColorSpec a, ColorSpec b) {
+  return a.matrix == b.matrix && a.range == b.range;
+}
+VPIPE_HD bool operator!=(ColorSpec a, ColorSpec b) { return !(a == b); }
 
 // Precomputed once per conversion: the per-pixel work is multiply-adds only.
 struct ColorCoefs {
   float kr, kb;
   float y_off, y_scale;  // Y' = (Y - y_off) / y_scale
   float c_scale;         // C' = (C - 128) / c_scale
+  float p010_scale;      // a 10-bit sample on the 8-bit scale: /4 limited, ·255/1023 full
   // YUV → RGB (0–255): R = ys·(Y−off) + rv·(V−128), G = ys·(Y−off) + gu·(U−128) + gv·(V−128),
   // B = ys·(Y−off) + bu·(U−128).
   float ys, rv, gu, gv, bu;
@@ -34,11 +40,15 @@ struct ColorCoefs {
 };
 
 VPIPE_HD ColorCoefs color_coefs(ColorSpec s) {
-  const bool bt709 = s.matrix == ColorMatrix::kBT709;
   const bool limited = s.range == ColorRange::kLimited;
   ColorCoefs c{};
-  c.kr = bt709 ? 0.2126f : 0.299f;
-  c.kb = bt709 ? 0.0722f : 0.114f;
+  c.kr = s.matrix == ColorMatrix::kBT709    ? 0.2126f
+         : s.matrix == ColorMatrix::kBT2020 ? 0.2627f
+                                            : 0.299f;
+  c.kb = s.matrix == ColorMatrix::kBT709    ? 0.0722f
+         : s.matrix == ColorMatrix::kBT2020 ? 0.0593f
+                                            : 0.114f;
+  c.p010_scale = limited ? 0.25f : 255.f / 1023.f;
   c.y_off = limited ? 16.f : 0.f;
   c.y_scale = limited ? 219.f : 255.f;
   c.c_scale = limited ? 224.f : 255.f;
@@ -86,10 +96,15 @@ VPIPE_HD void rgb_to_yuv(const ColorCoefs& c, float r, float g, float b, float& 
 }
 
 // One 16-bit little-endian P010 sample (10 bits in the high bits) on the
-// 8-bit scale, unrounded.
-VPIPE_HD float p010_sample(const std::uint8_t* p) {
-  return static_cast<float>((p[0] | (p[1] << 8)) >> 6) / 4.f;
+// 8-bit scale of its range, unrounded: luma 1023 is 255 at full range, and
+// chroma keeps its neutral 512 at 128.
+VPIPE_HD float p010_luma(const ColorCoefs& c, unsigned v10) {
+  return static_cast<float>(v10) * c.p010_scale;
 }
+VPIPE_HD float p010_chroma(const ColorCoefs& c, unsigned v10) {
+  return (static_cast<float>(v10) - 512.f) * c.p010_scale + 128.f;
+}
+VPIPE_HD unsigned p010_word(const std::uint8_t* p) { return (p[0] | (p[1] << 8)) >> 6; }
 
 // Alpha overlay of one pixel: `over` (RGBA, or null outside the overlay) on
 // `base` (RGB/RGBA) into `dst`; dst keeps base's alpha.

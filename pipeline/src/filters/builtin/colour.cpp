@@ -50,7 +50,7 @@ class PlanarToNv12 final : public Filter {
             "yuv420p_to_nv12"};
   }
   FrameFormat configure(const FrameFormat& in) override {
-    if (in.pix_fmt != AV_PIX_FMT_YUV420P)
+    if (in.pix_fmt != AV_PIX_FMT_YUV420P && in.pix_fmt != AV_PIX_FMT_YUVJ420P)
       throw not_negotiated(fmt::format("yuv420p_to_nv12: cannot take {}", to_string(in)));
     return {AV_PIX_FMT_NV12, in.width, in.height};
   }
@@ -71,23 +71,26 @@ class RgbToYuv final : public Filter {
   static FilterInfo info() {
     return {
         "rgb_to_yuv",
-        "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601 or BT.709, limited or full range; "
+        "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601, BT.709 or BT.2020, limited or full "
+        "range: by default the one the chain's input came in, and the output is tagged with it; "
         "chroma = mean of each 2x2 block). The chain uses it for format=nv12|yuv420p on RGB input.",
         {{"format", ParamType::kChoice, "nv12", 0, 0, "nv12 or yuv420p", {"nv12", "yuv420p"}},
-         {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
-         {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
+         matrix_param(),
+         range_param()},
         [](const ParamValues& p) {
           return std::make_unique<RgbToYuv>(
               p.get_string("format") == "yuv420p" ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12,
-              ColorSpec{
-                  p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
-                  p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
+              ColourChoice::from(p));
         },
         "rgb24 or rgba in; nv12 or yuv420p out",
         true,
-        "format=rgb24,rgb_to_yuv=format=nv12"};
+        "format=rgb24,rgb_to_yuv=format=nv12:matrix=bt709"};
   }
-  RgbToYuv(AVPixelFormat target, ColorSpec spec) : target_(target), spec_(spec) {}
+  RgbToYuv(AVPixelFormat target, ColourChoice colour) : target_(target), choice_(colour) {}
+  ColorSpec colour(ColorSpec in) override {
+    spec_ = choice_.resolve(in);
+    return spec_;
+  }
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_RGB24 && in.pix_fmt != AV_PIX_FMT_RGBA)
       throw not_negotiated(
@@ -111,7 +114,59 @@ class RgbToYuv final : public Filter {
 
  private:
   AVPixelFormat target_;
-  ColorSpec spec_;
+  ColourChoice choice_;
+  ColorSpec spec_ = kUntaggedColour;  // resolved by colour()
+};
+
+// ---- p010_to_rgb --------------------------------------------------------------
+
+// P010 (NVDEC's 10-bit frames) → RGB24/RGBA at the same size, from the 10-bit
+// samples (cuda::p010_to_rgb; its CPU reference is the CPU path): no rounding to
+// 8 bits before the matrix. The chain puts it in place of format=rgb24|rgba on
+// P010 frames (and on yuv420p10le, after an exact format=p010le).
+class P010ToRgb final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {"p010_to_rgb",
+            "P010 to RGB24/RGBA from the 10-bit samples (BT.601, BT.709 or BT.2020, limited or "
+            "full range: the input's own unless told). The chain uses it for format=rgb24|rgba "
+            "on 10-bit 4:2:0 input.",
+            {{"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
+             matrix_param(),
+             range_param()},
+            [](const ParamValues& p) {
+              return std::make_unique<P010ToRgb>(
+                  p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
+                  ColourChoice::from(p));
+            },
+            "p010le in; rgb24 or rgba out",
+            true,
+            "format=p010le,p010_to_rgb=format=rgba"};
+  }
+  P010ToRgb(AVPixelFormat target, ColourChoice colour) : target_(target), choice_(colour) {}
+  ColorSpec colour(ColorSpec in) override {
+    spec_ = choice_.resolve(in);
+    return spec_;  // the way back to Y'CbCr takes the same
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    if (in.pix_fmt != AV_PIX_FMT_P010LE)
+      throw not_negotiated(fmt::format("p010_to_rgb: cannot take {} (p010le only)", to_string(in)));
+    expect_chroma_aligned("p010_to_rgb", in.width, in.height, AV_PIX_FMT_P010LE);
+    return {target_, in.width, in.height};
+  }
+  // Not a mere conversion (is_format_conversion): first in a chain it takes NVDEC's frames on
+  // the GPU, as resize_rgb does, instead of sending the chain's start to the CPU.
+  void process(const Frame& in, Frame& out) override {
+    ref::p010_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_);
+  }
+  void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
+    cuda::p010_to_rgb(in.planes[0], in.planes[1], out.planes[0], spec_, ctx.stream);
+  }
+
+ private:
+  AVPixelFormat target_;
+  ColourChoice choice_;
+  ColorSpec spec_ = kUntaggedColour;  // resolved by colour()
 };
 
 // ---- to_8bit -----------------------------------------------------------------
@@ -265,6 +320,7 @@ class Format final : public Filter {
     if (descriptor(target_).flags & AV_PIX_FMT_FLAG_HWACCEL)
       throw chain_error(fmt::format("format: '{}' is a hardware format", name));
   }
+  ColorSpec colour(ColorSpec in) override { return colour_ = in; }
   FrameFormat configure(const FrameFormat& in) override {
     in_ = in;
     sws_.reset(sws_getContext(in.width, in.height, in.pix_fmt, in.width, in.height, target_,
@@ -273,6 +329,14 @@ class Format final : public Filter {
     if (!sws_)
       throw not_negotiated(fmt::format("format: swscale cannot convert {} to {}", to_string(in),
                                        av_get_pix_fmt_name(target_)));
+    // The chain's matrix, and its range kept from Y'CbCr to Y'CbCr (swscale would
+    // otherwise take yuvj420p → nv12 for a range conversion, and the output's tags say full).
+    const int* coefs =
+        sws_getCoefficients(colour_.matrix == ColorMatrix::kBT709    ? SWS_CS_ITU709
+                            : colour_.matrix == ColorMatrix::kBT2020 ? SWS_CS_BT2020
+                                                                     : SWS_CS_ITU601);
+    const int full = colour_.range == ColorRange::kFull ? 1 : 0;
+    sws_setColorspaceDetails(sws_.get(), coefs, full, coefs, full, 0, 1 << 16, 1 << 16);
     return {target_, in.width, in.height};
   }
   [[nodiscard]] bool is_identity() const override { return in_.pix_fmt == target_; }
@@ -284,6 +348,7 @@ class Format final : public Filter {
  private:
   AVPixelFormat target_;
   FrameFormat in_;
+  ColorSpec colour_ = kUntaggedColour;
   UniqueSwsContext sws_;
 };
 
@@ -291,6 +356,7 @@ class Format final : public Filter {
 
 FilterInfo planartonv12_filter_info() { return PlanarToNv12::info(); }
 FilterInfo rgbtoyuv_filter_info() { return RgbToYuv::info(); }
+FilterInfo p010torgb_filter_info() { return P010ToRgb::info(); }
 FilterInfo to8bit_filter_info() { return To8Bit::info(); }
 FilterInfo invert_filter_info() { return Invert::info(); }
 FilterInfo grayscale_filter_info() { return Grayscale::info(); }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <string_view>
 
 extern "C" {
@@ -37,6 +38,43 @@ inline double plane_scale(const Frame& f, int plane) {
   return static_cast<double>(f.planes[static_cast<std::size_t>(plane)].width) /
          static_cast<double>(f.format.width);
 }
+
+// matrix= and range= of the colour conversions; auto takes the chain's (Filter::colour).
+inline ParamSpec matrix_param() {
+  return {"matrix",
+          ParamType::kChoice,
+          "auto",
+          0,
+          0,
+          "auto (the input's tags; untagged: bt601, as swscale), bt601, bt709 or bt2020",
+          {"auto", "bt601", "bt709", "bt2020"}};
+}
+inline ParamSpec range_param() {
+  return {"range",
+          ParamType::kChoice,
+          "auto",
+          0,
+          0,
+          "auto (the input's tags), limited or full",
+          {"auto", "limited", "full"}};
+}
+struct ColourChoice {
+  std::optional<ColorMatrix> matrix;  // none: auto
+  std::optional<ColorRange> range;
+  static ColourChoice from(const ParamValues& p) {
+    ColourChoice c;
+    if (const auto& m = p.get_string("matrix"); m != "auto")
+      c.matrix = m == "bt709"    ? ColorMatrix::kBT709
+                 : m == "bt2020" ? ColorMatrix::kBT2020
+                                 : ColorMatrix::kBT601;
+    if (const auto& r = p.get_string("range"); r != "auto")
+      c.range = r == "full" ? ColorRange::kFull : ColorRange::kLimited;
+    return c;
+  }
+  [[nodiscard]] ColorSpec resolve(ColorSpec chain) const {
+    return {matrix.value_or(chain.matrix), range.value_or(chain.range)};
+  }
+};
 
 template <class Op>
 void for_each_plane(const Frame& in, Frame& out, Op&& op) {

@@ -117,35 +117,37 @@ class Resize final : public Filter {
 class ResizeRgb final : public Filter {
  public:
   static FilterInfo info() {
-    return {
-        "resize_rgb",
-        "NV12 to resized RGB24/RGBA in one pass (bilinear, area or nearest; BT.601 or BT.709, "
-        "limited or full range). The chain uses it for resize + format=rgb24|rgba on NV12 input.",
-        {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
-         {"interp",
-          ParamType::kChoice,
-          "auto",
-          0,
-          0,
-          kInterpHelp,
-          {"auto", "bilinear", "area", "nearest"}},
-         {"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
-         {"matrix", ParamType::kChoice, "bt601", 0, 0, "bt601 or bt709", {"bt601", "bt709"}},
-         {"range", ParamType::kChoice, "limited", 0, 0, "limited or full", {"limited", "full"}}},
-        [](const ParamValues& p) {
-          return std::make_unique<ResizeRgb>(
-              p.get_size("size"), p.get_string("interp"),
-              p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
-              ColorSpec{
-                  p.get_string("matrix") == "bt709" ? ColorMatrix::kBT709 : ColorMatrix::kBT601,
-                  p.get_string("range") == "full" ? ColorRange::kFull : ColorRange::kLimited});
-        },
-        "nv12 in; rgb24 or rgba out",
-        true,
-        "format=nv12,resize_rgb=640x360:format=rgba"};
+    return {"resize_rgb",
+            "NV12 to resized RGB24/RGBA in one pass (bilinear, area or nearest; BT.601, BT.709 or "
+            "BT.2020, limited or full range: the input's own unless told). The chain uses it for "
+            "resize + format=rgb24|rgba on NV12 input.",
+            {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
+             {"interp",
+              ParamType::kChoice,
+              "auto",
+              0,
+              0,
+              kInterpHelp,
+              {"auto", "bilinear", "area", "nearest"}},
+             {"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
+             matrix_param(),
+             range_param()},
+            [](const ParamValues& p) {
+              return std::make_unique<ResizeRgb>(
+                  p.get_size("size"), p.get_string("interp"),
+                  p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
+                  ColourChoice::from(p));
+            },
+            "nv12 in; rgb24 or rgba out",
+            true,
+            "format=nv12,resize_rgb=640x360:format=rgba"};
   }
-  ResizeRgb(Size size, std::string interp_name, AVPixelFormat target, ColorSpec spec)
-      : size_(size), interp_name_(std::move(interp_name)), target_(target), spec_(spec) {}
+  ResizeRgb(Size size, std::string interp_name, AVPixelFormat target, ColourChoice colour)
+      : size_(size), interp_name_(std::move(interp_name)), target_(target), choice_(colour) {}
+  ColorSpec colour(ColorSpec in) override {
+    spec_ = choice_.resolve(in);
+    return spec_;  // the way back to Y'CbCr takes the same
+  }
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_NV12)
       throw not_negotiated(fmt::format("resize_rgb: cannot take {} (NV12 only)", to_string(in)));
@@ -167,7 +169,8 @@ class ResizeRgb final : public Filter {
   std::string interp_name_;
   ref::Interp interp_ = ref::Interp::kBilinear;  // resolved by configure
   AVPixelFormat target_;
-  ColorSpec spec_;
+  ColourChoice choice_;
+  ColorSpec spec_ = kUntaggedColour;  // resolved by colour()
 };
 
 }  // namespace

@@ -18,12 +18,26 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "vpipe/kernels/color.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"
 
 namespace vpipe {
+
+// What swscale takes an untagged picture for: BT.601, limited range.
+inline constexpr ColorSpec kUntaggedColour{ColorMatrix::kBT601, ColorRange::kLimited};
+// The matrix and range a decoded picture's tags say: JPEG range (or a yuvj format) is
+// full; BT.709 and BT.2020 (non-constant luminance, and constant luminance converted as
+// it) are theirs; any other matrix, or none, is BT.601, as swscale takes it.
+[[nodiscard]] ColorSpec colour_of_tags(AVColorSpace space, AVColorRange range,
+                                       AVPixelFormat pix_fmt);
+// The tags that say `c`: its matrix (BT.601 as SMPTE 170M) and range.
+[[nodiscard]] std::pair<AVColorSpace, AVColorRange> tags_of_colour(ColorSpec c);
+// "BT.709 limited range"
+[[nodiscard]] std::string colour_name(ColorSpec c);
 
 enum class ParamType { kInt, kFloat, kBool, kSize, kChoice, kString };
 
@@ -100,6 +114,10 @@ class Filter {
   // (crop) or more (pad): the picture keeps its display shape, so its sample aspect ratio
   // changes with the size (sample_aspect_after).
   [[nodiscard]] virtual bool resamples() const { return false; }
+  // The chain's colour: the Y'CbCr matrix and range its frames are in (or, in RGB, go back
+  // to). Called before configure with the colour so far; a conversion takes it where its own
+  // matrix or range is auto, and returns its output's (rgb_to_yuv: the one it converts to).
+  virtual ColorSpec colour(ColorSpec in) { return in; }
   // Enqueues the filter on ctx.stream for device frames; `in` is ready on
   // that stream, `out` is a device frame of the configured output format.
   virtual void process_cuda(const Frame& /*in*/, Frame& /*out*/, const CudaContext& /*ctx*/) {
@@ -190,6 +208,7 @@ struct ConfiguredFilter {
   std::unique_ptr<Filter> filter;
   FrameFormat in;
   FrameFormat out;
+  ColorSpec colour;  // of the output (Filter::colour)
 
   // When a frame arrives in another format (a resolution change mid-stream),
   // configure the same filter again for it: no new filter, no new stage.
@@ -201,9 +220,12 @@ struct ConfiguredFilter {
 // accept its input format, a `format` conversion to yuv420p is inserted before
 // it. Filters that are identities for this input stay in the chain and pass
 // frames through untouched (a resize to the input's size does work again when
-// the size changes mid-stream). Throws chain_error / not_negotiated.
+// the size changes mid-stream). `colour` is the input's (its tags, resolved by
+// colour_of_tags); the conversions whose matrix and range are auto take it. Throws
+// chain_error / not_negotiated.
 [[nodiscard]] std::vector<ConfiguredFilter> build_chain(const std::vector<FilterSpec>& specs,
-                                                        const FrameFormat& input);
+                                                        const FrameFormat& input,
+                                                        ColorSpec colour = kUntaggedColour);
 
 // Which steps of `chain` run as CUDA filters on the CUDA path: those with a
 // CUDA implementation that are not identities for their input; a format

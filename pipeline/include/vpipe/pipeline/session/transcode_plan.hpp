@@ -25,8 +25,9 @@ namespace vpipe {
 // What was learnt of the input before planning (by TranscodeSession, from
 // FFmpeg; by the tests, by hand).
 struct ProbedInput {
-  FrameFormat format;             // what libavcodec decodes to
-  std::string nvdec_unsupported;  // why NVDEC cannot decode it; empty: it can
+  FrameFormat format;                  // what libavcodec decodes to
+  std::string nvdec_unsupported;       // why NVDEC cannot decode it; empty: it can
+  ColorSpec colour = kUntaggedColour;  // its matrix and range (colour_of_tags)
 };
 
 // What the machine offers. A seam: the tests say what they want.
@@ -76,6 +77,10 @@ struct TranscodePlan {
   const AVCodec* encoder = nullptr;  // null for a null output
   FrameFormat decoded;               // the decoder's frames
   FrameFormat output;                // the encoder's (or the null sink's) frames
+  // The output's matrix and range: the input's, unless the chain converts to
+  // another (rgb_to_yuv=matrix=bt709): then the output's tags say so.
+  ColorSpec colour = kUntaggedColour;
+  bool recoloured = false;
   QueuePlan queues;
   std::vector<std::string> notes;  // each decision the user should hear of
 
