@@ -12,6 +12,30 @@
 
 namespace vpipe {
 
+std::pair<const std::uint8_t*, std::size_t> stream_side_data(const AVStream* s,
+                                                             AVPacketSideDataType type) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
+  const AVPacketSideData* sd =
+      av_packet_side_data_get(s->codecpar->coded_side_data, s->codecpar->nb_coded_side_data, type);
+  return sd ? std::pair<const std::uint8_t*, std::size_t>{sd->data, sd->size}
+            : std::pair<const std::uint8_t*, std::size_t>{nullptr, 0};
+#else
+  std::size_t size = 0;
+  const std::uint8_t* data = av_stream_get_side_data(s, type, &size);
+  return {data, data ? size : 0};
+#endif
+}
+
+std::uint8_t* new_stream_side_data(AVStream* s, AVPacketSideDataType type, std::size_t size) {
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
+  AVPacketSideData* sd = av_packet_side_data_new(&s->codecpar->coded_side_data,
+                                                 &s->codecpar->nb_coded_side_data, type, size, 0);
+  return sd ? sd->data : nullptr;
+#else
+  return av_stream_new_side_data(s, type, size);
+#endif
+}
+
 std::string av_error_text(int averror) {
   char buf[AV_ERROR_MAX_STRING_SIZE] = {};
   av_strerror(averror, buf, sizeof buf);

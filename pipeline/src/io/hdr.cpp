@@ -9,26 +9,6 @@ namespace vpipe {
 
 namespace {
 
-const std::uint8_t* stream_side_data(const AVStream* s, AVPacketSideDataType type) {
-#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
-  const AVPacketSideData* sd =
-      av_packet_side_data_get(s->codecpar->coded_side_data, s->codecpar->nb_coded_side_data, type);
-  return sd ? sd->data : nullptr;
-#else
-  return av_stream_get_side_data(s, type, nullptr);
-#endif
-}
-
-std::uint8_t* new_stream_side_data(AVStream* s, AVPacketSideDataType type, std::size_t size) {
-#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
-  AVPacketSideData* sd = av_packet_side_data_new(&s->codecpar->coded_side_data,
-                                                 &s->codecpar->nb_coded_side_data, type, size, 0);
-  return sd ? sd->data : nullptr;
-#else
-  return av_stream_new_side_data(s, type, size);
-#endif
-}
-
 void take(Hdr10& h, const AVMasteringDisplayMetadata* m, const AVContentLightMetadata* l) {
   if (m && m->has_primaries && m->has_luminance && !h.mastering) h.mastering = *m;
   if (l && (l->MaxCLL || l->MaxFALL) && !h.light) h.light = *l;
@@ -75,9 +55,9 @@ Hdr10 read_hdr10(const AVStream* video, const std::function<UniqueDemuxContext()
   Hdr10 h;
   take(h,
        reinterpret_cast<const AVMasteringDisplayMetadata*>(
-           stream_side_data(video, AV_PKT_DATA_MASTERING_DISPLAY_METADATA)),
+           stream_side_data(video, AV_PKT_DATA_MASTERING_DISPLAY_METADATA).first),
        reinterpret_cast<const AVContentLightMetadata*>(
-           stream_side_data(video, AV_PKT_DATA_CONTENT_LIGHT_LEVEL)));
+           stream_side_data(video, AV_PKT_DATA_CONTENT_LIGHT_LEVEL).first));
   const auto trc = video->codecpar->color_trc;
   if ((!h.mastering || !h.light) && (trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67))
     from_first_frame(h, open_again, video->index);

@@ -23,21 +23,10 @@ namespace {
 // stored as decoded and a player turns it as it turned the input. (FFmpeg 6.1 moved stream side
 // data into codecpar.)
 void copy_display_matrix(const AVStream* in, AVStream* out) {
-#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
-  const AVPacketSideData* sd = av_packet_side_data_get(
-      in->codecpar->coded_side_data, in->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
-  if (!sd) return;
-  AVPacketSideData* copy =
-      av_packet_side_data_new(&out->codecpar->coded_side_data, &out->codecpar->nb_coded_side_data,
-                              AV_PKT_DATA_DISPLAYMATRIX, sd->size, 0);
-  if (copy) std::memcpy(copy->data, sd->data, sd->size);
-#else
-  std::size_t size = 0;
-  const std::uint8_t* matrix = av_stream_get_side_data(in, AV_PKT_DATA_DISPLAYMATRIX, &size);
+  const auto [matrix, size] = stream_side_data(in, AV_PKT_DATA_DISPLAYMATRIX);
   if (!matrix) return;
-  if (std::uint8_t* copy = av_stream_new_side_data(out, AV_PKT_DATA_DISPLAYMATRIX, size))
+  if (std::uint8_t* copy = new_stream_side_data(out, AV_PKT_DATA_DISPLAYMATRIX, size))
     std::memcpy(copy, matrix, size);
-#endif
 }
 
 }  // namespace

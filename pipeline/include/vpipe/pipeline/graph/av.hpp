@@ -87,6 +87,14 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 
 // A live input: a network URL read as the data arrives (udp, rtp, srt, rtsp,
 // rtmp, tcp), as opposed to a file that can be read at any speed.
+// A stream's side data of `type` (FFmpeg 6.1 moved it into codecpar; one place knows both):
+// its bytes and size, or {nullptr, 0}.
+[[nodiscard]] std::pair<const std::uint8_t*, std::size_t> stream_side_data(
+    const AVStream* s, AVPacketSideDataType type);
+// New side data of `type` and `size` bytes on `s`, to fill; null when out of memory.
+[[nodiscard]] std::uint8_t* new_stream_side_data(AVStream* s, AVPacketSideDataType type,
+                                                 std::size_t size);
+
 [[nodiscard]] bool is_live_input(std::string_view url);
 // Whether a dropped connection can be opened again (rtsp, srt, rtmp, tcp, http):
 // udp and rtp have no connection; they just wait for data.
