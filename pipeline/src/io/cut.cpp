@@ -69,6 +69,11 @@ std::vector<double> display_times(AVFormatContext* input, int video, std::int64_
   return times;
 }
 
+double input_origin_s(const AVFormatContext* input) {
+  return input->start_time != AV_NOPTS_VALUE ? static_cast<double>(input->start_time) / AV_TIME_BASE
+                                             : 0.0;
+}
+
 Cut resolve_cut(const CutRequest& r, const AVFormatContext* input, int video, bool live,
                 const std::function<UniqueDemuxContext()>& open_again) {
   Cut c;
@@ -77,9 +82,7 @@ Cut resolve_cut(const CutRequest& r, const AVFormatContext* input, int video, bo
     c.duration = r.duration_s;
     return c;
   }
-  const double origin = input->start_time != AV_NOPTS_VALUE
-                            ? static_cast<double>(input->start_time) / AV_TIME_BASE
-                            : 0.0;
+  const double origin = input_origin_s(input);
   std::vector<double> times;
   if (r.start_frame || r.end_frame) {
     auto scan = open_again();

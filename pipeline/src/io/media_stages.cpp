@@ -95,10 +95,7 @@ void DemuxSource::cut(const Cut& c) {
 }
 
 bool DemuxSource::seek_to_cut() {
-  const double origin = input_->start_time != AV_NOPTS_VALUE
-                            ? static_cast<double>(input_->start_time) / AV_TIME_BASE
-                            : 0.0;
-  if (*cut_->start > origin && seek_before(input_, video_stream_, *cut_->start)) {
+  if (*cut_->start > input_origin_s(input_) && seek_before(input_, video_stream_, *cut_->start)) {
     to_keyframe_ = true;  // an MPEG-TS seek can land inside a GOP
     return true;
   }

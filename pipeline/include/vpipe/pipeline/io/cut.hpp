@@ -35,6 +35,10 @@ struct Cut {
   std::string describe() const;    // for the report
 };
 
+// Where the input's timeline starts, in seconds (its start_time; 0 without one): a cut's
+// times count from it.
+[[nodiscard]] double input_origin_s(const AVFormatContext* input);
+
 // Resolves `r` for the input opened as `input`: times count from the input's
 // start (its start_time, as FFmpeg's -ss); frame numbers are timed by reading
 // the video packets from the start on a second opening (`open_again`): the
