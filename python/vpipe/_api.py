@@ -191,14 +191,11 @@ def _import_array_modules(array, device):
     The calls run on the pipeline's thread, and torch imported there for the first
     time hangs in its CUDA set-up (torch.cuda.current_device, seen on the H200 with
     torch 2.11): so nothing is imported there for the first time."""
-    if array != "auto":
-        __import__(array)
-        return
-    __import__("numpy")
-    if device != "cpu":
-        for name in ("torch", "cupy"):
-            if name in sys.modules or _importable(name):
-                return
+    __import__("numpy")  # the CPU path's arrays, and torch's and cupy's own import of it
+    try:
+        _array_module(array, device)  # the one module the filter's calls will use
+    except _lib.InputError:
+        pass  # neither torch nor cupy: the first frame says so, on the pipeline's thread
 
 
 def _importable(name):
