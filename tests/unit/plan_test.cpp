@@ -408,6 +408,16 @@ TEST(AutoDecodeSessions, PicksByDecoderCodecLoadAndTheMemoryASessionHolds) {
       << pick.why;
   in.memory_bytes = 2000 * MiB;  // a 2 GB budget: not even one 4K session twice
   EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).sessions, 1);
+  in.memory_bytes = 100000 * MiB;
+  ASSERT_EQ(vpipe::auto_decode_sessions(in, 4).sessions, 4);
+  in.software_encoder = "ffv1";  // the encoder-bound run auto slowed at a5d5cd7 (issue #45)
+  pick = vpipe::auto_decode_sessions(in, 4);
+  EXPECT_EQ(pick.sessions, 1);
+  EXPECT_NE(pick.why.find("ffv1 encodes on the CPU"), std::string::npos) << pick.why;
+  in.software_encoder.clear();
+  in.live = true;
+  EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).sessions, 1) << "live: latency";
+  in.live = false;
   in.nvdec = false;
   EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).why, "the CPU decoder threads one session");
 }

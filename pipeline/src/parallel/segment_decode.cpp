@@ -444,6 +444,12 @@ SegmentDecodeStats SegmentDecodeStage::stats() const {
 
 AutoSessions auto_decode_sessions(const AutoSessionsInput& in, int most) {
   if (!in.nvdec) return {1, "the CPU decoder threads one session"};
+  if (in.live) return {1, "a live run: segments would hold frames and add their span to latency"};
+  if (!in.software_encoder.empty())
+    return {1, fmt::format("{} encodes on the CPU: it bounds the run, not NVDEC, and more "
+                           "sessions would take its CPU and add latency (--decode-sessions N "
+                           "insists)",
+                           in.software_encoder)};
   if (in.codec != AV_CODEC_ID_H264 && in.codec != AV_CODEC_ID_HEVC &&
       in.codec != AV_CODEC_ID_MPEG2VIDEO)
     return {1, fmt::format("{}: segment decode is tested on H.264, HEVC and MPEG-2 only",

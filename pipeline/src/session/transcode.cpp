@@ -347,6 +347,9 @@ void TranscodeSession::Parts::choose_decode_sessions() {
   if (o.decode_sessions != TranscodeOptions::kAutoSessions) return;
   AutoSessionsInput in;
   in.nvdec = plan.nvdec;
+  in.live = plan.live || o.realtime || !network_output_format(o.output).empty();
+  if (plan.encoder && !(plan.encoder->capabilities & AV_CODEC_CAP_HARDWARE))
+    in.software_encoder = plan.encoder->name;
   in.codec = video->codecpar->codec_id;
   in.frame_bytes = packed_bytes(plan.decoded);
   in.segment_frames = kNvdecSegment;

@@ -52,13 +52,19 @@ inline constexpr int kSegmentsPerSession = 3;
 
 // --decode-sessions auto: how many sessions one input gets, and why (the
 // report says it). Pure, unit-tested. One session for the CPU decoder
-// (libavcodec threads it already), for a codec segment decode is not tested
-// on, and when NVDEC's engines are half busy or more (other streams, other
-// processes); else up to `most`, as many as the segments they hold fit in half
-// of `memory_bytes`: the frame size (the resolution) and the segment length set
-// what a session holds.
+// (libavcodec threads it already), for a live run (segments hold frames: the
+// latency grows by a segment per session), for an output a software encoder
+// writes (the encoder, not NVDEC, bounds such a run: on the H200 at a5d5cd7
+// ffv1 at 640x360 ran 20-25 % slower with 4 sessions than with one, its p50
+// latency 15x, the sessions' threads taking its CPU), for a codec segment
+// decode is not tested on, and when NVDEC's engines are half busy or more
+// (other streams, other processes); else (a null output, a hardware encoder) up to `most`, as many
+// as the segments they hold fit in half of `memory_bytes`: the frame size (the resolution) and the
+// segment length set what a session holds.
 struct AutoSessionsInput {
   bool nvdec = false;
+  bool live = false;             // a live input, --realtime or a network output
+  std::string software_encoder;  // the CPU encoder writing the output; empty: none, or hardware
   AVCodecID codec = AV_CODEC_ID_NONE;
   std::size_t frame_bytes = 0;       // one decoded frame, in device memory
   std::size_t segment_frames = 120;  // the longest segment split off
