@@ -494,6 +494,12 @@ TEST(Filters, PadWithAColourLetterboxesThePicture) {
   EXPECT_EQ(out.planes[0].row(6)[9], 16);   // below it
   EXPECT_EQ(out.planes[1].row(1)[2], 200);  // chroma at (x/2, y/2)
   EXPECT_EQ(out.planes[2].row(1)[1], 128);
+  // A full-range input (NVDEC's NV12 of one, its tags say so): black is Y 0.
+  auto full = build_chain(parse_chain("pad=w=12:h=10:x=4:y=2:color=black"),
+                          {AV_PIX_FMT_YUV420P, 6, 4}, {ColorMatrix::kBT709, ColorRange::kFull});
+  full[0].filter->process(in, out);
+  EXPECT_EQ(out.planes[0].row(0)[0], 0);
+  EXPECT_EQ(out.planes[1].row(0)[0], 128);
 }
 
 // 10-bit frames reach the 8-bit filters through to_8bit: NVDEC's P010 becomes

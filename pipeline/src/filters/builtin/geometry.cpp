@@ -123,6 +123,10 @@ class Pad final : public Filter {
         x_(static_cast<int>(x)),
         y_(static_cast<int>(y)),
         color_(std::move(color)) {}
+  ColorSpec colour(ColorSpec in) override {
+    full_range_ = in.range == ColorRange::kFull;  // NVDEC's NV12 of a full-range stream
+    return in;
+  }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("pad", in);
     if (color_ == "edge" && (x_ || y_))
@@ -164,13 +168,13 @@ class Pad final : public Filter {
     const auto& o = out.planes[static_cast<std::size_t>(p)];
     return horizontal ? v * o.width / out.format.width : v * o.height / out.format.height;
   }
-  // The sample value of the colour in each plane: limited range for YUV
-  // (black is Y 16), full range for RGB, gray and the yuvj formats.
+  // The sample value of the colour in each plane: the chain's range for YUV
+  // (limited: black is Y 16), full range for RGB, gray and the yuvj formats.
   std::array<std::uint8_t, 4> plane_fills(AVPixelFormat f) const {
     const auto& d = descriptor(f);
     const bool rgb = d.flags & AV_PIX_FMT_FLAG_RGB;
-    const bool full =
-        rgb || d.nb_components <= 2 || std::string_view(d.name).substr(0, 4) == "yuvj";
+    const bool full = full_range_ || rgb || d.nb_components <= 2 ||
+                      std::string_view(d.name).substr(0, 4) == "yuvj";
     const int level = color_ == "white" ? 255 : color_ == "gray" ? 128 : 0;
     const auto luma = static_cast<std::uint8_t>(full ? level : 16 + level * 219 / 255);
     if (rgb) return {luma, luma, luma, luma};
@@ -178,6 +182,7 @@ class Pad final : public Filter {
   }
   int w_, h_, x_, y_;
   std::string color_;
+  bool full_range_ = false;  // the chain's (colour())
   std::array<std::uint8_t, 4> fills_{};
   bool identity_ = false;
 };
