@@ -26,6 +26,7 @@ void print_soak_table(const SoakResult& result) {
   for (const auto& r : result.runs) {
     std::string why;
     for (const auto& reason : r.verdict.reasons) why += (why.empty() ? "" : "; ") + reason;
+    for (const auto& note : r.verdict.notes) why += (why.empty() ? "" : "; ") + note;
     const auto pct = [](const std::optional<double>& v) {
       return v ? fmt::format("{:+.1f} %", *v * 100) : std::string("-");
     };

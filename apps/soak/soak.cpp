@@ -159,7 +159,12 @@ SoakVerdict judge(const std::vector<SoakSample>& samples, const SoakThresholds& 
   const double a = median(first_p99), b = median(last_p99);
   if (a > 0) {
     v.p99_drift = b / a - 1;
-    if (*v.p99_drift > t.max_p99_drift) {
+    if (k < kDriftSamples)
+      v.notes.push_back(fmt::format(
+          "p99 drift not judged: {} sample(s) per third after warm-up, {} needed (run longer "
+          "or sample more often: --interval)",
+          k, kDriftSamples));
+    else if (*v.p99_drift > t.max_p99_drift) {
       v.pass = false;
       v.reasons.push_back(
           fmt::format("p99 latency drifted {:.0f} % ({:.2f} → {:.2f} ms, medians of "
@@ -647,6 +652,7 @@ nlohmann::json SoakResult::to_json(const SoakOptions& o) const {
                       {"verdict",
                        {{"pass", r.verdict.pass},
                         {"reasons", r.verdict.reasons},
+                        {"notes", r.verdict.notes},
                         {"memory_metric", r.verdict.memory_metric},
                         {"memory_growth", opt(r.verdict.memory_growth)},
                         {"p99_drift", opt(r.verdict.p99_drift)},
@@ -783,6 +789,7 @@ void write_html_report(const SoakResult& r, const SoakOptions& o, const fs::path
     };
     std::string why;
     for (const auto& reason : run.verdict.reasons) why += reason + "; ";
+    for (const auto& note : run.verdict.notes) why += note + "; ";
     html << fmt::format(
         "<tr class={}><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.2f}</td>"
         "<td>{} ({})</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{}</td><td>{}</td>"

@@ -101,6 +101,25 @@ TEST(SoakVerdict, LatencyDriftFails) {
   EXPECT_TRUE(judge(series(60, 0, 1.5), lenient).pass) << "the threshold is an option";
 }
 
+// A short soak (5 s at one sample a second: 4 after warm-up, one per third): the drift is one
+// sample against one, measured and said to be unjudged; with three a third it is judged.
+TEST(SoakVerdict, DriftOfOneSampleAgainstOneIsNotJudgedAndSaysSo) {
+  auto s = series(5, 0, 0);
+  s.back().p99_ms = 8.0;  // the last third's one sample doubles
+  auto v = judge(s, {});
+  EXPECT_TRUE(v.pass);
+  ASSERT_TRUE(v.p99_drift.has_value());
+  EXPECT_GT(*v.p99_drift, 0.5) << "measured";
+  ASSERT_EQ(v.notes.size(), 1u);
+  EXPECT_NE(v.notes[0].find("p99 drift not judged: 1 sample(s) per third"), std::string::npos)
+      << v.notes[0];
+  auto longer = series(12, 0, 0);  // 10 after warm-up: 3 a third
+  for (std::size_t i = longer.size() - 3; i < longer.size(); ++i) longer[i].p99_ms = 8.0;
+  v = judge(longer, {});
+  EXPECT_FALSE(v.pass);
+  EXPECT_TRUE(v.notes.empty());
+}
+
 TEST(SoakVerdict, AnyFailureFails) {
   const auto v = judge(series(60, 0, 0, 59), {});
   EXPECT_FALSE(v.pass);
