@@ -54,9 +54,10 @@ inline constexpr int kSegmentsPerSession = 3;
 // report says it). Pure, unit-tested. One session for the CPU decoder
 // (libavcodec threads it already), for a live run (segments hold frames: the
 // latency grows by a segment per session), for an output a software encoder
-// writes (the encoder, not NVDEC, bounds such a run: on the H200 at a5d5cd7
-// ffv1 at 640x360 ran 20-25 % slower with 4 sessions than with one, its p50
-// latency 15x, the sessions' threads taking its CPU), for a codec segment
+// writes (the encoder, not NVDEC, bounds such a run, and segments hold frames:
+// scripts/gpu-decode-encoder-bound's 1080p → 640x360 ffv1 on the H200 ran 1.2x
+// the fps with 4 sessions but at 7x one session's p50 latency; issue #45 saw
+// it 20-25 % slower at a5d5cd7), for a codec segment
 // decode is not tested on, and when NVDEC's engines are half busy or more
 // (other streams, other processes); else (a null output, a hardware encoder) up to `most`, as many
 // as the segments they hold fit in half of `memory_bytes`: the frame size (the resolution) and the
