@@ -81,6 +81,22 @@ int run_streams(const TranscodeOptions& opts, const RunHooks& hooks, const std::
   return rc;
 }
 
+// Several outputs: a line each, and the one the fork waited on most (it holds the others back).
+void print_outputs(const TranscodeReport& r) {
+  if (r.outputs.size() < 2) return;
+  const OutputReport* slowest = &r.outputs.front();
+  for (const auto& o : r.outputs) {
+    fmt::print(stderr, "vpipe:   → {}: {} frames {}x{} ({}), {:.1f} fps, fork waited {:.2f} s{}\n",
+               o.output, o.frames, o.format.width, o.format.height, o.encoder, o.fps, o.fork_wait_s,
+               o.failure.empty() ? "" : ", failed: " + o.failure);
+    if (o.fork_wait_s > slowest->fork_wait_s) slowest = &o;
+  }
+  if (slowest->fork_wait_s > 0.1 * r.wall_s)
+    fmt::print(stderr,
+               "vpipe:   {} held the others back (the fork waited on it {:.0f} % of the run)\n",
+               slowest->output, 100 * slowest->fork_wait_s / r.wall_s);
+}
+
 void print_summary(const TranscodeReport& r) {
   for (const auto& note : r.notes) fmt::print(stderr, "vpipe: {}\n", note);
   if (const auto& m = r.memory)
@@ -102,6 +118,7 @@ void print_summary(const TranscodeReport& r) {
              r.output_cut    ? " (interrupted: writing stopped, the output was not taking data)"
              : r.interrupted ? " (interrupted: output finalized)"
                              : "");
+  print_outputs(r);
   if (r.glass && r.glass->frames_with_stamp > 0)
     fmt::print(stderr,
                "vpipe: glass to glass (stamp → encoder): p50 {:.1f} ms p99 {:.1f} ms max {:.1f} ms "
@@ -195,6 +212,7 @@ int TranscodeCommand::run() {
   } catch (const transcode_failed& e) {
     if (tty) fmt::print(stderr, "\n");
     write_json(report_path_, e.report.to_json());  // what was done before it failed
+    print_outputs(e.report);                       // several outputs: which finished
     throw;
   }
   if (tty) fmt::print(stderr, "\n");

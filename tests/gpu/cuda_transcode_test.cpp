@@ -68,6 +68,43 @@ class CudaTranscode : public ::testing::Test {
 
 }  // namespace
 
+// Issue #44: one NVDEC decode feeding three outputs, each its own CUDA chain
+// on its own streams, the decoded frame shared (one buffer, three readers,
+// freed after the last: last_readers.hpp), under every strategy. Each output's
+// frames are exactly those of a run of that output alone (ffv1: lossless), so
+// a buffer reused while a branch still read it would show.
+TEST_F(CudaTranscode, OneNvdecDecodeFeedsThreeOutputsUnderEveryStrategy) {
+  const char* chains[] = {"resize=640x360,blur=sigma=1.5", "resize=320x180,invert",
+                          "flip=h,resize=426x240"};
+  std::vector<std::vector<Frame>> alone;
+  for (int k = 0; k < 3; ++k)
+    alone.push_back(run(path("alone" + std::to_string(k) + ".mkv"),
+                        std::string("--device cuda --decode nvdec --encoder ffv1 --frames 60 "
+                                    "--vf ") +
+                            chains[k]));
+  for (const char* mem : {"naive", "pool", "vmm", "slab", "graph"}) {
+    const std::string base = path(std::string("fan_") + mem);
+    const auto r =
+        run_vpipe("transcode " + kSample + " " + base + "0.mkv:vf=" + chains[0] + " --output " +
+                  base + "1.mkv:vf=" + chains[1] + " --output " + base + "2.mkv:vf=" + chains[2] +
+                  " --device cuda --decode nvdec --encoder ffv1 --frames 60 --mem " + mem +
+                  " --report " + base + ".json");
+    ASSERT_EQ(r.exit_code, 0) << mem << ": " << r.err;
+    std::ifstream rf(base + ".json");
+    const auto j = nlohmann::json::parse(rf);
+    EXPECT_EQ(j["decode"], "nvdec") << mem;
+    EXPECT_EQ(j["frames"]["decoded"].get<int>(), 60) << mem << ": decoded once";
+    for (int k = 0; k < 3; ++k) {
+      std::vector<Frame> got;
+      for_each_frame(base + std::to_string(k) + ".mkv", [&](const Frame& f) { got.push_back(f); });
+      ASSERT_EQ(got.size(), alone[static_cast<std::size_t>(k)].size()) << mem << " output " << k;
+      for (std::size_t i = 0; i < got.size(); ++i)
+        ASSERT_TRUE(std::isinf(frame_psnr(got[i], alone[static_cast<std::size_t>(k)][i])))
+            << mem << " output " << k << " frame " << i << " differs from the output alone";
+    }
+  }
+}
+
 // Every strategy × host staging × decoder (CPU decode + upload, or NVDEC
 // frames straight to the first CUDA filter).
 TEST_F(CudaTranscode, EveryStrategyStagingAndDecoderMatchesTheCpuPath) {

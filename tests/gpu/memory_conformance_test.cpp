@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <numeric>
 #include <optional>
 
 #include <random>
@@ -399,6 +400,55 @@ TEST_P(Conformance, SoakWorkloadSizesAcrossThreadsAndStreams) {
     }
     EXPECT_LT(refused.load(), 40) << "a 256 MiB budget holds 16 frames in flight and a burst";
   }
+}
+
+// Issue #44: one frame, N readers (the branches of a fan-out), each reading it
+// on its own stream for a different time and letting go from its own thread, in
+// a random order. The buffer goes back on its owner's stream after every reader
+// (LastReaders: events, no host wait); the strategy's next block of that size,
+// written at once on the owner's stream, must not change what a slow reader
+// still reads (each reader checks the pattern several times over).
+TEST_P(Conformance, OneFrameManyReadersFreedInAnyOrder) {
+  constexpr int kReaders = 4;
+  const std::size_t bytes = 24 * MiB;
+  std::vector<cudaStream_t> readers(kReaders);
+  for (auto& s : readers) VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  unsigned long long* bad = nullptr;
+  VPIPE_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&bad), kReaders * sizeof(*bad)));
+  std::mt19937 rng(4444);
+  for (int round = 0; round < 12; ++round) {
+    std::fill(bad, bad + kReaders, 0ull);
+    const auto seed = 500u + static_cast<unsigned>(round);
+    auto frame = std::make_shared<DeviceBuffer>(*mr_, bytes, a_);
+    auto* words = reinterpret_cast<std::uint32_t*>(frame->data());
+    synthetic::fill_pattern(words, bytes / 4, seed, a_);
+    RecordedEvent written(a_);
+    std::vector<int> order(kReaders);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<std::thread> threads;
+    for (int k : order)
+      threads.emplace_back([&, k, passes = 1 + k * 3, held = frame] {
+        written.wait_on(readers[k]);
+        for (int i = 0; i < passes; ++i)
+          synthetic::count_mismatches(words, bytes / 4, seed, bad + k, readers[k]);
+        held->retire_on(readers[k]);  // its last use; the copy goes with the thread
+      });
+    frame.reset();  // the readers hold it now
+    for (auto& t : threads) t.join();
+    // Freed on a_ after every reader: the next block there may be the same memory.
+    void* next = mr_->allocate(bytes, a_);
+    synthetic::fill_pattern(static_cast<std::uint32_t*>(next), bytes / 4, seed + 1000u, a_);
+    for (auto s : readers) VPIPE_CUDA_TRY(cudaStreamSynchronize(s));
+    VPIPE_CUDA_TRY(cudaStreamSynchronize(a_));
+    for (int k = 0; k < kReaders; ++k)
+      EXPECT_EQ(bad[k], 0u) << "round " << round << ": reader " << k
+                            << " saw the next frame's bytes: the buffer was reused under it";
+    mr_->deallocate(next, bytes, a_);
+  }
+  for (auto s : readers) cudaStreamDestroy(s);
+  cudaFreeHost(bad);
+  EXPECT_EQ(strategy_->stats().stats().bytes.value, 0) << "every buffer was given back";
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, Conformance,

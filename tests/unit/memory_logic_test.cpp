@@ -5,6 +5,7 @@
 // tested without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -21,6 +23,7 @@
 #include "vpipe/memory/adaptors.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/free_list.hpp"
+#include "vpipe/memory/last_readers.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/slab_resource.hpp"
 #include "vpipe/memory/strategy.hpp"
@@ -378,6 +381,85 @@ TEST(SlabResource, ReusesFreedBlocksInStreamOrderWithoutHostWaits) {
   EXPECT_EQ(slab.upstream_allocations(), 2u);
   for (void* p : {c, d, e}) slab.deallocate(p, 1000, kStreamA);
   EXPECT_EQ(*slab.usage().used, 0u);
+}
+
+// ---- LastReaders: one buffer, N readers on N streams (a fan-out) -----------------
+
+// A fake device that knows what each stream has enqueued and what the owner's
+// stream was ordered after: an event marks (stream, work so far); waiting on it
+// orders the owner after that much of the stream's work.
+struct FakeDevice {
+  std::mutex m;
+  std::map<cudaStream_t, int> work;         // items enqueued per stream
+  std::map<cudaStream_t, int> owner_after;  // the owner waits for this much
+  int events = 0;
+  static FakeDevice* current;
+};
+FakeDevice* FakeDevice::current = nullptr;
+
+struct FakeEvent {
+  cudaStream_t stream;
+  int upto;
+  explicit FakeEvent(cudaStream_t s) : stream(s) {
+    auto& d = *FakeDevice::current;
+    std::lock_guard lock(d.m);
+    upto = d.work[s];
+    ++d.events;
+  }
+  void wait_on(cudaStream_t /*owner*/) const {
+    auto& d = *FakeDevice::current;
+    std::lock_guard lock(d.m);
+    d.owner_after[stream] = std::max(d.owner_after[stream], upto);
+  }
+};
+
+// Issue #44: a frame going to N branches is released on each reader's stream,
+// in whatever order the readers finish, from their own threads; when the last
+// reference goes the owner's stream is ordered after every reader's last work
+// (never a host wait), and the strategy, freed on the owner's stream, hands the
+// block out again with no further wait. One reader costs no event.
+TEST(LastReaders, TheOwnerWaitsForEveryReaderInAnyOrder) {
+  std::mt19937 rng(44);
+  for (int readers : {1, 2, 3, 5, 8}) {
+    for (int round = 0; round < 20; ++round) {
+      FakeDevice dev;
+      FakeDevice::current = &dev;
+      HostResource up;
+      auto fences = std::make_unique<ManualFences>();
+      auto* f = fences.get();
+      SlabResource slab(up, {2, std::nullopt, 8, 1}, std::move(fences));
+      void* block = slab.allocate(4096, kStreamA);
+      auto buffer = std::make_unique<LastReaders<FakeEvent>>(kStreamA);
+      std::vector<cudaStream_t> order;
+      for (int i = 0; i < readers; ++i)
+        order.push_back(reinterpret_cast<cudaStream_t>(0x100 + 0x10 * i));
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<std::thread> threads;
+      for (auto s : order)
+        threads.emplace_back([&, s, reads = 1 + static_cast<int>(rng() % 4)] {
+          for (int k = 0; k < reads; ++k) {  // its reads, then done
+            std::lock_guard lock(dev.m);
+            ++dev.work[s];
+          }
+          buffer->retire_on(s);
+        });
+      for (auto& t : threads) t.join();
+      EXPECT_EQ(buffer->readers(), static_cast<std::size_t>(readers));
+      buffer->order_owner();
+      for (auto s : order)
+        EXPECT_EQ(dev.owner_after[s], dev.work[s])
+            << readers << " readers, round " << round << ": the owner must follow each";
+      if (readers == 1) EXPECT_EQ(dev.events, 1) << "one reader: one event, at the free";
+      slab.deallocate(block, 4096, kStreamA);
+      void* again[2] = {slab.allocate(4096, kStreamA), slab.allocate(4096, kStreamA)};
+      EXPECT_TRUE(again[0] == block || again[1] == block) << "the freed block comes back";
+      EXPECT_EQ(slab.upstream_allocations(), 1u);
+      EXPECT_EQ(f->waits(), 0) << "no host wait";
+      EXPECT_EQ(f->stream_waits(), 0) << "freed on its own stream: reused in stream order";
+      for (void* p : again) slab.deallocate(p, 4096, kStreamA);
+    }
+  }
+  FakeDevice::current = nullptr;
 }
 
 TEST(SlabResource, CapExhaustsLoudlyAndReusesPendingBlocks) {

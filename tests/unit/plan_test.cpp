@@ -484,3 +484,50 @@ TEST(Colour, OfTagsIsWhatSwscaleTakesThemFor) {
   EXPECT_EQ(tags_of_colour({ColorMatrix::kBT2020, ColorRange::kLimited}),
             std::pair(AVCOL_SPC_BT2020_NCL, AVCOL_RANGE_MPEG));
 }
+
+// Issue #44: several outputs from one decode. "PATH[:key=value…]" splits only
+// at a key one output may set, so a URL's port and a filter's own ':' stay
+// whole; a key that is the run's is refused naming it; a shared --vf and
+// --streams with --output are refused.
+TEST(Outputs, EachOutputsKeysAreSplitOffItsPathAndTheRestAreTheRuns) {
+  TranscodeOptions top;
+  top.input = "in.mp4";
+  top.output = "1080.mp4:vf=resize=1920x1080";
+  top.crf = 20;
+  top.outputs = {"srt://host:9000?mode=caller:encoder=mpeg4:qscale=5",
+                 "480.mkv:vf=resize=854x480,blur=sigma=1.5:radius=2:crf=30"};
+  const auto all = output_list(top);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].output, "1080.mp4");
+  EXPECT_EQ(all[0].filters, "resize=1920x1080");
+  EXPECT_EQ(all[0].crf, 20) << "the run's options are every output's default";
+  EXPECT_EQ(all[1].output, "srt://host:9000?mode=caller");
+  EXPECT_EQ(all[1].encoder, "mpeg4");
+  EXPECT_EQ(all[1].qscale, 5);
+  EXPECT_EQ(all[1].filters, "");
+  EXPECT_EQ(all[2].output, "480.mkv");
+  EXPECT_EQ(all[2].filters, "resize=854x480,blur=sigma=1.5:radius=2") << "a filter's ':' stays";
+  EXPECT_EQ(all[2].crf, 30);
+  for (const auto& o : all) EXPECT_TRUE(o.outputs.empty());
+
+  TranscodeOptions one = top;
+  one.outputs.clear();
+  one.output = "plain.mp4";
+  EXPECT_EQ(output_list(one).size(), 1u);
+  EXPECT_EQ(output_list(one)[0].output, "plain.mp4");
+
+  TranscodeOptions run_key = top;
+  run_key.outputs = {"b.mp4:mem=vmm"};
+  EXPECT_THROW((void)output_list(run_key), usage_error) << "mem is the run's";
+  TranscodeOptions shared_vf = top;
+  shared_vf.filters = "resize=1280x720";
+  EXPECT_THROW((void)output_list(shared_vf), usage_error);
+  TranscodeOptions twice = top;
+  twice.outputs = {"1080.mp4:crf=1"};
+  EXPECT_THROW((void)output_list(twice), usage_error) << "one file named as two outputs";
+  TranscodeOptions streams = top;
+  streams.streams = 2;
+  EXPECT_THROW(check_options(streams), usage_error);
+  EXPECT_TRUE(find_option("crf")->per_output);
+  EXPECT_FALSE(find_option("mem")->per_output);
+}

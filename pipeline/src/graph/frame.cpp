@@ -94,19 +94,26 @@ Frame Frame::allocate_host(const FrameFormat& format) {
   return f;
 }
 
+void DeviceBuffer::retire_on(cudaStream_t s) noexcept {
+  try {
+    readers_.retire_on(s);
+  } catch (const std::exception& e) {  // no event for the reader before: wait for it instead
+    spdlog::error("retiring a device frame: {}; waiting for the device instead", e.what());
+    cudaDeviceSynchronize();
+  }
+}
+
 DeviceBuffer::~DeviceBuffer() {
-  if (free_stream_ != owner_stream_) {
-    // The owner (the strategy's next allocate, NVDEC's copy into a recycled
-    // surface) must not overtake the last reader.
-    try {
-      RecordedEvent(free_stream_).wait_on(owner_stream_);
-    } catch (const std::exception& e) {
-      spdlog::error("releasing a device frame: {}; waiting for the device instead", e.what());
-      cudaStreamSynchronize(free_stream_);
-    }
+  // The owner (the strategy's next allocate, NVDEC's copy into a recycled
+  // surface) must not overtake any reader.
+  try {
+    readers_.order_owner();
+  } catch (const std::exception& e) {
+    spdlog::error("releasing a device frame: {}; waiting for the device instead", e.what());
+    cudaDeviceSynchronize();
   }
   if (mr_)
-    mr_->deallocate(ptr_, bytes_, owner_stream_);
+    mr_->deallocate(ptr_, bytes_, readers_.owner());
   else
     owner_.reset();
 }
@@ -144,6 +151,11 @@ Frame Frame::from_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t strea
 Frame Frame::copy_of_cuda_frame(UniqueAVFrame av, AVRational tb, DeviceMemoryResource& mr,
                                 cudaStream_t stream) {
   const Frame src = wrap_cuda_frame(std::move(av), tb, stream);  // read on its own stream
+  return copy_on_device(src, mr, stream);  // src goes now: its next writer is on `stream` too
+}
+
+Frame Frame::copy_on_device(const Frame& src, DeviceMemoryResource& mr, cudaStream_t stream) {
+  if (src.ready) src.ready->wait_on(stream);
   Frame dst = allocate_device(src.format, mr, stream);
   for (int p = 0; p < src.num_planes; ++p) {
     const auto k = static_cast<std::size_t>(p);
@@ -152,7 +164,7 @@ Frame Frame::copy_of_cuda_frame(UniqueAVFrame av, AVRational tb, DeviceMemoryRes
   }
   dst.copy_props_from(src);
   dst.ready = std::make_shared<ReadyEvent>(stream);
-  return dst;  // src goes now: its buffer's next writer (NVDEC's copy) is on `stream` too
+  return dst;
 }
 
 Frame Frame::allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,

@@ -35,11 +35,23 @@ DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_str
     : input_(input),
       path_(std::move(path)),
       video_stream_(video_stream),
-      output_index_(std::move(output_index)),
-      copy_out_(std::move(copy_out)),
       counters_(counters),
       realtime_(realtime) {
-  copy_out_->add_producer();
+  also_copy_to(std::move(output_index), std::move(copy_out), {});
+}
+
+void DemuxSource::also_copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
+                               std::vector<AudioReencoder*> reencoders) {
+  copy_out->add_producer();
+  targets_.push_back({std::move(output_index), std::move(copy_out), std::move(reencoders)});
+}
+
+bool DemuxSource::copied(int index) const {
+  for (const auto& t : targets_)
+    if (index >= 0 && index < static_cast<int>(t.output_index.size()) &&
+        t.output_index[static_cast<std::size_t>(index)] >= 0)
+      return true;
+  return false;
 }
 
 // Back to the start for the next pass: a byte stream (MPEG-TS/PS, a raw
@@ -103,8 +115,8 @@ bool DemuxSource::seek_to_cut() {
 }
 
 bool DemuxSource::copies_streams() const {
-  for (std::size_t i = 0; i < output_index_.size(); ++i)
-    if (static_cast<int>(i) != video_stream_ && output_index_[i] >= 0) return true;
+  for (unsigned i = 0; i < input_->nb_streams; ++i)
+    if (static_cast<int>(i) != video_stream_ && copied(static_cast<int>(i))) return true;
   return false;
 }
 
@@ -170,10 +182,12 @@ bool DemuxSource::reopen(const std::string& why) {
         return false;
       }
       // Other streams keep their mapping only where the layout is the same.
-      if (next->nb_streams != input_->nb_streams || v != video_stream_)
-        std::fill(output_index_.begin(), output_index_.end(), -1);
+      for (auto& t : targets_) {
+        if (next->nb_streams != input_->nb_streams || v != video_stream_)
+          std::fill(t.output_index.begin(), t.output_index.end(), -1);
+        t.output_index.resize(next->nb_streams, -1);
+      }
       video_stream_ = v;
-      output_index_.resize(next->nb_streams, -1);
       input_ = next.get();
       reopened_.push_back(std::move(next));
       resync_ = true;
@@ -368,8 +382,7 @@ Flow DemuxSource::produce(Output<Packet>& out) {
     if (cut_) p.window = window();
     return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;
   }
-  if (index < 0 || index >= static_cast<int>(output_index_.size()) || output_index_[index] < 0)
-    return Flow::kContinue;
+  if (!copied(index)) return Flow::kContinue;
   if (copy_until_s_ && ts != AV_NOPTS_VALUE &&
       static_cast<double>(ts) * av_q2d(input_->streams[index]->time_base) >= *copy_until_s_)
     return Flow::kContinue;
@@ -378,41 +391,52 @@ Flow DemuxSource::produce(Output<Packet>& out) {
 }
 
 void DemuxSource::send_copied(Packet p, int index) {
-  const int to = output_index_[static_cast<std::size_t>(index)];
-  AudioReencoder* enc = index < static_cast<int>(reencoders_.size())
-                            ? reencoders_[static_cast<std::size_t>(index)]
-                            : nullptr;
+  for (std::size_t k = 1; k < targets_.size(); ++k) {  // the others get references to it
+    UniqueAVPacket ref(av_packet_clone(p.pkt.get()));
+    if (!ref) throw std::bad_alloc();
+    send_copied(targets_[k], Packet{std::move(ref), p.origin}, index);
+  }
+  send_copied(targets_.front(), std::move(p), index);
+}
+
+void DemuxSource::send_copied(CopyTarget& t, Packet p, int index) {
+  const auto i = static_cast<std::size_t>(index);
+  if (i >= t.output_index.size() || t.output_index[i] < 0) return;
+  const int to = t.output_index[i];
+  AudioReencoder* enc = i < t.reencoders.size() ? t.reencoders[i] : nullptr;
   if (!enc) {
     p.pkt->stream_index = to;
-    copy_out_->push(std::move(p));  // false only when the muxer is gone (failure or stop)
+    t.out->push(std::move(p));  // false only when the muxer is gone (failure or stop)
     return;
   }
   for (auto& pkt : enc->push(p.pkt.get())) {
     pkt->stream_index = to;
-    copy_out_->push(Packet{std::move(pkt), p.origin});
+    t.out->push(Packet{std::move(pkt), p.origin});
   }
 }
 
 // The end of the input: what each re-encoder holds (its resampler, its
 // encoder's delay) goes to the muxer before the queue closes.
 void DemuxSource::flush_reencoders() {
-  for (std::size_t i = 0; i < reencoders_.size(); ++i) {
-    if (!reencoders_[i] || i >= output_index_.size() || output_index_[i] < 0) continue;
-    for (auto& pkt : reencoders_[i]->push(nullptr)) {
-      pkt->stream_index = output_index_[i];
-      copy_out_->push(Packet{std::move(pkt), Clock::now()});
+  for (auto& t : targets_)
+    for (std::size_t i = 0; i < t.reencoders.size(); ++i) {
+      if (!t.reencoders[i] || i >= t.output_index.size() || t.output_index[i] < 0) continue;
+      for (auto& pkt : t.reencoders[i]->push(nullptr)) {
+        pkt->stream_index = t.output_index[i];
+        t.out->push(Packet{std::move(pkt), Clock::now()});
+      }
     }
-  }
 }
 
 void DemuxSource::finish(Output<Packet>& /*out*/) {
   flush_reencoders();
-  copy_out_->close();
+  for (auto& t : targets_) t.out->close();
   copy_closed_ = true;
 }
 
 void DemuxSource::close() noexcept {
-  if (!copy_closed_) copy_out_->close();
+  if (!copy_closed_)
+    for (auto& t : targets_) t.out->close();
   waker_.leave();
 }
 

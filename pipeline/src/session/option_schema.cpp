@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <set>
 
 #include <cuda_runtime_api.h>
 
@@ -261,8 +262,25 @@ std::vector<OptionSpec> io_rows() {
                       "or rtp://… (MPEG-TS), or null: write nothing (no encoder; measures decode "
                       "and filters)")),
       with(text("filters", &O::filters, "CHAIN",
-                "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters')"),
+                "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters'); "
+                "with several outputs, each output's own (OUT:vf=CHAIN)"),
            "--vf", "vf"),
+      [] {
+        auto s = row(
+            "outputs", "PATH[:key=value…]",
+            "another output from the same decode (repeatable): one decode feeds every output, "
+            "each with its own filters, encoder and options, e.g. --output "
+            "720.mp4:vf=resize=1280x720:encoder=mpeg4; OUT takes keys the same way. Keys: "
+            "vf and the options marked 'per output' in 'vpipe options'; the rest are the "
+            "run's. Audio goes to every output; one that fails is reported and the others "
+            "finish",
+            [](O& o, const std::string& v) { o.outputs.push_back(v); },
+            [](const O& o) { return joined(o.outputs); });
+        s.form = Form::kRepeatable;
+        s.flag = "--output";
+        s.alias = "output_list";
+        return s;
+      }(),
       choice("device", &O::device,
              "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)"),
       choice("decode", &O::decode,
@@ -487,6 +505,15 @@ std::vector<OptionSpec> streams_rows() {
   };
 }
 
+const std::set<std::string, std::less<>> kPerOutput = {
+    "filters",     "encoder",        "crf",
+    "preset",      "qscale",         "audio",
+    "audio_codec", "audio_bitrate",  "bitrate",
+    "maxrate",     "bufsize",        "profile",
+    "level",       "pix_fmt",        "encoder_option",
+    "gop",         "encode_threads", "encode_segments",
+    "fit"};
+
 }  // namespace
 
 // The groups of rows, in the order --help lists them.
@@ -496,6 +523,8 @@ const std::vector<OptionSpec>& option_schema() {
     for (auto group :
          {io_rows, cut_rows, cuda_rows, encoder_rows, reading_rows, live_rows, streams_rows})
       for (auto& r : group()) all.push_back(std::move(r));
+    for (auto& r : all)  // what one output of several may set (OUT:key=value)
+      r.per_output = kPerOutput.count(r.key) > 0;
     return all;
   }();
   return rows;
@@ -539,6 +568,53 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::vector<std
   for (const auto& v : values) set_option(o, key, v, where, front_end);
 }
 
+TranscodeOptions output_options(const TranscodeOptions& top, const std::string& spec) {
+  // Where each ":key=" starts, for keys an output may set.
+  std::vector<std::size_t> cuts;
+  for (std::size_t at = spec.find(':'); at != std::string::npos; at = spec.find(':', at + 1)) {
+    const auto eq = spec.find('=', at + 1);
+    if (eq == std::string::npos) break;
+    const auto key = std::string_view(spec).substr(at + 1, eq - at - 1);
+    const OptionSpec* s = find_option(key);
+    if (s && s->per_output) cuts.push_back(at);
+    if (s && !s->per_output && s->form != Form::kPositional)
+      throw usage_error(
+          fmt::format("output {}: '{}' is the run's option, not one output's: give "
+                      "it once, as --{}",
+                      spec, key, s->flag.substr(2)));
+  }
+  TranscodeOptions o = top;
+  o.outputs.clear();
+  o.output = spec.substr(0, cuts.empty() ? spec.size() : cuts.front());
+  if (o.output.empty())
+    throw usage_error(fmt::format("--output {}: no path before the keys", spec));
+  o.filters.clear();  // an output's chain is its own
+  cuts.push_back(spec.size());
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const std::string kv = spec.substr(cuts[k] + 1, cuts[k + 1] - cuts[k] - 1);
+    const auto eq = kv.find('=');
+    set_option(o, kv.substr(0, eq), kv.substr(eq + 1), fmt::format("output {}", o.output),
+               kCommandLine);
+  }
+  return o;
+}
+
+std::vector<TranscodeOptions> output_list(const TranscodeOptions& top) {
+  if (top.outputs.empty()) return {top};
+  if (!top.filters.empty())
+    throw usage_error(
+        fmt::format("--vf {}: with several outputs each has its own chain (OUT:vf=CHAIN, --output "
+                    "PATH:vf=CHAIN); a chain shared before the fork is not supported yet",
+                    top.filters));
+  std::vector<TranscodeOptions> all{output_options(top, top.output)};
+  for (const auto& spec : top.outputs) all.push_back(output_options(top, spec));
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (all[i].output == all[j].output && all[i].output != "null")
+        throw usage_error(fmt::format("{}: named as two outputs", all[i].output));
+  return all;
+}
+
 namespace {
 std::string cell(std::string text) {  // a '|' would end the table cell
   for (std::size_t at = 0; (at = text.find('|', at)) != std::string::npos; at += 2)
@@ -553,12 +629,13 @@ std::string option_table_markdown() {
       "|---|---|---|---|---|---|---|\n";
   for (const auto& s : option_schema()) {
     const auto d = s.default_text();
-    out +=
-        fmt::format("| `{}`{} | `{}` | {} | {} | {} | {} | {} |\n", s.key,
-                    s.alias.empty() ? "" : fmt::format(" (`{}`)", s.alias), s.flag,
-                    s.value.empty() ? "switch" : cell(fmt::format("`{}`", s.value)),
-                    d.empty() ? "-" : fmt::format("`{}`", d), s.applies.empty() ? "all" : s.applies,
-                    (s.front_ends & kConfig) ? "both" : "Python only", cell(s.help));
+    out += fmt::format(
+        "| `{}`{} | `{}` | {} | {} | {} | {} | {} |\n", s.key,
+        s.alias.empty() ? "" : fmt::format(" (`{}`)", s.alias), s.flag,
+        s.value.empty() ? "switch" : cell(fmt::format("`{}`", s.value)),
+        d.empty() ? "-" : fmt::format("`{}`", d),
+        (s.applies.empty() ? std::string("all") : s.applies) + (s.per_output ? ", per output" : ""),
+        (s.front_ends & kConfig) ? "both" : "Python only", cell(s.help));
   }
   return out;
 }

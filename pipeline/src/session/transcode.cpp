@@ -21,6 +21,7 @@ extern "C" {
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/cuda_stages.hpp"
+#include "vpipe/pipeline/graph/fan_out.hpp"
 #include "vpipe/pipeline/graph/host_frames.hpp"
 #include "vpipe/pipeline/io/hw_probe.hpp"
 #include "vpipe/pipeline/io/live.hpp"
@@ -31,6 +32,7 @@ extern "C" {
 #include "vpipe/pipeline/parallel/segment_decode.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/frame_graph.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
 
 namespace vpipe {
 
@@ -77,6 +79,37 @@ void check_paths(const TranscodeOptions& o) {
         o.loop, o.input));
 }
 
+// An output after the first (--output): its options, plan and muxer. Dies after
+// the pipeline, as the first output's muxer does.
+struct ExtraOutput {
+  TranscodeOptions o;
+  TranscodePlan plan;
+  TranscodeOutput output;
+  std::shared_ptr<BranchHealth> health = std::make_shared<BranchHealth>();
+};
+
+// Its frame path: its rings, then the encoder that may hold one of their slots,
+// and counters of its own (the first output's are the session's).
+struct ExtraPath {
+  std::optional<FrameGraph> graph;
+  UniqueAVCodecContext encoder;
+  MediaCounters counters;
+  MuxSink* mux = nullptr;  // owned by the pipeline
+};
+
+// One output's part of the wiring: what wire_output() needs of it.
+struct OutputRef {
+  const TranscodeOptions& o;
+  TranscodePlan& plan;
+  TranscodeOutput& output;
+  FrameGraph& graph;
+  AVCodecContext* encoder;
+  MediaCounters& counters;
+  MuxSink*& mux;
+  std::shared_ptr<BranchHealth> health;  // null: one output, whose failure is the run's
+  std::string label;
+};
+
 std::string drop_name(DropPolicy d) {
   return std::string(name_of(d == DropPolicy::kDropOldest   ? Drop::kDropOldest
                              : d == DropPolicy::kDropNewest ? Drop::kDropNewest
@@ -97,8 +130,15 @@ std::string drop_name(DropPolicy d) {
 struct TranscodeSession::Parts {
   Parts(TranscodeOptions options, RunHooks run_hooks);
   void open_input();
+  void plan_extras(const std::vector<std::vector<FilterSpec>>& specs, const ProbedInput& probed,
+                   const MachineProbe& machine);
+  void open_extras();
   void make_cuda_path();
   void wire();
+  void wire_output(OutputRef out, QueuePtr<Frame> frames, QueuePtr<Packet> mux_in);
+  [[nodiscard]] OutputRef output_ref(std::size_t k);  // 0: the first output
+  [[nodiscard]] std::size_t outputs() const { return 1 + extras.size(); }
+  void finish_outputs(TranscodeReport& r);
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
   void choose_decode_sessions();
   [[nodiscard]] std::int64_t expected_frames() const;
@@ -120,6 +160,8 @@ struct TranscodeSession::Parts {
   UniqueAVCodecContext decoder;  // handed to the decode stage when wired
   TranscodePlan plan;
   TranscodeOutput output;  // the muxer and its streams; closed when nothing writes it
+  std::vector<std::unique_ptr<ExtraOutput>> extras;  // --output: the outputs after the first
+  std::shared_ptr<BranchHealth> health = std::make_shared<BranchHealth>();  // the first output's
   std::optional<MemoryStrategy> own_strategy;
   MemoryStrategy* strategy = nullptr;   // own_strategy, or the one --streams share
   std::unique_ptr<RetryAdaptor> retry;  // out of memory: trim, retry, then fail
@@ -128,12 +170,14 @@ struct TranscodeSession::Parts {
   std::unique_ptr<HostFramePool> host_pool;  // CPU decode straight into pinned memory
   std::optional<FrameGraph> graph;           // its ring slots are frames, the encoder's too
   UniqueAVCodecContext encoder;
+  std::vector<std::unique_ptr<ExtraPath>> extra_paths;  // the extras' rings and encoders
   MediaCounters counters;
   std::optional<FlightLimit> flight;  // frames hold its tickets
   std::mutex sessions_mutex;          // --decode-sessions: workers open their sessions at once
   Pipeline pipeline;
-  DemuxSource* demux = nullptr;  // owned by the pipeline: woken from a blocking read by Ctrl-C
-  MuxSink* mux = nullptr;        // owned by the pipeline: woken from a blocking write by Ctrl-C
+  DemuxSource* demux = nullptr;      // owned by the pipeline: woken from a blocking read by Ctrl-C
+  MuxSink* mux = nullptr;            // owned by the pipeline: woken from a blocking write by Ctrl-C
+  FanOut<Frame>* fan_out = nullptr;  // owned by the pipeline (several outputs)
   SegmentDecodeStage* segments = nullptr;  // owned by the pipeline (--decode-sessions)
   std::string auto_sessions_note;          // --decode-sessions auto: what it chose, and why
 };
@@ -144,8 +188,17 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
       // A file has no stall limit (a slow disk is not a dead feed), but Ctrl-C
       // still ends a wait for it (a FIFO with no writer).
       watch(is_live_input(o.input) ? o.stall_timeout_s : kNoStallLimit, hooks.interrupt) {
+  std::vector<TranscodeOptions> list = output_list(o);
+  o = list.front();                      // several outputs: the first's keys applied
   auto specs = check_before_opening(o);  // once: plan() takes the parsed chain
   check_paths(o);
+  std::vector<std::vector<FilterSpec>> extra_specs;
+  for (std::size_t k = 1; k < list.size(); ++k) {
+    extra_specs.push_back(check_before_opening(list[k]));
+    check_paths(list[k]);
+    extras.push_back(std::make_unique<ExtraOutput>());
+    extras.back()->o = std::move(list[k]);
+  }
   report.input = o.input;
   report.output = o.output;
   report.filters = o.filters;
@@ -156,11 +209,12 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     const auto n = probe_nvenc();
     return std::pair{n.usable, n.detail};
   };
-  plan = vpipe::plan(o, std::move(specs),
-                     {{decoder->pix_fmt, decoder->width, decoder->height},
-                      nvdec_unsupported_reason(video->codecpar),
-                      colour_of_tags(decoder->colorspace, decoder->color_range, decoder->pix_fmt)},
-                     machine);
+  const ProbedInput probed{
+      {decoder->pix_fmt, decoder->width, decoder->height},
+      nvdec_unsupported_reason(video->codecpar),
+      colour_of_tags(decoder->colorspace, decoder->color_range, decoder->pix_fmt)};
+  plan = vpipe::plan(o, std::move(specs), probed, machine);
+  plan_extras(extra_specs, probed, machine);
   if (plan.live)
     report.notes.push_back(fmt::format(
         "live input: low-latency open, drop policy {}, stall timeout {} s, {}",
@@ -180,8 +234,47 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     encoder =
         output.open(o, plan, {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10},
                     hooks.interrupt, report);
+  open_extras();
   make_cuda_path();
   wire();
+}
+
+// Every output decodes the same frames: where one output's plan takes NVDEC (a
+// CUDA filter first), the others are planned again with it (their frames then
+// start on the device, and come down where they need the host).
+void TranscodeSession::Parts::plan_extras(const std::vector<std::vector<FilterSpec>>& specs,
+                                          const ProbedInput& probed, const MachineProbe& machine) {
+  bool nvdec_wanted = plan.nvdec;
+  for (std::size_t k = 0; k < extras.size(); ++k) {
+    extras[k]->plan = vpipe::plan(extras[k]->o, specs[k], probed, machine);
+    nvdec_wanted = nvdec_wanted || extras[k]->plan.nvdec;
+  }
+  if (!nvdec_wanted) return;
+  auto agree = [&](TranscodeOptions& each, TranscodePlan& p, std::vector<FilterSpec> chain) {
+    if (p.nvdec) return;
+    each.decode = Decode::kNvdec;
+    p = vpipe::plan(each, std::move(chain), probed, machine);
+    if (!p.nvdec)
+      throw usage_error(
+          fmt::format("{}: the outputs cannot share one decode (NVDEC for some, "
+                      "not for this one); give --decode cpu or --decode nvdec",
+                      each.output));
+  };
+  for (std::size_t k = 0; k < extras.size(); ++k) agree(extras[k]->o, extras[k]->plan, specs[k]);
+  agree(o, plan, check_before_opening(o));
+}
+
+// Each output after the first: its muxer and encoder, its notes named by its path.
+void TranscodeSession::Parts::open_extras() {
+  for (auto& e : extras) {
+    auto& path = *extra_paths.emplace_back(std::make_unique<ExtraPath>());
+    if (e->plan.null_output) continue;
+    TranscodeReport scratch;
+    path.encoder = e->output.open(
+        e->o, e->plan, {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10},
+        hooks.interrupt, scratch);
+    for (const auto& n : scratch.notes) report.notes.push_back(e->o.output + ": " + n);
+  }
 }
 
 void TranscodeSession::Parts::open_input() {
@@ -220,7 +313,9 @@ void TranscodeSession::Parts::make_cuda_path() {
   cuda.host = o.host;
   cuda.download_copy = o.download_copy;
   cuda.graphs = o.graphs;
-  if (plan.device_memory) {
+  bool device_memory = plan.device_memory;
+  for (const auto& e : extras) device_memory = device_memory || e->plan.device_memory;
+  if (device_memory) {
     if (hooks.shared_memory) {
       strategy = hooks.shared_memory;
     } else {
@@ -244,14 +339,35 @@ void TranscodeSession::Parts::make_cuda_path() {
     decoder = open_decoder(video, o, nullptr, 0, host_pool.get());
   }
   graph.emplace(cuda, plan.drop, plan.queues);
+  for (auto& path : extra_paths) path->graph.emplace(cuda, plan.drop, plan.queues);
+}
+
+OutputRef TranscodeSession::Parts::output_ref(std::size_t k) {
+  if (k == 0)
+    return {o,
+            plan,
+            output,
+            *graph,
+            encoder.get(),
+            counters,
+            mux,
+            extras.empty() ? nullptr : health,
+            extras.empty() ? "" : "1"};
+  auto& e = *extras[k - 1];
+  auto& path = *extra_paths[k - 1];
+  return {e.o,           e.plan,   e.output, *path.graph,          path.encoder.get(),
+          path.counters, path.mux, e.health, std::to_string(k + 1)};
 }
 
 void TranscodeSession::Parts::wire() {
   if (o.max_in_flight > 0) flight.emplace(o.max_in_flight, plan.drop != DropPolicy::kBlock);
   auto packets = pipeline.make_queue<Packet>("demux→decode", plan.queues.packets);
-  auto mux_in = pipeline.make_queue<Packet>("→mux", plan.queues.mux);
+  std::vector<QueuePtr<Packet>> mux_in;
+  for (std::size_t k = 0; k < outputs(); ++k)
+    mux_in.push_back(
+        pipeline.make_queue<Packet>(k ? fmt::format("→mux {}", k + 1) : "→mux", plan.queues.mux));
   auto demux_stage = std::make_unique<DemuxSource>(input.get(), o.input, video_index,
-                                                   output.index(), mux_in, counters, o.realtime);
+                                                   output.index(), mux_in[0], counters, o.realtime);
   demux = demux_stage.get();
   demux_stage->interrupt(hooks.interrupt);
   if (o.loop > 1)
@@ -264,6 +380,9 @@ void TranscodeSession::Parts::wire() {
   }
   if (cut) demux_stage->cut(*cut);
   demux_stage->reencode(output.reencoders());
+  for (std::size_t k = 1; k < outputs(); ++k)  // every output gets the audio
+    demux_stage->also_copy_to(extras[k - 1]->output.index(), mux_in[k],
+                              extras[k - 1]->output.reencoders());
   if (o.max_frames && frame_rate.num > 0) {  // in the output's clock, which a cut may shift
     const double start = cut && cut->start ? (cut->shift ? 0.0 : *cut->start)
                          : video->start_time != AV_NOPTS_VALUE
@@ -274,40 +393,86 @@ void TranscodeSession::Parts::wire() {
   pipeline.add_source<Packet>(std::move(demux_stage), packets);
   auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.decoded);
   add_decode(packets, frames);
-  const bool empty_chain = plan.chain.empty();
+  if (extras.empty()) {
+    wire_output(output_ref(0), frames, mux_in[0]);
+    return;
+  }
+  // The fork: device frames copied once out of NVDEC's surfaces into the strategy's
+  // memory, then one handle per output (the same pixels; last_readers.hpp).
+  if (plan.nvdec) {
+    auto shared = graph->frame_queue(pipeline, "share→", plan.queues.frames);
+    pipeline.add_stage<Frame, Frame>(std::make_unique<DeviceCopyStage>(*retry, streams.make()),
+                                     frames, shared);
+    frames = shared;
+  }
+  std::vector<FanOut<Frame>::Branch> branches;
+  for (std::size_t k = 0; k < outputs(); ++k) {
+    auto ref = output_ref(k);
+    branches.push_back(
+        {ref.graph.frame_queue(pipeline, fmt::format("fork→{}", k + 1), plan.queues.frames),
+         k ? extras[k - 1]->health : health});
+  }
+  auto fork = std::make_unique<FanOut<Frame>>(branches);
+  fan_out = fork.get();
+  pipeline.add_sink<Frame>(std::move(fork), frames);
+  for (std::size_t k = 0; k < outputs(); ++k)
+    wire_output(output_ref(k), branches[k].queue, mux_in[k]);
+}
+
+// One output's chain, download, encoder and muxer after `frames`. With several
+// outputs its encoder and muxer fail the output alone (BranchStage, BranchSink).
+void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
+                                          QueuePtr<Packet> mux_in) {
+  const bool empty_chain = out.plan.chain.empty();
   // The stages own the filters; the plan keeps each step's label and formats.
   std::vector<ConfiguredFilter> filters;
-  for (auto& step : plan.chain)
+  for (auto& step : out.plan.chain)
     filters.push_back({step.label, std::move(step.filter), step.in, step.out});
-  frames = graph->add_chain(pipeline, frames, std::move(filters), plan.cuda, plan.nvdec);
+  frames = out.graph.add_chain(pipeline, frames, std::move(filters), out.plan.cuda, plan.nvdec);
   // Frames end in host memory, where an encoder takes them; a decode-only
   // null run (no filter), or one asked to, leaves them on the device.
-  if (!(plan.null_output && (empty_chain || hooks.frames_on_device)))
-    frames = graph->to_host(pipeline, frames, plan.output);
-  if (plan.null_output) {
-    auto sink = std::make_unique<NullSink>(counters, hooks.on_frame);
+  if (!(out.plan.null_output && (empty_chain || hooks.frames_on_device)))
+    frames = out.graph.to_host(pipeline, frames, out.plan.output);
+  if (out.plan.null_output) {
+    auto sink = std::make_unique<NullSink>(out.counters, hooks.on_frame);
     sink->read_stamps(o.read_stamps);
     pipeline.add_sink<Frame>(std::move(sink), frames);
     return;
   }
-  auto add_encode = [&](auto encode) {
-    encode->read_stamps(o.read_stamps);
+  auto add_encode = [&](std::unique_ptr<Stage<Frame, Packet>> encode) {
+    if (out.health)
+      encode =
+          std::make_unique<BranchStage<Frame, Packet>>(std::move(encode), out.health, out.label);
     pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
   };
-  if (o.encode_segments > 1) {
-    auto open = [this, global = (output.ctx()->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
-      return open_video_encoder(plan.encoder, plan.output, video->time_base, frame_rate, global, o,
-                                encoder.get(), encoder->sample_aspect_ratio, &hdr10);
+  if (out.o.encode_segments > 1) {
+    const auto& oo = out.o;
+    const TranscodePlan& pl = out.plan;
+    AVCodecContext* enc = out.encoder;
+    auto open = [this, &oo, &pl, enc,
+                 global = (out.output.ctx()->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
+      return open_video_encoder(pl.encoder, pl.output, video->time_base, frame_rate, global, oo,
+                                enc, enc->sample_aspect_ratio, &hdr10);
     };
-    add_encode(std::make_unique<SegmentedEncodeStage>(open, encoder.get(), output.video()->index,
-                                                      counters, o.encode_segments, o.gop));
+    auto encode = std::make_unique<SegmentedEncodeStage>(open, enc, out.output.video()->index,
+                                                         out.counters, oo.encode_segments, oo.gop);
+    encode->read_stamps(o.read_stamps);
+    add_encode(std::move(encode));
   } else {
-    add_encode(std::make_unique<EncodeStage>(encoder.get(), output.video()->index, counters));
+    auto encode =
+        std::make_unique<EncodeStage>(out.encoder, out.output.video()->index, out.counters);
+    encode->read_stamps(o.read_stamps);
+    add_encode(std::move(encode));
   }
-  auto mux_stage = std::make_unique<MuxSink>(output.ctx(), o.output, output.source_time_bases(),
-                                             output.video()->index, counters);
-  mux = mux_stage.get();
-  pipeline.add_sink<Packet>(std::move(mux_stage), mux_in);
+  auto mux_stage =
+      std::make_unique<MuxSink>(out.output.ctx(), out.o.output, out.output.source_time_bases(),
+                                out.output.video()->index, out.counters);
+  out.mux = mux_stage.get();
+  if (out.health)
+    pipeline.add_sink<Packet>(
+        std::make_unique<BranchSink<Packet>>(std::move(mux_stage), out.health, out.label), mux_in);
+  else
+    pipeline.add_sink<Packet>(std::move(mux_stage), mux_in);
 }
 
 // One decoder, or --decode-sessions N decoding segments at once, each with
@@ -528,7 +693,8 @@ TranscodeReport TranscodeSession::run() {
         if (Clock::now() >= next_wake) {  // a read or write blocked in the kernel: break it
           next_wake = Clock::now() + std::chrono::milliseconds(250);
           p.demux->wake();
-          if (p.mux) p.mux->wake();
+          for (std::size_t k = 0; k < p.outputs(); ++k)
+            if (MuxSink* m = p.output_ref(k).mux) m->wake();
         }
       }
       if (p.hooks.on_progress && Clock::now() >= next_progress) {
@@ -572,8 +738,46 @@ TranscodeReport TranscodeSession::run() {
                                   p.o.input, p.cut->describe(), p.counters.frames_cut.load()));
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", p.o.input));
-  p.output.finished();
+  p.finish_outputs(report);
   return report;
+}
+
+// Each output closed and put in place; with several, one that failed is
+// reported (its partial file removed) after the others are finished, and the
+// run then fails naming it.
+void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
+  if (extras.empty()) {
+    output.finished();
+    return;
+  }
+  std::vector<std::string> failed;
+  for (std::size_t k = 0; k < outputs(); ++k) {
+    auto out = output_ref(k);
+    OutputReport each;
+    each.output = out.o.output;
+    each.encoder = out.plan.encoder ? out.plan.encoder->name : "none (null output)";
+    each.effective_chain = out.plan.labels();
+    each.format = out.plan.output;
+    each.frames = out.counters.video_packets_written.load();
+    each.fps = r.wall_s > 0 ? static_cast<double>(each.frames) / r.wall_s : 0;
+    each.latency_ms_p50 = static_cast<double>(out.counters.latency_ns.percentile(0.50)) * 1e-6;
+    each.latency_ms_p99 = static_cast<double>(out.counters.latency_ns.percentile(0.99)) * 1e-6;
+    each.fork_wait_s = fan_out ? fan_out->blocked_s(k) : 0;
+    each.failure = out.health->failed() ? out.health->why() : "";
+    if (each.failure.empty() && !out.plan.null_output) {
+      try {
+        out.output.finished();
+      } catch (const std::exception& e) {
+        each.failure = e.what();
+      }
+    }
+    if (!each.failure.empty()) failed.push_back(fmt::format("{}: {}", each.output, each.failure));
+    r.outputs.push_back(std::move(each));
+  }
+  if (failed.empty()) return;
+  r.failure = fmt::format("{} of {} outputs failed ({}); the others were finished", failed.size(),
+                          outputs(), fmt::join(failed, "; "));
+  throw transcode_failed(r.failure, r);
 }
 
 TranscodeReport transcode(const TranscodeOptions& options, const RunHooks& hooks) {

@@ -173,6 +173,20 @@ nlohmann::json TranscodeReport::to_json() const {
   for (const auto& f : count_fields())  // the counters, from their one table
     (f.in_frames ? frames : out)[std::string(f.json)] = this->*f.report;
   out["frames"] = std::move(frames);
+  if (!outputs.empty()) {
+    json each = json::array();
+    for (const auto& o : outputs)
+      each.push_back({{"output", o.output},
+                      {"encoder", o.encoder},
+                      {"effective_chain", o.effective_chain},
+                      {"output_format", fmt_json(o.format)},
+                      {"frames", o.frames},
+                      {"fps", o.fps},
+                      {"latency_ms", {{"p50", o.latency_ms_p50}, {"p99", o.latency_ms_p99}}},
+                      {"fork_wait_s", o.fork_wait_s},
+                      {"status", o.failure.empty() ? "ok" : "failed: " + o.failure}});
+    out["outputs"] = std::move(each);
+  }
   return out;
 }
 

@@ -20,6 +20,7 @@ extern "C" {
 #include "vpipe/kernels/image.hpp"
 #include "vpipe/memory/cuda_event.hpp"
 #include "vpipe/memory/device_resource.hpp"
+#include "vpipe/memory/last_readers.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/graph/stage.hpp"
 
@@ -60,9 +61,10 @@ struct PlaneLayout {
 
 // Device memory of one frame. Either from a memory strategy, or owned by
 // someone else (e.g. a surface of FFmpeg's NVDEC frame pool). Either way it
-// is handed back on the stream it came from (`owner_stream`), after that
-// stream has been made to wait for the last work that used it (`free_stream`:
-// stages set it before they drop a frame). A frame is read on the next stage's
+// is handed back on the stream it came from (the owner's), after that
+// stream has been made to wait for the last work that used it (retire_on:
+// stages call it before they drop a frame; a frame shared by several
+// branches, on each branch's stream). A frame is read on the next stage's
 // stream, so without this every free would cross streams, and the strategy's
 // next allocate on the producer's stream would have to order itself after the
 // reader (a driver call per allocate: slab's cudaStreamWaitEvent, the pool's
@@ -71,31 +73,25 @@ struct PlaneLayout {
 class DeviceBuffer {
  public:
   DeviceBuffer(DeviceMemoryResource& mr, std::size_t bytes, cudaStream_t stream)
-      : mr_(&mr),
-        ptr_(mr.allocate(bytes, stream)),
-        bytes_(bytes),
-        free_stream_(stream),
-        owner_stream_(stream) {}
+      : mr_(&mr), ptr_(mr.allocate(bytes, stream)), bytes_(bytes), readers_(stream) {}
   DeviceBuffer(std::shared_ptr<void> owner, void* ptr, std::size_t bytes, cudaStream_t owner_stream)
-      : owner_(std::move(owner)),
-        ptr_(ptr),
-        bytes_(bytes),
-        free_stream_(owner_stream),
-        owner_stream_(owner_stream) {}
+      : owner_(std::move(owner)), ptr_(ptr), bytes_(bytes), readers_(owner_stream) {}
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   [[nodiscard]] std::uint8_t* data() const noexcept { return static_cast<std::uint8_t*>(ptr_); }
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
-  void retire_on(cudaStream_t s) noexcept { free_stream_ = s; }
+  // The work enqueued on `s` so far is a reader's last use (any thread; a frame
+  // shared by several branches has a reader per branch: last_readers.hpp).
+  void retire_on(cudaStream_t s) noexcept;
+  [[nodiscard]] std::size_t readers() const { return readers_.readers(); }
 
  private:
   DeviceMemoryResource* mr_ = nullptr;
   std::shared_ptr<void> owner_;
   void* ptr_;
   std::size_t bytes_;
-  cudaStream_t free_stream_;
-  cudaStream_t owner_stream_ = nullptr;
+  LastReaders<RecordedEvent> readers_;  // the owner's stream, and each reader's last use
 };
 
 // The event the producer recorded after writing a device frame; consumers
@@ -128,6 +124,8 @@ struct Frame {
   // NVDEC's 32 decode surfaces (FFmpeg: "No decoder surfaces left").
   static Frame copy_of_cuda_frame(UniqueAVFrame frame, AVRational time_base,
                                   DeviceMemoryResource& mr, cudaStream_t stream);
+  // A device frame's pixels copied (on `stream`, after its ready event) into a frame from `mr`.
+  static Frame copy_on_device(const Frame& src, DeviceMemoryResource& mr, cudaStream_t stream);
   // A new host frame with FFmpeg-aligned planes.
   static Frame allocate_host(const FrameFormat& format);
   // A device frame with 256-byte-aligned plane pitches, in one allocation.

@@ -120,7 +120,13 @@ class DemuxSource final : public Source<Packet> {
   void copy_until(double seconds) { copy_until_s_ = seconds; }
   // Input stream → the re-encoder its packets go through before the muxer
   // (audio_encode.hpp; null: copied as they are). Flushed at the end.
-  void reencode(std::vector<AudioReencoder*> by_stream) { reencoders_ = std::move(by_stream); }
+  void reencode(std::vector<AudioReencoder*> by_stream) {
+    targets_.front().reencoders = std::move(by_stream);
+  }
+  // Another output the copied streams go to (one decode, many outputs): its
+  // mapping, its muxer's queue and its re-encoders, as for the first.
+  void also_copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
+                    std::vector<AudioReencoder*> reencoders);
   // A cut (cut.hpp), resolved: seeks before its start (where it has one and
   // the input is a file), shifts the timestamps, marks the video packets with
   // the frames to keep, drops copied packets outside it, and ends each pass
@@ -160,8 +166,14 @@ class DemuxSource final : public Source<Packet> {
   AVFormatContext* input_;
   std::string path_;
   int video_stream_;
-  std::vector<int> output_index_;  // input stream → output stream, -1: dropped
-  QueuePtr<Packet> copy_out_;
+  // Where copied packets go: per output, input stream → output stream (-1:
+  // dropped), its muxer's queue, and the re-encoder of each stream (null: copied).
+  struct CopyTarget {
+    std::vector<int> output_index;
+    QueuePtr<Packet> out;
+    std::vector<AudioReencoder*> reencoders;
+  };
+  std::vector<CopyTarget> targets_;
   bool copy_closed_ = false;
   MediaCounters& counters_;
   bool realtime_;
@@ -175,8 +187,9 @@ class DemuxSource final : public Source<Packet> {
   bool seek_to_cut();                        // the keyframe before the cut's start, or the start
   [[nodiscard]] FrameWindow window() const;  // the cut, as this pass's video timestamps
   std::optional<Cut> cut_;
-  std::vector<AudioReencoder*> reencoders_;
-  void send_copied(Packet p, int index);  // to the muxer, through its re-encoder if it has one
+  void send_copied(Packet p, int index);  // to each muxer, through its re-encoder if it has one
+  void send_copied(CopyTarget& t, Packet p, int index);
+  [[nodiscard]] bool copied(int index) const;  // whether any output takes stream `index`
   void flush_reencoders();
   bool to_keyframe_ = false;     // after a cut's seek: video packets before a keyframe are dropped
   bool video_past_end_ = false;  // this pass's video has passed the cut's end

@@ -44,6 +44,7 @@ struct OptionSpec {
   std::string help;
   Form form = Form::kValue;
   unsigned front_ends = kEveryFrontEnd;
+  bool per_output = false;  // one output of several may set it (OUT:key=value)
   // Sets the field from text; throws usage_error with " VALUE: why" (set_option adds the key).
   std::function<void(TranscodeOptions&, const std::string&)> set;
   // The field as text (repeatable: joined with ','); a default-made TranscodeOptions' is the
@@ -66,6 +67,13 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::string& va
 // (input_option), else a usage_error saying it takes one value. For configs and bindings.
 void set_option(TranscodeOptions& o, std::string_view key, const std::vector<std::string>& values,
                 std::string_view where, FrontEnd front_end);
+// Several outputs from one decode (`--output`): "PATH[:key=value…]", split at each
+// ":key=" whose key an output may set (per_output), so a path or a filter's own
+// colons stay whole. The options of that output: `top`'s, with its path and keys.
+// Throws usage_error naming the output and the key.
+[[nodiscard]] TranscodeOptions output_options(const TranscodeOptions& top, const std::string& spec);
+// Every output of a run: `output` then each of `outputs` (one: `top` as it is).
+[[nodiscard]] std::vector<TranscodeOptions> output_list(const TranscodeOptions& top);
 // The schema as a markdown table (docs/OPTIONS.md, `vpipe options`).
 [[nodiscard]] std::string option_table_markdown();
 

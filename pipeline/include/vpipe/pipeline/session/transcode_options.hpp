@@ -124,7 +124,10 @@ struct TranscodeProgress {
 struct TranscodeOptions {
   std::string input;
   std::string output;
-  std::string filters;                    // the filter chain ("resize=1280x720,blur=sigma=1.5")
+  std::string filters;  // the filter chain ("resize=1280x720,blur=sigma=1.5")
+  // More outputs from the same decode: "PATH[:key=value…]" each, the keys those an
+  // output may set (OptionSpec::per_output); `output` may then carry keys too.
+  std::vector<std::string> outputs;
   Device device = Device::kAuto;          // auto: the CUDA path where a device is usable
   Decode decode = Decode::kAuto;          // auto: NVDEC when frames go to a CUDA filter
   Strategy mem = Strategy::kPool;         // device memory strategy

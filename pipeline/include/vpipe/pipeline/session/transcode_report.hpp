@@ -81,8 +81,23 @@ void to_json(nlohmann::json& j, const InFlightReport& f);
 void to_json(nlohmann::json& j, const RingReport& r);
 void to_json(nlohmann::json& j, const MemoryReport& m);
 
+// Several outputs from one decode (--output): each one's share of the run.
+struct OutputReport {
+  std::string output, encoder;
+  std::vector<std::string> effective_chain;
+  FrameFormat format;
+  std::int64_t frames = 0;  // video packets written
+  double fps = 0;           // frames over the whole run's wall time
+  double latency_ms_p50 = 0, latency_ms_p99 = 0;
+  // How long the fork waited for room in this output's queue: the output that
+  // waits most is the one that holds the others back.
+  double fork_wait_s = 0;
+  std::string failure;  // empty: finished
+};
+
 struct TranscodeReport {
   std::string input, output, filters, device, decode, encoder;
+  std::vector<OutputReport> outputs;         // several outputs: every one, the first included
   std::vector<std::string> effective_chain;  // after negotiation
   FrameFormat input_format, output_format;
   std::int64_t packets_read = 0;

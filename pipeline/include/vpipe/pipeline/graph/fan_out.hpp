@@ -1,0 +1,168 @@
+// One decode, many outputs: the stages where a pipeline forks into branches.
+//
+//   decode ─► [shared] ─► FanOut ─┬─► branch 1: filters ─► encode ─► mux
+//                                 ├─► branch 2: …
+//                                 └─► branch N: …
+//
+// FanOut hands each item to every branch's queue: a Frame is copied as a
+// handle, so a device frame is one buffer with N readers (each branch's stage
+// retires it on its own stream; the owner frees it after the last:
+// memory/last_readers.hpp). Its time blocked on each branch says which branch
+// holds the others back.
+//
+// A branch that fails (its disk is full, its encoder refuses) must not end the
+// others: Branch<Stage> runs a branch's stage and turns its exception into the
+// branch's failure (BranchHealth); from then on the stage swallows what comes,
+// FanOut closes that branch's queue, and the other branches run to their end.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vpipe/pipeline/graph/stage.hpp"
+
+namespace vpipe {
+
+// A branch's state: whether it failed, and why (any thread).
+class BranchHealth {
+ public:
+  void fail(std::string why) {
+    std::lock_guard lock(mutex_);
+    if (why_.empty()) why_ = std::move(why);
+    failed_.store(true);
+  }
+  [[nodiscard]] bool failed() const noexcept { return failed_.load(); }
+  [[nodiscard]] std::string why() const {
+    std::lock_guard lock(mutex_);
+    return why_;
+  }
+
+ private:
+  std::atomic<bool> failed_{false};
+  mutable std::mutex mutex_;
+  std::string why_;
+};
+
+template <class T>
+class FanOut final : public Sink<T> {
+ public:
+  struct Branch {
+    QueuePtr<T> queue;
+    std::shared_ptr<BranchHealth> health;
+  };
+  explicit FanOut(std::vector<Branch> branches) : branches_(std::move(branches)) {
+    for (auto& b : branches_) b.queue->add_producer();
+    blocked_ns_ = std::make_unique<std::atomic<std::int64_t>[]>(branches_.size());
+    open_.assign(branches_.size(), true);
+  }
+  [[nodiscard]] std::string name() const override { return "fan-out"; }
+  Flow consume(T item) override {
+    bool any = false;
+    for (std::size_t i = 0; i < branches_.size(); ++i) {
+      if (!open_[i]) continue;
+      if (branches_[i].health && branches_[i].health->failed()) {
+        close_branch(i);  // its stages see the end and finish; the others go on
+        continue;
+      }
+      const auto t0 = Clock::now();
+      const bool pushed = branches_[i].queue->push(item);  // a handle: the same pixels
+      blocked_ns_[i] +=
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+      if (!pushed) close_branch(i);
+      any = any || open_[i];
+    }
+    return any ? Flow::kContinue : Flow::kStop;
+  }
+  void finish() override { close(); }
+  void close() noexcept override {
+    for (std::size_t i = 0; i < branches_.size(); ++i)
+      if (open_[i]) close_branch(i);
+  }
+  // Seconds this stage waited for room in branch i's queue (any thread, after the run).
+  [[nodiscard]] double blocked_s(std::size_t i) const {
+    return static_cast<double>(blocked_ns_[i].load()) * 1e-9;
+  }
+
+ private:
+  void close_branch(std::size_t i) noexcept {
+    open_[i] = false;
+    branches_[i].queue->close();
+  }
+  std::vector<Branch> branches_;
+  std::vector<bool> open_;
+  std::unique_ptr<std::atomic<std::int64_t>[]> blocked_ns_;
+};
+
+// A stage of one branch: its exception fails the branch, not the pipeline.
+template <class In, class Out>
+class BranchStage final : public Stage<In, Out> {
+ public:
+  BranchStage(std::unique_ptr<Stage<In, Out>> inner, std::shared_ptr<BranchHealth> health,
+              std::string label)
+      : inner_(std::move(inner)), health_(std::move(health)), label_(std::move(label)) {}
+  [[nodiscard]] std::string name() const override { return inner_->name() + " " + label_; }
+  void open() override { inner_->open(); }
+  void close() noexcept override { inner_->close(); }
+  Flow process(In item, Output<Out>& out) override {
+    if (health_->failed()) return Flow::kContinue;  // swallowed: upstream drains
+    try {
+      return inner_->process(std::move(item), out);
+    } catch (const std::exception& e) {
+      health_->fail(e.what());
+      return Flow::kContinue;
+    }
+  }
+  void finish(Output<Out>& out) override {
+    if (health_->failed()) return;
+    try {
+      inner_->finish(out);
+    } catch (const std::exception& e) {
+      health_->fail(e.what());
+    }
+  }
+
+ private:
+  std::unique_ptr<Stage<In, Out>> inner_;
+  std::shared_ptr<BranchHealth> health_;
+  std::string label_;
+};
+
+template <class In>
+class BranchSink final : public Sink<In> {
+ public:
+  BranchSink(std::unique_ptr<Sink<In>> inner, std::shared_ptr<BranchHealth> health,
+             std::string label)
+      : inner_(std::move(inner)), health_(std::move(health)), label_(std::move(label)) {}
+  [[nodiscard]] std::string name() const override { return inner_->name() + " " + label_; }
+  void open() override { inner_->open(); }
+  void close() noexcept override { inner_->close(); }
+  Flow consume(In item) override {
+    if (health_->failed()) return Flow::kContinue;
+    try {
+      return inner_->consume(std::move(item));
+    } catch (const std::exception& e) {
+      health_->fail(e.what());
+      return Flow::kContinue;
+    }
+  }
+  void finish() override {
+    if (health_->failed()) return;
+    try {
+      inner_->finish();
+    } catch (const std::exception& e) {
+      health_->fail(e.what());
+    }
+  }
+
+ private:
+  std::unique_ptr<Sink<In>> inner_;
+  std::shared_ptr<BranchHealth> health_;
+  std::string label_;
+};
+
+}  // namespace vpipe

@@ -1,0 +1,142 @@
+// One decode, many outputs (issue #44): `vpipe transcode IN OUT[:key=value…]
+// --output PATH[:key=value…]…`. Each output has its own chain and encoder, the
+// input is decoded once, the audio goes to every output, an output's frames
+// are the frames a run of that output alone gives, and an output that fails
+// (its file grows past the limit: a full disk) is reported and removed while
+// the others finish. ffprobe and libavformat, not vpipe, read the outputs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "media_check.hpp"
+
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class Outputs : public ::testing::Test {
+ protected:
+  static fs::path dir() {
+    return fs::temp_directory_path() / ("vpipe_outputs_test_" + std::to_string(::getpid()));
+  }
+  static std::string path(const std::string& name) { return (dir() / name).string(); }
+  static void TearDownTestSuite() { fs::remove_all(dir()); }
+  void SetUp() override {
+    VPIPE_NEED_FFMPEG_TOOL();
+    fs::create_directories(dir());
+  }
+  // 4 s at 25 fps, 640x360 H.264 with AAC.
+  static std::string input() {
+    const std::string p = path("in.mp4");
+    if (fs::exists(p)) return p;
+    const std::string cmd =
+        "ffmpeg -v error -y -f lavfi -i testsrc2=size=640x360:rate=25 -f lavfi -i "
+        "sine=frequency=440 -t 4 -c:v libx264 -g 25 -c:a aac -shortest " +
+        p;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return p;
+  }
+  static nlohmann::json report(const std::string& p) {
+    std::ifstream f(p);
+    return nlohmann::json::parse(f);
+  }
+  // Every decoded frame of `p`, as bytes (to compare two outputs frame by frame).
+  static std::vector<std::string> frames_of(const std::string& p) {
+    std::vector<std::string> out;
+    for_each_frame(p, [&](const vpipe::Frame& f) {
+      std::string bytes;
+      for (int k = 0; k < f.num_planes; ++k) {
+        const auto& pl = f.planes[static_cast<std::size_t>(k)];
+        for (int y = 0; y < pl.height; ++y)
+          bytes.append(reinterpret_cast<const char*>(pl.data) + y * pl.pitch,
+                       static_cast<std::size_t>(pl.width * pl.channels));
+      }
+      out.push_back(std::move(bytes));
+    });
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_F(Outputs, OneDecodeFeedsEveryOutputWithItsOwnChainEncoderAndTheAudio) {
+  const auto in = input();
+  const auto r =
+      run_vpipe("transcode " + in + " " + path("a.mp4") + ":vf=resize=320x180 --output " +
+                path("b.mkv") + ":vf=resize=160x90:encoder=mpeg4 --output " + path("c.mp4") +
+                ":crf=30 --report " + path("r.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const struct {
+    const char* name;
+    int width, height;
+    const char* codec;
+  } want[] = {
+      {"a.mp4", 320, 180, "h264"}, {"b.mkv", 160, 90, "mpeg4"}, {"c.mp4", 640, 360, "h264"}};
+  for (const auto& w : want) {
+    const auto s = summarize(path(w.name));
+    EXPECT_EQ(s.video_packets, 100) << w.name;
+    EXPECT_EQ(s.width, w.width) << w.name;
+    EXPECT_EQ(s.height, w.height) << w.name;
+    EXPECT_EQ(s.video_codec, w.codec) << w.name;
+    EXPECT_EQ(s.audio_streams, 1) << w.name << ": the audio goes to every output";
+    EXPECT_GT(s.audio_packets, 150) << w.name;
+  }
+  const auto j = report(path("r.json"));
+  EXPECT_EQ(j["frames"]["decoded"].get<int>(), 100) << "decoded once, not once per output";
+  ASSERT_EQ(j["outputs"].size(), 3u);
+  for (const auto& o : j["outputs"]) {
+    EXPECT_EQ(o["frames"].get<int>(), 100) << o.dump();
+    EXPECT_EQ(o["status"], "ok");
+    EXPECT_GE(o["fork_wait_s"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(j["outputs"][1]["encoder"], "mpeg4");
+  // An output's frames are those of a run of it alone (mpeg4 is deterministic).
+  ASSERT_EQ(run_vpipe("transcode " + in + " " + path("b_alone.mkv") +
+                      " --vf resize=160x90 --encoder mpeg4")
+                .exit_code,
+            0);
+  const auto shared = frames_of(path("b.mkv"));
+  EXPECT_EQ(shared.size(), 100u);
+  EXPECT_TRUE(shared == frames_of(path("b_alone.mkv")))
+      << "the output of a fork differs from the same output alone";
+}
+
+// A file size limit (RLIMIT_FSIZE) stands in for a full disk: the big lossless
+// output passes it and fails its writes; the small ones stay under it.
+TEST_F(Outputs, OneThatFailsIsReportedAndRemovedAndTheOthersFinish) {
+  const auto in = input();
+  const auto r =
+      run_vpipe("transcode " + in + " " + path("f1.mp4") + ":vf=resize=320x180 --output " +
+                    path("f2.mkv") + ":vf=resize=160x90:encoder=mpeg4 --output " + path("big.mp4") +
+                    ":crf=0 --report " + path("f.json"),
+                "sh -c 'ulimit -f 1000; exec \"$0\" \"$@\"'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("big.mp4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("big.mp4"))) << "a failed output leaves no partial file";
+  for (const char* ok : {"f1.mp4", "f2.mkv"}) {
+    const auto s = summarize(path(ok));
+    EXPECT_EQ(s.video_packets, 100) << ok << ": finished despite the other's failure";
+    EXPECT_EQ(s.audio_streams, 1) << ok;
+  }
+  const auto j = report(path("f.json"));
+  ASSERT_EQ(j["outputs"].size(), 3u);
+  EXPECT_EQ(j["outputs"][0]["status"], "ok");
+  EXPECT_EQ(j["outputs"][1]["status"], "ok");
+  EXPECT_NE(j["outputs"][2]["status"].get<std::string>().find("failed"), std::string::npos);
+}
+
+TEST_F(Outputs, AChainSharedBeforeTheForkIsRefusedNamingTheWayOut) {
+  const auto r = run_vpipe("transcode " + input() + " " + path("x.mp4") +
+                           " --vf resize=320x180 --output " + path("y.mp4"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("OUT:vf=CHAIN"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("x.mp4")));
+}
