@@ -140,3 +140,73 @@ TEST_F(Outputs, AChainSharedBeforeTheForkIsRefusedNamingTheWayOut) {
   EXPECT_NE(r.err.find("OUT:vf=CHAIN"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(path("x.mp4")));
 }
+
+namespace {
+
+// A playlist's segment files, in order (the lines that are not tags).
+std::vector<std::string> segments_of(const fs::path& playlist) {
+  std::ifstream in(playlist);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') out.push_back((playlist.parent_path() / line).string());
+  return out;
+}
+
+// The first video packet of a segment: its pts (seconds) and whether it is a keyframe.
+std::pair<double, bool> first_video_packet(const std::string& segment) {
+  const auto line = shell_output(
+      "ffprobe -v error -select_streams v:0 -show_entries packet=pts_time,flags -of csv=p=0 "
+      "-read_intervals %+#1 " +
+      segment + " | head -1");
+  const auto comma = line.find(',');
+  if (comma == std::string::npos) return {-1, false};
+  return {std::stod(line.substr(0, comma)), line[comma + 1] == 'K'};
+}
+
+}  // namespace
+
+// An HLS ladder (--hls): every rendition's segments start on a keyframe at the
+// same pts as every other's, though the input's keyframes (every 25 frames) do
+// not fall on the 0.6 s (15-frame) segments and the renditions use different
+// encoders; FFmpeg's own HLS demuxer reads the master playlist and finds every
+// rendition with its size, and each rendition's frames add up to the input's.
+TEST_F(Outputs, AnHlsLadderHasAlignedSegmentsThatStartOnKeyframes) {
+  const auto in = input();
+  const auto hls = Outputs::dir() / "hls";
+  const auto r =
+      run_vpipe("transcode " + in + " 360p --output 180p:vf=resize=320x180 --output " +
+                "90p:vf=resize=160x90:encoder=mpeg4 --hls " + hls.string() + " --segment 0.6s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::vector<double>> starts;
+  for (const char* name : {"360p", "180p", "90p"}) {
+    const auto segs = segments_of(hls / name / "index.m3u8");
+    EXPECT_EQ(segs.size(), 7u) << name << ": 100 frames in 15-frame segments";
+    std::vector<double> at;
+    int frames = 0;
+    for (const auto& s : segs) {
+      const auto [pts, key] = first_video_packet(s);
+      EXPECT_TRUE(key) << s << " does not start with a keyframe";
+      at.push_back(pts);
+      frames += summarize(s).video_packets;
+    }
+    EXPECT_EQ(frames, 100) << name;
+    starts.push_back(at);
+  }
+  for (std::size_t k = 1; k < starts.size(); ++k) {
+    ASSERT_EQ(starts[k].size(), starts[0].size());
+    for (std::size_t i = 0; i < starts[0].size(); ++i)
+      EXPECT_NEAR(starts[k][i], starts[0][i], 1e-6) << "rendition " << k << " segment " << i;
+  }
+  for (std::size_t i = 1; i < starts[0].size(); ++i)
+    EXPECT_NEAR(starts[0][i] - starts[0][i - 1], 0.6, 1e-6) << "segment " << i;
+  const auto master = (hls / "master.m3u8").string();
+  const auto streams = shell_output(
+      "ffprobe -v error -select_streams v -show_entries stream=width,height -of csv=p=0 " + master);
+  EXPECT_NE(streams.find("640,360"), std::string::npos) << streams;
+  EXPECT_NE(streams.find("320,180"), std::string::npos) << streams;
+  EXPECT_NE(streams.find("160,90"), std::string::npos) << streams;
+  std::ifstream m(master);
+  const std::string text((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("BANDWIDTH="), std::string::npos);
+  EXPECT_NE(text.find("RESOLUTION=160x90\n90p/index.m3u8"), std::string::npos) << text;
+}

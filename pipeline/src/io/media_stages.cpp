@@ -681,7 +681,19 @@ Frame EncoderInput::prepare(Frame frame, bool read_stamps) {
   if (read_stamps) record_stamp(frame, counters_);
   frame.av->pts = monotonic_pts(frame);
   frame.av->pict_type = AV_PICTURE_TYPE_NONE;
+  if (key_step_us_ > 0) mark_keyframe(frame.av.get());
   return frame;
+}
+
+void EncoderInput::mark_keyframe(AVFrame* av) {
+  if (!key_origin_) key_origin_ = av->pts;
+  const std::int64_t since = av->pts - *key_origin_;
+  auto reached = [&] {
+    return av_compare_ts(since, encoder_->time_base, key_step_us_ * next_key_, AV_TIME_BASE_Q) >= 0;
+  };
+  if (!reached()) return;
+  av->pict_type = AV_PICTURE_TYPE_I;
+  while (reached()) ++next_key_;
 }
 
 TimestampRepair::Time TimestampRepair::next(std::int64_t pts) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include <cuda_runtime_api.h>
@@ -281,6 +282,24 @@ std::vector<OptionSpec> io_rows() {
         s.alias = "output_list";
         return s;
       }(),
+      text("hls", &O::hls, "DIR",
+           "write an HLS ladder into DIR: each output's PATH names a rendition "
+           "(DIR/NAME/index.m3u8, MPEG-TS segments), keyframes forced at the same times in "
+           "every rendition so segments start on them and line up, and DIR/master.m3u8 "
+           "lists the renditions with their measured bandwidth, e.g. vpipe transcode IN "
+           "720p:vf=resize=1280x720 --output 480p:vf=resize=854x480 --hls out/"),
+      with(row(
+               "segment_s", "SECONDS (4, 4s, 2.5)",
+               "--hls: the segments' length; a keyframe is forced on the first frame at or after "
+               "each multiple of it",
+               [](O& o, const std::string& v) {
+                 const double s = parse_duration(v, "");
+                 if (!(s >= 0.1 && s <= 3600))
+                   throw usage_error(fmt::format(" {}: outside 0.1..3600 s", v));
+                 o.segment_s = s;
+               },
+               [](const O& o) { return fmt::format("{}", o.segment_s); }),
+           "--segment"),
       choice("device", &O::device,
              "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)"),
       choice("decode", &O::decode,
@@ -599,15 +618,31 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
   return o;
 }
 
+std::string hls_rendition_playlist(const std::string& dir, const std::string& name) {
+  const bool plain = !name.empty() && name != "." && name != ".." &&
+                     name.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789_-.") == std::string::npos;
+  if (!plain)
+    throw usage_error(
+        fmt::format("--hls: '{}' is not a rendition name (letters, digits, _-. "
+                    "only): with --hls each output names a rendition, e.g. 720p",
+                    name));
+  return (std::filesystem::path(dir) / name / "index.m3u8").string();
+}
+
 std::vector<TranscodeOptions> output_list(const TranscodeOptions& top) {
-  if (top.outputs.empty()) return {top};
-  if (!top.filters.empty())
+  if (top.outputs.empty() && top.hls.empty()) return {top};
+  if (!top.outputs.empty() && !top.filters.empty())
     throw usage_error(
         fmt::format("--vf {}: with several outputs each has its own chain (OUT:vf=CHAIN, --output "
                     "PATH:vf=CHAIN); a chain shared before the fork is not supported yet",
                     top.filters));
   std::vector<TranscodeOptions> all{output_options(top, top.output)};
+  if (top.outputs.empty() && all[0].filters.empty()) all[0].filters = top.filters;  // one output
   for (const auto& spec : top.outputs) all.push_back(output_options(top, spec));
+  if (!top.hls.empty())
+    for (auto& o : all) o.output = hls_rendition_playlist(top.hls, o.output);
   for (std::size_t i = 0; i < all.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (all[i].output == all[j].output && all[i].output != "null")

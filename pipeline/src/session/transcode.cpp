@@ -23,6 +23,7 @@ extern "C" {
 #include "vpipe/pipeline/filters/cuda_stages.hpp"
 #include "vpipe/pipeline/graph/fan_out.hpp"
 #include "vpipe/pipeline/graph/host_frames.hpp"
+#include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/hw_probe.hpp"
 #include "vpipe/pipeline/io/live.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
@@ -70,6 +71,7 @@ void check_paths(const TranscodeOptions& o) {
   if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) &&
       fs::file_size(o.input, ec) == 0)
     throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
+  if (!o.hls.empty()) fs::create_directories(fs::path(o.output).parent_path());
   if (o.output != "null" && o.output.find("://") == std::string::npos)
     check_writable(o.output, "output");
   if (o.loop > 1 && !can_read_again(o.input))
@@ -449,8 +451,7 @@ void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
     const auto& oo = out.o;
     const TranscodePlan& pl = out.plan;
     AVCodecContext* enc = out.encoder;
-    auto open = [this, &oo, &pl, enc,
-                 global = (out.output.ctx()->oformat->flags & AVFMT_GLOBALHEADER) != 0] {
+    auto open = [this, &oo, &pl, enc, global = global_video_header(out.output.ctx()->oformat)] {
       return open_video_encoder(pl.encoder, pl.output, video->time_base, frame_rate, global, oo,
                                 enc, enc->sample_aspect_ratio, &hdr10);
     };
@@ -462,6 +463,7 @@ void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
     auto encode =
         std::make_unique<EncodeStage>(out.encoder, out.output.video()->index, out.counters);
     encode->read_stamps(o.read_stamps);
+    if (!out.o.hls.empty()) encode->force_keyframes(out.o.segment_s);  // aligned segments
     add_encode(std::move(encode));
   }
   auto mux_stage =
@@ -748,9 +750,12 @@ TranscodeReport TranscodeSession::run() {
 void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
   if (extras.empty()) {
     output.finished();
+    if (!o.hls.empty())
+      write_hls_master(o.hls, {{o.output, plan.output.width, plan.output.height}});
     return;
   }
   std::vector<std::string> failed;
+  std::vector<HlsRendition> ladder;
   for (std::size_t k = 0; k < outputs(); ++k) {
     auto out = output_ref(k);
     OutputReport each;
@@ -771,9 +776,13 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
         each.failure = e.what();
       }
     }
-    if (!each.failure.empty()) failed.push_back(fmt::format("{}: {}", each.output, each.failure));
+    if (!each.failure.empty())
+      failed.push_back(fmt::format("{}: {}", each.output, each.failure));
+    else
+      ladder.push_back({each.output, each.format.width, each.format.height});
     r.outputs.push_back(std::move(each));
   }
+  if (!o.hls.empty() && !ladder.empty()) write_hls_master(o.hls, ladder);  // the finished ones
   if (failed.empty()) return;
   r.failure = fmt::format("{} of {} outputs failed ({}); the others were finished", failed.size(),
                           outputs(), fmt::join(failed, "; "));

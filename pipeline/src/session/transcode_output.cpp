@@ -56,6 +56,17 @@ UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodeP
     av_opt_set(oc->priv_data, "movflags", "frag_keyframe+default_base_moof", 0);
     report.notes.push_back("live input: the MP4 is written fragmented (playable while written)");
   }
+  if (!o.hls.empty() && oname == "hls") {  // a rendition of an HLS ladder (--hls)
+    const auto dir = std::filesystem::path(o.output).parent_path();
+    av_opt_set(oc->priv_data, "hls_time", fmt::format("{}", o.segment_s).c_str(), 0);
+    av_opt_set_int(oc->priv_data, "hls_list_size", 0, 0);
+    av_opt_set(oc->priv_data, "hls_playlist_type", "vod", 0);
+    av_opt_set(oc->priv_data, "hls_flags", "independent_segments", 0);
+    av_opt_set(oc->priv_data, "hls_segment_filename", (dir / "seg_%05d.ts").c_str(), 0);
+    // Every rendition's times shifted alike: without it the muxer shifts each by its own
+    // most negative DTS (B-frames, audio priming), and equal frames get unequal times.
+    oc->output_ts_offset = 10 * AV_TIME_BASE;
+  }
   auto encoder = add_video(o, plan, in, report);
   copy_other_streams(o, in, report);
   av_dict_copy(&oc->metadata, in.input->metadata, 0);
@@ -95,7 +106,7 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
                       : std::pair{in.decoder->colorspace, in.decoder->color_range};
   auto encoder = open_video_encoder(
       plan.encoder, plan.output, frame_rate_tb ? av_inv_q(in.frame_rate) : in.video->time_base,
-      in.frame_rate, (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0, o, tags.get(), sar, in.hdr10);
+      in.frame_rate, global_video_header(oc->oformat), o, tags.get(), sar, in.hdr10);
   video_out_ = avformat_new_stream(oc, nullptr);
   AVStream* video_out = video_out_;
   av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),

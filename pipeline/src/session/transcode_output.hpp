@@ -77,6 +77,14 @@ struct OutputFile {
   }
 };
 
+// Whether the video encoder puts its headers in the container's global header:
+// where the container asks for it, except HLS, whose MPEG-TS segments must carry
+// them in the stream (the TS muxer adds H.264's from it, but mpeg4's VOL would
+// be nowhere in a segment).
+[[nodiscard]] inline bool global_video_header(const AVOutputFormat* f) {
+  return (f->flags & AVFMT_GLOBALHEADER) != 0 && std::string_view(f->name) != "hls";
+}
+
 class TranscodeOutput {
  public:
   struct Source {  // what of the input the output is made from

@@ -335,9 +335,17 @@ class EncoderInput {
   EncoderInput(const AVCodecContext* encoder, MediaCounters& counters)
       : encoder_(encoder), counters_(counters) {}
   [[nodiscard]] Frame prepare(Frame frame, bool read_stamps);
+  // A keyframe on the first frame at or after each multiple of `seconds` from
+  // the first frame (HLS's rule for where a segment may end), so renditions of
+  // the same frames have their keyframes, and their segments, at the same times.
+  void force_keyframes(double seconds) { key_step_us_ = std::llround(seconds * 1e6); }
 
  private:
   [[nodiscard]] std::int64_t monotonic_pts(const Frame& frame);
+  void mark_keyframe(AVFrame* av);
+  std::int64_t key_step_us_ = 0;
+  std::optional<std::int64_t> key_origin_;  // the first frame's pts
+  std::int64_t next_key_ = 1;               // the multiple of key_step_us_ to force next
   const AVCodecContext* encoder_;
   MediaCounters& counters_;
   UniqueSwsContext fit_;
@@ -352,6 +360,7 @@ class EncodeStage final : public Stage<Frame, Packet> {
   Flow process(Frame frame, Output<Packet>& out) override;
   void finish(Output<Packet>& out) override;
   void read_stamps(bool on) { read_stamps_ = on; }
+  void force_keyframes(double seconds) { input_.force_keyframes(seconds); }
 
  private:
   bool read_stamps_ = false;

@@ -72,6 +72,9 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::vector<std
 // colons stay whole. The options of that output: `top`'s, with its path and keys.
 // Throws usage_error naming the output and the key.
 [[nodiscard]] TranscodeOptions output_options(const TranscodeOptions& top, const std::string& spec);
+// --hls DIR: rendition NAME's playlist, DIR/NAME/index.m3u8 (throws usage_error
+// for a NAME that is not a plain name).
+[[nodiscard]] std::string hls_rendition_playlist(const std::string& dir, const std::string& name);
 // Every output of a run: `output` then each of `outputs` (one: `top` as it is).
 [[nodiscard]] std::vector<TranscodeOptions> output_list(const TranscodeOptions& top);
 // The schema as a markdown table (docs/OPTIONS.md, `vpipe options`).

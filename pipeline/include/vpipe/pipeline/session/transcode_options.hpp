@@ -128,6 +128,11 @@ struct TranscodeOptions {
   // More outputs from the same decode: "PATH[:key=value…]" each, the keys those an
   // output may set (OptionSpec::per_output); `output` may then carry keys too.
   std::vector<std::string> outputs;
+  // An HLS ladder: each output's PATH names a rendition, written as
+  // hls/NAME/index.m3u8 with segments of segment_s seconds, keyframes forced at
+  // the same times in every rendition, and hls/master.m3u8 listing them.
+  std::string hls;
+  double segment_s = 4.0;
   Device device = Device::kAuto;          // auto: the CUDA path where a device is usable
   Decode decode = Decode::kAuto;          // auto: NVDEC when frames go to a CUDA filter
   Strategy mem = Strategy::kPool;         // device memory strategy

@@ -1,0 +1,29 @@
+// HLS ladders (--hls DIR): the master playlist that lists each rendition's
+// playlist with its bandwidth, measured from the segments it wrote (FFmpeg's
+// hls muxer writes the renditions themselves).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace vpipe {
+
+struct HlsRendition {
+  std::string playlist;  // DIR/NAME/index.m3u8, as FFmpeg's hls muxer wrote it
+  int width = 0, height = 0;
+};
+
+// One rendition's segments: its peak and average bits per second over them.
+struct HlsBandwidth {
+  long long peak = 0, average = 0;
+  int segments = 0;
+};
+// From its playlist's #EXTINF durations and the segment files' sizes; throws
+// input_error naming the playlist where it cannot be read.
+[[nodiscard]] HlsBandwidth measure_rendition(const std::string& playlist);
+
+// Writes DIR/master.m3u8 (beside, then renamed into place) listing `renditions`
+// in their order, each by its path relative to DIR.
+void write_hls_master(const std::string& dir, const std::vector<HlsRendition>& renditions);
+
+}  // namespace vpipe
