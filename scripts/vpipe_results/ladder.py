@@ -1,0 +1,77 @@
+"""One decode, many outputs (scripts/gpu-ladder, issue #44): the newest ladder-h200-* folder's
+runs.jsonl and reports: a 3-rung ladder as one vpipe run, as three runs (one after another, and
+at once), and FFmpeg's CUDA path (split, scale_cuda) into three outputs; then device memory held
+with fan-out per strategy."""
+import glob
+import os
+
+from .common import RESULTS, load_json, load_jsonl, rel, span, table
+
+MODES = [("ladder", "one vpipe run, three outputs"), ("separate", "three vpipe runs, one after another"),
+         ("concurrent", "three vpipe runs at once"), ("ffmpeg", "FFmpeg: split, scale_cuda, three outputs")]
+
+
+def newest():
+    found = sorted(glob.glob(os.path.join(RESULTS, "ladder-h200-*")))
+    return found[-1] if found else None
+
+
+def _frames(run, r):
+    """Frames per output of run line r (every output has the input's frames)."""
+    if r["mode"] == "ffmpeg":
+        return r.get("frames_per_output", 0)
+    if r["mode"].startswith("memory-") or r["mode"] == "ladder":
+        name = r["mode"] if r["mode"] != "ladder" else f"ladder-{r['encoder']}-{r['round']}"
+        return min(o["frames"] for o in load_json(os.path.join(run, name + ".json"))["outputs"])
+    rep = load_json(os.path.join(run, f"{r['mode']}-{r['encoder']}-{r['round']}-480.json"))
+    return rep["frames"]["video_packets_written"]
+
+
+def _ratio_rows(runs, enc):
+    by = {(r["mode"], r["round"]): r for r in runs if r["encoder"] == enc}
+    rounds = sorted({r for (m, r) in by if m == "ladder"})
+    rows = []
+    for mode, what in MODES[1:]:
+        ratios = [by[(mode, k)]["whole_s"] / by[("ladder", k)]["whole_s"] for k in rounds
+                  if (mode, k) in by and by[("ladder", k)]["whole_s"] > 0]
+        rows.append([f"{mode} ({what})", span(ratios, 2, "×")])
+    return rows
+
+
+def section(_suite):
+    run = newest()
+    if not run:
+        return ["No `scripts/gpu-ladder` run in docs/results/."]
+    runs = load_jsonl(os.path.join(run, "runs.jsonl"))
+    with open(os.path.join(run, "commit.txt")) as f:
+        commit = f.read().split()[0][:7]
+    rounds = max(r["round"] for r in runs)
+    out = [f"`scripts/gpu-ladder` (`{rel(run)}`, commit {commit}, {rounds} rounds): the 1080p H.264 clip "
+           "read 4 times, NVDEC decode, three outputs resized to 1920x1080, 1280x720 and 854x480 on the "
+           "GPU, audio left out, each encoder in turn. Whole: the process (or the three processes) from "
+           "start to exit; total fps: three outputs' frames over that time. Ranges over the rounds.", ""]
+    for enc in sorted({r["encoder"] for r in runs if not r["mode"].startswith("memory-")}):
+        rows = []
+        for mode, what in MODES:
+            mine = [r for r in runs if r["encoder"] == enc and r["mode"] == mode]
+            if not mine:
+                continue
+            fps = [3 * _frames(run, r) / r["whole_s"] for r in mine if r["whole_s"] > 0]
+            rows.append([what, span([r["whole_s"] for r in mine], 2, " s"), span(fps, 0),
+                         f"{_frames(run, mine[0]):,}"])
+        out += [f"**{enc}**:", ""] + table(["how", "whole", "total fps", "frames per output"], rows) + [""]
+        out += table(["the ladder's speed-up over", "each round's ratio of wall times"], _ratio_rows(runs, enc))
+        out.append("")
+    mem = [r for r in runs if r["mode"].startswith("memory-")]
+    if mem:
+        rows = []
+        for r in mem:
+            rep = load_json(os.path.join(run, r["mode"] + ".json"))
+            m = rep.get("memory") or {}
+            rows.append([r["mode"][len("memory-"):], f"{m.get('bytes_peak', 0) / 2**20:,.1f}",
+                         f"{(m.get('reserved_bytes') or 0) / 2**20:,.1f}" if m.get("reserved_bytes") else "–",
+                         f"{m.get('allocations', 0):,}", f"{3 * _frames(run, r) / r['whole_s']:,.0f}"])
+        out += ["Device memory with fan-out (the ladder into mpeg4, once per strategy; the decoded frame "
+                "copied once out of NVDEC and shared by the three branches):", ""]
+        out += table(["--mem", "peak in use MiB", "reserved MiB", "allocations", "total fps"], rows)
+    return out
