@@ -262,6 +262,22 @@ class Options(Tmp):
             vpipe.transcode(SAMPLE, "null", device="cpu", budget="2Q")
 
 
+class Outputs(Tmp):
+    def test_one_decode_several_outputs_and_an_hls_ladder(self):
+        # Issue #44: the outputs list and --hls go by their names, as every option does.
+        a, b = self.path("a.mp4"), self.path("b.mkv")
+        report = vpipe.transcode(SAMPLE, a + ":vf=resize=320x180", device="cpu", max_frames=30,
+                                 outputs=[b + ":vf=resize=160x90:encoder=mpeg4"])
+        self.assertEqual([o["frames"] for o in report["outputs"]], [30, 30])
+        self.assertEqual(report["frames"]["decoded"], 30)
+        self.assertEqual((frame_count(a), frame_count(b)), (30, 30))
+        hls = self.path("hls")
+        vpipe.transcode(SAMPLE, "360p", vf="resize=640x360", device="cpu", max_frames=50, hls=hls,
+                        segment_s="1s")
+        with open(os.path.join(hls, "master.m3u8")) as f:
+            self.assertIn("RESOLUTION=640x360\n360p/index.m3u8", f.read())
+
+
 class Readme(Tmp):
     def test_the_python_pages_example_runs_as_written(self):
         with open(os.path.join(os.environ["VPIPE_SOURCE_DIR"], "docs", "PYTHON.md")) as f:
