@@ -133,12 +133,30 @@ TEST_F(Outputs, OneThatFailsIsReportedAndRemovedAndTheOthersFinish) {
   EXPECT_NE(j["outputs"][2]["status"].get<std::string>().find("failed"), std::string::npos);
 }
 
-TEST_F(Outputs, AChainSharedBeforeTheForkIsRefusedNamingTheWayOut) {
-  const auto r = run_vpipe("transcode " + input() + " " + path("x.mp4") +
-                           " --vf resize=320x180 --output " + path("y.mp4"));
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("OUT:vf=CHAIN"), std::string::npos) << r.err;
-  EXPECT_FALSE(fs::exists(path("x.mp4")));
+// The run's --vf runs once, before the fork; each output's chain after it. The
+// frames are those of each output alone with the whole chain (mpeg4: deterministic).
+TEST_F(Outputs, AChainSharedBeforeTheForkRunsOnceAndGivesEachOutputsFrames) {
+  const auto in = input();
+  const auto r = run_vpipe(
+      "transcode " + in + " " + path("x.mkv") + ":vf=resize=320x180 --output " + path("y.mkv") +
+      " --vf blur=sigma=1.5,invert --encoder mpeg4 --report " + path("x.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("blur=sigma=1.5,invert run once, before the fork"), std::string::npos)
+      << r.err;
+  int blurs = 0;
+  const auto stages = report(path("x.json"))["stages"];
+  for (const auto& s : stages) blurs += s["name"].get<std::string>() == "filter:blur=sigma=1.5";
+  EXPECT_EQ(blurs, 1) << "the shared chain is one stage, not one per output: " << stages.dump();
+  for (const auto& [out, chain] : {std::pair{"x.mkv", "blur=sigma=1.5,invert,resize=320x180"},
+                                   std::pair{"y.mkv", "blur=sigma=1.5,invert"}}) {
+    const std::string alone = path(std::string("alone_") + out);
+    ASSERT_EQ(run_vpipe("transcode " + in + " " + alone + " --vf " + chain + " --encoder mpeg4")
+                  .exit_code,
+              0);
+    const auto shared = frames_of(path(out));
+    EXPECT_EQ(shared.size(), 100u) << out;
+    EXPECT_TRUE(shared == frames_of(alone)) << out << " differs from the same chain alone";
+  }
 }
 
 namespace {

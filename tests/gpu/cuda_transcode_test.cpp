@@ -82,6 +82,22 @@ TEST_F(CudaTranscode, OneNvdecDecodeFeedsThreeOutputsUnderEveryStrategy) {
                         std::string("--device cuda --decode nvdec --encoder ffv1 --frames 60 "
                                     "--vf ") +
                             chains[k]));
+  // A shared chain on the GPU before the fork (the run's --vf), then each output's.
+  const auto shared_alone = run(path("shared_alone.mkv"),
+                                "--device cuda --decode nvdec --encoder ffv1 --frames 60 --vf "
+                                "blur=sigma=1,resize=320x180");
+  const auto r = run_vpipe("transcode " + kSample + " " + path("shared0.mkv") +
+                           ":vf=resize=320x180 --output " + path("shared1.mkv") +
+                           ":vf=resize=640x360 --vf blur=sigma=1 --device cuda --decode nvdec "
+                           "--encoder ffv1 --frames 60");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("blur=sigma=1 run once"), std::string::npos) << r.err;
+  std::vector<Frame> shared0;
+  for_each_frame(path("shared0.mkv"), [&](const Frame& f) { shared0.push_back(f); });
+  ASSERT_EQ(shared0.size(), shared_alone.size());
+  for (std::size_t i = 0; i < shared0.size(); ++i)
+    ASSERT_TRUE(std::isinf(frame_psnr(shared0[i], shared_alone[i])))
+        << "frame " << i << " of a shared chain differs from the same chain alone";
   for (const char* mem : {"naive", "pool", "vmm", "slab", "graph"}) {
     const std::string base = path(std::string("fan_") + mem);
     const auto r =

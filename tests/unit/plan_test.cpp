@@ -487,8 +487,8 @@ TEST(Colour, OfTagsIsWhatSwscaleTakesThemFor) {
 
 // Issue #44: several outputs from one decode. "PATH[:key=value…]" splits only
 // at a key one output may set, so a URL's port and a filter's own ':' stay
-// whole; a key that is the run's is refused naming it; a shared --vf and
-// --streams with --output are refused.
+// whole; a key that is the run's is refused naming it; the run's --vf comes
+// before each output's own chain; --streams with --output is refused.
 TEST(Outputs, EachOutputsKeysAreSplitOffItsPathAndTheRestAreTheRuns) {
   TranscodeOptions top;
   top.input = "in.mp4";
@@ -520,8 +520,10 @@ TEST(Outputs, EachOutputsKeysAreSplitOffItsPathAndTheRestAreTheRuns) {
   run_key.outputs = {"b.mp4:mem=vmm"};
   EXPECT_THROW((void)output_list(run_key), usage_error) << "mem is the run's";
   TranscodeOptions shared_vf = top;
-  shared_vf.filters = "resize=1280x720";
-  EXPECT_THROW((void)output_list(shared_vf), usage_error);
+  shared_vf.filters = "blur=sigma=1";
+  const auto shared = output_list(shared_vf);
+  EXPECT_EQ(shared[0].filters, "blur=sigma=1,resize=1920x1080");
+  EXPECT_EQ(shared[1].filters, "blur=sigma=1") << "an output with no chain of its own";
   TranscodeOptions twice = top;
   twice.outputs = {"1080.mp4:crf=1"};
   EXPECT_THROW((void)output_list(twice), usage_error) << "one file named as two outputs";

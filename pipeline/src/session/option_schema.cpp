@@ -264,7 +264,8 @@ std::vector<OptionSpec> io_rows() {
                       "and filters)")),
       with(text("filters", &O::filters, "CHAIN",
                 "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters'); "
-                "with several outputs, each output's own (OUT:vf=CHAIN)"),
+                "with several outputs it runs once, before the fork, and each output's own "
+                "(OUT:vf=CHAIN) after it"),
            "--vf", "vf"),
       [] {
         auto s = row(
@@ -633,14 +634,10 @@ std::string hls_rendition_playlist(const std::string& dir, const std::string& na
 
 std::vector<TranscodeOptions> output_list(const TranscodeOptions& top) {
   if (top.outputs.empty() && top.hls.empty()) return {top};
-  if (!top.outputs.empty() && !top.filters.empty())
-    throw usage_error(
-        fmt::format("--vf {}: with several outputs each has its own chain (OUT:vf=CHAIN, --output "
-                    "PATH:vf=CHAIN); a chain shared before the fork is not supported yet",
-                    top.filters));
   std::vector<TranscodeOptions> all{output_options(top, top.output)};
-  if (top.outputs.empty() && all[0].filters.empty()) all[0].filters = top.filters;  // one output
   for (const auto& spec : top.outputs) all.push_back(output_options(top, spec));
+  if (!top.filters.empty())  // the run's chain first, then each output's own
+    for (auto& o : all) o.filters = top.filters + (o.filters.empty() ? "" : "," + o.filters);
   if (!top.hls.empty())
     for (auto& o : all) o.output = hls_rendition_playlist(top.hls, o.output);
   for (std::size_t i = 0; i < all.size(); ++i)

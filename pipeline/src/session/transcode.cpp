@@ -112,6 +112,23 @@ struct OutputRef {
   std::string label;
 };
 
+// Steps [from, to) of a plan's chain for the stages that run them (the stages own
+// the filters; the plan keeps each step's label and formats), and their CUDA
+// segment counted from `from`.
+std::pair<std::vector<ConfiguredFilter>, std::optional<CudaSegment>> take_steps(TranscodePlan& p,
+                                                                                std::size_t from,
+                                                                                std::size_t to) {
+  std::vector<ConfiguredFilter> steps;
+  for (std::size_t i = from; i < to; ++i) {
+    auto& s = p.chain[i];
+    steps.push_back({s.label, std::move(s.filter), s.in, s.out});
+  }
+  std::optional<CudaSegment> cuda;
+  if (p.cuda && p.cuda->last >= from && p.cuda->first < to)
+    cuda = CudaSegment{std::max(p.cuda->first, from) - from, std::min(p.cuda->last, to - 1) - from};
+  return {std::move(steps), cuda};
+}
+
 std::string drop_name(DropPolicy d) {
   return std::string(name_of(d == DropPolicy::kDropOldest   ? Drop::kDropOldest
                              : d == DropPolicy::kDropNewest ? Drop::kDropNewest
@@ -137,7 +154,10 @@ struct TranscodeSession::Parts {
   void open_extras();
   void make_cuda_path();
   void wire();
-  void wire_output(OutputRef out, QueuePtr<Frame> frames, QueuePtr<Packet> mux_in);
+  void wire_fork(QueuePtr<Frame> frames, const std::vector<QueuePtr<Packet>>& mux_in);
+  void wire_output(OutputRef out, QueuePtr<Frame> frames, QueuePtr<Packet> mux_in,
+                   std::size_t shared, bool on_device);
+  [[nodiscard]] std::size_t shared_steps() const;
   [[nodiscard]] OutputRef output_ref(std::size_t k);  // 0: the first output
   [[nodiscard]] std::size_t outputs() const { return 1 + extras.size(); }
   void finish_outputs(TranscodeReport& r);
@@ -395,17 +415,33 @@ void TranscodeSession::Parts::wire() {
   pipeline.add_source<Packet>(std::move(demux_stage), packets);
   auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.decoded);
   add_decode(packets, frames);
-  if (extras.empty()) {
-    wire_output(output_ref(0), frames, mux_in[0]);
-    return;
-  }
-  // The fork: device frames copied once out of NVDEC's surfaces into the strategy's
-  // memory, then one handle per output (the same pixels; last_readers.hpp).
-  if (plan.nvdec) {
-    auto shared = graph->frame_queue(pipeline, "share→", plan.queues.frames);
+  if (extras.empty())
+    wire_output(output_ref(0), frames, mux_in[0], 0, plan.nvdec);
+  else
+    wire_fork(frames, mux_in);
+}
+
+// Several outputs: the steps every chain begins with run once, then the fork
+// hands each frame to every output (one handle each: the same pixels,
+// last_readers.hpp). Frames straight from NVDEC are first copied once into the
+// strategy's memory, so no output holds a decode surface.
+void TranscodeSession::Parts::wire_fork(QueuePtr<Frame> frames,
+                                        const std::vector<QueuePtr<Packet>>& mux_in) {
+  const std::size_t shared = shared_steps();
+  bool on_device = plan.nvdec;
+  if (shared > 0) {
+    auto labels = plan.labels();
+    labels.resize(shared);
+    report.notes.push_back(
+        fmt::format("outputs: {} run once, before the fork", fmt::join(labels, ",")));
+    auto [steps, cuda] = take_steps(plan, 0, shared);
+    frames = graph->add_chain(pipeline, frames, std::move(steps), cuda, plan.nvdec);
+    on_device = graph->on_device();
+  } else if (plan.nvdec) {
+    auto copied = graph->frame_queue(pipeline, "share→", plan.queues.frames);
     pipeline.add_stage<Frame, Frame>(std::make_unique<DeviceCopyStage>(*retry, streams.make()),
-                                     frames, shared);
-    frames = shared;
+                                     frames, copied);
+    frames = copied;
   }
   std::vector<FanOut<Frame>::Branch> branches;
   for (std::size_t k = 0; k < outputs(); ++k) {
@@ -418,19 +454,35 @@ void TranscodeSession::Parts::wire() {
   fan_out = fork.get();
   pipeline.add_sink<Frame>(std::move(fork), frames);
   for (std::size_t k = 0; k < outputs(); ++k)
-    wire_output(output_ref(k), branches[k].queue, mux_in[k]);
+    wire_output(output_ref(k), branches[k].queue, mux_in[k], shared, on_device);
+}
+
+// How many leading steps every output's chain has alike (label, formats, on the
+// GPU or not): the run's --vf, and more where the outputs' own chains agree.
+std::size_t TranscodeSession::Parts::shared_steps() const {
+  auto on_gpu = [](const TranscodePlan& p, std::size_t i) { return p.cuda && p.cuda->contains(i); };
+  std::size_t n = plan.chain.size();
+  for (const auto& e : extras) {
+    const auto& c = e->plan.chain;
+    std::size_t i = 0;
+    while (i < n && i < c.size() && c[i].label == plan.chain[i].label &&
+           c[i].in == plan.chain[i].in && c[i].out == plan.chain[i].out &&
+           on_gpu(e->plan, i) == on_gpu(plan, i))
+      ++i;
+    n = i;
+  }
+  return n;
 }
 
 // One output's chain, download, encoder and muxer after `frames`. With several
 // outputs its encoder and muxer fail the output alone (BranchStage, BranchSink).
+// `shared` of its steps ran before the fork, which leaves frames on the device or not.
 void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
-                                          QueuePtr<Packet> mux_in) {
+                                          QueuePtr<Packet> mux_in, std::size_t shared,
+                                          bool on_device) {
   const bool empty_chain = out.plan.chain.empty();
-  // The stages own the filters; the plan keeps each step's label and formats.
-  std::vector<ConfiguredFilter> filters;
-  for (auto& step : out.plan.chain)
-    filters.push_back({step.label, std::move(step.filter), step.in, step.out});
-  frames = out.graph.add_chain(pipeline, frames, std::move(filters), out.plan.cuda, plan.nvdec);
+  auto [filters, cuda] = take_steps(out.plan, shared, out.plan.chain.size());
+  frames = out.graph.add_chain(pipeline, frames, std::move(filters), cuda, on_device);
   // Frames end in host memory, where an encoder takes them; a decode-only
   // null run (no filter), or one asked to, leaves them on the device.
   if (!(out.plan.null_output && (empty_chain || hooks.frames_on_device)))

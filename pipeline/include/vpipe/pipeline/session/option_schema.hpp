@@ -69,7 +69,8 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::vector<std
                 std::string_view where, FrontEnd front_end);
 // Several outputs from one decode (`--output`): "PATH[:key=value…]", split at each
 // ":key=" whose key an output may set (per_output), so a path or a filter's own
-// colons stay whole. The options of that output: `top`'s, with its path and keys.
+// colons stay whole. The options of that output: `top`'s, with its path and keys
+// (its chain its own; output_list puts the run's --vf before it).
 // Throws usage_error naming the output and the key.
 [[nodiscard]] TranscodeOptions output_options(const TranscodeOptions& top, const std::string& spec);
 // --hls DIR: rendition NAME's playlist, DIR/NAME/index.m3u8 (throws usage_error
