@@ -11,7 +11,7 @@
 // holds the others back.
 //
 // A branch that fails (its disk is full, its encoder refuses) must not end the
-// others: Branch<Stage> runs a branch's stage and turns its exception into the
+// others: BranchStage / BranchSink run a branch's stage and turn its exception into the
 // branch's failure (BranchHealth); from then on the stage swallows what comes,
 // FanOut closes that branch's queue, and the other branches run to their end.
 #pragma once
