@@ -56,4 +56,18 @@ void write_hls_master(const std::string& dir, const std::vector<HlsRendition>& r
   fs::rename(staged, target);
 }
 
+void remove_hls_rendition(const std::string& playlist) noexcept {
+  std::error_code ec;
+  const fs::path dir = fs::path(playlist).parent_path();
+  fs::remove(playlist, ec);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("seg_", 0) == 0 && it->path().extension() == ".ts") {
+      std::error_code ignored;
+      fs::remove(it->path(), ignored);
+    }
+  }
+  if (fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
+}
+
 }  // namespace vpipe

@@ -17,10 +17,10 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,6 +41,24 @@ class BranchHealth {
     std::lock_guard lock(mutex_);
     return why_;
   }
+  // Runs fn (a stage's process, consume or finish) unless the branch failed;
+  // its exception fails the branch. What comes after a failure is swallowed,
+  // so upstream drains.
+  template <class Fn>
+  Flow guard(Fn&& fn) {
+    if (failed()) return Flow::kContinue;
+    try {
+      if constexpr (std::is_void_v<decltype(fn())>) {
+        fn();
+        return Flow::kContinue;
+      } else {
+        return fn();
+      }
+    } catch (const std::exception& e) {
+      fail(e.what());
+      return Flow::kContinue;
+    }
+  }
 
  private:
   std::atomic<bool> failed_{false};
@@ -57,7 +75,6 @@ class FanOut final : public Sink<T> {
   };
   explicit FanOut(std::vector<Branch> branches) : branches_(std::move(branches)) {
     for (auto& b : branches_) b.queue->add_producer();
-    blocked_ns_ = std::make_unique<std::atomic<std::int64_t>[]>(branches_.size());
     open_.assign(branches_.size(), true);
   }
   [[nodiscard]] std::string name() const override { return "fan-out"; }
@@ -69,11 +86,7 @@ class FanOut final : public Sink<T> {
         close_branch(i);  // its stages see the end and finish; the others go on
         continue;
       }
-      const auto t0 = Clock::now();
-      const bool pushed = branches_[i].queue->push(item);  // a handle: the same pixels
-      blocked_ns_[i] +=
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-      if (!pushed) close_branch(i);
+      if (!branches_[i].queue->push(item)) close_branch(i);  // a handle: the same pixels
       any = any || open_[i];
     }
     return any ? Flow::kContinue : Flow::kStop;
@@ -83,9 +96,9 @@ class FanOut final : public Sink<T> {
     for (std::size_t i = 0; i < branches_.size(); ++i)
       if (open_[i]) close_branch(i);
   }
-  // Seconds this stage waited for room in branch i's queue (any thread, after the run).
+  // Seconds this stage waited for room in branch i's queue (its own count; any thread).
   [[nodiscard]] double blocked_s(std::size_t i) const {
-    return static_cast<double>(blocked_ns_[i].load()) * 1e-9;
+    return branches_[i].queue->stats().producer_blocked_s;
   }
 
  private:
@@ -95,7 +108,6 @@ class FanOut final : public Sink<T> {
   }
   std::vector<Branch> branches_;
   std::vector<bool> open_;
-  std::unique_ptr<std::atomic<std::int64_t>[]> blocked_ns_;
 };
 
 // A stage of one branch: its exception fails the branch, not the pipeline.
@@ -109,21 +121,10 @@ class BranchStage final : public Stage<In, Out> {
   void open() override { inner_->open(); }
   void close() noexcept override { inner_->close(); }
   Flow process(In item, Output<Out>& out) override {
-    if (health_->failed()) return Flow::kContinue;  // swallowed: upstream drains
-    try {
-      return inner_->process(std::move(item), out);
-    } catch (const std::exception& e) {
-      health_->fail(e.what());
-      return Flow::kContinue;
-    }
+    return health_->guard([&] { return inner_->process(std::move(item), out); });
   }
   void finish(Output<Out>& out) override {
-    if (health_->failed()) return;
-    try {
-      inner_->finish(out);
-    } catch (const std::exception& e) {
-      health_->fail(e.what());
-    }
+    (void)health_->guard([&] { inner_->finish(out); });
   }
 
  private:
@@ -142,21 +143,10 @@ class BranchSink final : public Sink<In> {
   void open() override { inner_->open(); }
   void close() noexcept override { inner_->close(); }
   Flow consume(In item) override {
-    if (health_->failed()) return Flow::kContinue;
-    try {
-      return inner_->consume(std::move(item));
-    } catch (const std::exception& e) {
-      health_->fail(e.what());
-      return Flow::kContinue;
-    }
+    return health_->guard([&] { return inner_->consume(std::move(item)); });
   }
   void finish() override {
-    if (health_->failed()) return;
-    try {
-      inner_->finish();
-    } catch (const std::exception& e) {
-      health_->fail(e.what());
-    }
+    (void)health_->guard([&] { inner_->finish(); });
   }
 
  private:

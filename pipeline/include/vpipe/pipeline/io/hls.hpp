@@ -26,4 +26,9 @@ struct HlsBandwidth {
 // in their order, each by its path relative to DIR.
 void write_hls_master(const std::string& dir, const std::vector<HlsRendition>& renditions);
 
+// A failed rendition (its encoder or disk failed mid-run): its playlist and the
+// segments the muxer named (seg_NNNNN.ts) removed, and its folder if empty then.
+// Nothing else in the folder is touched. Never throws.
+void remove_hls_rendition(const std::string& playlist) noexcept;
+
 }  // namespace vpipe
