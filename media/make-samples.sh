@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make-samples.sh: generate vpipe's sample clips with the ffmpeg command-line tool.
 #
-#   media/make-samples.sh [OUT_DIR] [--size WxH] [--seconds S] [--codec h264|hevc] [--name NAME]
+#   media/make-samples.sh [OUT_DIR] [--size WxH] [--seconds S] [--codec h264|hevc|hevc10]
+#                         [--preset P] [--name NAME]
 #
 # The content is detailed and moving (Conway's life over drifting colour
 # gradients, a rotating test-card inset sweeping across, light temporal grain),
@@ -12,14 +13,15 @@
 # Needs: ffmpeg (apt-get install --no-install-recommends ffmpeg).
 set -euo pipefail
 out_dir=$(dirname "$0")
-size=1280x720 seconds=5 codec=h264 name=
+size=1280x720 seconds=5 codec=h264 name= preset=
 while (($#)); do
   case $1 in
     --size) size=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --codec) codec=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --preset) preset=$2; shift 2 ;;  # the encoder's (default: slow for H.264, medium for HEVC)
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) out_dir=$1; shift ;;
   esac
 done
@@ -27,8 +29,9 @@ command -v ffmpeg >/dev/null || { echo "make-samples: ffmpeg is missing (apt-get
 w=${size%x*} h=${size#*x}
 inset_w=$((w / 4 / 2 * 2)) inset_h=$((h / 4 / 2 * 2))
 case $codec in
-  h264) venc=(-c:v libx264 -preset slow -crf 30 -pix_fmt yuv420p) ;;
-  hevc) venc=(-c:v libx265 -preset medium -crf 28 -pix_fmt yuv420p -tag:v hvc1) ;;
+  h264) venc=(-c:v libx264 -preset "${preset:-slow}" -crf 30 -pix_fmt yuv420p) ;;
+  hevc) venc=(-c:v libx265 -preset "${preset:-medium}" -crf 28 -pix_fmt yuv420p -tag:v hvc1) ;;
+  hevc10) venc=(-c:v libx265 -preset "${preset:-medium}" -crf 28 -pix_fmt yuv420p10le -tag:v hvc1) ;;
   *) echo "make-samples: unknown codec $codec" >&2; exit 2 ;;
 esac
 name=${name:-sample-${h}p$([[ $codec == h264 ]] || echo "-$codec").mp4}

@@ -58,6 +58,11 @@ TranscodeOptions pipeline_options(const DecodeBenchOptions& b) {
   return o;
 }
 
+// --decode-sessions K as the tables and the JSON give it: a number, or "auto".
+nlohmann::json sessions_json(int k) {
+  return k == TranscodeOptions::kAutoSessions ? nlohmann::json("auto") : nlohmann::json(k);
+}
+
 struct ProbeTable {
   nlohmann::json rows = nlohmann::json::array();
   std::map<int, double> steady_by_sessions;
@@ -70,10 +75,12 @@ ProbeTable probe_rows(const DecodeBenchOptions& b, bool gpu) {
       "## Raw decode probe ({}; packets from memory, no filters)\n\n"
       "| sessions | frames | steady fps | whole fps | slowest session fps | errors | "
       "NVDEC load mean / max % |\n|---|---|---|---|---|---|---|\n",
-      b.decode);
+      b.raw ? "NVCUVID directly: NVIDIA's parser and decoder, each frame mapped and unmapped"
+            : b.decode + " through FFmpeg");
   for (const int k : b.sessions) {
     DecoderLoadSampler sampler(current_device(gpu));
-    const auto r = probe_decode({b.input, k, from_name<Decode>(b.decode, "decode"), b.loop, 0});
+    const auto r =
+        probe_decode({b.input, k, from_name<Decode>(b.decode, "decode"), b.loop, 0, b.raw});
     const DecoderLoad load = sampler.stop();
     const double slowest =
         r.session_fps.empty() ? 0 : *std::min_element(r.session_fps.begin(), r.session_fps.end());
@@ -159,11 +166,12 @@ nlohmann::json segment_rows(const DecodeBenchOptions& b, bool gpu) {
     std::string note;
     for (const auto& n : r.notes)
       if (n.rfind("decode: ", 0) == 0) note = n.substr(8);
-    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.2f} / {:.2f} | {} | {} | {} |\n", k,
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.2f} / {:.2f} | {} | {} | {} |\n",
+               k == TranscodeOptions::kAutoSessions ? std::string("auto") : std::to_string(k),
                r.video_packets_written, r.steady_fps, r.fps, whole_ratio, steady_ratio,
                same ? "yes" : "NO", note.empty() ? "one decoder" : note, load_cell(load));
     std::fflush(stdout);
-    rows.push_back({{"decode_sessions", k},
+    rows.push_back({{"decode_sessions", sessions_json(k)},
                     {"frames", r.video_packets_written},
                     {"steady_fps", r.steady_fps},
                     {"fps", r.fps},
@@ -201,14 +209,14 @@ nlohmann::json encode_rows(const DecodeBenchOptions& b, const nlohmann::json& no
     std::filesystem::remove(tmp, ec);
     double decode = 0;
     for (const auto& row : no_encoder)
-      if (row["decode_sessions"] == k) decode = row["fps"].get<double>();
+      if (row["decode_sessions"] == sessions_json(k)) decode = row["fps"].get<double>();
     const bool encoder_bound = decode <= 0 || alone < decode;
     const double bound = encoder_bound ? alone : decode;
     fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.0f} | {} ({:.0f} fps) | {:.2f} |\n", k,
                r.video_packets_written, r.fps, r.steady_fps, decode,
                encoder_bound ? "the encoder" : "decode + filters", bound, r.fps / bound);
     std::fflush(stdout);
-    rows.push_back({{"decode_sessions", k},
+    rows.push_back({{"decode_sessions", sessions_json(k)},
                     {"frames", r.video_packets_written},
                     {"fps", r.fps},
                     {"steady_fps", r.steady_fps},
@@ -273,6 +281,7 @@ int run_decode_bench(const DecodeBenchOptions& options) {
                       nlohmann::json{{"input", b.input},
                                      {"loop", b.loop},
                                      {"decode", b.decode},
+                                     {"raw_probe", b.raw ? "nvcuvid" : "ffmpeg"},
                                      {"filters", b.filters},
                                      {"mem", b.mem},
                                      {"probe", probe.rows},

@@ -13,7 +13,8 @@ struct DecodeBenchOptions {
   std::string input;
   std::vector<int> sessions{1, 2, 4, 7, 14};  // raw probe
   std::vector<int> streams{1, 7, 14, 28};     // vpipe transcode --streams N → null
-  std::vector<int> segments{1, 2, 4, 7};      // one file, --decode-sessions K → null
+  std::vector<int> segments{1, 2, 4, 7};      // one file, --decode-sessions K → null (0: auto)
+  bool raw = false;  // the probe through NVCUVID directly, not FFmpeg's NVDEC (decode_probe.hpp)
   std::string filters = "resize=1280x720";
   std::string decode = "nvdec";  // nvdec | cpu
   std::string mem = "pool";

@@ -24,10 +24,15 @@ class BenchDecodeCommand final : public BenchCommand<bench::DecodeBenchOptions> 
         ->check(CLI::Range(1, 256))
         ->delimiter(',')
         ->capture_default_str();
-    app_->add_option("--segments", o_.segments, "one file: transcode --decode-sessions K to null")
-        ->check(CLI::Range(1, 64))
+    app_->add_option("--segments", o_.segments,
+                     "one file: transcode --decode-sessions K to null (K a number or auto)")
+        ->transform(CLI::Transformer({{"auto", "0"}}))
+        ->check(CLI::Range(0, 64))
         ->delimiter(',')
         ->capture_default_str();
+    app_->add_flag("--raw", o_.raw,
+                   "the probe through NVCUVID directly (NVIDIA's parser and decoder per session, "
+                   "each frame mapped and unmapped), not FFmpeg's NVDEC: the engines' own ceiling");
     app_->add_option("--vf", o_.filters, "the pipelines' filter chain")->capture_default_str();
     app_->add_option("--decode", o_.decode, "nvdec, or cpu (libavcodec; runs without a GPU)")
         ->check(CLI::IsMember({"cpu", "nvdec"}))

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -337,38 +338,97 @@ TEST_F(SegmentDecode, EncodeSegmentsWritesOneStreamWithEveryFrame) {
 // ran slower than 4): with one segment in flight per session the window is
 // always full, and a session still restarts only for the first segment and at
 // the end of the input.
-TEST_F(SegmentDecode, AFullWindowDoesNotRestartTheSessionHoldingTheHead) {
-  const auto path = clip("window.mp4", "-c:v libx264 -g 6 -bf 2");  // 15 GOPs
-  const Seen one = decode_all(path, 1);
+namespace {
+
+struct StageRun {
+  std::vector<std::int64_t> pts;
+  vpipe::SegmentDecodeStats stats;
+};
+
+// Every video packet of `path` through a SegmentDecodeStage of CPU sessions.
+StageRun run_stage(const std::string& path, int sessions, int per_session,
+                   std::unique_ptr<vpipe::SessionGovernor> governor = nullptr) {
   auto input = vpipe::open_input(path);
   const int v = av_find_best_stream(input.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   AVStream* video = input->streams[v];
   vpipe::TranscodeOptions o;
   o.input = path;
   vpipe::MediaCounters counters;
-  constexpr int kSessions = 3;
   vpipe::SegmentDecodeStage stage(
-      kSessions,
+      sessions,
       [&] {
         return vpipe::DecoderSession{nullptr, vpipe::open_decoder(video, o)};
       },
-      video->time_base, std::nullopt, counters, 600, /*per_session=*/1);
-  vpipe::BoundedQueue<vpipe::Frame> frames(1000);
+      video->time_base, std::nullopt, counters, 600, per_session, std::move(governor));
+  vpipe::BoundedQueue<vpipe::Frame> frames(100000);
   vpipe::Output<vpipe::Frame> out(&frames);
   for (auto pkt = vpipe::make_av_packet(); av_read_frame(input.get(), pkt.get()) >= 0;
-       pkt = vpipe::make_av_packet()) {
-    if (pkt->stream_index == v) {
-      ASSERT_EQ(stage.process({std::move(pkt)}, out), vpipe::Flow::kContinue);
-    }
-  }
+       pkt = vpipe::make_av_packet())
+    if (pkt->stream_index == v)
+      EXPECT_EQ(stage.process({std::move(pkt)}, out), vpipe::Flow::kContinue);
   stage.finish(out);
-  std::vector<std::int64_t> pts;
-  while (auto f = frames.pop()) pts.push_back(f->pts);  // no producer: never blocks
-  ASSERT_EQ(pts.size(), one.frames.size());
-  for (std::size_t i = 0; i < pts.size(); ++i) EXPECT_EQ(pts[i], one.frames[i].first) << i;
-  const auto st = stage.stats();
-  EXPECT_EQ(st.segments, 15);
-  EXPECT_LE(st.restarts, kSessions + 1) << "restarts over " << st.segments << " segments";
+  StageRun run;
+  while (auto f = frames.pop()) run.pts.push_back(f->pts);  // no producer: never blocks
+  run.stats = stage.stats();
+  return run;
+}
+
+}  // namespace
+
+TEST_F(SegmentDecode, AFullWindowDoesNotRestartTheSessionHoldingTheHead) {
+  const auto path = clip("window.mp4", "-c:v libx264 -g 6 -bf 2");  // 15 GOPs
+  const Seen one = decode_all(path, 1);
+  constexpr int kSessions = 3;
+  const StageRun run = run_stage(path, kSessions, /*per_session=*/1);
+  ASSERT_EQ(run.pts.size(), one.frames.size());
+  for (std::size_t i = 0; i < run.pts.size(); ++i) EXPECT_EQ(run.pts[i], one.frames[i].first) << i;
+  EXPECT_EQ(run.stats.segments, 15);
+  EXPECT_LE(run.stats.restarts, kSessions + 1)
+      << "restarts over " << run.stats.segments << " segments";
+}
+
+namespace {
+
+// A governor that answers `sessions` and records what the stage told it.
+struct FakeGovernor final : vpipe::SessionGovernor {
+  FakeGovernor(int sessions, std::vector<std::string>& calls) : sessions(sessions), calls(calls) {}
+  void mark() override { calls.push_back("mark"); }
+  vpipe::AutoSessions decide(double fps) override {
+    calls.push_back(fps > 0 ? "decide" : "decide without a rate");
+    return {sessions, "the test says so"};
+  }
+  int sessions;
+  std::vector<std::string>& calls;
+};
+
+}  // namespace
+
+// --decode-sessions auto, step 2: one session decodes while the governor
+// measures; then one session inline (as --decode-sessions 1) or more workers.
+// Either way the frames are exactly one decoder's.
+TEST_F(SegmentDecode, AutoMeasuresWithOneSessionThenKeepsOneOrWidens) {
+  const auto path = (dir_ / "long.mp4").string();
+  const std::string cmd = "ffmpeg -nostdin -v error -y -stream_loop 3 -i " + kSample +
+                          " -an -vf scale=320:180 -c:v libx264 -g 12 -bf 2 " + path;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;  // 20 s: 50 GOPs or more, 600 frames
+  const Seen one = decode_all(path, 1);
+  std::map<int, std::int64_t> segments;
+  for (const int decided : {1, 3}) {
+    std::vector<std::string> calls;
+    const StageRun run = run_stage(path, 4, vpipe::kSegmentsPerSession,
+                                   std::make_unique<FakeGovernor>(decided, calls));
+    ASSERT_EQ(run.pts.size(), one.frames.size()) << decided;
+    for (std::size_t i = 0; i < run.pts.size(); ++i)
+      ASSERT_EQ(run.pts[i], one.frames[i].first) << decided << ": frame " << i;
+    EXPECT_EQ(calls, (std::vector<std::string>{"mark", "decide"})) << decided;
+    EXPECT_EQ(run.stats.sessions, decided);
+    EXPECT_EQ(run.stats.measured, std::to_string(decided) + " (the test says so)");
+    EXPECT_TRUE(run.stats.fell_back.empty()) << "a choice, not a fallback: " << run.stats.fell_back;
+    segments[decided] = run.stats.segments;
+  }
+  // One: the segments before the decision, then one session inline; three: segments to the end.
+  EXPECT_LE(segments[1], 20);
+  EXPECT_GE(segments[3], 50);
 }
 
 // --decode-sessions auto: one session for the CPU decoder (libavcodec threads

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
@@ -410,16 +414,85 @@ TEST(AutoDecodeSessions, PicksByDecoderCodecLoadAndTheMemoryASessionHolds) {
   EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).sessions, 1);
   in.memory_bytes = 100000 * MiB;
   ASSERT_EQ(vpipe::auto_decode_sessions(in, 4).sessions, 4);
-  in.software_encoder = "ffv1";  // the encoder-bound run auto slowed at a5d5cd7 (issue #45)
-  pick = vpipe::auto_decode_sessions(in, 4);
-  EXPECT_EQ(pick.sessions, 1);
-  EXPECT_NE(pick.why.find("ffv1 encodes on the CPU"), std::string::npos) << pick.why;
-  in.software_encoder.clear();
   in.live = true;
   EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).sessions, 1) << "live: latency";
   in.live = false;
   in.nvdec = false;
   EXPECT_EQ(vpipe::auto_decode_sessions(in, 4).why, "the CPU decoder threads one session");
+}
+
+namespace vpipe::test {
+extern const char* const kBuiltinSourceDir;  // paths.cpp
+}
+
+namespace {
+
+// The rates auto's second step measures, from a report's stages: the decoder's
+// items over its busy seconds, and the slowest other stage's (the demuxer and
+// the stages `left_out` aside).
+vpipe::MeasuredRates rates_of(const nlohmann::json& report, const std::set<std::string>& left_out) {
+  vpipe::MeasuredRates r;
+  for (const auto& st : report.at("stages")) {
+    const std::string name = st.at("name");
+    const double fps = st.at("items_in").get<double>() / st.at("busy_s").get<double>();
+    if (name == "decode") {
+      r.decode_fps = fps;
+    } else if (name != "demux" && !left_out.count(name) &&
+               (r.downstream_fps == 0 || fps < r.downstream_fps)) {
+      r.downstream_fps = fps;
+      r.slowest = name;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+// --decode-sessions auto, step 2, on stage rates recorded on the H200: issue
+// #45's encoder-bound run (one session, 1080p H.264 → 640x360 → ffv1, whose
+// auto took 4 sessions and ran slower with 15x the latency at a5d5cd7).
+TEST(AutoDecodeSessions, MeasuredRatesChooseMoreSessionsOnlyWhenDecodeIsTheBound) {
+  const char* env = std::getenv("VPIPE_SOURCE_DIR");
+  const auto path = std::string(env ? env : vpipe::test::kBuiltinSourceDir) +
+                    "/docs/results/decode-encoder-bound-h200-2026-12-03-7068825/1-1.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const auto report = nlohmann::json::parse(in);
+  auto r = rates_of(report, {});
+  ASSERT_GT(r.decode_fps, 1000) << "one NVDEC session decoded 1,504 packets in 1.23 s";
+  ASSERT_EQ(r.slowest, "encode");
+  auto pick = vpipe::sessions_from_rates(r, 7);
+  EXPECT_EQ(pick.sessions, 1) << pick.why;
+  EXPECT_NE(pick.why.find("encode takes 85"), std::string::npos) << pick.why;
+  EXPECT_NE(pick.why.find("bound downstream"), std::string::npos) << pick.why;
+
+  // The same stages to a null output: the resize (1,500 frames in 0.28 s) is
+  // the slowest, ~4.4x one session's decode: five sessions keep it fed.
+  r = rates_of(report, {"encode", "mux"});
+  ASSERT_EQ(r.slowest, "cuda:resize=640x360");
+  pick = vpipe::sessions_from_rates(r, 7);
+  EXPECT_EQ(pick.sessions, static_cast<int>(std::ceil(r.downstream_fps / r.decode_fps)));
+  EXPECT_GE(pick.sessions, 4);
+  EXPECT_LE(pick.sessions, 5);
+  EXPECT_NE(pick.why.find("decode is the bound"), std::string::npos) << pick.why;
+  EXPECT_EQ(vpipe::sessions_from_rates(r, 2).sessions, 2) << "the first step's most holds";
+
+  // A CPU encoder that keeps up, with every core's thread: a session would take one.
+  r.encoder_threads = 16;
+  r.cores = 16;
+  pick = vpipe::sessions_from_rates(r, 7);
+  EXPECT_EQ(pick.sessions, 1);
+  EXPECT_NE(pick.why.find("16 threads leave 1 of 16 cores"), std::string::npos) << pick.why;
+  r.encoder_threads = 12;
+  EXPECT_EQ(vpipe::sessions_from_rates(r, 7).sessions, 4);
+
+  // The headroom: downstream must outrun one session by kSessionHeadroom.
+  vpipe::MeasuredRates edge{1000, 1000 * vpipe::kSessionHeadroom * 0.99, "cuda:blur", 0, 16};
+  EXPECT_EQ(vpipe::sessions_from_rates(edge, 7).sessions, 1);
+  edge.downstream_fps = 1000 * vpipe::kSessionHeadroom * 1.01;
+  EXPECT_EQ(vpipe::sessions_from_rates(edge, 7).sessions, 2);
+  edge.downstream_fps = 0;  // the input ended before anything after the decoder was timed
+  EXPECT_EQ(vpipe::sessions_from_rates(edge, 7).sessions, 1);
 }
 
 // A 10-bit input keeps 10 bits without a chain; a chain narrows it, and says so.

@@ -1,8 +1,11 @@
 #include "vpipe/pipeline/parallel/segment_decode.hpp"
 
+#include "vpipe/pipeline/graph/pipeline.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -67,14 +70,17 @@ void decode_packet(DecoderSession& s, const AVPacket* pkt, std::int64_t& errors,
 
 SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                                        std::optional<std::int64_t> limit, MediaCounters& counters,
-                                       std::size_t max_segment, int per_session)
+                                       std::size_t max_segment, int per_session,
+                                       std::unique_ptr<SessionGovernor> governor)
     : sessions_(std::max(1, sessions)),
       make_session_(std::move(make_session)),
       time_base_(time_base),
       limit_(limit),
       counters_(counters),
       max_segment_(max_segment),
-      per_session_(std::max(1, per_session)) {
+      per_session_(std::max(1, per_session)),
+      governor_(std::move(governor)),
+      active_(governor_ ? 1 : sessions_) {
   int device = 0;  // the workers decode on the device their creator had current (see Pipeline::run)
   if (cudaGetDevice(&device) != cudaSuccess) device = 0;
   for (int w = 0; w < sessions_; ++w)
@@ -100,12 +106,12 @@ SegmentDecodeStage::~SegmentDecodeStage() {
 // the next segment it sends pushes the head's last pictures out. Draining
 // would make FFmpeg set the decoder up again (a restart) and stall every
 // session behind the head. Returns false when stopped with nothing left.
-bool SegmentDecodeStage::next_step(Worker& w, Segment& seg, bool& have,
+bool SegmentDecodeStage::next_step(int index, Worker& w, Segment& seg, bool& have,
                                    std::unique_lock<std::mutex>& lock) {
   for (;;) {
     const bool head = std::any_of(w.pending.begin(), w.pending.end(),
                                   [&](const Pending& p) { return p.seg.seq == next_emit_; });
-    if (!todo_.empty() && (todo_.front().seq <= next_emit_ + window() || head)) {
+    if (index < active_ && !todo_.empty() && (todo_.front().seq <= next_emit_ + window() || head)) {
       seg = std::move(todo_.front());
       todo_.pop_front();
       have = true;
@@ -129,13 +135,24 @@ void SegmentDecodeStage::work(int worker) {
     bool have = false;
     {
       std::unique_lock lock(m_);
-      if (!next_step(w, seg, have, lock)) return;  // stopped, nothing left
+      if (!next_step(worker, w, seg, have, lock)) return;  // stopped, nothing left
     }
     try {
+      const auto t0 = Clock::now();
+      const bool first = !w.session;
       if (!w.session) w.session.emplace(make_session_());
       if (have) {
         spdlog::debug("decode: worker {} takes segment {}", worker, seg.seq);
+        const std::size_t frames = seg.packets.size();
         decode_into(w, std::move(seg));
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        std::lock_guard lock(m_);  // one session's rate, for auto (govern)
+        probe_frames_ += static_cast<std::int64_t>(frames);
+        probe_decode_s_ += s;
+        if (first && first_frames_ < 0) {
+          first_frames_ = static_cast<std::int64_t>(frames);
+          first_s_ = s;
+        }
       } else {
         drain(w);  // the output waits for a segment still in this decoder
       }
@@ -398,16 +415,51 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
   current_.push_back(std::move(packet.pkt));
   if (current_.size() > max_segment_)
     return take_over(fmt::format("no keyframe for {} packets", max_segment_), out);
-  return emit_ready(out, false);
+  return emit_ready(out, false) == Flow::kStop ? Flow::kStop : govern(out);
+}
+
+// --decode-sessions auto, step 2 (see the header): the governor's span starts
+// at the kMarkFrames-th frame out and ends kDecideFrames - kMarkFrames frames
+// later; then more workers take segments, or one session decodes the rest
+// inline, exactly as --decode-sessions 1 would.
+Flow SegmentDecodeStage::govern(Output<Frame>& out) {
+  if (!governor_ || inline_) return Flow::kContinue;
+  if (marked_at_ < 0) {
+    if (next_index_ >= kMarkFrames) {
+      governor_->mark();
+      marked_at_ = next_index_;
+    }
+    return Flow::kContinue;
+  }
+  if (next_index_ < marked_at_ + (kDecideFrames - kMarkFrames)) return Flow::kContinue;
+  double fps = 0;
+  {
+    std::lock_guard lock(m_);  // without the first segment (making its decoder) where there is more
+    const bool more = probe_frames_ > first_frames_ && probe_decode_s_ > first_s_;
+    const auto frames = more ? probe_frames_ - first_frames_ : probe_frames_;
+    const double s = more ? probe_decode_s_ - first_s_ : probe_decode_s_;
+    fps = s > 0 ? static_cast<double>(frames) / s : 0;
+  }
+  const AutoSessions pick = governor_->decide(fps);
+  governor_.reset();
+  const int n = std::clamp(pick.sessions, 1, sessions_);
+  spdlog::info("decode: decode_sessions auto: {} ({})", n, pick.why);
+  {
+    std::lock_guard lock(m_);
+    stats_.measured = fmt::format("{} ({})", n, pick.why);
+    active_ = n;
+  }
+  cv_.notify_all();
+  return n > 1 ? Flow::kContinue : take_over(pick.why, out, false);
 }
 
 // The segments so far are finished and emitted; one session decodes the rest,
 // starting with the packets of the segment being gathered.
-Flow SegmentDecodeStage::take_over(const std::string& why, Output<Frame>& out) {
+Flow SegmentDecodeStage::take_over(const std::string& why, Output<Frame>& out, bool fallback) {
   spdlog::info("decode: {}: one decoder session from here", why);
   end_of_segments();
   if (emit_ready(out, true) == Flow::kStop) return Flow::kStop;
-  {
+  if (fallback) {
     std::lock_guard lock(m_);
     stats_.fell_back = why;
   }
@@ -439,17 +491,14 @@ void SegmentDecodeStage::end_of_segments() {
 
 SegmentDecodeStats SegmentDecodeStage::stats() const {
   std::lock_guard lock(m_);
-  return stats_;
+  SegmentDecodeStats s = stats_;
+  s.sessions = active_;
+  return s;
 }
 
 AutoSessions auto_decode_sessions(const AutoSessionsInput& in, int most) {
   if (!in.nvdec) return {1, "the CPU decoder threads one session"};
   if (in.live) return {1, "a live run: segments would hold frames and add their span to latency"};
-  if (!in.software_encoder.empty())
-    return {1, fmt::format("{} encodes on the CPU: it bounds the run, not NVDEC, and more "
-                           "sessions would take its CPU and add latency (--decode-sessions N "
-                           "insists)",
-                           in.software_encoder)};
   if (in.codec != AV_CODEC_ID_H264 && in.codec != AV_CODEC_ID_HEVC &&
       in.codec != AV_CODEC_ID_MPEG2VIDEO)
     return {1, fmt::format("{}: segment decode is tested on H.264, HEVC and MPEG-2 only",
@@ -470,6 +519,70 @@ AutoSessions auto_decode_sessions(const AutoSessionsInput& in, int most) {
   return {sessions, sessions < most ? fmt::format("{}; {} sessions' segments fit in half of {} MB",
                                                   load, sessions, *in.memory_bytes >> 20)
                                     : load};
+}
+
+AutoSessions sessions_from_rates(const MeasuredRates& r, int most) {
+  if (r.decode_fps <= 0 || r.downstream_fps <= 0)
+    return {1, "nothing measured over the first frames: one session"};
+  const std::string rates = fmt::format(
+      "one session decodes {:.0f} fps, {} takes {:.0f}", r.decode_fps,
+      r.slowest.empty() ? std::string("the slowest stage after it") : r.slowest, r.downstream_fps);
+  if (r.downstream_fps < r.decode_fps * kSessionHeadroom)
+    return {1, rates + ": bound downstream, more sessions would only hold frames"};
+  const int wanted = static_cast<int>(std::ceil(r.downstream_fps / r.decode_fps));
+  int sessions = std::clamp(wanted, 1, std::max(1, most));
+  std::string why = fmt::format("{}: decode is the bound", rates);
+  if (r.encoder_threads > 0) {  // each session's thread would take a core from the encoder
+    const int spare = std::max(1, r.cores - r.encoder_threads);
+    if (spare < sessions)
+      why += fmt::format("; the CPU encoder's {} threads leave {} of {} cores", r.encoder_threads,
+                         spare, r.cores);
+    sessions = std::min(sessions, spare);
+  }
+  return {sessions, why};
+}
+
+namespace {
+
+class PipelineGovernor final : public SessionGovernor {
+ public:
+  PipelineGovernor(const Pipeline& pipeline, int encoder_threads, int most)
+      : pipeline_(pipeline), encoder_threads_(encoder_threads), most_(most) {}
+  void mark() override { before_ = pipeline_.stage_stats(); }
+  AutoSessions decide(double one_session_fps) override {
+    MeasuredRates r;
+    r.decode_fps = one_session_fps;
+    r.encoder_threads = encoder_threads_;
+    r.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (const auto& now : pipeline_.stage_stats()) {
+      if (now.name == "demux" || now.name.rfind("decode", 0) == 0) continue;
+      const auto was = std::find_if(before_.begin(), before_.end(),
+                                    [&](const StageStats& b) { return b.name == now.name; });
+      const double items = static_cast<double>(now.items_in) -
+                           (was != before_.end() ? static_cast<double>(was->items_in) : 0);
+      const double busy = now.busy_s - (was != before_.end() ? was->busy_s : 0);
+      if (items < 10) continue;  // not on the frames' path, or not reached yet
+      const double fps = busy > 0 ? items / busy : 1e9;
+      if (r.downstream_fps == 0 || fps < r.downstream_fps) {
+        r.downstream_fps = fps;
+        r.slowest = now.name;
+      }
+    }
+    return sessions_from_rates(r, most_);
+  }
+
+ private:
+  const Pipeline& pipeline_;
+  int encoder_threads_;
+  int most_;
+  std::vector<StageStats> before_;
+};
+
+}  // namespace
+
+std::unique_ptr<SessionGovernor> make_pipeline_governor(const Pipeline& pipeline,
+                                                        int encoder_threads, int most) {
+  return std::make_unique<PipelineGovernor>(pipeline, encoder_threads, most);
 }
 
 }  // namespace vpipe

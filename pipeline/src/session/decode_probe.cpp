@@ -1,5 +1,7 @@
 #include "vpipe/pipeline/session/decode_probe.hpp"
 
+#include "probe_sessions.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -17,18 +19,10 @@
 
 namespace vpipe {
 
-namespace {
+namespace probe {
 
-using ProbeClock = std::chrono::steady_clock;
-
-struct Packets {
-  UniqueDemuxContext input;
-  AVStream* video = nullptr;
-  std::vector<UniqueAVPacket> packets;
-};
-
-Packets read_video_packets(const std::string& path) {
-  Packets p;
+VideoPackets read_video_packets(const std::string& path) {
+  VideoPackets p;
   try {
     p.input = open_input(path);
   } catch (const ffmpeg_error& e) {
@@ -46,35 +40,7 @@ Packets read_video_packets(const std::string& path) {
   return p;
 }
 
-// One session's run: its frames and the clock at its first, warm and last frame.
-struct SessionRun {
-  std::int64_t frames = 0, errors = 0;
-  ProbeClock::time_point warm, last;
-  std::string failure;
-};
-
-void decode_all(DecoderSession& s, const std::vector<UniqueAVPacket>& packets, int loop,
-                SessionRun& run) {
-  const auto count = [&](UniqueAVFrame frame) {  // the frame goes: counted, not kept
-    if (s.nvdec && frame->format != AV_PIX_FMT_CUDA)
-      throw std::runtime_error(fmt::format("NVDEC was refused: {}", s.nvdec->refusal()));
-    run.last = ProbeClock::now();
-    if (++run.frames == DecodeProbeResult::kWarmUpFrames) run.warm = run.last;
-  };
-  for (int l = 0; l < loop; ++l)
-    for (const auto& p : packets) decode_packet(s, p.get(), run.errors, count);
-  decode_packet(s, nullptr, run.errors, count);
-  if (s.nvdec) VPIPE_CUDA_TRY(cudaStreamSynchronize(s.nvdec->stream()));
-  run.last = ProbeClock::now();
-}
-
-// What the sessions use, declared in the order they must die: the decoders
-// (their frames hold pool buffers) before the streams and the strategy.
-struct ProbeParts {
-  std::optional<MemoryStrategy> strategy;
-  StreamSet streams;
-  std::vector<DecoderSession> sessions;
-};
+namespace {
 
 DecodeProbeResult summarize(const std::vector<SessionRun>& runs, ProbeClock::time_point start) {
   DecodeProbeResult r;
@@ -97,6 +63,57 @@ DecodeProbeResult summarize(const std::vector<SessionRun>& runs, ProbeClock::tim
 
 }  // namespace
 
+DecodeProbeResult run_together(const std::string& input, std::size_t count, int device,
+                               const std::function<void(std::size_t, SessionRun&)>& body) {
+  std::vector<SessionRun> runs(count);
+  std::latch ready(static_cast<std::ptrdiff_t>(count) + 1);
+  std::vector<std::jthread> threads;
+  for (std::size_t k = 0; k < count; ++k)
+    threads.emplace_back([&, k] {
+      if (device >= 0) (void)cudaSetDevice(device);
+      ready.arrive_and_wait();
+      try {
+        body(k, runs[k]);
+      } catch (const std::exception& e) {
+        runs[k].failure = e.what();
+      }
+    });
+  const auto start = ProbeClock::now();
+  ready.arrive_and_wait();
+  threads.clear();  // joins
+  for (const auto& run : runs)
+    if (!run.failure.empty()) throw input_error(fmt::format("{}: {}", input, run.failure));
+  return summarize(runs, start);
+}
+
+}  // namespace probe
+
+namespace {
+
+void decode_all(DecoderSession& s, const std::vector<UniqueAVPacket>& packets, int loop,
+                probe::SessionRun& run) {
+  const auto count = [&](UniqueAVFrame frame) {
+    if (s.nvdec && frame->format != AV_PIX_FMT_CUDA)
+      throw std::runtime_error(fmt::format("NVDEC was refused: {}", s.nvdec->refusal()));
+    run.count_frame();
+  };
+  for (int l = 0; l < loop; ++l)
+    for (const auto& p : packets) decode_packet(s, p.get(), run.errors, count);
+  decode_packet(s, nullptr, run.errors, count);
+  if (s.nvdec) VPIPE_CUDA_TRY(cudaStreamSynchronize(s.nvdec->stream()));
+  run.last = probe::ProbeClock::now();
+}
+
+// What the sessions use, declared in the order they must die: the decoders
+// (their frames hold pool buffers) before the streams and the strategy.
+struct ProbeParts {
+  std::optional<MemoryStrategy> strategy;
+  StreamSet streams;
+  std::vector<DecoderSession> sessions;
+};
+
+}  // namespace
+
 nlohmann::json DecodeProbeResult::to_json() const {
   return {{"sessions", sessions},      {"frames", frames}, {"errors", errors},
           {"wall_s", wall_s},          {"fps", fps},       {"steady_fps", steady_fps},
@@ -104,7 +121,8 @@ nlohmann::json DecodeProbeResult::to_json() const {
 }
 
 DecodeProbeResult probe_decode(const DecodeProbeOptions& options) {
-  Packets in = read_video_packets(options.input);
+  if (options.raw) return probe_decode_nvcuvid(options);
+  probe::VideoPackets in = probe::read_video_packets(options.input);
   TranscodeOptions o;
   o.input = options.input;
   o.decode_threads = options.decode_threads;
@@ -124,27 +142,12 @@ DecodeProbeResult probe_decode(const DecodeProbeOptions& options) {
     }
     parts.sessions.push_back(std::move(s));
   }
-  std::vector<SessionRun> runs(parts.sessions.size());
-  std::latch ready(static_cast<std::ptrdiff_t>(runs.size()) + 1);
-  int device = 0;
+  int device = -1;
   if (nvdec) VPIPE_CUDA_TRY(cudaGetDevice(&device));
-  std::vector<std::jthread> threads;
-  for (std::size_t k = 0; k < runs.size(); ++k)
-    threads.emplace_back([&, k] {
-      if (nvdec) (void)cudaSetDevice(device);
-      ready.arrive_and_wait();
-      try {
-        decode_all(parts.sessions[k], in.packets, std::max(1, options.loop), runs[k]);
-      } catch (const std::exception& e) {
-        runs[k].failure = e.what();
-      }
-    });
-  const auto start = ProbeClock::now();
-  ready.arrive_and_wait();
-  threads.clear();  // joins
-  for (const auto& run : runs)
-    if (!run.failure.empty()) throw input_error(fmt::format("{}: {}", options.input, run.failure));
-  return summarize(runs, start);
+  return probe::run_together(
+      options.input, parts.sessions.size(), device, [&](std::size_t k, probe::SessionRun& run) {
+        decode_all(parts.sessions[k], in.packets, std::max(1, options.loop), run);
+      });
 }
 
 }  // namespace vpipe

@@ -119,6 +119,7 @@ std::pair<std::vector<ConfiguredFilter>, std::optional<CudaSegment>> take_steps(
                                                                                 std::size_t from,
                                                                                 std::size_t to) {
   std::vector<ConfiguredFilter> steps;
+  if (from >= to) return {std::move(steps), std::nullopt};  // no steps: no segment either
   for (std::size_t i = from; i < to; ++i) {
     auto& s = p.chain[i];
     steps.push_back({s.label, std::move(s.filter), s.in, s.out});
@@ -202,6 +203,7 @@ struct TranscodeSession::Parts {
   FanOut<Frame>* fan_out = nullptr;  // owned by the pipeline (several outputs)
   SegmentDecodeStage* segments = nullptr;  // owned by the pipeline (--decode-sessions)
   std::string auto_sessions_note;          // --decode-sessions auto: what it chose, and why
+  bool measure_sessions = false;  // auto's first step allows more than one: the run's rates decide
 };
 
 TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
@@ -554,8 +556,17 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
     return s;
   };
   const std::size_t most = o.segment_packets ? o.segment_packets : plan.nvdec ? kNvdecSegment : 600;
+  std::unique_ptr<SessionGovernor> governor;
+  if (measure_sessions) {  // a CPU encoder's threads: its own setting, or every core
+    const bool cpu_encoder = plan.encoder && !(plan.encoder->capabilities & AV_CODEC_CAP_HARDWARE);
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    governor = make_pipeline_governor(
+        pipeline, cpu_encoder ? (o.encode_threads > 0 ? o.encode_threads : cores) : 0,
+        o.decode_sessions);
+  }
   auto stage = std::make_unique<SegmentDecodeStage>(o.decode_sessions, session, video->time_base,
-                                                    o.max_frames, counters, most);
+                                                    o.max_frames, counters, most,
+                                                    kSegmentsPerSession, std::move(governor));
   segments = stage.get();
   pipeline.add_stage<Packet, Frame>(std::move(stage), packets, frames);
 }
@@ -567,8 +578,6 @@ void TranscodeSession::Parts::choose_decode_sessions() {
   AutoSessionsInput in;
   in.nvdec = plan.nvdec;
   in.live = plan.live || o.realtime || !network_output_format(o.output).empty();
-  if (plan.encoder && !(plan.encoder->capabilities & AV_CODEC_CAP_HARDWARE))
-    in.software_encoder = plan.encoder->name;
   in.codec = video->codecpar->codec_id;
   in.frame_bytes = packed_bytes(plan.decoded);
   in.segment_frames = kNvdecSegment;
@@ -583,6 +592,7 @@ void TranscodeSession::Parts::choose_decode_sessions() {
   }
   const AutoSessions pick = auto_decode_sessions(in, TranscodeOptions::kAutoNvdecSessions);
   o.decode_sessions = pick.sessions;
+  measure_sessions = pick.sessions > 1;
   auto_sessions_note =
       fmt::format("decode: decode_sessions auto: {} ({})", pick.sessions, pick.why);
 }
@@ -617,8 +627,10 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
     r.notes.push_back(
         fmt::format("decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP "
                     "before), {} decoder restarts{}",
-                    o.decode_sessions, st.segments, st.open_gops, st.restarts,
+                    st.sessions, st.segments, st.open_gops, st.restarts,
                     st.fell_back.empty() ? "" : "; " + st.fell_back + ": one session took over"));
+    if (!st.measured.empty())  // last: the line bench decode's table shows
+      r.notes.push_back("decode: decode_sessions auto, measured: " + st.measured);
   }
   if (const auto g = graph ? graph->graph_stats() : std::nullopt)
     r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused{}",
@@ -828,9 +840,10 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
         each.failure = e.what();
       }
     }
-    if (!each.failure.empty())
+    if (!each.failure.empty()) {
       failed.push_back(fmt::format("{}: {}", each.output, each.failure));
-    else
+      if (!o.hls.empty()) remove_hls_rendition(each.output);  // its playlist and segments
+    } else
       ladder.push_back({each.output, each.format.width, each.format.height});
     r.outputs.push_back(std::move(each));
   }

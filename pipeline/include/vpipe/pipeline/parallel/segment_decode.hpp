@@ -50,22 +50,23 @@ namespace vpipe {
 // Segments in flight per session (the window; what a session holds in memory).
 inline constexpr int kSegmentsPerSession = 3;
 
-// --decode-sessions auto: how many sessions one input gets, and why (the
-// report says it). Pure, unit-tested. One session for the CPU decoder
-// (libavcodec threads it already), for a live run (segments hold frames: the
-// latency grows by a segment per session), for an output a software encoder
-// writes (the encoder, not NVDEC, bounds such a run, and segments hold frames:
-// scripts/gpu-decode-encoder-bound's 1080p → 640x360 ffv1 on the H200 ran 1.2x
-// the fps with 4 sessions but at 7x one session's p50 latency; issue #45 saw
-// it 20-25 % slower at a5d5cd7), for a codec segment
-// decode is not tested on, and when NVDEC's engines are half busy or more
-// (other streams, other processes); else (a null output, a hardware encoder) up to `most`, as many
-// as the segments they hold fit in half of `memory_bytes`: the frame size (the resolution) and the
-// segment length set what a session holds.
+// --decode-sessions auto decides in two steps (issue #45: it may never make a
+// run slower than one session).
+//
+// 1. Before the run, what rules more sessions out (auto_decode_sessions, pure):
+//    the CPU decoder (libavcodec threads it already), a live run (segments hold
+//    frames: latency grows by a segment per session), a codec segment decode is
+//    not tested on, NVDEC's engines half busy or more, and memory: as many as
+//    the segments they hold fit in half of `memory_bytes` (the frame size and
+//    the segment length set what a session holds). Its pick is the most.
+// 2. Over the run's first frames, what bounds it (sessions_from_rates, pure):
+//    one session decodes while the stages after it are timed; more sessions
+//    only when they could take the frames faster than one session gives them.
+//    The encoder-bound run of issue #45 (1080p → 640x360 ffv1: one session
+//    decodes ~1,200 fps, the encoder takes ~85) stays at one.
 struct AutoSessionsInput {
   bool nvdec = false;
-  bool live = false;             // a live input, --realtime or a network output
-  std::string software_encoder;  // the CPU encoder writing the output; empty: none, or hardware
+  bool live = false;  // a live input, --realtime or a network output
   AVCodecID codec = AV_CODEC_ID_NONE;
   std::size_t frame_bytes = 0;       // one decoded frame, in device memory
   std::size_t segment_frames = 120;  // the longest segment split off
@@ -78,6 +79,38 @@ struct AutoSessions {
   std::string why;
 };
 [[nodiscard]] AutoSessions auto_decode_sessions(const AutoSessionsInput& in, int most);
+
+// What the first frames measured: one session's decode rate (frames over the
+// time its worker spent decoding) and the slowest stage after it (items over
+// the time it spent working, not waiting), with what a CPU encoder takes.
+struct MeasuredRates {
+  double decode_fps = 0;
+  double downstream_fps = 0;  // 0: nothing measured after the decoder
+  std::string slowest;        // that stage's name
+  int encoder_threads = 0;    // a CPU encoder's threads (0: none, or a hardware encoder)
+  int cores = 1;
+};
+// More sessions need room downstream: the slowest stage must take frames at
+// least this much faster than one session gives them.
+inline constexpr double kSessionHeadroom = 1.25;
+[[nodiscard]] AutoSessions sessions_from_rates(const MeasuredRates& r, int most);
+
+// The stage's side of step 2: mark() when the measured span starts (after the
+// first frames' start-up), decide() at its end with one session's decode rate.
+class SessionGovernor {
+ public:
+  virtual ~SessionGovernor() = default;
+  virtual void mark() = 0;
+  [[nodiscard]] virtual AutoSessions decide(double one_session_fps) = 0;
+};
+
+class Pipeline;
+// The governor of a transcode: it times the pipeline's stages other than the
+// demuxer and the decoder (items over busy seconds, between mark and decide).
+// encoder_threads: a CPU encoder's (0: none); the pipeline must outlive it.
+[[nodiscard]] std::unique_ptr<SessionGovernor> make_pipeline_governor(const Pipeline& pipeline,
+                                                                      int encoder_threads,
+                                                                      int most);
 
 // One decoder session: its codec context and what its frames need (NVDEC:
 // the frames context and stream, in `nvdec`). Made by the factory, per worker.
@@ -93,18 +126,25 @@ void decode_packet(DecoderSession& s, const AVPacket* pkt, std::int64_t& errors,
                    const std::function<void(UniqueAVFrame)>& take);
 
 struct SegmentDecodeStats {
+  int sessions = 0;  // taking segments now (auto: after it measured)
   std::int64_t segments = 0, open_gops = 0;
   std::int64_t restarts = 0;  // a session drained and flushed (FFmpeg sets the decoder up again)
   std::string fell_back;      // why one session took over from some point on (empty: never)
+  std::string measured;       // --decode-sessions auto, step 2: what it chose and why
 };
 
 class SegmentDecodeStage final : public Stage<Packet, Frame> {
  public:
   using Factory = std::function<DecoderSession()>;
   // per_session: segments in flight per session (the window; memory).
+  // governor: --decode-sessions auto, step 2: one session decodes until it
+  // decided; `sessions` is then the most (nullptr: `sessions` from the start).
   SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                      std::optional<std::int64_t> limit, MediaCounters& counters,
-                     std::size_t max_segment = 600, int per_session = kSegmentsPerSession);
+                     std::size_t max_segment = 600, int per_session = kSegmentsPerSession,
+                     std::unique_ptr<SessionGovernor> governor = nullptr);
+  // The measured span of step 2: from the kMarkFrames-th frame out to the kDecideFrames-th.
+  static constexpr std::int64_t kMarkFrames = 30, kDecideFrames = 150;
   ~SegmentDecodeStage() override;  // stops and joins the workers
   [[nodiscard]] std::string name() const override { return "decode (segments)"; }
   Flow process(Packet packet, Output<Frame>& out) override;
@@ -140,9 +180,11 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
     std::int64_t last_seq = -2;  // the segment sent last, while the decoder holds its state
   };
   void work(int worker);
-  bool next_step(Worker& w, Segment& seg, bool& have, std::unique_lock<std::mutex>& lock);
-  void end_of_segments();  // the input has ended: the workers drain what they hold
-  [[nodiscard]] std::int64_t window() const { return std::int64_t{per_session_} * sessions_; }
+  bool next_step(int index, Worker& w, Segment& seg, bool& have,
+                 std::unique_lock<std::mutex>& lock);
+  Flow govern(Output<Frame>& out);  // step 2 of auto, at its two points
+  void end_of_segments();           // the input has ended: the workers drain what they hold
+  [[nodiscard]] std::int64_t window() const { return std::int64_t{per_session_} * active_; }
   void decode_into(Worker& w, Segment seg);
   void alone(Worker& w, Pending p);  // start to end in a clean decoder, then published
   void drain(Worker& w);             // end of stream: every pending segment completes
@@ -152,7 +194,8 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   Flow emit_ready(Output<Frame>& out, bool wait_all);
   Flow emit(Frame f, Output<Frame>& out);
   Done decode(DecoderSession& s, Segment& seg) const;
-  Flow take_over(const std::string& why, Output<Frame>& out);  // one session from here
+  // One session from here; `fallback`: not by choice (the report says why).
+  Flow take_over(const std::string& why, Output<Frame>& out, bool fallback = true);
   Flow decode_inline(UniqueAVPacket pkt, Output<Frame>& out);  // after a fallback
 
   const int sessions_;
@@ -162,6 +205,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   MediaCounters& counters_;
   const std::size_t max_segment_;
   const int per_session_;
+  std::unique_ptr<SessionGovernor> governor_;  // until it decided
   std::vector<UniqueAVPacket> current_, previous_;
   std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
   bool fresh_next_ = true;                // the next segment follows a start-over (or is the first)
@@ -179,7 +223,13 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   std::exception_ptr error_;
   bool stop_ = false;
   bool no_more_segments_ = false;
-  std::int64_t starved_ = -1;         // the head segment, while its worker waits for a next one
+  std::int64_t starved_ = -1;  // the head segment, while its worker waits for a next one
+  int active_ = 1;             // workers that take segments (the others wait)
+  // One session's decode while auto measures: frames and seconds of segments
+  // after each worker's first (which includes making its decoder).
+  std::int64_t probe_frames_ = 0, first_frames_ = -1;
+  double probe_decode_s_ = 0, first_s_ = 0;
+  std::int64_t marked_at_ = -1;       // frames out when the governor's span started
   std::vector<std::thread> workers_;  // last: they go first
 };
 

@@ -22,6 +22,9 @@ struct DecodeProbeOptions {
   Decode decode = Decode::kNvdec;  // kNvdec or kCpu
   int loop = 1;                    // each session sends the packets N times over (no flush)
   int decode_threads = 0;          // CPU sessions: FFmpeg's threads each (0: automatic)
+  // NVCUVID directly (cuvid_probe.cpp: NVIDIA's parser and decoder, each frame
+  // mapped and unmapped), not FFmpeg's NVDEC hwaccel: the engines' own ceiling.
+  bool raw = false;
 };
 
 struct DecodeProbeResult {
@@ -40,7 +43,13 @@ struct DecodeProbeResult {
 };
 
 // Throws input_error for an input without video, or one NVDEC refuses
-// (--decode nvdec), naming the file.
+// (--decode nvdec), naming the file. options.raw: probe_decode_nvcuvid.
 [[nodiscard]] DecodeProbeResult probe_decode(const DecodeProbeOptions& options);
+
+// The raw probe through NVCUVID (libnvcuvid, loaded at run time through the
+// ffnvcodec headers): H.264, HEVC (8- and 10-bit, 4:2:0 and 4:4:4) and MPEG-2.
+// Throws input_error naming the file for another codec or one the GPU refuses,
+// and cuda_error where the driver has no NVCUVID.
+[[nodiscard]] DecodeProbeResult probe_decode_nvcuvid(const DecodeProbeOptions& options);
 
 }  // namespace vpipe
