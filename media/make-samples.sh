@@ -2,7 +2,7 @@
 # make-samples.sh: generate vpipe's sample clips with the ffmpeg command-line tool.
 #
 #   media/make-samples.sh [OUT_DIR] [--size WxH] [--seconds S] [--codec h264|hevc|hevc10]
-#                         [--preset P] [--name NAME]
+#                         [--preset P] [--crf N] [--gop N] [--name NAME]
 #
 # The content is detailed and moving (Conway's life over drifting colour
 # gradients, a rotating test-card inset sweeping across, light temporal grain),
@@ -13,7 +13,7 @@
 # Needs: ffmpeg (apt-get install --no-install-recommends ffmpeg).
 set -euo pipefail
 out_dir=$(dirname "$0")
-size=1280x720 seconds=5 codec=h264 name= preset=
+size=1280x720 seconds=5 codec=h264 name= preset= crf= gop=60
 while (($#)); do
   case $1 in
     --size) size=$2; shift 2 ;;
@@ -21,7 +21,9 @@ while (($#)); do
     --codec) codec=$2; shift 2 ;;
     --name) name=$2; shift 2 ;;
     --preset) preset=$2; shift 2 ;;  # the encoder's (default: slow for H.264, medium for HEVC)
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --crf) crf=$2; shift 2 ;;        # default: 30 for H.264, 28 for HEVC
+    --gop) gop=$2; shift 2 ;;        # the most frames between keyframes (default 60)
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) out_dir=$1; shift ;;
   esac
 done
@@ -29,9 +31,9 @@ command -v ffmpeg >/dev/null || { echo "make-samples: ffmpeg is missing (apt-get
 w=${size%x*} h=${size#*x}
 inset_w=$((w / 4 / 2 * 2)) inset_h=$((h / 4 / 2 * 2))
 case $codec in
-  h264) venc=(-c:v libx264 -preset "${preset:-slow}" -crf 30 -pix_fmt yuv420p) ;;
-  hevc) venc=(-c:v libx265 -preset "${preset:-medium}" -crf 28 -pix_fmt yuv420p -tag:v hvc1) ;;
-  hevc10) venc=(-c:v libx265 -preset "${preset:-medium}" -crf 28 -pix_fmt yuv420p10le -tag:v hvc1) ;;
+  h264) venc=(-c:v libx264 -preset "${preset:-slow}" -crf "${crf:-30}" -pix_fmt yuv420p) ;;
+  hevc) venc=(-c:v libx265 -preset "${preset:-medium}" -crf "${crf:-28}" -pix_fmt yuv420p -tag:v hvc1) ;;
+  hevc10) venc=(-c:v libx265 -preset "${preset:-medium}" -crf "${crf:-28}" -pix_fmt yuv420p10le -tag:v hvc1) ;;
   *) echo "make-samples: unknown codec $codec" >&2; exit 2 ;;
 esac
 name=${name:-sample-${h}p$([[ $codec == h264 ]] || echo "-$codec").mp4}
@@ -44,6 +46,6 @@ ffmpeg -hide_banner -loglevel error -y \
   -f lavfi -i "sine=frequency=440:sample_rate=48000" \
   -f lavfi -i "anoisesrc=color=pink:amplitude=0.05:sample_rate=48000" \
   -filter_complex "[1:v]scale=${w}x${h}:flags=neighbor,format=gbrp[life];[0:v]format=gbrp[grad];[grad][life]blend=all_mode=average,format=yuv420p[bg];[2:v]rotate=a=t*0.8:fillcolor=black@0[ins];[bg][ins]overlay=x=(W-w)/2+(W/3)*sin(t):y=(H-h)/2,noise=alls=4:allf=t,format=yuv420p[v];[3:a][4:a]amix=inputs=2:duration=shortest,aformat=channel_layouts=stereo[a]" \
-  -map "[v]" -map "[a]" -t "$seconds" "${venc[@]}" -g 60 -c:a aac -b:a 128k \
+  -map "[v]" -map "[a]" -t "$seconds" "${venc[@]}" -g "$gop" -c:a aac -b:a 128k \
   "$out_dir/$name"
 echo "make-samples: wrote $out_dir/$name ($(du -h "$out_dir/$name" | cut -f1))"

@@ -261,6 +261,10 @@ int run_decode_bench(const DecodeBenchOptions& options) {
                b.input, frames, b.loop, kMinFrames);
   }
   const bool gpu = b.decode == "nvdec";
+  if (b.raw && !gpu) {
+    fmt::print(stderr, "vpipe bench decode: --raw decodes with NVCUVID: it needs --decode nvdec\n");
+    return 2;
+  }
   if (gpu)
     if (auto why = cuda_unavailable_reason(); !why.empty()) {
       fmt::print(stderr, "vpipe bench decode: {} (--decode cpu measures the CPU decoder)\n", why);

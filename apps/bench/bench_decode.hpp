@@ -23,7 +23,8 @@ struct DecodeBenchOptions {
   std::string json_path;
 };
 
-// Markdown tables on stdout; 0 when it ran, 1 when --decode nvdec has no GPU.
+// Markdown tables on stdout; 0 when it ran, 1 when --decode nvdec has no GPU,
+// 2 for --raw without --decode nvdec.
 int run_decode_bench(const DecodeBenchOptions& options);
 
 }  // namespace vpipe::bench

@@ -4,8 +4,8 @@ whose markers were deleted or copied fails the check."""
 import os
 import re
 
-from . import (capacity, ci, colour, decode, history, kernels, ladder, machine, memory, peers, python, smoke,
-               soak, steps, strategies)
+from . import (capacity, ci, colour, decode, decode_table, history, kernels, ladder, machine, memory, peers,
+               python, smoke, soak, steps, strategies)
 from .common import ROOT, anchor, rel
 
 SECTIONS = [  # (title, generator): the tables that matter first
@@ -21,6 +21,7 @@ SECTIONS = [  # (title, generator): the tables that matter first
     ("The GPU smoke", smoke.section),
     ("Colour conversions against FFmpeg", colour.section),
     ("One decode, many outputs", ladder.section),
+    ("Each codec's decode ceiling, and decode sessions that never hurt", decode_table.section),
 ]
 
 
