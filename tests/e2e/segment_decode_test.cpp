@@ -393,7 +393,7 @@ namespace {
 struct FakeGovernor final : vpipe::SessionGovernor {
   FakeGovernor(int sessions, std::vector<std::string>& calls) : sessions(sessions), calls(calls) {}
   void mark() override { calls.push_back("mark"); }
-  vpipe::AutoSessions decide(double fps) override {
+  vpipe::AutoSessions decide(double fps, std::int64_t) override {
     calls.push_back(fps > 0 ? "decide" : "decide without a rate");
     return {sessions, "the test says so"};
   }

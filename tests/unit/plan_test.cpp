@@ -491,6 +491,13 @@ TEST(AutoDecodeSessions, MeasuredRatesChooseMoreSessionsOnlyWhenDecodeIsTheBound
   EXPECT_EQ(vpipe::sessions_from_rates(edge, 7).sessions, 1);
   edge.downstream_fps = 1000 * vpipe::kSessionHeadroom * 1.01;
   EXPECT_EQ(vpipe::sessions_from_rates(edge, 7).sessions, 2);
+  edge.remaining_frames =
+      vpipe::kMinFramesToWiden - 1;  // a short input: starting sessions costs more
+  pick = vpipe::sessions_from_rates(edge, 7);
+  EXPECT_EQ(pick.sessions, 1);
+  EXPECT_NE(pick.why.find("frames left"), std::string::npos) << pick.why;
+  edge.remaining_frames = vpipe::kMinFramesToWiden;
+  EXPECT_EQ(vpipe::sessions_from_rates(edge, 7).sessions, 2);
   edge.downstream_fps = 0;  // the input ended before anything after the decoder was timed
   EXPECT_EQ(vpipe::sessions_from_rates(edge, 7).sessions, 1);
 }

@@ -440,7 +440,7 @@ Flow SegmentDecodeStage::govern(Output<Frame>& out) {
     const double s = more ? probe_decode_s_ - first_s_ : probe_decode_s_;
     fps = s > 0 ? static_cast<double>(frames) / s : 0;
   }
-  const AutoSessions pick = governor_->decide(fps);
+  const AutoSessions pick = governor_->decide(fps, next_index_);
   governor_.reset();
   const int n = std::clamp(pick.sessions, 1, sessions_);
   spdlog::info("decode: decode_sessions auto: {} ({})", n, pick.why);
@@ -527,6 +527,10 @@ AutoSessions sessions_from_rates(const MeasuredRates& r, int most) {
   const std::string rates = fmt::format(
       "one session decodes {:.0f} fps, {} takes {:.0f}", r.decode_fps,
       r.slowest.empty() ? std::string("the slowest stage after it") : r.slowest, r.downstream_fps);
+  if (r.remaining_frames > 0 && r.remaining_frames < kMinFramesToWiden)
+    return {1, fmt::format("{} frames left: fewer than {}, too few to pay for starting more "
+                           "sessions",
+                           r.remaining_frames, kMinFramesToWiden)};
   if (r.downstream_fps < r.decode_fps * kSessionHeadroom)
     return {1, rates + ": bound downstream, more sessions would only hold frames"};
   const int wanted = static_cast<int>(std::ceil(r.downstream_fps / r.decode_fps));
@@ -546,12 +550,13 @@ namespace {
 
 class PipelineGovernor final : public SessionGovernor {
  public:
-  PipelineGovernor(const Pipeline& pipeline, int encoder_threads, int most)
-      : pipeline_(pipeline), encoder_threads_(encoder_threads), most_(most) {}
+  PipelineGovernor(const Pipeline& pipeline, int encoder_threads, int most, std::int64_t expected)
+      : pipeline_(pipeline), encoder_threads_(encoder_threads), most_(most), expected_(expected) {}
   void mark() override { before_ = pipeline_.stage_stats(); }
-  AutoSessions decide(double one_session_fps) override {
+  AutoSessions decide(double one_session_fps, std::int64_t frames_out) override {
     MeasuredRates r;
     r.decode_fps = one_session_fps;
+    if (expected_ > 0) r.remaining_frames = std::max<std::int64_t>(1, expected_ - frames_out);
     r.encoder_threads = encoder_threads_;
     r.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (const auto& now : pipeline_.stage_stats()) {
@@ -575,14 +580,16 @@ class PipelineGovernor final : public SessionGovernor {
   const Pipeline& pipeline_;
   int encoder_threads_;
   int most_;
+  std::int64_t expected_;
   std::vector<StageStats> before_;
 };
 
 }  // namespace
 
 std::unique_ptr<SessionGovernor> make_pipeline_governor(const Pipeline& pipeline,
-                                                        int encoder_threads, int most) {
-  return std::make_unique<PipelineGovernor>(pipeline, encoder_threads, most);
+                                                        int encoder_threads, int most,
+                                                        std::int64_t expected_frames) {
+  return std::make_unique<PipelineGovernor>(pipeline, encoder_threads, most, expected_frames);
 }
 
 }  // namespace vpipe

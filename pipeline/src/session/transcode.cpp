@@ -562,7 +562,7 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     governor = make_pipeline_governor(
         pipeline, cpu_encoder ? (o.encode_threads > 0 ? o.encode_threads : cores) : 0,
-        o.decode_sessions);
+        o.decode_sessions, expected_frames());
   }
   auto stage = std::make_unique<SegmentDecodeStage>(o.decode_sessions, session, video->time_base,
                                                     o.max_frames, counters, most,

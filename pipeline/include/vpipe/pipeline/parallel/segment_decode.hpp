@@ -89,7 +89,12 @@ struct MeasuredRates {
   std::string slowest;        // that stage's name
   int encoder_threads = 0;    // a CPU encoder's threads (0: none, or a hardware encoder)
   int cores = 1;
+  std::int64_t remaining_frames = 0;  // still to decode (0: not known)
 };
+// Widening costs new decoder sessions and segments in flight: on the H200 a
+// 360-frame input ran 0.67x one session's whole-process rate with auto's 4
+// sessions (858ec22). Fewer frames left than this: one session.
+inline constexpr std::int64_t kMinFramesToWiden = 3000;
 // More sessions need room downstream: the slowest stage must take frames at
 // least this much faster than one session gives them.
 inline constexpr double kSessionHeadroom = 1.25;
@@ -101,16 +106,17 @@ class SessionGovernor {
  public:
   virtual ~SessionGovernor() = default;
   virtual void mark() = 0;
-  [[nodiscard]] virtual AutoSessions decide(double one_session_fps) = 0;
+  [[nodiscard]] virtual AutoSessions decide(double one_session_fps, std::int64_t frames_out) = 0;
 };
 
 class Pipeline;
 // The governor of a transcode: it times the pipeline's stages other than the
 // demuxer and the decoder (items over busy seconds, between mark and decide).
 // encoder_threads: a CPU encoder's (0: none); the pipeline must outlive it.
+// expected_frames: the input's (0: not known); frames_out at decide() is taken off it.
 [[nodiscard]] std::unique_ptr<SessionGovernor> make_pipeline_governor(const Pipeline& pipeline,
-                                                                      int encoder_threads,
-                                                                      int most);
+                                                                      int encoder_threads, int most,
+                                                                      std::int64_t expected_frames);
 
 // One decoder session: its codec context and what its frames need (NVDEC:
 // the frames context and stream, in `nvdec`). Made by the factory, per worker.
