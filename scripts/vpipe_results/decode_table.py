@@ -104,7 +104,7 @@ def _encoder_bound_rows(run):
 def section(_suite):
     run = newest()
     if not run:
-        return ["No `scripts/gpu-decode-table` run in docs/results/."]
+        return ["No `scripts/gpu-decode-table codecs` run in docs/results/."] + [""] + sessions_section()
     with open(os.path.join(run, "commit.txt")) as f:
         commit = f.read().split()[0][:7]
     rows, goals = _codec_rows(run)
@@ -132,3 +132,33 @@ def section(_suite):
         out += table(["--decode-sessions", "whole-process", "one session ÷ this (≥ 0.98: no slower)",
                       "p50 latency"], _encoder_bound_rows(run))
     return out
+
+
+def sessions_section():
+    """The newest decode-sessions-h200-* folder: one round of the long file and of the
+    encoder-bound case (runs.jsonl; the long file's reports for frames, latency and auto's pick)."""
+    found = sorted(glob.glob(os.path.join(RESULTS, "decode-sessions-h200-*")))
+    if not found:
+        return []
+    run = found[-1]
+    runs = load_jsonl(os.path.join(run, "runs.jsonl"))
+    with open(os.path.join(run, "commit.txt")) as f:
+        commit = f.read().split()[0][:7]
+    out = [f"`{rel(run)}` (commit {commit}, one round each: one round is not a range):", ""]
+    rows = []
+    for part in ("long", "encoder-bound"):
+        mine = {r["decode_sessions"]: r for r in runs if r["part"] == part}
+        one = mine.get("1")
+        for s, r in mine.items():
+            rep_path = os.path.join(run, f"long-{s}-1.json")
+            rep = load_json(rep_path) if part == "long" and os.path.exists(rep_path) else None
+            picked = next((n.split("measured: ", 1)[1] for n in (rep or {}).get("notes", [])
+                           if "measured: " in n), "")
+            rows.append([part, s, f"{r['whole_s']:.1f} s",
+                         f"{one['whole_s'] / r['whole_s']:.2f}×" if one else "–",
+                         f"{rep['frames']['video_packets_written'] / r['whole_s']:,.0f}" if rep else "–",
+                         f"{rep['latency_ms']['p50']:,.0f} ms" if rep else "–", picked])
+    out += table(["case", "--decode-sessions", "whole-process", "speed-up over one session",
+                  "whole-process fps", "p50 latency", "auto measured"], rows)
+    return out + ["", "Goals: the long file ≥ 3× one session; the encoder-bound case no slower "
+                  "with auto than with one session (speed-up ≥ 0.98×)."]
