@@ -28,6 +28,18 @@ struct Seen {
   std::vector<std::string> notes;
 };
 
+// A frame's pixels, hashed row by row.
+std::size_t hash_of(const vpipe::Frame& f) {
+  std::size_t h = 0;
+  for (int p = 0; p < f.num_planes; ++p) {
+    const auto& pl = f.planes[static_cast<std::size_t>(p)];
+    for (int y = 0; y < pl.height; ++y)
+      h = h * 1099511628211u ^ std::hash<std::string_view>{}(std::string_view(
+                                   reinterpret_cast<const char*>(pl.row(y)), pl.row_bytes()));
+  }
+  return h;
+}
+
 Seen decode_all(const std::string& path, int sessions, std::size_t segment_packets = 0) {
   vpipe::TranscodeOptions o;
   o.input = path;
@@ -37,16 +49,7 @@ Seen decode_all(const std::string& path, int sessions, std::size_t segment_packe
   o.segment_packets = segment_packets;
   Seen seen;
   vpipe::RunHooks hooks;
-  hooks.on_frame = [&](const vpipe::Frame& f) {
-    std::size_t h = 0;
-    for (int p = 0; p < f.num_planes; ++p) {
-      const auto& pl = f.planes[static_cast<std::size_t>(p)];
-      for (int y = 0; y < pl.height; ++y)
-        h = h * 1099511628211u ^ std::hash<std::string_view>{}(std::string_view(
-                                     reinterpret_cast<const char*>(pl.row(y)), pl.row_bytes()));
-    }
-    seen.frames.emplace_back(f.pts, h);
-  };
+  hooks.on_frame = [&](const vpipe::Frame& f) { seen.frames.emplace_back(f.pts, hash_of(f)); };
   seen.notes = vpipe::transcode(o, hooks).notes;
   return seen;
 }
@@ -342,10 +345,12 @@ namespace {
 
 struct StageRun {
   std::vector<std::int64_t> pts;
+  std::vector<std::size_t> hashes;  // each frame's pixels
   vpipe::SegmentDecodeStats stats;
 };
 
-// Every video packet of `path` through a SegmentDecodeStage of CPU sessions.
+// Every video packet of `path` through a SegmentDecodeStage of CPU sessions
+// (with a governor: a plain CPU DecodeStage decodes until it decided).
 StageRun run_stage(const std::string& path, int sessions, int per_session,
                    std::unique_ptr<vpipe::SessionGovernor> governor = nullptr) {
   auto input = vpipe::open_input(path);
@@ -354,12 +359,18 @@ StageRun run_stage(const std::string& path, int sessions, int per_session,
   vpipe::TranscodeOptions o;
   o.input = path;
   vpipe::MediaCounters counters;
+  vpipe::SegmentDecodeStage::Auto measure;
+  if (governor) {
+    measure.governor = std::move(governor);
+    measure.plain = std::make_unique<vpipe::DecodeStage>(vpipe::open_decoder(video, o),
+                                                         video->time_base, std::nullopt, counters);
+  }
   vpipe::SegmentDecodeStage stage(
       sessions,
       [&] {
         return vpipe::DecoderSession{nullptr, vpipe::open_decoder(video, o)};
       },
-      video->time_base, std::nullopt, counters, 600, per_session, std::move(governor));
+      video->time_base, std::nullopt, counters, 600, per_session, std::move(measure));
   vpipe::BoundedQueue<vpipe::Frame> frames(100000);
   vpipe::Output<vpipe::Frame> out(&frames);
   for (auto pkt = vpipe::make_av_packet(); av_read_frame(input.get(), pkt.get()) >= 0;
@@ -368,7 +379,10 @@ StageRun run_stage(const std::string& path, int sessions, int per_session,
       EXPECT_EQ(stage.process({std::move(pkt)}, out), vpipe::Flow::kContinue);
   stage.finish(out);
   StageRun run;
-  while (auto f = frames.pop()) run.pts.push_back(f->pts);  // no producer: never blocks
+  while (auto f = frames.pop()) {  // no producer: never blocks
+    run.pts.push_back(f->pts);
+    run.hashes.push_back(hash_of(*f));
+  }
   run.stats = stage.stats();
   return run;
 }
@@ -391,44 +405,62 @@ namespace {
 
 // A governor that answers `sessions` and records what the stage told it.
 struct FakeGovernor final : vpipe::SessionGovernor {
-  FakeGovernor(int sessions, std::vector<std::string>& calls) : sessions(sessions), calls(calls) {}
+  FakeGovernor(int sessions, std::vector<std::string>& calls, double& held)
+      : sessions(sessions), calls(calls), held(held) {}
   void mark() override { calls.push_back("mark"); }
-  vpipe::AutoSessions decide(double fps, std::int64_t) override {
+  vpipe::AutoSessions decide(double fps, std::int64_t, double hold_frames) override {
     calls.push_back(fps > 0 ? "decide" : "decide without a rate");
+    held = hold_frames;
     return {sessions, "the test says so"};
   }
   int sessions;
   std::vector<std::string>& calls;
+  double& held;  // the frames a widened window would hold, as the stage said
 };
 
 }  // namespace
 
-// --decode-sessions auto, step 2: one session decodes while the governor
-// measures; then one session inline (as --decode-sessions 1) or more workers.
-// Either way the frames are exactly one decoder's.
-TEST_F(SegmentDecode, AutoMeasuresWithOneSessionThenKeepsOneOrWidens) {
+// --decode-sessions auto, step 2: the plain decoder decodes while the
+// governor measures; then it goes on (as --decode-sessions 1) or segments
+// start at the next keyframe. Open GOPs: the first segment's leading pictures
+// need the GOP the plain decoder had. Either way the frames are exactly one
+// decoder's, pixel for pixel.
+TEST_F(SegmentDecode, AutoMeasuresWithThePlainDecoderThenKeepsItOrWidensAtAKeyframe) {
   const auto path = (dir_ / "long.mp4").string();
   const std::string cmd = "ffmpeg -nostdin -v error -y -stream_loop 3 -i " + kSample +
-                          " -an -vf scale=320:180 -c:v libx264 -g 12 -bf 2 " + path;
+                          " -an -vf scale=320:180 -c:v libx264 -g 12 -bf 2 -x264-params "
+                          "open-gop=1 " +
+                          path;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;  // 20 s: 50 GOPs or more, 600 frames
   const Seen one = decode_all(path, 1);
-  std::map<int, std::int64_t> segments;
   for (const int decided : {1, 3}) {
     std::vector<std::string> calls;
+    double held = 0;
     const StageRun run = run_stage(path, 4, vpipe::kSegmentsPerSession,
-                                   std::make_unique<FakeGovernor>(decided, calls));
+                                   std::make_unique<FakeGovernor>(decided, calls, held));
     ASSERT_EQ(run.pts.size(), one.frames.size()) << decided;
-    for (std::size_t i = 0; i < run.pts.size(); ++i)
+    for (std::size_t i = 0; i < run.pts.size(); ++i) {
       ASSERT_EQ(run.pts[i], one.frames[i].first) << decided << ": frame " << i;
+      ASSERT_EQ(run.hashes[i], one.frames[i].second) << decided << ": frame " << i;
+    }
     EXPECT_EQ(calls, (std::vector<std::string>{"mark", "decide"})) << decided;
     EXPECT_EQ(run.stats.sessions, decided);
     EXPECT_EQ(run.stats.measured, std::to_string(decided) + " (the test says so)");
     EXPECT_TRUE(run.stats.fell_back.empty()) << "a choice, not a fallback: " << run.stats.fell_back;
-    segments[decided] = run.stats.segments;
+    if (decided == 1) {  // the plain decoder to the end: no segment at all
+      EXPECT_EQ(run.stats.segments, 0);
+      EXPECT_EQ(run.stats.plain_frames, static_cast<std::int64_t>(one.frames.size()));
+    } else {  // the span, to the next keyframe, then segments, open ones after their GOP before
+      EXPECT_GE(run.stats.plain_frames, vpipe::SegmentDecodeStage::kDecideFrames);
+      EXPECT_LE(run.stats.plain_frames, vpipe::SegmentDecodeStage::kDecideFrames + 12);
+      EXPECT_GE(run.stats.segments, 30);
+      EXPECT_GT(run.stats.open_gops, 0);
+    }
+    // The window held: segments per session × the mean GOP (12 packets at
+    // most; x264 adds a keyframe at a scene cut).
+    EXPECT_LE(held, vpipe::kSegmentsPerSession * 12.0) << decided;
+    EXPECT_GE(held, vpipe::kSegmentsPerSession * 9.0) << decided;
   }
-  // One: the segments before the decision, then one session inline; three: segments to the end.
-  EXPECT_LE(segments[1], 20);
-  EXPECT_GE(segments[3], 50);
 }
 
 // --decode-sessions auto: one session for the CPU decoder (libavcodec threads

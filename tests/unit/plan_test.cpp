@@ -477,6 +477,24 @@ TEST(AutoDecodeSessions, MeasuredRatesChooseMoreSessionsOnlyWhenDecodeIsTheBound
   EXPECT_NE(pick.why.find("decode is the bound"), std::string::npos) << pick.why;
   EXPECT_EQ(vpipe::sessions_from_rates(r, 2).sessions, 2) << "the first step's most holds";
 
+  // Latency (kLatencyBound): on the H200 at f4736c4 one session's p50 was 29 ms
+  // on a decode-bound 1080p run and auto's 4 sessions' 310 ms: their window
+  // held 3 segments of 60 frames. That hold, at this decode rate, is more than
+  // one session's latency again: one session.
+  r.latency_ms = 29;
+  r.hold_frames = vpipe::kSegmentsPerSession * 60;
+  pick = vpipe::sessions_from_rates(r, 7);
+  EXPECT_EQ(pick.sessions, 1) << pick.why;
+  EXPECT_NE(pick.why.find("would hold 180 frames"), std::string::npos) << pick.why;
+  EXPECT_NE(pick.why.find("--decode-sessions N trades that latency"), std::string::npos)
+      << pick.why;
+  // A run whose latency is already long (a deep queue downstream) may widen:
+  // the hold is less than one session's p50.
+  r.latency_ms = 2 * r.hold_frames / r.decode_fps * 1000;
+  EXPECT_GE(vpipe::sessions_from_rates(r, 7).sessions, 4);
+  r.latency_ms = 0;  // not measured (nothing written yet): the rates decide
+  r.hold_frames = 0;
+
   // A CPU encoder that keeps up, with every core's thread: a session would take one.
   r.encoder_threads = 16;
   r.cores = 16;

@@ -70,8 +70,7 @@ void decode_packet(DecoderSession& s, const AVPacket* pkt, std::int64_t& errors,
 
 SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                                        std::optional<std::int64_t> limit, MediaCounters& counters,
-                                       std::size_t max_segment, int per_session,
-                                       std::unique_ptr<SessionGovernor> governor)
+                                       std::size_t max_segment, int per_session, Auto measure)
     : sessions_(std::max(1, sessions)),
       make_session_(std::move(make_session)),
       time_base_(time_base),
@@ -79,8 +78,11 @@ SegmentDecodeStage::SegmentDecodeStage(int sessions, Factory make_session, AVRat
       counters_(counters),
       max_segment_(max_segment),
       per_session_(std::max(1, per_session)),
-      governor_(std::move(governor)),
+      governor_(std::move(measure.governor)),
+      plain_(governor_ ? std::move(measure.plain) : nullptr),
+      plain_base_(counters.frames_decoded.load()),
       active_(governor_ ? 1 : sessions_) {
+  if (governor_ && !plain_) throw std::invalid_argument("decode sessions auto: no plain decoder");
   int device = 0;  // the workers decode on the device their creator had current (see Pipeline::run)
   if (cudaGetDevice(&device) != cudaSuccess) device = 0;
   for (int w = 0; w < sessions_; ++w)
@@ -138,21 +140,10 @@ void SegmentDecodeStage::work(int worker) {
       if (!next_step(worker, w, seg, have, lock)) return;  // stopped, nothing left
     }
     try {
-      const auto t0 = Clock::now();
-      const bool first = !w.session;
       if (!w.session) w.session.emplace(make_session_());
       if (have) {
         spdlog::debug("decode: worker {} takes segment {}", worker, seg.seq);
-        const std::size_t frames = seg.packets.size();
         decode_into(w, std::move(seg));
-        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        std::lock_guard lock(m_);  // one session's rate, for auto (govern)
-        probe_frames_ += static_cast<std::int64_t>(frames);
-        probe_decode_s_ += s;
-        if (first && first_frames_ < 0) {
-          first_frames_ = static_cast<std::int64_t>(frames);
-          first_s_ = s;
-        }
       } else {
         drain(w);  // the output waits for a segment still in this decoder
       }
@@ -383,6 +374,7 @@ Flow SegmentDecodeStage::decode_inline(UniqueAVPacket pkt, Output<Frame>& out) {
 }
 
 Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
+  if (plain_) return through_plain(std::move(packet), out);
   if (packet.drain) {  // the input starts over: this segment ends here
     if (inline_) {
       if (decode_inline(nullptr, out) == Flow::kStop) return Flow::kStop;
@@ -415,15 +407,53 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
   current_.push_back(std::move(packet.pkt));
   if (current_.size() > max_segment_)
     return take_over(fmt::format("no keyframe for {} packets", max_segment_), out);
-  return emit_ready(out, false) == Flow::kStop ? Flow::kStop : govern(out);
+  return emit_ready(out, false);
 }
 
-// --decode-sessions auto, step 2 (see the header): the governor's span starts
-// at the kMarkFrames-th frame out and ends kDecideFrames - kMarkFrames frames
-// later; then more workers take segments, or one session decodes the rest
-// inline, exactly as --decode-sessions 1 would.
-Flow SegmentDecodeStage::govern(Output<Frame>& out) {
-  if (!governor_ || inline_) return Flow::kContinue;
+// --decode-sessions auto, step 2 (see the header): the plain decoder takes
+// every packet; the GOP being decoded and the one before are kept (cloned),
+// so that segments can start at the next keyframe with an open GOP's prefix.
+Flow SegmentDecodeStage::through_plain(Packet packet, Output<Frame>& out) {
+  if (packet.drain) {  // the input starts over: no GOP before the next one
+    current_.clear();
+    previous_.clear();
+    return plain_->process(std::move(packet), out);
+  }
+  const bool key = (packet.pkt->flags & AV_PKT_FLAG_KEY) != 0;
+  if (widen_at_key_ && key) return widen(std::move(packet), out);
+  if (governor_ || widen_at_key_) {
+    if (packet.pkt->pts == AV_NOPTS_VALUE) {
+      keep_plain("a packet without a timestamp (a raw stream): segments cannot be told apart");
+    } else {
+      if (key) previous_ = std::exchange(current_, {});
+      current_.push_back(clone(packet.pkt.get()));
+      if (current_.size() > max_segment_)
+        keep_plain(fmt::format("no keyframe for {} packets", max_segment_));
+    }
+  }
+  const auto t0 = Clock::now();
+  const std::int64_t before = counters_.frames_decoded.load();
+  const Flow flow = plain_->process(std::move(packet), out);
+  next_index_ = counters_.frames_decoded.load() - plain_base_;
+  if (marked_at_ >= 0 && governor_) {  // the span: its time in the decoder, emitting included
+    probe_decode_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    probe_frames_ += next_index_ - (before - plain_base_);
+    if (key) {  // the mean GOP: from the span's first keyframe to its last
+      if (probe_keys_++ == 0) first_key_at_ = probe_packets_;
+      last_key_at_ = probe_packets_;
+    }
+    ++probe_packets_;
+  }
+  return flow == Flow::kStop ? Flow::kStop : govern();
+}
+
+// The governor's span starts at the kMarkFrames-th frame out and ends
+// kDecideFrames - kMarkFrames frames later; then segments take over at the
+// next keyframe, or the plain decoder goes on, exactly as --decode-sessions 1.
+// The span's time includes waits to hand frames on: a slow downstream makes
+// one session look slower, which only keeps it at one.
+Flow SegmentDecodeStage::govern() {
+  if (!governor_) return Flow::kContinue;
   if (marked_at_ < 0) {
     if (next_index_ >= kMarkFrames) {
       governor_->mark();
@@ -432,34 +462,65 @@ Flow SegmentDecodeStage::govern(Output<Frame>& out) {
     return Flow::kContinue;
   }
   if (next_index_ < marked_at_ + (kDecideFrames - kMarkFrames)) return Flow::kContinue;
-  double fps = 0;
-  {
-    std::lock_guard lock(m_);  // without the first segment (making its decoder) where there is more
-    const bool more = probe_frames_ > first_frames_ && probe_decode_s_ > first_s_;
-    const auto frames = more ? probe_frames_ - first_frames_ : probe_frames_;
-    const double s = more ? probe_decode_s_ - first_s_ : probe_decode_s_;
-    fps = s > 0 ? static_cast<double>(frames) / s : 0;
-  }
-  const AutoSessions pick = governor_->decide(fps, next_index_);
+  const double fps = probe_decode_s_ > 0 ? static_cast<double>(probe_frames_) / probe_decode_s_ : 0;
+  const double gop = probe_keys_ >= 2 ? static_cast<double>(last_key_at_ - first_key_at_) /
+                                            static_cast<double>(probe_keys_ - 1)
+                                      : static_cast<double>(probe_packets_);
+  const AutoSessions pick = governor_->decide(fps, next_index_, per_session_ * gop);
   governor_.reset();
   const int n = std::clamp(pick.sessions, 1, sessions_);
   spdlog::info("decode: decode_sessions auto: {} ({})", n, pick.why);
+  std::lock_guard lock(m_);
+  stats_.measured = fmt::format("{} ({})", n, pick.why);
+  if (n > 1) {
+    active_ = n;
+    widen_at_key_ = true;
+  } else {
+    current_.clear();
+    previous_.clear();
+  }
+  return Flow::kContinue;
+}
+
+// Auto stays at one session before it decided: the span cannot be cut into
+// segments from here (the governor is dropped; the report says why).
+void SegmentDecodeStage::keep_plain(const std::string& why) {
+  spdlog::info("decode: decode_sessions auto: 1 ({})", why);
+  governor_.reset();
+  widen_at_key_ = false;
+  current_.clear();
+  previous_.clear();
+  std::lock_guard lock(m_);
+  stats_.measured = fmt::format("1 ({})", why);
+  active_ = 1;
+}
+
+// Auto chose more sessions: the plain decoder gives every frame before `key`,
+// then segments start there (an open GOP decoded after the GOP before it).
+Flow SegmentDecodeStage::widen(Packet key, Output<Frame>& out) {
+  Packet drain;
+  drain.drain = true;
+  if (plain_->process(std::move(drain), out) == Flow::kStop) return Flow::kStop;
+  next_index_ = counters_.frames_decoded.load() - plain_base_;
   {
     std::lock_guard lock(m_);
-    stats_.measured = fmt::format("{} ({})", n, pick.why);
-    active_ = n;
+    stats_.plain_frames = next_index_;
   }
-  cv_.notify_all();
-  return n > 1 ? Flow::kContinue : take_over(pick.why, out, false);
+  retired_ = std::move(plain_);
+  widen_at_key_ = false;
+  previous_ = std::exchange(current_, {});
+  fresh_next_ = true;  // nothing carries in: the first segment is decoded alone
+  spdlog::info("decode: {} sessions from frame {}", active_, next_index_);
+  return process(std::move(key), out);
 }
 
 // The segments so far are finished and emitted; one session decodes the rest,
 // starting with the packets of the segment being gathered.
-Flow SegmentDecodeStage::take_over(const std::string& why, Output<Frame>& out, bool fallback) {
+Flow SegmentDecodeStage::take_over(const std::string& why, Output<Frame>& out) {
   spdlog::info("decode: {}: one decoder session from here", why);
   end_of_segments();
   if (emit_ready(out, true) == Flow::kStop) return Flow::kStop;
-  if (fallback) {
+  {
     std::lock_guard lock(m_);
     stats_.fell_back = why;
   }
@@ -472,6 +533,12 @@ Flow SegmentDecodeStage::take_over(const std::string& why, Output<Frame>& out, b
 }
 
 void SegmentDecodeStage::finish(Output<Frame>& out) {
+  if (plain_) {
+    plain_->finish(out);
+    std::lock_guard lock(m_);
+    stats_.plain_frames = counters_.frames_decoded.load() - plain_base_;
+    return;
+  }
   if (inline_) {
     (void)decode_inline(nullptr, out);
     return;
@@ -533,6 +600,14 @@ AutoSessions sessions_from_rates(const MeasuredRates& r, int most) {
                            r.remaining_frames, kMinFramesToWiden)};
   if (r.downstream_fps < r.decode_fps * kSessionHeadroom)
     return {1, rates + ": bound downstream, more sessions would only hold frames"};
+  if (r.latency_ms > 0) {
+    const double held_ms = r.hold_frames / r.decode_fps * 1000;
+    if (r.latency_ms + held_ms > kLatencyBound * r.latency_ms)
+      return {1, fmt::format("{}: decode is the bound, but more sessions would hold {:.0f} frames "
+                             "(~{:.0f} ms) beside one session's p50 latency of {:.0f} ms, over "
+                             "{:.0f}x it; --decode-sessions N trades that latency for speed",
+                             rates, r.hold_frames, held_ms, r.latency_ms, kLatencyBound)};
+  }
   const int wanted = static_cast<int>(std::ceil(r.downstream_fps / r.decode_fps));
   int sessions = std::clamp(wanted, 1, std::max(1, most));
   std::string why = fmt::format("{}: decode is the bound", rates);
@@ -550,12 +625,20 @@ namespace {
 
 class PipelineGovernor final : public SessionGovernor {
  public:
-  PipelineGovernor(const Pipeline& pipeline, int encoder_threads, int most, std::int64_t expected)
-      : pipeline_(pipeline), encoder_threads_(encoder_threads), most_(most), expected_(expected) {}
+  PipelineGovernor(const Pipeline& pipeline, const Histogram& latency, int encoder_threads,
+                   int most, std::int64_t expected)
+      : pipeline_(pipeline),
+        latency_(latency),
+        encoder_threads_(encoder_threads),
+        most_(most),
+        expected_(expected) {}
   void mark() override { before_ = pipeline_.stage_stats(); }
-  AutoSessions decide(double one_session_fps, std::int64_t frames_out) override {
+  AutoSessions decide(double one_session_fps, std::int64_t frames_out,
+                      double hold_frames) override {
     MeasuredRates r;
     r.decode_fps = one_session_fps;
+    r.hold_frames = hold_frames;
+    if (latency_.count() > 0) r.latency_ms = static_cast<double>(latency_.percentile(0.5)) / 1e6;
     if (expected_ > 0) r.remaining_frames = std::max<std::int64_t>(1, expected_ - frames_out);
     r.encoder_threads = encoder_threads_;
     r.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -578,6 +661,7 @@ class PipelineGovernor final : public SessionGovernor {
 
  private:
   const Pipeline& pipeline_;
+  const Histogram& latency_;
   int encoder_threads_;
   int most_;
   std::int64_t expected_;
@@ -587,9 +671,11 @@ class PipelineGovernor final : public SessionGovernor {
 }  // namespace
 
 std::unique_ptr<SessionGovernor> make_pipeline_governor(const Pipeline& pipeline,
+                                                        const Histogram& latency,
                                                         int encoder_threads, int most,
                                                         std::int64_t expected_frames) {
-  return std::make_unique<PipelineGovernor>(pipeline, encoder_threads, most, expected_frames);
+  return std::make_unique<PipelineGovernor>(pipeline, latency, encoder_threads, most,
+                                            expected_frames);
 }
 
 }  // namespace vpipe

@@ -165,6 +165,7 @@ struct TranscodeSession::Parts {
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
   void choose_decode_sessions();
   [[nodiscard]] std::int64_t expected_frames() const;
+  std::unique_ptr<DecodeStage> plain_decode();
   void collect(TranscodeReport& r) const;
   [[nodiscard]] MemoryReport memory_report() const;
   [[nodiscard]] LiveStats live_stats(Clock::time_point t0) const;
@@ -536,10 +537,7 @@ void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
 void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames) {
   choose_decode_sessions();
   if (o.decode_sessions <= 1) {
-    auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames,
-                                                counters, nvdec.get());
-    if (flight) decode->limit_in_flight(&*flight);
-    pipeline.add_stage<Packet, Frame>(std::move(decode), packets, frames);
+    pipeline.add_stage<Packet, Frame>(plain_decode(), packets, frames);
     return;
   }
   auto session = [this] {
@@ -556,19 +554,30 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
     return s;
   };
   const std::size_t most = o.segment_packets ? o.segment_packets : plan.nvdec ? kNvdecSegment : 600;
-  std::unique_ptr<SessionGovernor> governor;
+  SegmentDecodeStage::Auto measure;
   if (measure_sessions) {  // a CPU encoder's threads: its own setting, or every core
     const bool cpu_encoder = plan.encoder && !(plan.encoder->capabilities & AV_CODEC_CAP_HARDWARE);
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    governor = make_pipeline_governor(
-        pipeline, cpu_encoder ? (o.encode_threads > 0 ? o.encode_threads : cores) : 0,
-        o.decode_sessions, expected_frames());
+    measure.governor =
+        make_pipeline_governor(pipeline, counters.latency_ns,
+                               cpu_encoder ? (o.encode_threads > 0 ? o.encode_threads : cores) : 0,
+                               o.decode_sessions, expected_frames());
+    measure.plain = plain_decode();  // decodes as --decode-sessions 1 until auto decided
   }
   auto stage = std::make_unique<SegmentDecodeStage>(o.decode_sessions, session, video->time_base,
                                                     o.max_frames, counters, most,
-                                                    kSegmentsPerSession, std::move(governor));
+                                                    kSegmentsPerSession, std::move(measure));
   segments = stage.get();
   pipeline.add_stage<Packet, Frame>(std::move(stage), packets, frames);
+}
+
+// One decoder session: the input's decoder (NVDEC's frames go downstream as
+// they are, each holding a ticket of --max-in-flight).
+std::unique_ptr<DecodeStage> TranscodeSession::Parts::plain_decode() {
+  auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames,
+                                              counters, nvdec.get());
+  if (flight) decode->limit_in_flight(&*flight);
+  return decode;
 }
 
 // --decode-sessions auto: auto_decode_sessions() with this input, NVML's
@@ -624,11 +633,19 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
                     counters.frames_cut.load()));
   if (segments) {
     const auto st = segments->stats();
-    r.notes.push_back(
-        fmt::format("decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP "
-                    "before), {} decoder restarts{}",
-                    st.sessions, st.segments, st.open_gops, st.restarts,
-                    st.fell_back.empty() ? "" : "; " + st.fell_back + ": one session took over"));
+    if (st.segments == 0 && st.plain_frames > 0)
+      r.notes.push_back(fmt::format("decode: one session (the plain decoder) for all {} frames",
+                                    st.plain_frames));
+    else
+      r.notes.push_back(fmt::format(
+          "decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP before), "
+          "{} decoder restarts{}{}",
+          st.sessions, st.segments, st.open_gops, st.restarts,
+          st.plain_frames > 0
+              ? fmt::format("; the first {} frames by one session while auto measured",
+                            st.plain_frames)
+              : "",
+          st.fell_back.empty() ? "" : "; " + st.fell_back + ": one session took over"));
     if (!st.measured.empty())  // last: the line bench decode's table shows
       r.notes.push_back("decode: decode_sessions auto, measured: " + st.measured);
   }

@@ -51,7 +51,7 @@ namespace vpipe {
 inline constexpr int kSegmentsPerSession = 3;
 
 // --decode-sessions auto decides in two steps (issue #45: it may never make a
-// run slower than one session).
+// run slower than one session, nor its latency more than twice one session's).
 //
 // 1. Before the run, what rules more sessions out (auto_decode_sessions, pure):
 //    the CPU decoder (libavcodec threads it already), a live run (segments hold
@@ -60,10 +60,12 @@ inline constexpr int kSegmentsPerSession = 3;
 //    the segments they hold fit in half of `memory_bytes` (the frame size and
 //    the segment length set what a session holds). Its pick is the most.
 // 2. Over the run's first frames, what bounds it (sessions_from_rates, pure):
-//    one session decodes while the stages after it are timed; more sessions
-//    only when they could take the frames faster than one session gives them.
-//    The encoder-bound run of issue #45 (1080p → 640x360 ffv1: one session
-//    decodes ~1,200 fps, the encoder takes ~85) stays at one.
+//    the plain decoder (one session, as --decode-sessions 1) decodes while the
+//    stages after it are timed; more sessions only when they could take the
+//    frames faster than one session gives them, and the frames segments hold
+//    keep latency within kLatencyBound of one session's. Widening starts at the
+//    next keyframe. The encoder-bound run of issue #45 (1080p → 640x360 ffv1:
+//    one session decodes ~1,200 fps, the encoder takes ~85) stays at one.
 struct AutoSessionsInput {
   bool nvdec = false;
   bool live = false;  // a live input, --realtime or a network output
@@ -90,6 +92,12 @@ struct MeasuredRates {
   int encoder_threads = 0;    // a CPU encoder's threads (0: none, or a hardware encoder)
   int cores = 1;
   std::int64_t remaining_frames = 0;  // still to decode (0: not known)
+  // Latency: one session's p50 demux → output so far (0: not measured), and
+  // the frames more sessions would hold ahead of the output (their window:
+  // segments per session × the mean segment). The hold does not shrink with
+  // more sessions: the window grows as fast as the rate (N × w × GOP / N × fps).
+  double latency_ms = 0;
+  double hold_frames = 0;
 };
 // Widening costs new decoder sessions and segments in flight: on the H200 a
 // 360-frame input ran 0.67x one session's whole-process rate with auto's 4
@@ -98,23 +106,31 @@ inline constexpr std::int64_t kMinFramesToWiden = 3000;
 // More sessions need room downstream: the slowest stage must take frames at
 // least this much faster than one session gives them.
 inline constexpr double kSessionHeadroom = 1.25;
+// More sessions may make p50 latency at most this many times one session's
+// (issue #45); a window that holds more keeps one session.
+inline constexpr double kLatencyBound = 2.0;
 [[nodiscard]] AutoSessions sessions_from_rates(const MeasuredRates& r, int most);
 
 // The stage's side of step 2: mark() when the measured span starts (after the
-// first frames' start-up), decide() at its end with one session's decode rate.
+// first frames' start-up), decide() at its end with one session's decode rate
+// and the frames a widened window would hold (see MeasuredRates).
 class SessionGovernor {
  public:
   virtual ~SessionGovernor() = default;
   virtual void mark() = 0;
-  [[nodiscard]] virtual AutoSessions decide(double one_session_fps, std::int64_t frames_out) = 0;
+  [[nodiscard]] virtual AutoSessions decide(double one_session_fps, std::int64_t frames_out,
+                                            double hold_frames) = 0;
 };
 
 class Pipeline;
 // The governor of a transcode: it times the pipeline's stages other than the
-// demuxer and the decoder (items over busy seconds, between mark and decide).
-// encoder_threads: a CPU encoder's (0: none); the pipeline must outlive it.
-// expected_frames: the input's (0: not known); frames_out at decide() is taken off it.
+// demuxer and the decoder (items over busy seconds, between mark and decide)
+// and reads one session's p50 latency from `latency` (ns; every frame so far).
+// encoder_threads: a CPU encoder's (0: none); the pipeline and `latency` must
+// outlive it. expected_frames: the input's (0: not known); frames_out at
+// decide() is taken off it.
 [[nodiscard]] std::unique_ptr<SessionGovernor> make_pipeline_governor(const Pipeline& pipeline,
+                                                                      const Histogram& latency,
                                                                       int encoder_threads, int most,
                                                                       std::int64_t expected_frames);
 
@@ -137,18 +153,25 @@ struct SegmentDecodeStats {
   std::int64_t restarts = 0;  // a session drained and flushed (FFmpeg sets the decoder up again)
   std::string fell_back;      // why one session took over from some point on (empty: never)
   std::string measured;       // --decode-sessions auto, step 2: what it chose and why
+  std::int64_t plain_frames = 0;  // decoded by the plain decoder (auto's measured span, or all)
 };
 
 class SegmentDecodeStage final : public Stage<Packet, Frame> {
  public:
   using Factory = std::function<DecoderSession()>;
   // per_session: segments in flight per session (the window; memory).
-  // governor: --decode-sessions auto, step 2: one session decodes until it
-  // decided; `sessions` is then the most (nullptr: `sessions` from the start).
+  // governor: --decode-sessions auto, step 2: `plain` (one session, as
+  // --decode-sessions 1 decodes, sharing `counters`) decodes until it decided,
+  // and on to the end if it keeps one; `sessions` is then the most (nullptr:
+  // `sessions` from the start).
+  struct Auto {
+    std::unique_ptr<SessionGovernor> governor;
+    std::unique_ptr<Stage<Packet, Frame>> plain;
+  };
   SegmentDecodeStage(int sessions, Factory make_session, AVRational time_base,
                      std::optional<std::int64_t> limit, MediaCounters& counters,
                      std::size_t max_segment = 600, int per_session = kSegmentsPerSession,
-                     std::unique_ptr<SessionGovernor> governor = nullptr);
+                     Auto measure = {});
   // The measured span of step 2: from the kMarkFrames-th frame out to the kDecideFrames-th.
   static constexpr std::int64_t kMarkFrames = 30, kDecideFrames = 150;
   ~SegmentDecodeStage() override;  // stops and joins the workers
@@ -188,8 +211,11 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   void work(int worker);
   bool next_step(int index, Worker& w, Segment& seg, bool& have,
                  std::unique_lock<std::mutex>& lock);
-  Flow govern(Output<Frame>& out);  // step 2 of auto, at its two points
-  void end_of_segments();           // the input has ended: the workers drain what they hold
+  Flow govern();                                          // step 2 of auto, at its two points
+  Flow through_plain(Packet packet, Output<Frame>& out);  // auto: the plain decoder's packets
+  Flow widen(Packet key, Output<Frame>& out);             // auto chose more: segments from `key`
+  void keep_plain(const std::string& why);                // auto stays at one session
+  void end_of_segments();  // the input has ended: the workers drain what they hold
   [[nodiscard]] std::int64_t window() const { return std::int64_t{per_session_} * active_; }
   void decode_into(Worker& w, Segment seg);
   void alone(Worker& w, Pending p);  // start to end in a clean decoder, then published
@@ -200,8 +226,8 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   Flow emit_ready(Output<Frame>& out, bool wait_all);
   Flow emit(Frame f, Output<Frame>& out);
   Done decode(DecoderSession& s, Segment& seg) const;
-  // One session from here; `fallback`: not by choice (the report says why).
-  Flow take_over(const std::string& why, Output<Frame>& out, bool fallback = true);
+  // One session from here, not by choice (the report says why).
+  Flow take_over(const std::string& why, Output<Frame>& out);
   Flow decode_inline(UniqueAVPacket pkt, Output<Frame>& out);  // after a fallback
 
   const int sessions_;
@@ -211,7 +237,12 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   MediaCounters& counters_;
   const std::size_t max_segment_;
   const int per_session_;
-  std::unique_ptr<SessionGovernor> governor_;  // until it decided
+  std::unique_ptr<SessionGovernor> governor_;      // until it decided
+  std::unique_ptr<Stage<Packet, Frame>> plain_;    // auto: one session, until segments take over
+  std::unique_ptr<Stage<Packet, Frame>> retired_;  // the plain decoder after widening: its frames
+                                                   // downstream may still use its context
+  bool widen_at_key_ = false;    // auto chose more: segments from the next keyframe
+  std::int64_t plain_base_ = 0;  // counters_.frames_decoded before the plain decoder
   std::vector<UniqueAVPacket> current_, previous_;
   std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
   bool fresh_next_ = true;                // the next segment follows a start-over (or is the first)
@@ -231,10 +262,11 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   bool no_more_segments_ = false;
   std::int64_t starved_ = -1;  // the head segment, while its worker waits for a next one
   int active_ = 1;             // workers that take segments (the others wait)
-  // One session's decode while auto measures: frames and seconds of segments
-  // after each worker's first (which includes making its decoder).
-  std::int64_t probe_frames_ = 0, first_frames_ = -1;
-  double probe_decode_s_ = 0, first_s_ = 0;
+  // One session's decode while auto measures (the plain decoder's, from the
+  // span's start): frames out, seconds in its process(), packets and keyframes.
+  std::int64_t probe_frames_ = 0, probe_packets_ = 0, probe_keys_ = 0;
+  std::int64_t first_key_at_ = 0, last_key_at_ = 0;  // the span's first and last keyframe (packets)
+  double probe_decode_s_ = 0;
   std::int64_t marked_at_ = -1;       // frames out when the governor's span started
   std::vector<std::thread> workers_;  // last: they go first
 };
