@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
 
 using namespace vpipe::test;
 namespace fs = std::filesystem;
@@ -227,4 +230,91 @@ TEST_F(Outputs, AnHlsLadderHasAlignedSegmentsThatStartOnKeyframes) {
   const std::string text((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("BANDWIDTH="), std::string::npos);
   EXPECT_NE(text.find("RESOLUTION=160x90\n90p/index.m3u8"), std::string::npos) << text;
+}
+
+namespace {
+
+// A filter that throws at one frame: a branch's filter failing mid-run.
+class FailAt final : public vpipe::Filter {
+ public:
+  explicit FailAt(int frame) : frame_(frame) {}
+  static vpipe::FilterInfo info() {
+    return {"test_fail_at",
+            "Passes frames, then throws at frame N (a test's failing filter).",
+            {{"frame", vpipe::ParamType::kInt, "20", 0, 1e9, "the frame that throws", {}}},
+            [](const vpipe::ParamValues& p) {
+              return std::make_unique<FailAt>(static_cast<int>(p.get_int("frame")));
+            },
+            "any",
+            false,
+            "test_fail_at=frame=20"};
+  }
+  vpipe::FrameFormat configure(const vpipe::FrameFormat& in) override { return in; }
+  void process(const vpipe::Frame& in, vpipe::Frame& out) override {
+    if (seen_++ == frame_) throw std::runtime_error("test_fail_at: the filter failed here");
+    for (int k = 0; k < in.num_planes; ++k) {
+      const auto &from = in.planes[static_cast<std::size_t>(k)],
+                 &to = out.planes[static_cast<std::size_t>(k)];
+      for (int y = 0; y < from.height; ++y) std::memcpy(to.row(y), from.row(y), from.row_bytes());
+    }
+  }
+
+ private:
+  int frame_;
+  int seen_ = 0;
+};
+VPIPE_REGISTER_FILTER(FailAt);
+
+}  // namespace
+
+// A filter after the fork that throws fails its output alone: the others are
+// finished with every frame, the failed one is reported and leaves no file,
+// and under --hls its playlist and segments go and the master lists the rest.
+TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
+  const auto in = input();
+  for (const bool hls : {false, true}) {
+    const auto hls_dir = Outputs::dir() / "hls-fail";
+    vpipe::TranscodeOptions o;
+    o.input = in;
+    o.output = path("keep1.mp4");
+    o.filters = "resize=320x180";
+    o.outputs = {path("broken.mp4") + ":vf=test_fail_at=frame=20",
+                 path("keep2.mkv") + ":encoder=mpeg4"};
+    if (hls) {
+      o.output = "keep1";
+      o.outputs = {"broken:vf=test_fail_at=frame=20", "keep2:encoder=mpeg4"};
+      o.hls = hls_dir.string();
+      o.segment_s = 1;
+    }
+    try {
+      (void)vpipe::transcode(o);
+      FAIL() << "one output failed: the run must say so";
+    } catch (const vpipe::transcode_failed& e) {
+      EXPECT_NE(std::string(e.what()).find("test_fail_at: the filter failed here"),
+                std::string::npos)
+          << e.what();
+      ASSERT_EQ(e.report.outputs.size(), 3u);
+      EXPECT_TRUE(e.report.outputs[0].failure.empty()) << e.report.outputs[0].failure;
+      EXPECT_FALSE(e.report.outputs[1].failure.empty());
+      EXPECT_TRUE(e.report.outputs[2].failure.empty()) << e.report.outputs[2].failure;
+      EXPECT_EQ(e.report.outputs[0].frames, 100) << hls;
+      EXPECT_EQ(e.report.outputs[2].frames, 100) << hls;
+    }
+    if (!hls) {
+      EXPECT_FALSE(fs::exists(path("broken.mp4"))) << "a failed output leaves no partial file";
+      EXPECT_EQ(summarize(path("keep1.mp4")).video_packets, 100);
+      EXPECT_EQ(summarize(path("keep2.mkv")).video_packets, 100);
+      continue;
+    }
+    EXPECT_FALSE(fs::exists(hls_dir / "broken")) << "the failed rendition's playlist and segments";
+    std::ifstream m(hls_dir / "master.m3u8");
+    const std::string master((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(master.find("broken/"), std::string::npos) << master;
+    EXPECT_NE(master.find("keep1/index.m3u8"), std::string::npos) << master;
+    EXPECT_NE(master.find("keep2/index.m3u8"), std::string::npos) << master;
+    int frames = 0;
+    for (const auto& seg : segments_of(hls_dir / "keep2" / "index.m3u8"))
+      frames += summarize(seg).video_packets;
+    EXPECT_EQ(frames, 100);
+  }
 }

@@ -22,7 +22,7 @@ QueuePtr<Frame> FrameGraph::upload(Pipeline& pipeline, QueuePtr<Frame> frames,
   auto up = frame_queue(pipeline, "upload→", queues_.frames);
   auto stage = std::make_unique<UploadStage>(*cuda_.memory, *upload_ring_, cuda_.streams->make());
   upload_stage_ = stage.get();
-  pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(frames), up);
+  add(pipeline, std::move(stage), std::move(frames), up);
   on_device_ = true;
   return up;
 }
@@ -33,7 +33,7 @@ QueuePtr<Frame> FrameGraph::download(Pipeline& pipeline, QueuePtr<Frame> frames,
       std::make_unique<PinnedRing>(queues_.download_slots, staged_bytes(format), cuda_.host));
   download_ring_ = rings_.back().get();
   auto down = frame_queue(pipeline, "download→", queues_.frames);
-  pipeline.add_stage<Frame, Frame>(
+  add(pipeline,
       std::make_unique<DownloadStage>(*download_ring_, cuda_.streams->make(), cuda_.download_copy),
       std::move(frames), down);
   on_device_ = false;
@@ -58,12 +58,11 @@ QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames
     }
     auto next = frame_queue(pipeline, fmt::format("{}→", step.label), queues_.frames);
     if (here_on_gpu)
-      pipeline.add_stage<Frame, Frame>(
+      add(pipeline,
           std::make_unique<CudaFilterStage>(std::move(step), *cuda_.memory, cuda_.streams->make()),
           std::move(frames), next);
     else
-      pipeline.add_stage<Frame, Frame>(std::make_unique<FilterStage>(std::move(step)),
-                                       std::move(frames), next);
+      add(pipeline, std::make_unique<FilterStage>(std::move(step)), std::move(frames), next);
     frames = std::move(next);
   }
   return frames;
@@ -75,8 +74,15 @@ QueuePtr<Frame> FrameGraph::add_graph(Pipeline& pipeline, QueuePtr<Frame> frames
   auto stage = std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory,
                                                 cuda_.streams->make(), cuda_.streams->make());
   graph_stages_.push_back(stage.get());
-  pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(frames), next);
+  add(pipeline, std::move(stage), std::move(frames), next);
   return next;
+}
+
+void FrameGraph::add(Pipeline& pipeline, std::unique_ptr<Stage<Frame, Frame>> stage,
+                     QueuePtr<Frame> in, QueuePtr<Frame> out) {
+  if (health_)
+    stage = std::make_unique<BranchStage<Frame, Frame>>(std::move(stage), health_, label_);
+  pipeline.add_stage<Frame, Frame>(std::move(stage), std::move(in), std::move(out));
 }
 
 QueuePtr<Frame> FrameGraph::to_host(Pipeline& pipeline, QueuePtr<Frame> frames,

@@ -478,12 +478,13 @@ std::size_t TranscodeSession::Parts::shared_steps() const {
 }
 
 // One output's chain, download, encoder and muxer after `frames`. With several
-// outputs its encoder and muxer fail the output alone (BranchStage, BranchSink).
+// outputs each of its stages fails the output alone (BranchStage, BranchSink).
 // `shared` of its steps ran before the fork, which leaves frames on the device or not.
 void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
                                           QueuePtr<Packet> mux_in, std::size_t shared,
                                           bool on_device) {
   const bool empty_chain = out.plan.chain.empty();
+  if (out.health) out.graph.isolate(out.health, out.label);
   auto [filters, cuda] = take_steps(out.plan, shared, out.plan.chain.size());
   frames = out.graph.add_chain(pipeline, frames, std::move(filters), cuda, on_device);
   // Frames end in host memory, where an encoder takes them; a decode-only

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -120,6 +121,9 @@ class BranchStage final : public Stage<In, Out> {
   [[nodiscard]] std::string name() const override { return inner_->name() + " " + label_; }
   void open() override { inner_->open(); }
   void close() noexcept override { inner_->close(); }
+  [[nodiscard]] std::optional<double> gpu_ms_per_item() const override {
+    return inner_->gpu_ms_per_item();
+  }
   Flow process(In item, Output<Out>& out) override {
     return health_->guard([&] { return inner_->process(std::move(item), out); });
   }
@@ -142,6 +146,9 @@ class BranchSink final : public Sink<In> {
   [[nodiscard]] std::string name() const override { return inner_->name() + " " + label_; }
   void open() override { inner_->open(); }
   void close() noexcept override { inner_->close(); }
+  [[nodiscard]] std::optional<double> gpu_ms_per_item() const override {
+    return inner_->gpu_ms_per_item();
+  }
   Flow consume(In item) override {
     return health_->guard([&] { return inner_->consume(std::move(item)); });
   }

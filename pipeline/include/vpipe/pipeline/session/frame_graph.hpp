@@ -19,6 +19,7 @@
 #include "vpipe/pipeline/filters/cuda_graph.hpp"
 #include "vpipe/pipeline/filters/cuda_stages.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/graph/fan_out.hpp"
 #include "vpipe/pipeline/graph/pipeline.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
 
@@ -49,6 +50,12 @@ class FrameGraph {
   QueuePtr<Frame> add_chain(Pipeline& pipeline, QueuePtr<Frame> frames,
                             std::vector<ConfiguredFilter> chain, std::optional<CudaSegment> cuda,
                             bool on_device);
+  // One output of several (after the fork): every stage added from here runs
+  // as a BranchStage, so its exception fails that output alone (fan_out.hpp).
+  void isolate(std::shared_ptr<BranchHealth> health, std::string label) {
+    health_ = std::move(health);
+    label_ = std::move(label);
+  }
   // Brings frames of `format` back to the host if they are on the device.
   QueuePtr<Frame> to_host(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
   [[nodiscard]] bool on_device() const noexcept { return on_device_; }
@@ -67,6 +74,9 @@ class FrameGraph {
   // --graphs on: a run of CUDA steps as one CudaGraphStage.
   QueuePtr<Frame> add_graph(Pipeline& pipeline, QueuePtr<Frame> frames,
                             std::vector<ConfiguredFilter> run);
+  // Every stage goes through here: wrapped when the graph is a branch's.
+  void add(Pipeline& pipeline, std::unique_ptr<Stage<Frame, Frame>> stage, QueuePtr<Frame> in,
+           QueuePtr<Frame> out);
   CudaPath cuda_;
   DropPolicy drop_;
   QueuePlan queues_;
@@ -76,6 +86,8 @@ class FrameGraph {
   PinnedRing* download_ring_ = nullptr;
   UploadStage* upload_stage_ = nullptr;
   std::vector<const CudaGraphStage*> graph_stages_;
+  std::shared_ptr<BranchHealth> health_;  // isolate(): the branch's (null: the pipeline's)
+  std::string label_;
 };
 
 }  // namespace vpipe
