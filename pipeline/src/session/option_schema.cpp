@@ -447,9 +447,9 @@ std::vector<OptionSpec> reading_rows() {
           "decode one input with N decoder sessions at once, each a segment (GOP) between "
           "keyframes, frames put back in order (NVDEC: one session per engine, up to 7 on an "
           "H200); an open GOP is decoded with the one before it; keyframes further apart than a "
-          "segment's limit fall back to one session. auto: 4 with NVDEC when decode bounds the "
-          "run (a null output or a hardware encoder, not live) and its engines are less than "
-          "half busy (NVML), else 1 (a CPU encoder bounds the run: more sessions only slow it)",
+          "segment's limit fall back to one session. auto: one session measures the first "
+          "frames, then more (up to 4 with NVDEC) only where decode bounds the run and the "
+          "segments' hold keeps p50 latency within twice one session's; the report says why",
           [](O& o, const std::string& v) {
             o.decode_sessions = v == "auto" ? O::kAutoSessions : number<int>(v, 1, 64);
           },
