@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -184,23 +186,14 @@ std::pair<double, bool> first_video_packet(const std::string& segment) {
   return {std::stod(line.substr(0, comma)), line[comma + 1] == 'K'};
 }
 
-}  // namespace
-
-// An HLS ladder (--hls): every rendition's segments start on a keyframe at the
-// same pts as every other's, though the input's keyframes (every 25 frames) do
-// not fall on the 0.6 s (15-frame) segments and the renditions use different
-// encoders; FFmpeg's own HLS demuxer reads the master playlist and finds every
-// rendition with its size, and each rendition's frames add up to the input's.
-TEST_F(Outputs, AnHlsLadderHasAlignedSegmentsThatStartOnKeyframes) {
-  const auto in = input();
-  const auto hls = Outputs::dir() / "hls";
-  const auto r =
-      run_vpipe("transcode " + in + " 360p --output 180p:vf=resize=320x180 --output " +
-                "90p:vf=resize=160x90:encoder=mpeg4 --hls " + hls.string() + " --segment 0.6s");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+// The ladder of the two tests below (360p, 180p and 90p of the 100-frame
+// input, 0.6 s segments): each rendition's segments (`segments(name)`, each a
+// playable file) start on a keyframe, hold its 100 frames, and start at the
+// same pts in every rendition, 0.6 s apart.
+void expect_aligned_ladder(const std::function<std::vector<std::string>(const char*)>& segments) {
   std::vector<std::vector<double>> starts;
   for (const char* name : {"360p", "180p", "90p"}) {
-    const auto segs = segments_of(hls / name / "index.m3u8");
+    const auto segs = segments(name);
     EXPECT_EQ(segs.size(), 7u) << name << ": 100 frames in 15-frame segments";
     std::vector<double> at;
     int frames = 0;
@@ -220,6 +213,23 @@ TEST_F(Outputs, AnHlsLadderHasAlignedSegmentsThatStartOnKeyframes) {
   }
   for (std::size_t i = 1; i < starts[0].size(); ++i)
     EXPECT_NEAR(starts[0][i] - starts[0][i - 1], 0.6, 1e-6) << "segment " << i;
+}
+
+}  // namespace
+
+// An HLS ladder (--hls): every rendition's segments start on a keyframe at the
+// same pts as every other's, though the input's keyframes (every 25 frames) do
+// not fall on the 0.6 s (15-frame) segments and the renditions use different
+// encoders; FFmpeg's own HLS demuxer reads the master playlist and finds every
+// rendition with its size, and each rendition's frames add up to the input's.
+TEST_F(Outputs, AnHlsLadderHasAlignedSegmentsThatStartOnKeyframes) {
+  const auto in = input();
+  const auto hls = Outputs::dir() / "hls";
+  const auto r =
+      run_vpipe("transcode " + in + " 360p --output 180p:vf=resize=320x180 --output " +
+                "90p:vf=resize=160x90:encoder=mpeg4 --hls " + hls.string() + " --segment 0.6s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_aligned_ladder([&](const char* name) { return segments_of(hls / name / "index.m3u8"); });
   const auto master = (hls / "master.m3u8").string();
   const auto streams = shell_output(
       "ffprobe -v error -select_streams v -show_entries stream=width,height -of csv=p=0 " + master);
@@ -230,6 +240,55 @@ TEST_F(Outputs, AnHlsLadderHasAlignedSegmentsThatStartOnKeyframes) {
   const std::string text((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("BANDWIDTH="), std::string::npos);
   EXPECT_NE(text.find("RESOLUTION=160x90\n90p/index.m3u8"), std::string::npos) << text;
+}
+
+namespace {
+
+// A DASH rendition's video segments, each as a playable file (its
+// initialization segment, then the chunk), in order.
+std::vector<std::string> dash_segments_of(const fs::path& folder) {
+  std::vector<std::string> chunks;
+  for (const auto& e : fs::directory_iterator(folder))
+    if (e.path().filename().string().rfind("chunk-stream0-", 0) == 0)
+      chunks.push_back(e.path().string());
+  std::sort(chunks.begin(), chunks.end());
+  std::vector<std::string> out;
+  for (const auto& c : chunks) {
+    const auto whole = c + ".whole.mp4";
+    std::ofstream f(whole, std::ios::binary);
+    for (const auto& part : {(folder / "init-stream0.m4s").string(), c}) {
+      std::ifstream in(part, std::ios::binary);
+      f << in.rdbuf();
+    }
+    out.push_back(whole);
+  }
+  return out;
+}
+
+}  // namespace
+
+// A DASH ladder (--dash): as the HLS one, every rendition's segments start on
+// a keyframe at the same pts as every other's; DIR/manifest.mpd lists each
+// rendition's Representation, and FFmpeg's own DASH demuxer reads it (an
+// absolute path: it resolves a relative one's segments wrongly).
+TEST_F(Outputs, ADashLadderHasAlignedSegmentsThatStartOnKeyframes) {
+  const auto in = input();
+  const auto dash = fs::absolute(Outputs::dir() / "dash");
+  const auto r =
+      run_vpipe("transcode " + in + " 360p --output 180p:vf=resize=320x180 --output " +
+                "90p:vf=resize=160x90:encoder=mpeg4 --dash " + dash.string() + " --segment 0.6s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_aligned_ladder([&](const char* name) { return dash_segments_of(dash / name); });
+  const auto manifest = (dash / "manifest.mpd").string();
+  const auto streams = shell_output(
+      "ffprobe -v error -show_entries stream=codec_type,width,height -of csv=p=0 " + manifest);
+  EXPECT_NE(streams.find("video,640,360"), std::string::npos) << streams;
+  EXPECT_NE(streams.find("video,320,180"), std::string::npos) << streams;
+  EXPECT_NE(streams.find("video,160,90"), std::string::npos) << streams;
+  EXPECT_NE(streams.find("audio"), std::string::npos) << streams;
+  std::ifstream m(manifest);
+  const std::string text((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("media=\"90p/chunk-stream0-$Number%05d$.m4s\""), std::string::npos) << text;
 }
 
 namespace {
@@ -272,8 +331,9 @@ VPIPE_REGISTER_FILTER(FailAt);
 // and under --hls its playlist and segments go and the master lists the rest.
 TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
   const auto in = input();
-  for (const bool hls : {false, true}) {
-    const auto hls_dir = Outputs::dir() / "hls-fail";
+  for (const std::string ladder : {"", "hls", "dash"}) {
+    const bool hls = !ladder.empty();
+    const auto hls_dir = fs::absolute(Outputs::dir() / (ladder + "-fail"));
     vpipe::TranscodeOptions o;
     o.input = in;
     o.output = path("keep1.mp4");
@@ -283,7 +343,7 @@ TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
     if (hls) {
       o.output = "keep1";
       o.outputs = {"broken:vf=test_fail_at=frame=20", "keep2:encoder=mpeg4"};
-      o.hls = hls_dir.string();
+      (ladder == "hls" ? o.hls : o.dash) = hls_dir.string();
       o.segment_s = 1;
     }
     try {
@@ -307,14 +367,16 @@ TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
       continue;
     }
     EXPECT_FALSE(fs::exists(hls_dir / "broken")) << "the failed rendition's playlist and segments";
-    std::ifstream m(hls_dir / "master.m3u8");
+    const bool dash = ladder == "dash";
+    std::ifstream m(hls_dir / (dash ? "manifest.mpd" : "master.m3u8"));
     const std::string master((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
     EXPECT_EQ(master.find("broken/"), std::string::npos) << master;
-    EXPECT_NE(master.find("keep1/index.m3u8"), std::string::npos) << master;
-    EXPECT_NE(master.find("keep2/index.m3u8"), std::string::npos) << master;
+    for (const char* kept : {"keep1/", "keep2/"})
+      EXPECT_NE(master.find(kept), std::string::npos) << master;
     int frames = 0;
-    for (const auto& seg : segments_of(hls_dir / "keep2" / "index.m3u8"))
+    for (const auto& seg :
+         dash ? dash_segments_of(hls_dir / "keep2") : segments_of(hls_dir / "keep2" / "index.m3u8"))
       frames += summarize(seg).video_packets;
-    EXPECT_EQ(frames, 100);
+    EXPECT_EQ(frames, 100) << ladder;
   }
 }

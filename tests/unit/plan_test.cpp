@@ -631,3 +631,33 @@ TEST(Outputs, EachOutputsKeysAreSplitOffItsPathAndTheRestAreTheRuns) {
   EXPECT_TRUE(find_option("crf")->per_output);
   EXPECT_FALSE(find_option("mem")->per_output);
 }
+
+// --hls DIR / --dash DIR: each output's PATH names a rendition in DIR; one
+// ladder a run; a name with a '/' or none is refused, naming the flag.
+TEST(Outputs, ALadderNamesEachRenditionsPlaylistOrManifestInItsFolder) {
+  TranscodeOptions top;
+  top.input = "in.mp4";
+  top.output = "720p:vf=resize=1280x720";
+  top.outputs = {"480p:vf=resize=854x480"};
+  top.dash = "out";
+  auto all = output_list(top);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].output, "out/720p/manifest.mpd");
+  EXPECT_EQ(all[1].output, "out/480p/manifest.mpd");
+  EXPECT_EQ(ladder_dir(all[1]), "out");
+  top.dash.clear();
+  top.hls = "out";
+  EXPECT_EQ(output_list(top)[1].output, "out/480p/index.m3u8");
+  top.dash = "out2";
+  EXPECT_THROW((void)output_list(top), usage_error) << "--hls and --dash at once";
+  top.hls.clear();
+  top.outputs = {"a/b"};
+  try {
+    (void)output_list(top);
+    FAIL() << "'a/b' is not a rendition name";
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--dash: 'a/b' is not a rendition name"),
+              std::string::npos)
+        << e.what();
+  }
+}

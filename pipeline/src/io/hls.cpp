@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
 
 namespace vpipe {
 
@@ -46,28 +47,13 @@ void write_hls_master(const std::string& dir, const std::vector<HlsRendition>& r
         "#EXT-X-STREAM-INF:BANDWIDTH={},AVERAGE-BANDWIDTH={},RESOLUTION={}x{}\n{}\n", b.peak,
         b.average, r.width, r.height, fs::relative(r.playlist, dir).generic_string());
   }
-  const auto target = fs::path(dir) / "master.m3u8";
-  const auto staged = fs::path(dir) / ".master.m3u8.part";
-  {
-    std::ofstream out(staged, std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw input_error(fmt::format("{}: cannot write", staged.string()));
-  }
-  fs::rename(staged, target);
+  write_file((fs::path(dir) / "master.m3u8").string(), text, "the HLS ladder's master playlist");
 }
 
 void remove_hls_rendition(const std::string& playlist) noexcept {
-  std::error_code ec;
-  const fs::path dir = fs::path(playlist).parent_path();
-  fs::remove(playlist, ec);
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind("seg_", 0) == 0 && it->path().extension() == ".ts") {
-      std::error_code ignored;
-      fs::remove(it->path(), ignored);
-    }
-  }
-  if (fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
+  remove_with_siblings(playlist, [](const std::string& name) {
+    return name.rfind("seg_", 0) == 0 && fs::path(name).extension() == ".ts";
+  });
 }
 
 }  // namespace vpipe

@@ -264,4 +264,17 @@ void write_file(const std::string& path, std::string_view text, const std::strin
   out.commit();
 }
 
+void remove_with_siblings(const std::string& path,
+                          const std::function<bool(const std::string&)>& named) noexcept {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::path(path).parent_path();
+  fs::remove(path, ec);
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ignored;
+    if (named(it->path().filename().string())) fs::remove(it->path(), ignored);
+  }
+  if (fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
+}
+
 }  // namespace vpipe

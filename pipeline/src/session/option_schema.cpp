@@ -283,24 +283,6 @@ std::vector<OptionSpec> io_rows() {
         s.alias = "output_list";
         return s;
       }(),
-      text("hls", &O::hls, "DIR",
-           "write an HLS ladder into DIR: each output's PATH names a rendition "
-           "(DIR/NAME/index.m3u8, MPEG-TS segments), keyframes forced at the same times in "
-           "every rendition so segments start on them and line up, and DIR/master.m3u8 "
-           "lists the renditions with their measured bandwidth, e.g. vpipe transcode IN "
-           "720p:vf=resize=1280x720 --output 480p:vf=resize=854x480 --hls out/"),
-      with(row(
-               "segment_s", "SECONDS (4, 4s, 2.5)",
-               "--hls: the segments' length; a keyframe is forced on the first frame at or after "
-               "each multiple of it",
-               [](O& o, const std::string& v) {
-                 const double s = parse_duration(v, "");
-                 if (!(s >= 0.1 && s <= 3600))
-                   throw usage_error(fmt::format(" {}: outside 0.1..3600 s", v));
-                 o.segment_s = s;
-               },
-               [](const O& o) { return fmt::format("{}", o.segment_s); }),
-           "--segment"),
       choice("device", &O::device,
              "cpu, cuda or auto (auto: the CUDA path where a CUDA device is usable)"),
       choice("decode", &O::decode,
@@ -328,6 +310,35 @@ std::vector<OptionSpec> io_rows() {
              "keep the output file if the run fails"),
       yes_no("realtime", &O::realtime, Form::kSwitch,
              "read the input no faster than its timestamps (rehearse a live feed with a file)"),
+  };
+}
+
+// --hls / --dash: a ladder of the outputs, and its segments' length.
+std::vector<OptionSpec> ladder_rows() {
+  return {
+      text("hls", &O::hls, "DIR",
+           "write an HLS ladder into DIR: each output's PATH names a rendition "
+           "(DIR/NAME/index.m3u8, MPEG-TS segments), keyframes forced at the same times in "
+           "every rendition so segments start on them and line up, and DIR/master.m3u8 "
+           "lists the renditions with their measured bandwidth, e.g. vpipe transcode IN "
+           "720p:vf=resize=1280x720 --output 480p:vf=resize=854x480 --hls out/"),
+      text("dash", &O::dash, "DIR",
+           "write a DASH ladder into DIR, as --hls does: DIR/NAME/manifest.mpd per "
+           "rendition (fragmented MP4 segments), keyframes forced at the same times, and "
+           "DIR/manifest.mpd with every rendition in one adaptation set"),
+      with(row(
+               "segment_s", "SECONDS (4, 4s, 2.5)",
+               "--hls, --dash: the segments' length; a keyframe is forced on the first frame at or "
+               "after "
+               "each multiple of it",
+               [](O& o, const std::string& v) {
+                 const double s = parse_duration(v, "");
+                 if (!(s >= 0.1 && s <= 3600))
+                   throw usage_error(fmt::format(" {}: outside 0.1..3600 s", v));
+                 o.segment_s = s;
+               },
+               [](const O& o) { return fmt::format("{}", o.segment_s); }),
+           "--segment"),
   };
 }
 
@@ -540,8 +551,8 @@ const std::set<std::string, std::less<>> kPerOutput = {
 const std::vector<OptionSpec>& option_schema() {
   static const std::vector<OptionSpec> rows = [] {
     std::vector<OptionSpec> all;
-    for (auto group :
-         {io_rows, cut_rows, cuda_rows, encoder_rows, reading_rows, live_rows, streams_rows})
+    for (auto group : {io_rows, ladder_rows, cut_rows, cuda_rows, encoder_rows, reading_rows,
+                       live_rows, streams_rows})
       for (auto& r : group()) all.push_back(std::move(r));
     for (auto& r : all)  // what one output of several may set (OUT:key=value)
       r.per_output = kPerOutput.count(r.key) > 0;
@@ -619,27 +630,32 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
   return o;
 }
 
-std::string hls_rendition_playlist(const std::string& dir, const std::string& name) {
+std::string rendition_path(const TranscodeOptions& top, const std::string& name) {
+  const char* flag = top.hls.empty() ? "--dash" : "--hls";
   const bool plain = !name.empty() && name != "." && name != ".." &&
                      name.find_first_not_of(
                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                          "0123456789_-.") == std::string::npos;
   if (!plain)
     throw usage_error(
-        fmt::format("--hls: '{}' is not a rendition name (letters, digits, _-. "
-                    "only): with --hls each output names a rendition, e.g. 720p",
-                    name));
-  return (std::filesystem::path(dir) / name / "index.m3u8").string();
+        fmt::format("{}: '{}' is not a rendition name (letters, digits, _-. "
+                    "only): with {} each output names a rendition, e.g. 720p",
+                    flag, name, flag));
+  return (std::filesystem::path(ladder_dir(top)) / name /
+          (top.hls.empty() ? "manifest.mpd" : "index.m3u8"))
+      .string();
 }
 
 std::vector<TranscodeOptions> output_list(const TranscodeOptions& top) {
-  if (top.outputs.empty() && top.hls.empty()) return {top};
+  if (!top.hls.empty() && !top.dash.empty())
+    throw usage_error("--hls and --dash: one ladder a run; write the other in a second run");
+  if (top.outputs.empty() && ladder_dir(top).empty()) return {top};
   std::vector<TranscodeOptions> all{output_options(top, top.output)};
   for (const auto& spec : top.outputs) all.push_back(output_options(top, spec));
   if (!top.filters.empty())  // the run's chain first, then each output's own
     for (auto& o : all) o.filters = top.filters + (o.filters.empty() ? "" : "," + o.filters);
-  if (!top.hls.empty())
-    for (auto& o : all) o.output = hls_rendition_playlist(top.hls, o.output);
+  if (!ladder_dir(top).empty())
+    for (auto& o : all) o.output = rendition_path(top, o.output);
   for (std::size_t i = 0; i < all.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (all[i].output == all[j].output && all[i].output != "null")

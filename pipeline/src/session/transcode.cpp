@@ -23,6 +23,7 @@ extern "C" {
 #include "vpipe/pipeline/filters/cuda_stages.hpp"
 #include "vpipe/pipeline/graph/fan_out.hpp"
 #include "vpipe/pipeline/graph/host_frames.hpp"
+#include "vpipe/pipeline/io/dash.hpp"
 #include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/hw_probe.hpp"
 #include "vpipe/pipeline/io/live.hpp"
@@ -71,7 +72,7 @@ void check_paths(const TranscodeOptions& o) {
   if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) &&
       fs::file_size(o.input, ec) == 0)
     throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
-  if (!o.hls.empty()) fs::create_directories(fs::path(o.output).parent_path());
+  if (!ladder_dir(o).empty()) fs::create_directories(fs::path(o.output).parent_path());
   if (o.output != "null" && o.output.find("://") == std::string::npos)
     check_writable(o.output, "output");
   if (o.loop > 1 && !can_read_again(o.input))
@@ -519,7 +520,7 @@ void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
     auto encode =
         std::make_unique<EncodeStage>(out.encoder, out.output.video()->index, out.counters);
     encode->read_stamps(o.read_stamps);
-    if (!out.o.hls.empty()) encode->force_keyframes(out.o.segment_s);  // aligned segments
+    if (!ladder_dir(out.o).empty()) encode->force_keyframes(out.o.segment_s);  // aligned segments
     add_encode(std::move(encode));
   }
   auto mux_stage =
@@ -826,14 +827,35 @@ TranscodeReport TranscodeSession::run() {
   return report;
 }
 
+namespace {
+
+// --hls or --dash: the ladder's master over the renditions that finished
+// (each: its playlist or manifest, and its size).
+void write_ladder_master(const TranscodeOptions& o, const std::vector<HlsRendition>& done) {
+  if (!o.hls.empty()) write_hls_master(o.hls, done);
+  if (o.dash.empty()) return;
+  std::vector<DashRendition> renditions;
+  for (const auto& r : done)
+    renditions.push_back({r.playlist, fs::path(r.playlist).parent_path().filename().string()});
+  write_dash_master(o.dash, renditions);
+}
+
+// A failed rendition's playlist or manifest and its segments (no ladder: nothing).
+void remove_rendition(const TranscodeOptions& o, const std::string& path) noexcept {
+  if (!o.hls.empty()) remove_hls_rendition(path);
+  if (!o.dash.empty()) remove_dash_rendition(path);
+}
+
+}  // namespace
+
 // Each output closed and put in place; with several, one that failed is
 // reported (its partial file removed) after the others are finished, and the
 // run then fails naming it.
 void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
   if (extras.empty()) {
     output.finished();
-    if (!o.hls.empty())
-      write_hls_master(o.hls, {{o.output, plan.output.width, plan.output.height}});
+    if (!ladder_dir(o).empty())
+      write_ladder_master(o, {{o.output, plan.output.width, plan.output.height}});
     return;
   }
   std::vector<std::string> failed;
@@ -860,12 +882,12 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
     }
     if (!each.failure.empty()) {
       failed.push_back(fmt::format("{}: {}", each.output, each.failure));
-      if (!o.hls.empty()) remove_hls_rendition(each.output);  // its playlist and segments
+      remove_rendition(o, each.output);  // a ladder's: its playlist and segments
     } else
       ladder.push_back({each.output, each.format.width, each.format.height});
     r.outputs.push_back(std::move(each));
   }
-  if (!o.hls.empty() && !ladder.empty()) write_hls_master(o.hls, ladder);  // the finished ones
+  if (!ladder_dir(o).empty() && !ladder.empty()) write_ladder_master(o, ladder);  // the finished
   if (failed.empty()) return;
   r.failure = fmt::format("{} of {} outputs failed ({}); the others were finished", failed.size(),
                           outputs(), fmt::join(failed, "; "));

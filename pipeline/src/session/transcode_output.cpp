@@ -67,6 +67,11 @@ UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodeP
     // most negative DTS (B-frames, audio priming), and equal frames get unequal times.
     oc->output_ts_offset = 10 * AV_TIME_BASE;
   }
+  if (!o.dash.empty() && oname == "dash") {  // a rendition of a DASH ladder (--dash)
+    av_opt_set(oc->priv_data, "seg_duration", fmt::format("{}", o.segment_s).c_str(), 0);
+    av_opt_set_int(oc->priv_data, "use_template", 1, 0);
+    av_opt_set_int(oc->priv_data, "use_timeline", 1, 0);
+  }
   auto encoder = add_video(o, plan, in, report);
   copy_other_streams(o, in, report);
   av_dict_copy(&oc->metadata, in.input->metadata, 0);

@@ -332,10 +332,11 @@ void check_options(const TranscodeOptions& o) {
   if (o.reconnect < 0)
     throw usage_error(fmt::format("reconnect {}: expected 0 or more", o.reconnect));
   if (o.queue_depth < 1) throw usage_error("queue depth 0: expected 1 or more");
-  if (!o.hls.empty() && (o.encode_segments > 1 || o.streams > 1))
-    throw usage_error(
-        "--hls with --encode-segments or --streams: a ladder's keyframes are forced by one "
-        "encoder per rendition; leave those out");
+  if (!ladder_dir(o).empty() && (o.encode_segments > 1 || o.streams > 1))
+    throw usage_error(fmt::format(
+        "{} with --encode-segments or --streams: a ladder's keyframes are forced by one "
+        "encoder per rendition; leave those out",
+        o.hls.empty() ? "--dash" : "--hls"));
   if (!o.outputs.empty() && o.streams > 1)
     throw usage_error(fmt::format(
         "--output with --streams {}: several outputs are one decode; give one or the other",

@@ -3,6 +3,7 @@
 // replace, and says before a two-hour run, not after it, that a path is bad.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,5 +88,11 @@ class StagedOutput {
 // whole or not there, and an old one survives a failed write. Throws
 // input_error naming `what` and the path.
 void write_file(const std::string& path, std::string_view text, const std::string& what);
+
+// `path` and the files beside it whose names `named` accepts removed, then the
+// folder if that left it empty (a failed ladder rendition's index and
+// segments). Nothing else is touched. Never throws.
+void remove_with_siblings(const std::string& path,
+                          const std::function<bool(const std::string&)>& named) noexcept;
 
 }  // namespace vpipe

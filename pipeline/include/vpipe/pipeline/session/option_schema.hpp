@@ -73,9 +73,10 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::vector<std
 // (its chain its own; output_list puts the run's --vf before it).
 // Throws usage_error naming the output and the key.
 [[nodiscard]] TranscodeOptions output_options(const TranscodeOptions& top, const std::string& spec);
-// --hls DIR: rendition NAME's playlist, DIR/NAME/index.m3u8 (throws usage_error
-// for a NAME that is not a plain name).
-[[nodiscard]] std::string hls_rendition_playlist(const std::string& dir, const std::string& name);
+// --hls DIR: rendition NAME's playlist, DIR/NAME/index.m3u8; --dash DIR: its
+// manifest, DIR/NAME/manifest.mpd (throws usage_error for a NAME that is not a
+// plain name).
+[[nodiscard]] std::string rendition_path(const TranscodeOptions& top, const std::string& name);
 // Every output of a run: `output` then each of `outputs` (one: `top` as it is).
 [[nodiscard]] std::vector<TranscodeOptions> output_list(const TranscodeOptions& top);
 // The schema as a markdown table (docs/OPTIONS.md, `vpipe options`).

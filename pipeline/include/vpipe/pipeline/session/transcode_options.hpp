@@ -132,6 +132,9 @@ struct TranscodeOptions {
   // hls/NAME/index.m3u8 with segments of segment_s seconds, keyframes forced at
   // the same times in every rendition, and hls/master.m3u8 listing them.
   std::string hls;
+  // A DASH ladder, the same way: dash/NAME/manifest.mpd (fragmented MP4
+  // segments) per rendition, and dash/manifest.mpd with every rendition.
+  std::string dash;
   double segment_s = 4.0;
   Device device = Device::kAuto;          // auto: the CUDA path where a device is usable
   Decode decode = Decode::kAuto;          // auto: NVDEC when frames go to a CUDA filter
@@ -209,6 +212,11 @@ struct TranscodeOptions {
   // Graph per frame (cuda_graph.hpp) instead of a stage and launches per filter.
   bool graphs = false;
 };
+
+// --hls DIR or --dash DIR: the ladder's folder (empty: no ladder).
+[[nodiscard]] inline const std::string& ladder_dir(const TranscodeOptions& o) {
+  return o.hls.empty() ? o.dash : o.hls;
+}
 
 // How the caller is wired to a run: none of it is the user's choice, so none
 // of it is in the options or the schema.
