@@ -49,7 +49,8 @@ std::string with_attribute(std::string element, const std::string& name, const s
 }
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
 }
 
@@ -79,7 +80,8 @@ std::string merge_dash_manifests(const std::vector<DashRendition>& renditions) {
   for (const auto& r : renditions) {
     const std::string text = read_manifest(r.manifest);
     const auto period = text.find("<Period");
-    if (head.empty() && period != std::string::npos) head = text.substr(0, text.find('>', period) + 1);
+    if (head.empty() && period != std::string::npos)
+      head = text.substr(0, text.find('>', period) + 1);
     bool video = false;
     for (const auto& set : elements(text, "AdaptationSet")) {
       const std::string kind = attribute(set, "contentType");
@@ -93,7 +95,8 @@ std::string merge_dash_manifests(const std::vector<DashRendition>& renditions) {
                 moved(rep.front(), r.name, r.name + "-audio") + "\n\t\t</AdaptationSet>";
       }
     }
-    if (!video) throw input_error(fmt::format("{}: no video in the rendition's manifest", r.manifest));
+    if (!video)
+      throw input_error(fmt::format("{}: no video in the rendition's manifest", r.manifest));
   }
   // One set of renditions with their own sizes and encoders: no one size, no switching
   // of bitstreams without a new initialization segment.
