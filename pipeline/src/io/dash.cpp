@@ -37,7 +37,7 @@ std::string attribute(const std::string& element, const std::string& name) {
   return element.substr(from, element.find('"', from) - from);
 }
 
-// `element` with attribute `name` set to `value` in its opening tag (removed: nullopt-like "").
+// `element` with attribute `name` set to `value` in its opening tag, or removed (`remove`).
 std::string with_attribute(std::string element, const std::string& name, const std::string& value,
                            bool remove = false) {
   const auto tag_end = element.find('>');
