@@ -338,6 +338,8 @@ TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
     // fails (no trailer) leaves 1,344 bytes, which LeakSanitizer cannot tell
     // from vpipe's (libavutil has no frame pointers: the stack ends at
     // av_malloc). The plain pass checks the HLS case; ASan checks the others.
+    // (Writing a failed rendition's trailer to free it was tried: libavformat
+    // 59's dash muxer then divides by zero in its trailer, SIGFPE.)
     if (ladder == "hls") continue;
 #endif
     const bool hls = !ladder.empty();
