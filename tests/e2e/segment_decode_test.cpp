@@ -16,6 +16,7 @@
 
 #include "media_check.hpp"
 #include "vpipe/pipeline/parallel/segment_decode.hpp"
+#include "vpipe/pipeline/session/codec_open.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 using namespace vpipe::test;
@@ -40,9 +41,11 @@ std::size_t hash_of(const vpipe::Frame& f) {
   return h;
 }
 
-Seen decode_all(const std::string& path, int sessions, std::size_t segment_packets = 0) {
+Seen decode_all(const std::string& path, int sessions, std::size_t segment_packets = 0,
+                int loop = 1) {
   vpipe::TranscodeOptions o;
   o.input = path;
+  o.loop = loop;
   o.output = "null";
   o.device = vpipe::Device::kCpu;
   o.decode_sessions = sessions;
@@ -102,6 +105,24 @@ class SegmentDecode : public ::testing::Test {
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return out;
   }
+  // A raw H.264 stream that starts on an open GOP's I picture, not an IDR: the
+  // B-frames after it refer to a picture before it, so a fresh start drops them.
+  std::string starts_on_an_open_gop(const std::string& name) {
+    const auto whole =
+        clip("whole-" + name, "-c:v libx264 -g 12 -bf 3 -x264-params open-gop=1:repeat-headers=1");
+    auto in = vpipe::open_input(whole);
+    auto pkt = vpipe::make_av_packet();
+    std::int64_t second_key = -1;
+    for (int keys = 0; keys < 2 && av_read_frame(in.get(), pkt.get()) >= 0;
+         av_packet_unref(pkt.get()))
+      if ((pkt->flags & AV_PKT_FLAG_KEY) && ++keys == 2) second_key = pkt->pos;
+    EXPECT_GT(second_key, 0) << whole;
+    std::ifstream from(whole, std::ios::binary);
+    from.seekg(second_key);
+    const auto out = (dir_ / name).string();
+    std::ofstream(out, std::ios::binary) << from.rdbuf();
+    return out;
+  }
   fs::path dir_;
 };
 
@@ -149,6 +170,61 @@ TEST_F(SegmentDecode, EveryCodecAndGopKindGivesWhatOneDecoderGives) {
       }
     }
   }
+}
+
+// --loop: each pass gives exactly the frames one pass gives. An H.264 pass that
+// starts on an IDR is decoded straight on (no drain and flush, after which
+// FFmpeg sets the decoder up again: with NVDEC a new hardware decoder per pass);
+// the others are drained between passes, as one that starts on an open GOP's I
+// picture must be (straight on, its B-frames would be shown from the pass before).
+TEST_F(SegmentDecode, ALoopGivesEachPassTheFramesOfOnePass) {
+  for (const auto& [name, args] : std::vector<std::pair<const char*, const char*>>{
+           {"closed.mp4", "-c:v libx264 -g 12 -bf 2"},
+           {"open.mkv", "-c:v libx264 -g 12 -bf 3 -x264-params open-gop=1"},
+           {"annexb.h264", "-c:v libx264 -g 12 -bf 2"},
+           {"mpeg2.ts", "-c:v mpeg2video -g 12 -bf 2"},
+           {"starts-open.h264", ""}}) {
+    SCOPED_TRACE(name);
+    const auto path = *args ? clip(name, args) : starts_on_an_open_gop(name);
+    const Seen one = decode_all(path, 1);
+    ASSERT_EQ(one.frames.size(), *args ? 90u : 78u);  // (its first 3 B-frames cannot be shown)
+    const Seen looped = decode_all(path, 1, 0, 3);
+    ASSERT_EQ(looped.frames.size(), 3 * one.frames.size());
+    for (std::size_t i = 0; i < looped.frames.size(); ++i)
+      ASSERT_EQ(looped.frames[i].second, one.frames[i % one.frames.size()].second) << "frame " << i;
+    std::vector<std::int64_t> pts;  // (a raw stream has none: the encoder makes them)
+    for (const auto& f : looped.frames)
+      if (f.first != AV_NOPTS_VALUE) pts.push_back(f.first);
+    EXPECT_TRUE(increasing(pts)) << "presentation times go on increasing from pass to pass";
+  }
+}
+
+// Which packets let a looped H.264 decode go straight on (DecodeStage::restart).
+TEST_F(SegmentDecode, AnH264IdrIsToldFromOtherPacketsInBothForms) {
+  for (const char* name : {"idr.mp4", "idr.h264"}) {
+    SCOPED_TRACE(name);
+    const auto path = clip(name, "-c:v libx264 -g 12 -bf 2 -x264-params open-gop=1");
+    auto in = vpipe::open_input(path);
+    const int v = av_find_best_stream(in.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    ASSERT_GE(v, 0);
+    auto decoder = vpipe::open_decoder(in->streams[v], vpipe::TranscodeOptions{});
+    std::vector<bool> idr;
+    auto pkt = vpipe::make_av_packet();
+    while (av_read_frame(in.get(), pkt.get()) >= 0) {
+      if (pkt->stream_index == v) idr.push_back(vpipe::h264_idr(*decoder, *pkt));
+      av_packet_unref(pkt.get());
+    }
+    ASSERT_EQ(idr.size(), 90u);
+    EXPECT_TRUE(idr[0]) << "x264 starts on an IDR";
+    // Open GOPs: the keyframes after the first are I pictures that are not IDRs.
+    EXPECT_EQ(std::count(idr.begin(), idr.end(), true), 1);
+  }
+  auto hevc = vpipe::open_input(clip("idr.mkv", "-c:v libx265 -x265-params log-level=error"));
+  auto decoder = vpipe::open_decoder(hevc->streams[0], vpipe::TranscodeOptions{});
+  auto pkt = vpipe::make_av_packet();
+  ASSERT_GE(av_read_frame(hevc.get(), pkt.get()), 0);
+  EXPECT_TRUE(pkt->flags & AV_PKT_FLAG_KEY);
+  EXPECT_FALSE(vpipe::h264_idr(*decoder, *pkt)) << "an HEVC keyframe is not read as H.264's IDR";
 }
 
 TEST_F(SegmentDecode, KeyframesTooFarApartFallBackToOneSessionLosingNothing) {

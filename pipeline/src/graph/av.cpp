@@ -118,6 +118,27 @@ UniqueAVPacket make_av_packet() {
   return p;
 }
 
+bool h264_idr(const AVCodecContext& decoder, const AVPacket& pkt) {
+  constexpr int kIdr = 5;
+  if (decoder.codec_id != AV_CODEC_ID_H264 || !pkt.data) return false;
+  const std::uint8_t* p = pkt.data;
+  const std::uint8_t* const end = p + pkt.size;
+  if (decoder.extradata_size >= 7 && decoder.extradata[0] == 1) {  // avcC: lengths, no start codes
+    const int length_bytes = (decoder.extradata[4] & 3) + 1;
+    while (end - p > length_bytes) {
+      std::size_t n = 0;
+      for (int i = 0; i < length_bytes; ++i) n = (n << 8) | *p++;
+      if (n == 0 || n > static_cast<std::size_t>(end - p)) return false;
+      if ((*p & 0x1f) == kIdr) return true;
+      p += n;
+    }
+    return false;
+  }
+  for (; end - p > 3; ++p)  // Annex B: 00 00 01, then the NAL unit's header
+    if (p[0] == 0 && p[1] == 0 && p[2] == 1 && (p[3] & 0x1f) == kIdr) return true;
+  return false;
+}
+
 namespace {
 std::string_view scheme_of(std::string_view url) {
   const auto colon = url.find("://");

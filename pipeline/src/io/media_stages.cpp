@@ -519,12 +519,11 @@ void DecodeStage::check_nvdec() const {
 }
 
 Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
-  if (packet.drain) {  // the input starts over: every frame held back comes out first
-    avcodec_send_packet(decoder_.get(), nullptr);
-    const Flow flow = receive(out);
-    avcodec_flush_buffers(decoder_.get());
-    return flow;
+  if (packet.drain) {  // the input starts over: how, its first packet decides
+    restart_ = true;
+    return Flow::kContinue;
   }
+  if (std::exchange(restart_, false) && restart(packet, out) == Flow::kStop) return Flow::kStop;
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);
   window_ = packet.window;
   int ret = avcodec_send_packet(decoder_.get(), packet.pkt.get());
@@ -539,6 +538,21 @@ Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
     spdlog::debug("decode: packet skipped: {}", av_error_text(ret));
   }
   return receive(out);
+}
+
+// The input started over and `next` is its first packet. Every frame held back
+// comes out (a drain), then the decoder starts afresh; but an H.264 pass that
+// starts on an IDR, with the same cut window, goes straight on, as at any IDR
+// mid-stream: nothing after it refers to a picture before it, and the pictures
+// held back come out first. FFmpeg's H.264 flush sets its decoder up again, which
+// with NVDEC makes a new hardware decoder each pass (its surfaces allocated under
+// the driver's lock: --streams of a short looped clip serialized on it).
+Flow DecodeStage::restart(const Packet& next, Output<Frame>& out) {
+  if (next.window == window_ && h264_idr(*decoder_, *next.pkt)) return Flow::kContinue;
+  avcodec_send_packet(decoder_.get(), nullptr);
+  const Flow flow = receive(out);
+  avcodec_flush_buffers(decoder_.get());
+  return flow;
 }
 
 Flow DecodeStage::receive(Output<Frame>& out) {

@@ -498,9 +498,7 @@ void SegmentDecodeStage::keep_plain(const std::string& why) {
 // Auto chose more sessions: the plain decoder gives every frame before `key`,
 // then segments start there (an open GOP decoded after the GOP before it).
 Flow SegmentDecodeStage::widen(Packet key, Output<Frame>& out) {
-  Packet drain;
-  drain.drain = true;
-  if (plain_->process(std::move(drain), out) == Flow::kStop) return Flow::kStop;
+  plain_->finish(out);  // drained: it decodes no more
   next_index_ = counters_.frames_decoded.load() - plain_base_;
   {
     std::lock_guard lock(m_);

@@ -36,6 +36,7 @@ struct FrameWindow {
   [[nodiscard]] bool keeps(std::int64_t pts) const {
     return pts == AV_NOPTS_VALUE || (pts >= from && pts < until);
   }
+  bool operator==(const FrameWindow&) const = default;
 };
 
 // A compressed packet in flight. For the muxer, pkt->stream_index is the
@@ -44,7 +45,8 @@ struct Packet {
   UniqueAVPacket pkt;
   Clock::time_point origin{};
   // No data: the input starts over (--loop). The decoder gives up every frame
-  // it holds back (B-frame reordering), then starts afresh.
+  // it holds back (B-frame reordering), then starts afresh (DecodeStage::restart
+  // says when it goes straight on instead).
   bool drain = false;
   FrameWindow window{};  // video: the frames of this pass of the input to keep (a cut)
 };
@@ -264,8 +266,10 @@ class DecodeStage final : public Stage<Packet, Frame> {
 
  private:
   FlightLimit* flight_ = nullptr;
-  FrameWindow window_;  // the latest packet's: the frames it belongs with
+  FrameWindow window_;    // the latest packet's: the frames it belongs with
+  bool restart_ = false;  // the input started over: restart() at the next packet
   Flow receive(Output<Frame>& out);
+  Flow restart(const Packet& next, Output<Frame>& out);
   void check_nvdec() const;
   UniqueAVCodecContext decoder_;
   AVRational time_base_;
