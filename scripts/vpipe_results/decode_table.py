@@ -178,7 +178,35 @@ def section(_suite):
                 if r["decode_sessions"] == "auto" and r["round"] in one]
         ok = sum(a >= 0.98 for a in auto)
         out += ["", f"Goal: auto no slower than one session (≥ 0.98×): met in {ok} of {len(auto)} rounds."]
+        out += _encoder_bound_choice(run, runs)
+    out += _why_section()
     return out
+
+
+def _encoder_bound_choice(run, runs):
+    """Whether auto's encoder-bound runs were one session's pipeline (the plain decoder throughout)."""
+    reps = [load_json(p) for p in (os.path.join(run, "encoder-bound", f"auto-{r['round']}.json")
+                                   for r in runs if r["decode_sessions"] == "auto") if os.path.exists(p)]
+    plain = sum(any(n.startswith("decode: one session (the plain decoder)") for n in rep["notes"])
+                for rep in reps)
+    if not reps or plain != len(reps):
+        return []
+    ones = [r["whole_s"] for r in runs if r["decode_sessions"] == "1"]
+    return [f"In {plain} of {len(reps)} rounds auto decoded every frame with the plain decoder, "
+            "which is --decode-sessions 1: the two rows ran the same pipeline, so their difference "
+            f"is between runs (one session alone took {span(ones, 1, ' s')})."]
+
+
+def _why_section():
+    """The newest decode-why-h200-* folder: the investigation behind a change to the decode path."""
+    found = sorted(glob.glob(os.path.join(RESULTS, "decode-why-h200-*")))
+    if not found:
+        return []
+    with open(os.path.join(found[-1], "commit.txt")) as f:
+        commit = f.read().split()[0][:7]
+    return ["", f"Why H.264 through the pipeline decoded below NVCUVID at {commit} (a new NVDEC decoder "
+            f"at every pass of a looped input): `{rel(found[-1])}` (its README says what each file "
+            "shows, and which commit changed it)."]
 
 
 def sessions_section():
