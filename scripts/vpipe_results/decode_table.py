@@ -40,10 +40,19 @@ def _auto_choice(note):
 
 
 def _rounds(run, clip):
-    """Every round's JSON of a clip: CLIP-rN.json (one a round), or CLIP.json (one round)."""
-    paths = sorted(glob.glob(os.path.join(run, clip + "-r*.json"))) or \
+    """Every round's JSON of a clip: CLIP-rN.json (one a round), or CLIP.json (one round); each
+    with its round's FFmpeg NVDEC probe (CLIP-rN-ffmpeg.json) as "ffmpeg_probe" where it ran."""
+    paths = sorted(p for p in glob.glob(os.path.join(run, clip + "-r*.json"))
+                   if not p.endswith("-ffmpeg.json")) or \
         [p for p in [os.path.join(run, clip + ".json")] if os.path.exists(p)]
-    return [load_json(p) for p in paths]
+    rounds = []
+    for p in paths:
+        d = load_json(p)
+        ffmpeg = p[:-len(".json")] + "-ffmpeg.json"
+        if os.path.exists(ffmpeg):
+            d["ffmpeg_probe"] = load_json(ffmpeg)["probe"]
+        rounds.append(d)
+    return rounds
 
 
 def _spans(rounds, pick, key, digits=0):
@@ -70,10 +79,14 @@ def _codec_row(codec, size, rounds):
     d0 = rounds[0]
     raw_cells = " / ".join(f"{span([raw(d)[k]['steady_fps'] for d in rounds], 0)} ({_bound(raw(d0)[k])})"
                            for k in sorted(raw(d0)))
+    ffmpeg = lambda d: {r["sessions"]: r for r in d["ffmpeg_probe"]}
+    ffmpeg_cells = _spans(rounds, ffmpeg, "steady_fps") if all("ffmpeg_probe" in d for d in rounds) \
+        else "not measured"
     seg_cells = " / ".join(span([seg(d)[k]["fps"] for d in rounds if k in seg(d)], 0)
                            for k in ("1", "auto", "7") if k in seg(d0))
     chose = ", ".join(sorted(set(autos)))
-    return [codec, size, f"{d0['probe'][0]['frames']:,}", raw_cells, _spans(rounds, streams, "steady_fps"),
+    return [codec, size, f"{d0['probe'][0]['frames']:,}", raw_cells, ffmpeg_cells,
+            _spans(rounds, streams, "steady_fps"),
             f"{span(fracs, 2)} ({'; '.join(sorted(set(bests)))})",
             seg_cells + (f"; auto chose {chose}, {span(ratios, 2, '×')} one" if ratios else "")], \
         min(fracs), ratios
@@ -84,7 +97,7 @@ def _codec_rows(run):
     for clip, codec, size in CLIPS:
         rounds = _rounds(run, clip)
         if not rounds:
-            rows.append([codec, size] + ["not measured"] * 5)
+            rows.append([codec, size] + ["not measured"] * 6)
             continue
         rounds_seen.add(len(rounds))
         row, worst, auto = _codec_row(codec, size, rounds)
@@ -146,11 +159,13 @@ def section(_suite):
            "given, `vpipe bench decode --raw`, `--vf resize=1280x720`, output null; its one-file runs "
            "(--decode-sessions 1, auto, 7) run one after another in one process. Steady fps: frames after each "
            "session's or stream's first 30, summed. Raw: NVCUVID directly (NVIDIA's parser and decoder per "
-           "session, every frame mapped and unmapped). The bound beside a figure: *engines* where NVML's "
+           "session, every frame mapped and unmapped). FFmpeg's NVDEC alone: the same clip through FFmpeg's "
+           "hwaccel as vpipe opens it, packets from memory, frames dropped, no pipeline. The bound beside a figure: *engines* where NVML's "
            f"decoder load averaged {ENGINES_PCT} % or more, *start-up* where the steady rate is "
            f"{STARTUP_RATIO}× the whole-run rate or more, else *host* (work outside the engines: the CPU or "
            "locks, not told apart).", ""]
     out += table(["codec", "size", "frames a stream", "raw NVCUVID, 1 / 7 / 14 sessions",
+                  "FFmpeg's NVDEC alone, 1 / 7 / 14 sessions",
                   "vpipe --streams 1 / 7 / 14 / 21 / 28", "best streams ÷ raw best",
                   "one file, --decode-sessions 1 / auto / 7, whole fps"], rows)
     out += ["", f"Goal ≥ 0.95 of the raw ceiling with many streams, in every round: met for {sum(goals)} "
