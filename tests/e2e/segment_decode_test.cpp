@@ -188,14 +188,33 @@ TEST_F(SegmentDecode, ALoopGivesEachPassTheFramesOfOnePass) {
     const auto path = *args ? clip(name, args) : starts_on_an_open_gop(name);
     const Seen one = decode_all(path, 1);
     ASSERT_EQ(one.frames.size(), *args ? 90u : 78u);  // (its first 3 B-frames cannot be shown)
-    const Seen looped = decode_all(path, 1, 0, 3);
-    ASSERT_EQ(looped.frames.size(), 3 * one.frames.size());
-    for (std::size_t i = 0; i < looped.frames.size(); ++i)
-      ASSERT_EQ(looped.frames[i].second, one.frames[i % one.frames.size()].second) << "frame " << i;
-    std::vector<std::int64_t> pts;  // (a raw stream has none: the encoder makes them)
-    for (const auto& f : looped.frames)
-      if (f.first != AV_NOPTS_VALUE) pts.push_back(f.first);
-    EXPECT_TRUE(increasing(pts)) << "presentation times go on increasing from pass to pass";
+    for (const int sessions : {1, 3}) {  // 3: segments, or for a raw stream one session inline
+      SCOPED_TRACE(sessions);
+      const Seen looped = decode_all(path, sessions, 0, 3);
+      ASSERT_EQ(looped.frames.size(), 3 * one.frames.size());
+      for (std::size_t i = 0; i < looped.frames.size(); ++i)
+        ASSERT_EQ(looped.frames[i].second, one.frames[i % one.frames.size()].second)
+            << "frame " << i;
+      std::vector<std::int64_t> pts;  // (a raw stream has none: the encoder makes them)
+      for (const auto& f : looped.frames)
+        if (f.first != AV_NOPTS_VALUE) pts.push_back(f.first);
+      EXPECT_TRUE(increasing(pts)) << "presentation times go on increasing from pass to pass";
+    }
+  }
+}
+
+// A raw stream falls back to one session inline; a loop of it restarts that
+// decoder only where a plain decode would: at a pass that does not start on an
+// IDR (with NVDEC, an H.264 restart is a new hardware decoder each pass).
+TEST_F(SegmentDecode, ALoopOfARawStreamRestartsTheInlineDecoderOnlyWithoutAnIdr) {
+  for (const auto& [name, restarts] : std::vector<std::pair<const char*, const char*>>{
+           {"annexb.h264", "0 decoder restarts"}, {"starts-open.h264", "2 decoder restarts"}}) {
+    SCOPED_TRACE(name);
+    const auto path = std::string(name) == "annexb.h264" ? clip(name, "-c:v libx264 -g 12 -bf 2")
+                                                         : starts_on_an_open_gop(name);
+    const std::string note = note_of(decode_all(path, 3, 0, 3));
+    EXPECT_NE(note.find("one session took over"), std::string::npos) << note;
+    EXPECT_NE(note.find(restarts), std::string::npos) << note;
   }
 }
 
@@ -306,6 +325,14 @@ TEST_F(SegmentDecode, TheDecodeBenchLoopsAShortClip) {
   EXPECT_EQ(r.out.find("| 1 | 20 |"), std::string::npos) << r.out;
 }
 
+// A row's CPU use (the table's CPU bound): a CPU decode keeps some core busy,
+// and no more than the machine's cores can be.
+void expect_cpu_use(const nlohmann::json& row) {
+  const double busy = row["cpu"]["cores_busy"].get<double>();
+  EXPECT_GT(busy, 0.1) << row.dump();
+  EXPECT_LE(busy, row["cpu"]["cores"].get<double>() * 1.05) << row.dump();
+}
+
 // `vpipe bench decode --decode cpu`: the three tables measured and written,
 // every row's frames accounted for (runs without a GPU).
 TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
@@ -327,9 +354,11 @@ TEST_F(SegmentDecode, TheDecodeBenchMeasuresProbeStreamsAndSegments) {
     EXPECT_GT(row["steady_fps"].get<double>(), 0);
     EXPECT_EQ(row["session_fps"].size(), row["sessions"].get<std::size_t>());
     EXPECT_TRUE(row["decoder_load"].contains("available"));
+    expect_cpu_use(row);
   }
   ASSERT_EQ(j["streams"].size(), 2u);
   for (const auto& row : j["streams"]) {
+    expect_cpu_use(row);
     EXPECT_EQ(row["frames"], n * row["streams"].get<int>());
     EXPECT_EQ(row["failed"], 0);
     EXPECT_GT(row["fraction_of_probe_same_sessions"].get<double>(), 0);

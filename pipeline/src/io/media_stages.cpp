@@ -540,15 +540,15 @@ Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
   return receive(out);
 }
 
-// The input started over and `next` is its first packet. Every frame held back
-// comes out (a drain), then the decoder starts afresh; but an H.264 pass that
-// starts on an IDR, with the same cut window, goes straight on, as at any IDR
-// mid-stream: nothing after it refers to a picture before it, and the pictures
-// held back come out first. FFmpeg's H.264 flush sets its decoder up again, which
-// with NVDEC makes a new hardware decoder each pass (its surfaces allocated under
-// the driver's lock: --streams of a short looped clip serialized on it).
+bool goes_straight_on(const AVCodecContext& decoder, const Packet& next,
+                      const FrameWindow& window) {
+  return next.window == window && h264_idr(decoder, *next.pkt);
+}
+
+// The input started over and `next` is its first packet: every frame held back
+// comes out (a drain) and the decoder starts afresh, unless it goes straight on.
 Flow DecodeStage::restart(const Packet& next, Output<Frame>& out) {
-  if (next.window == window_ && h264_idr(*decoder_, *next.pkt)) return Flow::kContinue;
+  if (goes_straight_on(*decoder_, next, window_)) return Flow::kContinue;
   avcodec_send_packet(decoder_.get(), nullptr);
   const Flow flow = receive(out);
   avcodec_flush_buffers(decoder_.get());

@@ -377,8 +377,7 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
   if (plain_) return through_plain(std::move(packet), out);
   if (packet.drain) {  // the input starts over: this segment ends here
     if (inline_) {
-      if (decode_inline(nullptr, out) == Flow::kStop) return Flow::kStop;
-      avcodec_flush_buffers(inline_->context.get());
+      inline_restart_ = true;  // how, the next pass's first packet decides (through_inline)
       return Flow::kContinue;
     }
     submit(out);
@@ -387,10 +386,7 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
     return emit_ready(out, false);
   }
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);
-  if (inline_) {
-    window_ = packet.window;
-    return decode_inline(std::move(packet.pkt), out);
-  }
+  if (inline_) return through_inline(std::move(packet), out);
   // A packet without a time (a raw .h264): frames cannot be matched to their
   // segment, nor an open GOP told from a closed one (its leading pictures would
   // be lost), so one session decodes from here.
@@ -408,6 +404,21 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
   if (current_.size() > max_segment_)
     return take_over(fmt::format("no keyframe for {} packets", max_segment_), out);
   return emit_ready(out, false);
+}
+
+// One session after a fallback, as a plain decode: when the input started
+// over, it drains and flushes (a restart, counted) unless the new pass goes
+// straight on (goes_straight_on: with NVDEC, a flush of H.264 is a new decoder).
+Flow SegmentDecodeStage::through_inline(Packet packet, Output<Frame>& out) {
+  if (std::exchange(inline_restart_, false) &&
+      !goes_straight_on(*inline_->context, packet, window_)) {
+    if (decode_inline(nullptr, out) == Flow::kStop) return Flow::kStop;
+    avcodec_flush_buffers(inline_->context.get());
+    std::lock_guard lock(m_);
+    ++stats_.restarts;
+  }
+  window_ = packet.window;
+  return decode_inline(std::move(packet.pkt), out);
 }
 
 // --decode-sessions auto, step 2 (see the header): the plain decoder takes

@@ -51,6 +51,17 @@ struct Packet {
   FrameWindow window{};  // video: the frames of this pass of the input to keep (a cut)
 };
 
+// The input started over and `next` is the new pass's first packet: whether a
+// decoder that took the pass before (its frames cut to `window`) goes straight
+// on instead of draining and flushing. An H.264 pass that starts on an IDR, with
+// the same cut window, does, as at any IDR mid-stream: nothing after it refers
+// to a picture before it, and the pictures held back come out first. FFmpeg's
+// H.264 flush sets its decoder up again, which with NVDEC makes a new hardware
+// decoder each pass (its surfaces allocated under the driver's lock: --streams
+// of a short looped clip serialized on it). Every plain decode asks this.
+[[nodiscard]] bool goes_straight_on(const AVCodecContext& decoder, const Packet& next,
+                                    const FrameWindow& window);
+
 // A stage's thread, while it runs, so that Ctrl-C can break a read or a write
 // blocked in the kernel (a FIFO or pipe whose other end went quiet, a stalled
 // disk): wake() sends it SIGURG, for which the program installs a handler

@@ -211,10 +211,11 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   void work(int worker);
   bool next_step(int index, Worker& w, Segment& seg, bool& have,
                  std::unique_lock<std::mutex>& lock);
-  Flow govern();                                          // step 2 of auto, at its two points
-  Flow through_plain(Packet packet, Output<Frame>& out);  // auto: the plain decoder's packets
-  Flow widen(Packet key, Output<Frame>& out);             // auto chose more: segments from `key`
-  void keep_plain(const std::string& why);                // auto stays at one session
+  Flow govern();                                           // step 2 of auto, at its two points
+  Flow through_plain(Packet packet, Output<Frame>& out);   // auto: the plain decoder's packets
+  Flow through_inline(Packet packet, Output<Frame>& out);  // one session after a fallback
+  Flow widen(Packet key, Output<Frame>& out);              // auto chose more: segments from `key`
+  void keep_plain(const std::string& why);                 // auto stays at one session
   void end_of_segments();  // the input has ended: the workers drain what they hold
   [[nodiscard]] std::int64_t window() const { return std::int64_t{per_session_} * active_; }
   void decode_into(Worker& w, Segment seg);
@@ -247,6 +248,7 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
   std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
   bool fresh_next_ = true;                // the next segment follows a start-over (or is the first)
   std::optional<DecoderSession> inline_;  // one session, after a fallback
+  bool inline_restart_ = false;           // the input started over: through_inline decides how
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
   // A cut: the window of the segment being gathered (its packets'), and of
   // each submitted segment until its frames are emitted (the stage's thread).
