@@ -15,12 +15,15 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
@@ -41,6 +44,32 @@ int current_device(bool gpu) {
   int device = 0;
   if (gpu && cudaGetDevice(&device) != cudaSuccess) device = 0;
   return device;
+}
+
+// The process's CPU time over a run (every thread, user and system) as cores
+// busy on average: near the machine's cores, the CPU is what bounds the run.
+class CpuUse {
+ public:
+  [[nodiscard]] nlohmann::json stop() const {
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return {{"cores_busy", wall > 0 ? (cpu_s() - cpu_) / wall : 0.0},
+            {"cores", std::max(1u, std::thread::hardware_concurrency())}};
+  }
+
+ private:
+  static double cpu_s() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  }
+  double cpu_ = cpu_s();
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+std::string cpu_cell(const nlohmann::json& cpu) {
+  return fmt::format("{:.1f} of {}", cpu["cores_busy"].get<double>(), cpu["cores"].get<unsigned>());
 }
 
 std::string load_cell(const DecoderLoad& l) {
@@ -74,23 +103,26 @@ ProbeTable probe_rows(const DecodeBenchOptions& b, bool gpu) {
   fmt::print(
       "## Raw decode probe ({}; packets from memory, no filters)\n\n"
       "| sessions | frames | steady fps | whole fps | slowest session fps | errors | "
-      "NVDEC load mean / max % |\n|---|---|---|---|---|---|---|\n",
+      "NVDEC load mean / max % | CPU cores busy |\n|---|---|---|---|---|---|---|---|\n",
       b.raw ? "NVCUVID directly: NVIDIA's parser and decoder, each frame mapped and unmapped"
             : b.decode + " through FFmpeg");
   for (const int k : b.sessions) {
     DecoderLoadSampler sampler(current_device(gpu));
+    const CpuUse cpu_use;
     const auto r =
         probe_decode({b.input, k, from_name<Decode>(b.decode, "decode"), b.loop, 0, b.raw});
+    const nlohmann::json cpu = cpu_use.stop();
     const DecoderLoad load = sampler.stop();
     const double slowest =
         r.session_fps.empty() ? 0 : *std::min_element(r.session_fps.begin(), r.session_fps.end());
-    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.0f} | {} | {} |\n", k, r.frames, r.steady_fps,
-               r.fps, slowest, r.errors, load_cell(load));
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {:.0f} | {} | {} | {} |\n", k, r.frames, r.steady_fps,
+               r.fps, slowest, r.errors, load_cell(load), cpu_cell(cpu));
     std::fflush(stdout);
     t.steady_by_sessions[k] = r.steady_fps;
     t.best = std::max(t.best, r.steady_fps);
     auto row = r.to_json();
     row["decoder_load"] = load.to_json();
+    row["cpu"] = cpu;
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -101,13 +133,16 @@ nlohmann::json stream_rows(const DecodeBenchOptions& b, const ProbeTable& probe,
   fmt::print(
       "\n## vpipe --streams N (decode {}, --vf {}, --mem {}, output null)\n\n"
       "| streams | frames | steady fps (sum) | whole fps | ÷ probe, same sessions | "
-      "÷ probe's best | failed | NVDEC load mean / max % |\n|---|---|---|---|---|---|---|---|\n",
+      "÷ probe's best | failed | NVDEC load mean / max % | CPU cores busy |\n"
+      "|---|---|---|---|---|---|---|---|---|\n",
       b.decode, b.filters, b.mem);
   for (const int n : b.streams) {
     DecoderLoadSampler sampler(current_device(gpu));
     TranscodeOptions o = pipeline_options(b);
     o.streams = n;
+    const CpuUse cpu_use;
     const auto r = transcode_streams(o);
+    const nlohmann::json cpu = cpu_use.stop();
     const DecoderLoad load = sampler.stop();
     double steady = 0;
     for (const auto& s : r.streams) steady += s.steady_fps;
@@ -117,9 +152,10 @@ nlohmann::json stream_rows(const DecodeBenchOptions& b, const ProbeTable& probe,
     const double vs_best = probe.best > 0 ? steady / probe.best : 0;
     const auto failed = std::count_if(r.failures.begin(), r.failures.end(),
                                       [](const std::string& f) { return !f.empty(); });
-    fmt::print("| {} | {} | {:.0f} | {:.0f} | {} | {:.2f} | {} | {} |\n", n, r.frames_written(),
-               steady, r.fps_total(), vs_same > 0 ? fmt::format("{:.2f}", vs_same) : "—", vs_best,
-               failed, load_cell(load));
+    fmt::print("| {} | {} | {:.0f} | {:.0f} | {} | {:.2f} | {} | {} | {} |\n", n,
+               r.frames_written(), steady, r.fps_total(),
+               vs_same > 0 ? fmt::format("{:.2f}", vs_same) : "—", vs_best, failed, load_cell(load),
+               cpu_cell(cpu));
     std::fflush(stdout);
     rows.push_back({{"streams", n},
                     {"frames", r.frames_written()},
@@ -130,7 +166,8 @@ nlohmann::json stream_rows(const DecodeBenchOptions& b, const ProbeTable& probe,
                      vs_same > 0 ? nlohmann::json(vs_same) : nlohmann::json(nullptr)},
                     {"fraction_of_probe_best", vs_best},
                     {"failed", failed},
-                    {"decoder_load", load.to_json()}});
+                    {"decoder_load", load.to_json()},
+                    {"cpu", cpu}});
   }
   return rows;
 }
@@ -151,7 +188,9 @@ nlohmann::json segment_rows(const DecodeBenchOptions& b, bool gpu) {
     RunHooks hooks;
     hooks.on_frame = [&](const Frame& f) { pts.push_back(f.pts); };
     DecoderLoadSampler sampler(current_device(gpu));
+    const CpuUse cpu_use;
     const auto r = transcode(o, hooks);
+    const nlohmann::json cpu = cpu_use.stop();
     const DecoderLoad load = sampler.stop();
     if (first_pts.empty()) first_pts = pts;
     if (one_whole == 0) {
@@ -180,7 +219,8 @@ nlohmann::json segment_rows(const DecodeBenchOptions& b, bool gpu) {
                     {"same_timestamps_as_first", same},
                     {"decode_errors", r.decode_errors},
                     {"note", note},
-                    {"decoder_load", load.to_json()}});
+                    {"decoder_load", load.to_json()},
+                    {"cpu", cpu}});
   }
   return rows;
 }
@@ -278,7 +318,7 @@ int run_decode_bench(const DecodeBenchOptions& options) {
   fmt::print(
       "\nInput: {} ×{}. Steady: frames after each session's or stream's first 30, over the time "
       "from its 30th frame to its last. NVDEC load: NVML's decoder utilisation, sampled every "
-      "0.1 s.\n",
+      "0.1 s. CPU cores busy: the process's CPU time (user and system) over the run's wall time.\n",
       b.input, b.loop);
   if (!b.json_path.empty()) {
     vpipe::write_file(b.json_path,
