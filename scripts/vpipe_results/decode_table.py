@@ -205,7 +205,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _why_section()
+    out += _where_section() + _why_section()
     return out
 
 
@@ -221,6 +221,42 @@ def _encoder_bound_choice(run, runs):
     return [f"In {plain} of {len(reps)} rounds auto decoded every frame with the plain decoder, "
             "which is --decode-sessions 1: the two rows ran the same pipeline, so their difference "
             f"is between runs (one session alone took {span(ones, 1, ' s')})."]
+
+
+def _where_section():
+    """The newest decode-where-h200-* folder: per clip, `bench decode --raw` with no filter (frames
+    left on the device: decode alone through the pipeline) and with resize (then the download)."""
+    found = sorted(glob.glob(os.path.join(RESULTS, "decode-where-h200-*")))
+    if not found:
+        return []
+    run = found[-1]
+    with open(os.path.join(run, "commit.txt")) as f:
+        commit = f.read().split()[0][:7]
+    rows, streams = [], ""
+    for clip, codec, size in CLIPS:
+        paths = [os.path.join(run, f"{clip}{tail}.json") for tail in ("", "-resize")]
+        if not all(os.path.exists(p) for p in paths):
+            continue
+        bare, resized = (load_json(p) for p in paths)
+        streams = "/".join(str(r["streams"]) for r in bare["streams"])
+        raw = max(r["steady_fps"] for r in bare["probe"] + resized["probe"])
+        best = lambda d: max(r["steady_fps"] for r in d["streams"])
+        cells = lambda d: " / ".join(f"{r['steady_fps']:,.0f}" for r in d["streams"])
+        rows.append([f"{codec} {size}", f"{raw:,.0f}", cells(bare), cells(resized),
+                     f"{best(bare) / raw:.2f} / {best(resized) / raw:.2f}",
+                     f"{max(r['cpu']['cores_busy'] for r in resized['streams']):.1f} of "
+                     f"{resized['streams'][0]['cpu']['cores']}"])
+    if not rows:
+        return []
+    out = ["", f"Where the rest goes (`{rel(run)}`, commit {commit}, one call, one round: not a range): "
+           f"`bench decode --raw` per clip with --streams {streams} twice, with no filter (the frames "
+           "stay on the device: decode alone through the pipeline) and with `--vf resize=1280x720` "
+           "(as above: the resize, then each frame downloaded for the null output). Raw: the higher "
+           "of the two calls' 14-session probe. Beside the FFmpeg column above, it parts the gap "
+           "into FFmpeg's hwaccel, the pipeline around decode, and the resize with its download.", ""]
+    return out + table(["clip", "raw NVCUVID, 14 sessions", f"--streams {streams}, decode only",
+                        f"--streams {streams}, resize + download", "best ÷ raw: decode only / resize",
+                        "CPU cores busy, most (resize)"], rows)
 
 
 def _why_section():
