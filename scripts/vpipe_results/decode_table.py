@@ -224,8 +224,9 @@ def _encoder_bound_choice(run, runs):
 
 
 def _where_section():
-    """The newest decode-where-h200-* folder (scripts/gpu-decode-where): per clip, `bench decode --raw` with no filter (frames
-    left on the device: decode alone through the pipeline) and with resize (then the download)."""
+    """The newest decode-where-h200-* folder (scripts/gpu-decode-where): per clip, `bench decode
+    --raw` with no filter (frames left on the device: decode alone through the pipeline) and with
+    resize (then the download)."""
     found = sorted(glob.glob(os.path.join(RESULTS, "decode-where-h200-*")))
     if not found:
         return []
