@@ -218,9 +218,14 @@ def _encoder_bound_choice(run, runs):
     if not reps or plain != len(reps):
         return []
     ones = [r["whole_s"] for r in runs if r["decode_sessions"] == "1"]
+    one_reports = [os.path.join(run, "encoder-bound", f"1-{r['round']}.json")
+                   for r in runs if r["decode_sessions"] == "1"]
+    busy = [st["busy_s"] for p in one_reports if os.path.exists(p)
+            for st in load_json(p)["stages"] if st["name"] == "encode"]
     return [f"In {plain} of {len(reps)} rounds auto decoded every frame with the plain decoder, "
             "which is --decode-sessions 1: the two rows ran the same pipeline, so their difference "
-            f"is between runs (one session alone took {span(ones, 1, ' s')})."]
+            f"is between runs (one session alone took {span(ones, 1, ' s')}, its encoder busy "
+            f"{span(busy, 1, ' s')} of it: the same frames encoded at the machine's speed of the moment)."]
 
 
 def _where_section():
