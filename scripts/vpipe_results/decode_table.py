@@ -205,7 +205,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _why_section()
+    out += _where_section() + _mem_section(run) + _why_section()
     return out
 
 
@@ -263,6 +263,39 @@ def _where_section():
     return out + table(["clip", "raw NVCUVID, 14 sessions", f"--streams {streams}, decode only",
                         f"--streams {streams}, resize + download", "best ÷ raw: decode only / resize",
                         "CPU cores busy, most (resize)"], rows)
+
+
+def _mem_section(table_run):
+    """The newest decode-mem-h200-* folder: `bench decode --streams 14,21` per clip and --mem
+    strategy in one call (CLIP-MEM.json), beside the table's own --streams 14 / 21 (pool) rounds."""
+    found = sorted(glob.glob(os.path.join(RESULTS, "decode-mem-h200-*")))
+    if not found:
+        return []
+    run = found[-1]
+    with open(os.path.join(run, "commit.txt")) as f:
+        commit = f.read().split()[0][:7]
+    rows = []
+    for clip, codec, size in CLIPS:
+        rounds = _rounds(table_run, clip)
+        for path in sorted(glob.glob(os.path.join(run, f"{clip}-*.json"))):
+            mem = path[len(os.path.join(run, clip)) + 1:-len(".json")]
+            d = load_json(path)
+            by = {r["streams"]: r for r in d["streams"]}
+            keys = sorted(by)
+            table_cell = " / ".join(
+                span([r["steady_fps"] for x in rounds for r in x["streams"] if r["streams"] == k], 0)
+                for k in keys) if rounds and mem == "pool" else "–"
+            rows.append([f"{codec} {size}", mem, " / ".join(f"{by[k]['steady_fps']:,.0f}" for k in keys),
+                         table_cell, " / ".join(f"{by[k]['decoder_load']['mean_pct']:.0f}" for k in keys),
+                         " / ".join(f"{by[k]['cpu']['cores_busy']:.1f}" for k in keys)])
+    if not rows:
+        return []
+    streams = " / ".join(str(r["streams"]) for r in load_json(path)["streams"])
+    return ["", f"By memory strategy (`{rel(run)}`, commit {commit}, one call, one round: not a range): "
+            f"`bench decode --streams {streams} --vf resize=1280x720 --mem MEM`. The decode table's own "
+            "rounds (pool) ran in earlier calls, on another machine.", ""] + \
+        table(["clip", "--mem", f"--streams {streams}, steady fps", f"the table's rounds, --streams {streams}",
+               "NVDEC load mean %", "CPU cores busy"], rows)
 
 
 def _why_section():
