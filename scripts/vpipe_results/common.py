@@ -1,5 +1,6 @@
 """Paths, reading the committed data (each read marks its run as read), ranges and rounding."""
 import builtins
+import glob
 import gzip
 import json
 import math
@@ -40,6 +41,18 @@ def load_json(path):
 def load_jsonl(path):
     with open_data(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def newest_run(prefix):
+    """The newest folder docs/results/PREFIX* (names end in date and commit: sorted, the last)."""
+    found = sorted(glob.glob(os.path.join(RESULTS, prefix + "*")))
+    return found[-1] if found else None
+
+
+def run_commit(run):
+    """The short commit a run's commit.txt names (the build it measured)."""
+    with open_data(os.path.join(run, "commit.txt")) as f:
+        return f.read().split()[0][:7]
 
 
 def floor_to(v, digits=0):

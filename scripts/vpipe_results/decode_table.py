@@ -4,9 +4,8 @@ probe, --streams N, one file with --decode-sessions K); a 5-minute-plus file dec
 with 1, auto and 7 sessions (long.jsonl and its reports); the encoder-bound case (encoder-bound/)."""
 import glob
 import os
-import statistics
 
-from .common import RESULTS, load_json, load_jsonl, rel, span, table
+from .common import load_json, load_jsonl, median, newest_run, rel, run_commit, span, table
 
 CLIPS = [("h264-1080p", "H.264 8-bit", "1080p"), ("hevc-1080p", "HEVC 8-bit", "1080p"),
          ("hevc10-1080p", "HEVC 10-bit", "1080p"), ("h264-2160p", "H.264 8-bit", "4K"),
@@ -17,8 +16,7 @@ CPU_SHARE = 0.85     # the process's CPU time ÷ (wall × cores) at or above whi
 
 
 def newest():
-    found = sorted(glob.glob(os.path.join(RESULTS, "decode-table-h200-*")))
-    return found[-1] if found else None
+    return newest_run("decode-table-h200-")
 
 
 def _bound(row):
@@ -155,8 +153,7 @@ def section(_suite):
     run = newest()
     if not run:
         return ["No `scripts/gpu-decode-table codecs` run in docs/results/."] + [""] + sessions_section()
-    with open(os.path.join(run, "commit.txt")) as f:
-        commit = f.read().split()[0][:7]
+    commit = run_commit(run)
     rows, goals, rounds, autos = _codec_rows(run)
     n = "/".join(str(k) for k in sorted(rounds)) or "0"
     out = [f"`scripts/gpu-decode-table` (`{rel(run)}`, commit {commit}, {n} round(s) a clip: every "
@@ -199,7 +196,7 @@ def section(_suite):
         auto = [one[r["round"]] / r["whole_s"] for r in runs
                 if r["decode_sessions"] == "auto" and r["round"] in one]
         ok = sum(a >= 0.98 for a in auto)
-        med = {k: statistics.median(r["whole_s"] for r in runs if r["decode_sessions"] == k)
+        med = {k: median(r["whole_s"] for r in runs if r["decode_sessions"] == k)
                for k in ("1", "auto")}
         out += ["", f"Goal: auto no slower than one session (≥ 0.98×): met in {ok} of {len(auto)} rounds; "
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
@@ -232,12 +229,10 @@ def _where_section():
     """The newest decode-where-h200-* folder (scripts/gpu-decode-where): per clip, `bench decode
     --raw` with no filter (frames left on the device: decode alone through the pipeline) and with
     resize (then the download)."""
-    found = sorted(glob.glob(os.path.join(RESULTS, "decode-where-h200-*")))
-    if not found:
+    run = newest_run("decode-where-h200-")
+    if not run:
         return []
-    run = found[-1]
-    with open(os.path.join(run, "commit.txt")) as f:
-        commit = f.read().split()[0][:7]
+    commit = run_commit(run)
     rows, streams = [], ""
     for clip, codec, size in CLIPS:
         paths = [os.path.join(run, f"{clip}{tail}.json") for tail in ("", "-resize")]
@@ -268,13 +263,11 @@ def _where_section():
 def _mem_section(table_run):
     """The newest decode-mem-h200-* folder: `bench decode --streams 14,21` per clip and --mem
     strategy in one call (CLIP-MEM.json), beside the table's own --streams 14 / 21 (pool) rounds."""
-    found = sorted(glob.glob(os.path.join(RESULTS, "decode-mem-h200-*")))
-    if not found:
+    run = newest_run("decode-mem-h200-")
+    if not run:
         return []
-    run = found[-1]
-    with open(os.path.join(run, "commit.txt")) as f:
-        commit = f.read().split()[0][:7]
-    rows = []
+    commit = run_commit(run)
+    rows, streams = [], ""
     for clip, codec, size in CLIPS:
         rounds = _rounds(table_run, clip)
         for path in sorted(glob.glob(os.path.join(run, f"{clip}-*.json"))):
@@ -282,6 +275,7 @@ def _mem_section(table_run):
             d = load_json(path)
             by = {r["streams"]: r for r in d["streams"]}
             keys = sorted(by)
+            streams = " / ".join(str(k) for k in keys)
             table_cell = " / ".join(
                 span([r["steady_fps"] for x in rounds for r in x["streams"] if r["streams"] == k], 0)
                 for k in keys) if rounds and mem == "pool" else "–"
@@ -290,7 +284,6 @@ def _mem_section(table_run):
                          " / ".join(f"{by[k]['cpu']['cores_busy']:.1f}" for k in keys)])
     if not rows:
         return []
-    streams = " / ".join(str(r["streams"]) for r in load_json(path)["streams"])
     return ["", f"By memory strategy (`{rel(run)}`, commit {commit}, one call, one round: not a range): "
             f"`bench decode --streams {streams} --vf resize=1280x720 --mem MEM`. The decode table's own "
             "rounds (pool) ran in earlier calls, on another machine.", ""] + \
@@ -300,26 +293,22 @@ def _mem_section(table_run):
 
 def _why_section():
     """The newest decode-why-h200-* folder: the investigation behind a change to the decode path."""
-    found = sorted(glob.glob(os.path.join(RESULTS, "decode-why-h200-*")))
-    if not found:
+    run = newest_run("decode-why-h200-")
+    if not run:
         return []
-    with open(os.path.join(found[-1], "commit.txt")) as f:
-        commit = f.read().split()[0][:7]
-    return ["", f"Why H.264 through the pipeline decoded below NVCUVID at {commit} (a new NVDEC decoder "
-            f"at every pass of a looped input): `{rel(found[-1])}` (its README says what each file "
+    return ["", f"Why H.264 through the pipeline decoded below NVCUVID at {run_commit(run)} (a new NVDEC "
+            f"decoder at every pass of a looped input): `{rel(run)}` (its README says what each file "
             "shows, and which commit changed it)."]
 
 
 def sessions_section():
     """The newest decode-sessions-h200-* folder: one round of the long file and of the
     encoder-bound case (runs.jsonl; the long file's reports for frames, latency and auto's pick)."""
-    found = sorted(glob.glob(os.path.join(RESULTS, "decode-sessions-h200-*")))
-    if not found:
+    run = newest_run("decode-sessions-h200-")
+    if not run:
         return []
-    run = found[-1]
     runs = load_jsonl(os.path.join(run, "runs.jsonl"))
-    with open(os.path.join(run, "commit.txt")) as f:
-        commit = f.read().split()[0][:7]
+    commit = run_commit(run)
     out = [f"`{rel(run)}` (commit {commit}, one round each: one round is not a range):", ""]
     rows = []
     for part in ("long", "encoder-bound"):

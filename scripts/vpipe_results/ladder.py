@@ -2,18 +2,16 @@
 runs.jsonl and reports: a 3-rung ladder as one vpipe run, as three runs (one after another, and
 at once), and FFmpeg's CUDA path (split, scale_cuda) into three outputs; then device memory held
 with fan-out per strategy."""
-import glob
 import os
 
-from .common import RESULTS, load_json, load_jsonl, rel, span, table
+from .common import load_json, load_jsonl, newest_run, rel, run_commit, span, table
 
 MODES = [("ladder", "one vpipe run, three outputs"), ("separate", "three vpipe runs, one after another"),
          ("concurrent", "three vpipe runs at once"), ("ffmpeg", "FFmpeg: split, scale_cuda, three outputs")]
 
 
 def newest():
-    found = sorted(glob.glob(os.path.join(RESULTS, "ladder-h200-*")))
-    return found[-1] if found else None
+    return newest_run("ladder-h200-")
 
 
 def _frames(run, r):
@@ -66,8 +64,7 @@ def section(_suite):
     if not run:
         return ["No `scripts/gpu-ladder` run in docs/results/."]
     runs = load_jsonl(os.path.join(run, "runs.jsonl"))
-    with open(os.path.join(run, "commit.txt")) as f:
-        commit = f.read().split()[0][:7]
+    commit = run_commit(run)
     rounds = max(r["round"] for r in runs)
     out = [f"`scripts/gpu-ladder` (`{rel(run)}`, commit {commit}, {rounds} rounds): the 1080p H.264 clip "
            "read 4 times, NVDEC decode, three outputs resized to 1920x1080, 1280x720 and 854x480 on the "
