@@ -111,6 +111,19 @@ def _codec_rows(run):
     return rows, goals, rounds_seen, autos
 
 
+def _losses(run):
+    """Every clip round's drops beside its rates: streams that failed, decode errors, one-file
+    runs whose timestamps differ from one session's."""
+    rounds = [d for clip, _, _ in CLIPS for d in _rounds(run, clip)]
+    streams = sum(r["streams"] for d in rounds for r in d["streams"])
+    failed = sum(r["failed"] for d in rounds for r in d["streams"])
+    errors = sum(r["errors"] for d in rounds for r in d["probe"]) + \
+        sum(r["decode_errors"] for d in rounds for r in d["segments"])
+    unlike = sum(not r["same_timestamps_as_first"] for d in rounds for r in d["segments"])
+    return (f"Over every clip round: {streams:,} streams ran, {failed} failed; {errors} decode errors "
+            f"(raw probe and one-file runs); {unlike} one-file runs with timestamps unlike one session's.")
+
+
 def _long_rows(run):
     runs = load_jsonl(os.path.join(run, "long.jsonl"))
     by, chose = {}, {}
@@ -174,7 +187,7 @@ def section(_suite):
                   "one file, --decode-sessions 1 / auto / 7, whole fps"], rows)
     out += ["", f"Goal ≥ 0.95 of the raw ceiling with many streams, in every round: met for {sum(goals)} "
             f"of {len(goals)} clips. Auto ≥ 0.98× one session's whole-run rate (one file): met in "
-            f"{sum(a >= 0.98 for a in autos)} of {len(autos)} clip rounds.", ""]
+            f"{sum(a >= 0.98 for a in autos)} of {len(autos)} clip rounds. " + _losses(run), ""]
     if not os.path.exists(os.path.join(run, "long.jsonl")):
         out += sessions_section()
     if os.path.exists(os.path.join(run, "long.jsonl")):

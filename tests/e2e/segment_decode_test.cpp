@@ -325,6 +325,7 @@ TEST_F(SegmentDecode, TheDecodeBenchLoopsAShortClip) {
   EXPECT_EQ(r.out.find("| 1 | 20 |"), std::string::npos) << r.out;
 }
 
+namespace {
 // A row's CPU use (the table's CPU bound): a CPU decode keeps some core busy,
 // and no more than the machine's cores can be.
 void expect_cpu_use(const nlohmann::json& row) {
@@ -332,6 +333,7 @@ void expect_cpu_use(const nlohmann::json& row) {
   EXPECT_GT(busy, 0.1) << row.dump();
   EXPECT_LE(busy, row["cpu"]["cores"].get<double>() * 1.05) << row.dump();
 }
+}  // namespace
 
 // `vpipe bench decode --decode cpu`: the three tables measured and written,
 // every row's frames accounted for (runs without a GPU).
@@ -479,9 +481,11 @@ StageRun run_stage(const std::string& path, int sessions, int per_session,
   vpipe::BoundedQueue<vpipe::Frame> frames(100000);
   vpipe::Output<vpipe::Frame> out(&frames);
   for (auto pkt = vpipe::make_av_packet(); av_read_frame(input.get(), pkt.get()) >= 0;
-       pkt = vpipe::make_av_packet())
-    if (pkt->stream_index == v)
+       pkt = vpipe::make_av_packet()) {
+    if (pkt->stream_index == v) {
       EXPECT_EQ(stage.process({std::move(pkt)}, out), vpipe::Flow::kContinue);
+    }
+  }
   stage.finish(out);
   StageRun run;
   while (auto f = frames.pop()) {  // no producer: never blocks
@@ -510,8 +514,8 @@ namespace {
 
 // A governor that answers `sessions` and records what the stage told it.
 struct FakeGovernor final : vpipe::SessionGovernor {
-  FakeGovernor(int sessions, std::vector<std::string>& calls, double& held)
-      : sessions(sessions), calls(calls), held(held) {}
+  FakeGovernor(int answer, std::vector<std::string>& told, double& held_frames)
+      : sessions(answer), calls(told), held(held_frames) {}
   void mark() override { calls.push_back("mark"); }
   vpipe::AutoSessions decide(double fps, std::int64_t, double hold_frames) override {
     calls.push_back(fps > 0 ? "decide" : "decide without a rate");
