@@ -329,6 +329,9 @@ VPIPE_REGISTER_FILTER(FailAt);
 // A filter after the fork that throws fails its output alone: the others are
 // finished with every frame, the failed one is reported and leaves no file,
 // and under --hls its playlist and segments go and the master lists the rest.
+// It throws at frame 70 of 100, when the rendition has finished segments and
+// is writing one (a DASH muxer's NAME.tmp): those go too. (At frame 20, the
+// encoder's delay made whether any packet reached the muxer a race.)
 TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
   const auto in = input();
   for (const std::string ladder : {"", "hls", "dash"}) {
@@ -348,11 +351,11 @@ TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
     o.input = in;
     o.output = path("keep1.mp4");
     o.filters = "resize=320x180";
-    o.outputs = {path("broken.mp4") + ":vf=test_fail_at=frame=20",
+    o.outputs = {path("broken.mp4") + ":vf=test_fail_at=frame=70",
                  path("keep2.mkv") + ":encoder=mpeg4"};
     if (hls) {
       o.output = "keep1";
-      o.outputs = {"broken:vf=test_fail_at=frame=20", "keep2:encoder=mpeg4"};
+      o.outputs = {"broken:vf=test_fail_at=frame=70", "keep2:encoder=mpeg4"};
       (ladder == "hls" ? o.hls : o.dash) = hls_dir.string();
       o.segment_s = 1;
     }

@@ -9,9 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
+#include <vector>
 
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/dash.hpp"
+#include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 
 using namespace vpipe;
@@ -86,6 +90,27 @@ TEST_F(SameFile, WriteFileIsWholeOrLeavesTheOldOne) {
   int files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
   EXPECT_EQ(files, 2) << "in.mp4 and report.json, no temporary file";
+}
+
+// A failed ladder rendition goes whole: its index, its segments and the
+// segment a muxer was still writing (NAME.tmp, renamed when the segment
+// ends); anything else in its folder stays, and so does the folder then.
+TEST_F(SameFile, AFailedRenditionGoesWithTheSegmentItWasWriting) {
+  const auto touch = [](const fs::path& p) { std::ofstream(p) << "x"; };
+  const fs::path dash = dir_ / "dash", hls = dir_ / "hls";
+  fs::create_directories(dash);
+  fs::create_directories(hls);
+  for (const char* name : {"manifest.mpd", "manifest.mpd.tmp", "init-stream0.m4s",
+                           "chunk-stream0-00001.m4s", "chunk-stream1-00002.m4s.tmp"})
+    touch(dash / name);
+  for (const char* name : {"index.m3u8", "seg_00000.ts", "seg_00001.ts.tmp", "notes.txt"})
+    touch(hls / name);
+  remove_dash_rendition((dash / "manifest.mpd").string());
+  remove_hls_rendition((hls / "index.m3u8").string());
+  EXPECT_FALSE(fs::exists(dash)) << "every file was the rendition's: its folder goes too";
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(hls)) left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"notes.txt"}) << "not the rendition's: it stays";
 }
 
 // ffmpeg_url(): only a name FFmpeg would read as a protocol it lacks is a file.

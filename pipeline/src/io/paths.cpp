@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -269,10 +271,15 @@ void remove_with_siblings(const std::string& path,
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path dir = fs::path(path).parent_path();
+  const std::string_view in_progress = ".tmp";
   fs::remove(path, ec);
+  fs::remove(path + std::string(in_progress), ec);
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.size() > in_progress.size() && name.ends_with(in_progress))
+      name.resize(name.size() - in_progress.size());
     std::error_code ignored;
-    if (named(it->path().filename().string())) fs::remove(it->path(), ignored);
+    if (named(name)) fs::remove(it->path(), ignored);
   }
   if (fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
 }

@@ -91,7 +91,9 @@ void write_file(const std::string& path, std::string_view text, const std::strin
 
 // `path` and the files beside it whose names `named` accepts removed, then the
 // folder if that left it empty (a failed ladder rendition's index and
-// segments). Nothing else is touched. Never throws.
+// segments). A file's in-progress copy, NAME.tmp (the HLS and DASH muxers
+// write a segment there and rename it when the segment ends), goes with the
+// file NAME would have been. Nothing else is touched. Never throws.
 void remove_with_siblings(const std::string& path,
                           const std::function<bool(const std::string&)>& named) noexcept;
 
