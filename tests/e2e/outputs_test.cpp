@@ -393,3 +393,46 @@ TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
     EXPECT_EQ(frames, 100) << ladder;
   }
 }
+
+// A segment that cannot be written (a full disk: here a file-size limit) fails
+// its rendition, named with the file and why, though the HLS and DASH muxers
+// close their segment files without a word: the run exits 1 and the failed
+// rendition leaves nothing. With another rendition that fits, that one is
+// finished whole and the master lists it alone; alone, nothing is left.
+TEST_F(Outputs, ASegmentThatCannotBeWrittenFailsItsRendition) {
+  const auto in = input();
+  for (const std::string ladder : {"hls", "dash"}) {
+    std::string limit = "ulimit -f 100; ";  // 50 kB a file
+#if defined(__SANITIZE_ADDRESS__)
+    // libavformat 59's hls muxer leaks a failed variant's inner buffer (see
+    // AFilterThatThrowsInOneOutputFailsThatOutputAlone): not vpipe's, unattributable.
+    if (ladder == "hls") limit += "export ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\"; ";
+#endif
+    limit = "sh -c '" + limit + "exec \"$0\" \"$@\"'";
+    const auto dir = fs::absolute(Outputs::dir() / (ladder + "-full"));
+    auto r = run_vpipe("transcode " + in + " big:crf=0 --output small:vf=resize=160x90 --" +
+                           ladder + " " + dir.string() + " --segment 1",
+                       limit);
+    EXPECT_EQ(r.exit_code, 1) << ladder << ": " << r.err;
+    EXPECT_NE(r.err.find("big/"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "big")) << ladder << ": the failed rendition's files";
+    std::ifstream m(dir / (ladder == "dash" ? "manifest.mpd" : "master.m3u8"));
+    const std::string master((std::istreambuf_iterator<char>(m)), {});
+    EXPECT_EQ(master.find("big/"), std::string::npos) << master;
+    EXPECT_NE(master.find("small/"), std::string::npos) << master;
+    int frames = 0;
+    for (const auto& seg : ladder == "dash" ? dash_segments_of(dir / "small")
+                                            : segments_of(dir / "small" / "index.m3u8"))
+      frames += summarize(seg).video_packets;
+    EXPECT_EQ(frames, 100) << ladder << ": the rendition that fits, whole";
+
+    const auto alone = fs::absolute(Outputs::dir() / (ladder + "-full-alone"));
+    r = run_vpipe(
+        "transcode " + in + " big --crf 0 --" + ladder + " " + alone.string() + " --segment 1",
+        limit);
+    EXPECT_EQ(r.exit_code, 1) << ladder << ": " << r.err;
+    EXPECT_NE(r.err.find("File too large"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(alone / "big")) << ladder << ": a failed run's rendition";
+  }
+}

@@ -235,6 +235,56 @@ int OutputWatch::poll(void* opaque) {
   return w->abandoned_ ? 1 : 0;
 }
 
+void MuxerFiles::attach(AVFormatContext* oc) {
+  open_ = oc->io_open ? oc->io_open
+                      : [](AVFormatContext* s, AVIOContext** pb, const char* url, int flags,
+                           AVDictionary** options) {
+                          return avio_open2(pb, url, flags, &s->interrupt_callback, options);
+                        };
+  close_ = oc->io_close2 ? oc->io_close2
+                         : [](AVFormatContext*, AVIOContext* pb) { return avio_close(pb); };
+  oc->opaque = this;
+  oc->io_open = &MuxerFiles::open;
+  oc->io_close2 = &MuxerFiles::close;
+}
+
+int MuxerFiles::open(AVFormatContext* s, AVIOContext** pb, const char* url, int flags,
+                     AVDictionary** options) {
+  auto* self = static_cast<MuxerFiles*>(s->opaque);
+  const int ret = self->open_(s, pb, url, flags, options);
+  if (ret >= 0 && *pb) {
+    std::lock_guard lock(self->mutex_);
+    self->urls_[*pb] = url ? url : "";
+  }
+  return ret;
+}
+
+int MuxerFiles::close(AVFormatContext* s, AVIOContext* pb) {
+  auto* self = static_cast<MuxerFiles*>(s->opaque);
+  std::string url;
+  {
+    std::lock_guard lock(self->mutex_);
+    if (auto it = self->urls_.find(pb); it != self->urls_.end()) {
+      url = std::move(it->second);
+      self->urls_.erase(it);
+    }
+  }
+  const int ret = self->close_(s, pb);  // flushes; returns the file's first write error
+  if (ret < 0 && ret != AVERROR_EXIT) {
+    std::lock_guard lock(self->mutex_);
+    if (self->error_ == 0) {
+      self->error_ = ret;
+      self->url_ = std::move(url);
+    }
+  }
+  return ret;
+}
+
+void MuxerFiles::check() const {
+  std::lock_guard lock(mutex_);
+  if (error_ < 0) av_check(error_, fmt::format("writing '{}'", url_));
+}
+
 int InputWatch::poll(void* opaque) {
   auto* w = static_cast<InputWatch*>(opaque);
   if (w->interrupt_ && w->interrupt_->load()) {

@@ -807,6 +807,7 @@ bool MuxSink::damaged(const AVPacket* pkt) {
 }
 
 Flow MuxSink::consume(Packet packet) {
+  if (files_) files_->check();  // a segment the last packets closed
   AVPacket* pkt = packet.pkt.get();
   const auto index = static_cast<std::size_t>(pkt->stream_index);
   av_packet_rescale_ts(pkt, source_time_base_.at(index), output_->streams[index]->time_base);
@@ -849,6 +850,7 @@ void MuxSink::finish() {
     return;
   }
   av_check(ret, fmt::format("finishing '{}'", path_));
+  if (files_) files_->check();  // the last segment and the index, closed by the trailer
 }
 
 }  // namespace vpipe

@@ -180,6 +180,7 @@ struct FrameEncoder::Impl {
   FrameEncoderOptions o;
   TranscodeOptions encoder_options;  // what open_video_encoder reads (quality, path)
   FrameEncoderStats stats;
+  MuxerFiles files;                  // the files the muxer opens itself (HLS, DASH segments)
   std::optional<StagedOutput> file;  // written beside the path, put in place by close()
   UniqueMuxContext out;              // closes the file before `file` removes an unfinished one
   bool finished = false;
@@ -238,6 +239,7 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, nullptr, o.path.c_str()), o.path);
   out.reset(raw);
+  files.attach(out.get());
   enc =
       open_video_encoder(codec, want, o.time_base, o.frame_rate,
                          (out->oformat->flags & AVFMT_GLOBALHEADER) != 0, encoder_options, nullptr);
@@ -341,6 +343,7 @@ void FrameEncoder::Impl::send(AVFrame* frame) {
     if (pkt->dts != AV_NOPTS_VALUE)
       pump_audio(static_cast<double>(pkt->dts) * av_q2d(video->time_base));
     av_check(av_interleaved_write_frame(out.get(), pkt.get()), o.path + ": writing");
+    files.check();
     stats.packets++;
   }
 }
@@ -452,6 +455,7 @@ void FrameEncoder::close() {
   m.send(nullptr);
   m.pump_audio(1e18);  // the rest of the audio
   av_check(av_write_trailer(m.out.get()), m.o.path + ": writing the trailer");
+  m.files.check();
   if (!(m.out->oformat->flags & AVFMT_NOFILE))
     av_check(avio_closep(&m.out->pb), m.o.path + ": writing");
   m.out.reset();

@@ -307,7 +307,7 @@ std::vector<OptionSpec> io_rows() {
                          "queues bound them); at the limit the decoder waits (drop block) or "
                          "drops the new frame, counted"),
       yes_no("keep_partial", &O::keep_partial, Form::kSwitch,
-             "keep the output file if the run fails"),
+             "keep the output file (a ladder: its renditions) if the run fails"),
       yes_no("realtime", &O::realtime, Form::kSwitch,
              "read the input no faster than its timestamps (rehearse a live feed with a file)"),
   };

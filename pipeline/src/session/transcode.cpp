@@ -123,7 +123,7 @@ std::pair<std::vector<ConfiguredFilter>, std::optional<CudaSegment>> take_steps(
   if (from >= to) return {std::move(steps), std::nullopt};  // no steps: no segment either
   for (std::size_t i = from; i < to; ++i) {
     auto& s = p.chain[i];
-    steps.push_back({s.label, std::move(s.filter), s.in, s.out});
+    steps.push_back({s.label, std::move(s.filter), s.in, s.out, s.colour});
   }
   std::optional<CudaSegment> cuda;
   if (p.cuda && p.cuda->last >= from && p.cuda->first < to)
@@ -163,6 +163,8 @@ struct TranscodeSession::Parts {
   [[nodiscard]] OutputRef output_ref(std::size_t k);  // 0: the first output
   [[nodiscard]] std::size_t outputs() const { return 1 + extras.size(); }
   void finish_outputs(TranscodeReport& r);
+  // A failed run's ladder: every rendition's index and segments (unless keep_partial).
+  void discard_ladder() noexcept;
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
   void choose_decode_sessions();
   [[nodiscard]] std::int64_t expected_frames() const;
@@ -526,6 +528,7 @@ void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
   auto mux_stage =
       std::make_unique<MuxSink>(out.output.ctx(), out.o.output, out.output.source_time_bases(),
                                 out.output.video()->index, out.counters);
+  mux_stage->check_files(&out.output.files());
   out.mux = mux_stage.get();
   if (out.health)
     pipeline.add_sink<Packet>(
@@ -808,6 +811,7 @@ TranscodeReport TranscodeSession::run() {
   report.output_cut = p.mux && p.mux->cut();
   if (!failure.empty()) {
     report.failure = failure;
+    p.discard_ladder();
     throw transcode_failed(failure, std::move(report), gpu_fault);  // the partial output goes
   }
   if (p.counters.disconnects > 0)
@@ -847,6 +851,11 @@ void remove_rendition(const TranscodeOptions& o, const std::string& path) noexce
 }
 
 }  // namespace
+
+void TranscodeSession::Parts::discard_ladder() noexcept {
+  if (ladder_dir(o).empty() || o.keep_partial) return;
+  for (std::size_t k = 0; k < outputs(); ++k) remove_rendition(o, output_ref(k).o.output);
+}
 
 // Each output closed and put in place; with several, one that failed is
 // reported (its partial file removed) after the others are finished, and the
@@ -889,8 +898,9 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
   }
   if (!ladder_dir(o).empty() && !ladder.empty()) write_ladder_master(o, ladder);  // the finished
   if (failed.empty()) return;
-  r.failure = fmt::format("{} of {} outputs failed ({}); the others were finished", failed.size(),
-                          outputs(), fmt::join(failed, "; "));
+  r.failure = fmt::format("{} of {} outputs failed ({}){}", failed.size(), outputs(),
+                          fmt::join(failed, "; "),
+                          failed.size() < outputs() ? "; the others were finished" : "");
   throw transcode_failed(r.failure, r);
 }
 

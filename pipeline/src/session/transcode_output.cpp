@@ -47,6 +47,7 @@ UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodeP
   file_.ctx.reset(raw);
   file_.path = o.output;
   AVFormatContext* oc = file_.ctx.get();
+  file_.files.attach(oc);
   // A live run has no natural end: an MP4/MOV being written is fragmented, so
   // the file is playable at any moment, even if the process is killed. (Not
   // empty_moov: the moov would be written before the ADTS→ASC filter has seen

@@ -24,9 +24,11 @@ namespace vpipe {
 
 // The output: written beside its target and put in place when finished (StagedOutput).
 // Members die in this order: the muxer closes the file before the staging removes
-// it, and before the watch its I/O context polls.
+// it, before the watch its I/O context polls, and before `files`, which its last
+// closes report to.
 struct OutputFile {
   std::optional<OutputWatch> watch;  // a stream's writes: Ctrl-C ends one that blocks
+  MuxerFiles files;                  // the files the muxer opens itself (HLS, DASH segments)
   std::optional<StagedOutput> file;
   UniqueMuxContext ctx;
   std::string path;  // as the user named it
@@ -104,6 +106,7 @@ class TranscodeOutput {
   void finished() { file_.finished(); }
 
   [[nodiscard]] AVFormatContext* ctx() const { return file_.ctx.get(); }
+  [[nodiscard]] const MuxerFiles& files() const { return file_.files; }
   [[nodiscard]] AVStream* video() const { return video_out_; }
   // Input stream → output stream (-1: not copied); empty until opened.
   [[nodiscard]] const std::vector<int>& index() const { return output_index_; }

@@ -12,7 +12,9 @@ extern "C" {
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -173,6 +175,35 @@ class OutputWatch {
   // On the writing thread only: the position last seen, and since when.
   std::int64_t pos_ = -1, since_ns_ = 0;
   bool abandoned_ = false;
+};
+
+// The files a muxer opens itself: HLS and DASH write one segment file at a
+// time and an index beside them, and libavformat 59's muxers close each one
+// without reading its error, so a full disk left a short segment in a run that
+// said it had finished. Attached to a context (its io_open, io_close2 and
+// opaque, which those muxers hand to their inner contexts), it keeps the first
+// file that failed. Outlives the context: freeing one closes the files it left open.
+class MuxerFiles {
+ public:
+  MuxerFiles() = default;
+  MuxerFiles(const MuxerFiles&) = delete;
+  MuxerFiles& operator=(const MuxerFiles&) = delete;
+  void attach(AVFormatContext* oc);
+  // Throws ffmpeg_error "writing 'DIR/seg_00003.ts': File too large" once a file failed.
+  void check() const;
+
+ private:
+  using OpenFn = int (*)(AVFormatContext*, AVIOContext**, const char*, int, AVDictionary**);
+  using CloseFn = int (*)(AVFormatContext*, AVIOContext*);
+  static int open(AVFormatContext* s, AVIOContext** pb, const char* url, int flags,
+                  AVDictionary** options);
+  static int close(AVFormatContext* s, AVIOContext* pb);
+  OpenFn open_ = nullptr;    // libavformat's own
+  CloseFn close_ = nullptr;  // libavformat's own
+  mutable std::mutex mutex_;
+  std::map<const AVIOContext*, std::string> urls_;  // the files open now
+  std::string url_;                                 // the first that failed
+  int error_ = 0;
 };
 
 struct InputOpenOptions {

@@ -404,6 +404,9 @@ class MuxSink final : public Sink<Packet> {
   // Writing stopped at a Ctrl-C (the output's interrupt callback): the rest,
   // the trailer included, is not written.
   [[nodiscard]] bool cut() const { return cut_; }
+  // A file the muxer opened itself that failed (a segment on a full disk)
+  // fails the output at the next packet, or at the trailer (MuxerFiles).
+  void check_files(const MuxerFiles* files) { files_ = files; }
 
  private:
   ThreadWaker waker_;
@@ -413,6 +416,7 @@ class MuxSink final : public Sink<Packet> {
   std::vector<AVRational> source_time_base_;
   int video_stream_;
   MediaCounters& counters_;
+  const MuxerFiles* files_ = nullptr;
   std::vector<std::int64_t> last_dts_;  // per output stream, in its time base
   std::vector<int> leaps_;              // per output stream: packets dropped in a row for a leap
   [[nodiscard]] bool damaged(const AVPacket* pkt);
