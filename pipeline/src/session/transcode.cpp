@@ -72,7 +72,10 @@ void check_paths(const TranscodeOptions& o) {
   if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) &&
       fs::file_size(o.input, ec) == 0)
     throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
-  if (!ladder_dir(o).empty()) fs::create_directories(fs::path(o.output).parent_path());
+  if (const auto dir = fs::path(o.output).parent_path();
+      !ladder_dir(o).empty() && !fs::create_directories(dir, ec) && ec)
+    throw input_error(
+        fmt::format("cannot make the rendition's folder '{}': {}", dir.string(), ec.message()));
   if (o.output != "null" && o.output.find("://") == std::string::npos)
     check_writable(o.output, "output");
   if (o.loop > 1 && !can_read_again(o.input))
