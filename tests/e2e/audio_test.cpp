@@ -24,7 +24,7 @@ namespace {
 
 struct Track {
   std::string codec, language;
-  int sample_rate = 0;
+  int sample_rate = 0, channels = 0;
   double start = 0, end = 0;  // the first packet's time, the last one's end (seconds)
 };
 
@@ -50,12 +50,13 @@ std::vector<Track> audio_tracks(const std::string& path) {
   std::vector<Track> tracks;
   const auto j = nlohmann::json::parse(
       shell_output("ffprobe -v error -select_streams a -show_entries "
-                   "stream=index,codec_name,sample_rate:stream_tags=language -of json " +
+                   "stream=index,codec_name,sample_rate,channels:stream_tags=language -of json " +
                    path));
   for (const auto& s : j["streams"]) {
     Track t;
     t.codec = s.value("codec_name", "");
     t.sample_rate = std::stoi(s.value("sample_rate", "0"));
+    t.channels = s.value("channels", 0);
     if (s.contains("tags")) t.language = s["tags"].value("language", "");
     std::tie(t.start, t.end) = span(path, s["index"].get<int>());
     tracks.push_back(t);
@@ -108,6 +109,44 @@ void expect_span(const Track& a, double begin, double end, double frame, const s
 }
 
 }  // namespace
+
+// FLAC 5.1 into MP4: libavformat 59 lists FLAC among MP4's codecs, then
+// refuses it at the header as experimental. The audio still arrives (AAC,
+// its six channels), and audio copy says why it cannot; so in a ladder.
+TEST_F(Audio, AnExperimentalCodecOfTheContainerIsReencodedNotARefusedHeader) {
+  const auto in = input("flac51.mkv", "-map 1:a -c:a flac -af aformat=channel_layouts=5.1");
+  auto r = run(in, "flac.mp4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stream #1 (flac) re-encoded to aac: mp4 holds it only as an experimental"),
+            std::string::npos)
+      << r.err;
+  const auto t = audio_tracks(path("flac.mp4"));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].codec, "aac");
+  EXPECT_EQ(t[0].channels, 6);
+  r = run(in, "flac_copy.mp4", "--audio copy");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("mp4 holds it only as an experimental feature (audio copy"),
+            std::string::npos)
+      << r.err;
+  r = run(in, "flac.mkv");  // Matroska holds it: copied
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(audio_tracks(path("flac.mkv")).size(), 1u);
+  EXPECT_EQ(audio_tracks(path("flac.mkv"))[0].codec, "flac");
+  // A ladder's streams go into its segments: HLS's MPEG-TS cannot hold FLAC (it
+  // was written as bin_data), DASH's MP4 holds it only as experimental (refused).
+  for (const std::string ladder : {"hls", "dash"}) {
+    const auto dir = fs::absolute(path("flac_" + ladder)).string();
+    r = run_vpipe("transcode " + in + " a --device cpu --" + ladder + " " + dir);
+    ASSERT_EQ(r.exit_code, 0) << ladder << ": " << r.err;
+    EXPECT_NE(r.err.find("stream #1 (flac) re-encoded to aac: " + ladder + "'s"), std::string::npos)
+        << r.err;
+    const auto a = audio_tracks(dir + (ladder == "hls" ? "/a/index.m3u8" : "/a/manifest.mpd"));
+    ASSERT_EQ(a.size(), 1u) << ladder;
+    EXPECT_EQ(a[0].codec, "aac") << ladder;
+    EXPECT_EQ(a[0].channels, 6) << ladder;
+  }
+}
 
 TEST_F(Audio, PcmIntoMp4BecomesAacKeepingItsLanguageAndLength) {
   const auto r = run(pcm(), "pcm.mp4");
@@ -172,7 +211,9 @@ TEST_F(Audio, NoneLeavesItOutAndCopyRefusesWhatTheContainerCannotHold) {
   EXPECT_TRUE(audio_tracks(path("none.mp4")).empty());
   r = run(pcm(), "copy.mp4", "--audio copy");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("cannot hold stream #1 (pcm_s16le) as it is (audio copy"), std::string::npos)
+  EXPECT_NE(
+      r.err.find("stream #1 (pcm_s16le) cannot be copied as it is: mp4 cannot hold it (audio copy"),
+      std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(path("copy.mp4")));
   r = run(two_aac(), "bad.mp4", "--audio-codec pcm_s16le");

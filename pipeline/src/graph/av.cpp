@@ -235,6 +235,53 @@ int OutputWatch::poll(void* opaque) {
   return w->abandoned_ ? 1 : 0;
 }
 
+namespace {
+// The muxer's own answer for one stream of `par`: its init's return.
+int try_muxer(const AVOutputFormat* container, const AVCodecParameters* par) {
+  AVFormatContext* raw = nullptr;
+  if (avformat_alloc_output_context2(&raw, container, nullptr, nullptr) < 0 || !raw) return 0;
+  const std::unique_ptr<AVFormatContext, void (*)(AVFormatContext*)> ctx(
+      raw, [](AVFormatContext* c) {
+        if (c->pb) {
+          std::uint8_t* bytes = nullptr;
+          (void)avio_close_dyn_buf(c->pb, &bytes);
+          av_free(bytes);
+        }
+        avformat_free_context(c);
+      });
+  AVStream* s = avformat_new_stream(raw, nullptr);
+  if (!s || avcodec_parameters_copy(s->codecpar, par) < 0 || avio_open_dyn_buf(&raw->pb) < 0)
+    return 0;
+  s->codecpar->codec_tag = 0;
+  s->time_base = {1, par->sample_rate > 0 ? par->sample_rate : 90000};
+  return avformat_init_output(raw, nullptr);
+}
+}  // namespace
+
+const AVOutputFormat* segment_container(const AVOutputFormat* container, AVCodecID codec) {
+  const std::string_view name = container ? container->name : "";
+  if (name == "hls") return av_guess_format("mpegts", nullptr, nullptr);  // hls_segment_type
+  if (name != "dash") return container;
+  // libavformat's dashenc, dash_segment_type auto: WebM for these, MP4 for the rest.
+  const bool webm = codec == AV_CODEC_ID_OPUS || codec == AV_CODEC_ID_VORBIS ||
+                    codec == AV_CODEC_ID_VP8 || codec == AV_CODEC_ID_VP9;
+  return av_guess_format(webm ? "webm" : "mp4", nullptr, nullptr);
+}
+
+std::string cannot_hold(const AVOutputFormat* container, const AVCodecParameters* par) {
+  const AVOutputFormat* segments = segment_container(container, par->codec_id);
+  if (!segments) return {};
+  const std::string who = segments == container
+                              ? std::string(container->name)
+                              : fmt::format("{}'s {} segments", container->name, segments->name);
+  if (container_holds(segments, par->codec_id) == false) return who + " cannot hold it";
+  if (segments->flags & AVFMT_NOFILE) return {};
+  if (try_muxer(segments, par) == AVERROR_EXPERIMENTAL)
+    return fmt::format("{} {} it only as an experimental feature", who,
+                       segments == container ? "holds" : "hold");
+  return {};
+}
+
 void MuxerFiles::attach(AVFormatContext* oc) {
   open_ = oc->io_open ? oc->io_open
                       : [](AVFormatContext* s, AVIOContext** pb, const char* url, int flags,

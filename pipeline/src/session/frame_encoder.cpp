@@ -284,9 +284,9 @@ void FrameEncoder::Impl::add_audio() {
   for (unsigned i = 0; i < audio_src->nb_streams; ++i) {
     const AVStream* s = audio_src->streams[i];
     if (s->codecpar->codec_type != AVMEDIA_TYPE_AUDIO) continue;
-    if (container_holds(out->oformat, s->codecpar->codec_id) == false) {
-      spdlog::warn("{}: audio stream #{} ({}) not copied: {} cannot hold it", o.path, i,
-                   avcodec_get_name(s->codecpar->codec_id), out->oformat->name);
+    if (const auto cannot = cannot_hold(out->oformat, s->codecpar); !cannot.empty()) {
+      spdlog::warn("{}: audio stream #{} ({}) not copied: {}", o.path, i,
+                   avcodec_get_name(s->codecpar->codec_id), cannot);
       continue;
     }
     AVStream* os = avformat_new_stream(out.get(), nullptr);

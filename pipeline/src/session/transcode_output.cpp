@@ -143,9 +143,10 @@ void TranscodeOutput::add_reencoded(const TranscodeOptions& o, unsigned index, A
     throw input_error(fmt::format("{}: no audio encoder {} for stream #{} ({})", o.output,
                                   o.audio_codec.empty() ? "for this container" : o.audio_codec,
                                   index, avcodec_get_name(s->codecpar->codec_id)));
-  if (container_holds(oc->oformat, codec->id) == false)
+  if (const auto* segments = segment_container(oc->oformat, codec->id);
+      container_holds(segments, codec->id) == false)
     throw input_error(fmt::format("{}: {} cannot hold {} audio (audio_codec)", o.output,
-                                  oc->oformat->name, codec->name));
+                                  segments->name, codec->name));
   auto& enc = audio_.emplace_back(std::make_unique<AudioReencoder>(
       s, codec, o.audio_bitrate.value_or(0), (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0));
   AVStream* os = avformat_new_stream(oc, nullptr);
@@ -188,28 +189,26 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
       continue;
     }
     const bool audio = type == AVMEDIA_TYPE_AUDIO;
-    const bool holds = container_holds(oc->oformat, s->codecpar->codec_id) != false;
+    const std::string cannot = cannot_hold(oc->oformat, s->codecpar);
+    const bool holds = cannot.empty();
     if (audio && mode == AudioMode::kNone) {
       report.notes.push_back(fmt::format("stream #{} (audio) left out (audio none)", i));
       continue;
     }
     if (audio && mode == AudioMode::kCopy && !holds)
-      throw input_error(
-          fmt::format("{}: {} cannot hold stream #{} ({}) as it is (audio copy; "
-                      "audio auto re-encodes it)",
-                      o.output, oc->oformat->name, i, avcodec_get_name(s->codecpar->codec_id)));
+      throw input_error(fmt::format(
+          "{}: stream #{} ({}) cannot be copied as it is: {} (audio copy; audio auto re-encodes "
+          "it)",
+          o.output, i, avcodec_get_name(s->codecpar->codec_id), cannot));
     if (audio && (mode == AudioMode::kEncode || !holds) &&
         usual_audio_codec(oc->oformat) != AV_CODEC_ID_NONE) {
       add_reencoded(o, i, s, report,
-                    mode == AudioMode::kEncode
-                        ? std::string("asked (audio encode)")
-                        : fmt::format("{} cannot hold it", oc->oformat->name));
+                    mode == AudioMode::kEncode ? std::string("asked (audio encode)") : cannot);
       continue;
     }
     if (!holds) {
-      report.notes.push_back(fmt::format("stream #{} ({}) dropped: {} cannot hold it", i,
-                                         avcodec_get_name(s->codecpar->codec_id),
-                                         oc->oformat->name));
+      report.notes.push_back(fmt::format("stream #{} ({}) dropped: {}", i,
+                                         avcodec_get_name(s->codecpar->codec_id), cannot));
       continue;
     }
     AVStream* os = avformat_new_stream(oc, nullptr);

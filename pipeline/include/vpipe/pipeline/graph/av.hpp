@@ -116,6 +116,17 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 // (avformat_query_codec), else a table for the muxers that give none (MPEG-TS,
 // MPEG-PS, Ogg, GIF, Y4M); nullopt when nobody knows (the muxer will say).
 [[nodiscard]] std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec);
+// The container a ladder muxer writes `codec` into (HLS: MPEG-TS segments;
+// DASH: WebM for Opus, Vorbis, VP8, VP9, else MP4); any other, itself.
+[[nodiscard]] const AVOutputFormat* segment_container(const AVOutputFormat* container,
+                                                      AVCodecID codec);
+// Why `container` will not take a stream of `par` as it is ("mp4 cannot hold
+// it", "hls's mpegts segments cannot hold it"), or empty. Asked of the segments'
+// container for a ladder; beyond container_holds, its muxer is tried (its init,
+// on a throwaway context writing to memory): libavformat 59 lists FLAC and
+// TrueHD for MP4, then refuses them at the header as experimental.
+[[nodiscard]] std::string cannot_hold(const AVOutputFormat* container,
+                                      const AVCodecParameters* par);
 
 // The name to hand FFmpeg for `name`: a name FFmpeg would read as a protocol
 // it does not have ("a:b.mp4", "clip:1.ts") is a local file, so "file:" goes
