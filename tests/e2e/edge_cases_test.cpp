@@ -35,6 +35,23 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+// Shell, after `… & P=$!`: waits (20 s at most) until $P, or its child where
+// $P is `timeout`, is vpipe with its SIGINT handler installed (SigCgt in
+// /proc/PID/status), so the signal sent next is vpipe's to honour. A fixed
+// sleep let it land sooner on an ASan build on a loaded machine, and the
+// default action ended vpipe without a word.
+const std::string kAwaitHandlers =
+    "for i in $(seq 400); do V=$P; C=$(cat /proc/$P/task/$P/children 2>/dev/null); "
+    "[ -n \"$C\" ] && V=${C%% *}; "
+    "m=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$V/status 2>/dev/null); "
+    "[ \"$(cat /proc/$V/comm 2>/dev/null)\" = vpipe ] && [ -n \"$m\" ] && "
+    "[ $(( 0x$m & 2 )) -ne 0 ] && break; sleep 0.05; done; ";
+
+// Shell: waits (20 s at most) until a file matching `glob` exists.
+std::string await_file(const std::string& glob) {
+  return "for i in $(seq 400); do ls " + glob + " >/dev/null 2>&1 && break; sleep 0.05; done; ";
+}
+
 class EdgeCase : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -244,8 +261,11 @@ TEST_F(EdgeCase, SecondSignalRemovesTheUnfinishedOutputAndSaysSo) {
   const auto err = path("err.txt");
   // veryslow: finalizing (the encoder's lookahead) takes seconds, so the
   // second signal lands while the first is still being honoured.
-  const int rc = sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 2>" +
-                    err + " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
+  // Both signals once it writes (its file begun), the second while it finalizes.
+  const std::string signals = " & P=$!; " + kAwaitHandlers + await_file(path("*.vpipe-partial-*")) +
+                              "sleep 0.5; kill -INT $P; sleep 0.2; kill -INT $P; wait $P";
+  const int rc =
+      sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 2>" + err + signals);
   EXPECT_EQ(rc, 130);
   const std::string text = slurp(err);
   // It was written beside the output, under a temporary name: that is what goes.
@@ -255,9 +275,8 @@ TEST_F(EdgeCase, SecondSignalRemovesTheUnfinishedOutputAndSaysSo) {
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(partial_files(), 0) << "the unfinished file is removed";
   // --keep-partial keeps it under its temporary name, and says so.
-  const int rc2 =
-      sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 --keep-partial 2>" +
-         err + " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
+  const int rc2 = sh(kBin + " transcode " + in + " " + out +
+                     " --preset veryslow --loop 50 --keep-partial 2>" + err + signals);
   EXPECT_EQ(rc2, 130);
   EXPECT_NE(slurp(err).find("stopped at once"), std::string::npos) << slurp(err);
   EXPECT_EQ(partial_files(), 1);
@@ -412,8 +431,9 @@ TEST_F(EdgeCase, FirstSignalEndsABlockingOpenOrRead) {
   const auto t0 = std::chrono::steady_clock::now();
   // (--foreground: timeout passes a signal on to vpipe once; without it, it
   // also signals its whole group, and vpipe would see a second Ctrl-C.)
-  const int rc = sh("timeout --foreground -s KILL 20 " + kBin + " transcode " + fifo + " " +
-                    path("a.mp4") + " 2>" + err + " & P=$!; sleep 1; kill -INT $P; wait $P");
+  const int rc =
+      sh("timeout --foreground -s KILL 20 " + kBin + " transcode " + fifo + " " + path("a.mp4") +
+         " 2>" + err + " & P=$!; " + kAwaitHandlers + "sleep 0.3; kill -INT $P; wait $P");
   EXPECT_EQ(rc, 130) << slurp(err);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
   EXPECT_NE(slurp(err).find("interrupted"), std::string::npos) << slurp(err);
@@ -421,9 +441,10 @@ TEST_F(EdgeCase, FirstSignalEndsABlockingOpenOrRead) {
   const auto ts = h264_aac("in.ts", "320x240", 12, "-f mpegts");
   const auto out = path("b.mp4");
   const int rc2 =
-      sh("(cat " + ts + "; sleep 30) > " + fifo + " & W=$!; timeout --foreground -s KILL 20 " +
-         kBin + " transcode " + fifo + " " + out + " 2>" + err +
-         " & P=$!; sleep 3; kill -INT $P; wait $P; R=$?; kill $W; exit $R");
+      sh("(cat " + ts + "; touch " + path("written") + "; sleep 30) > " + fifo +
+         " & W=$!; timeout --foreground -s KILL 60 " + kBin + " transcode " + fifo + " " + out +
+         " 2>" + err + " & P=$!; " + kAwaitHandlers + await_file(path("written")) +
+         "sleep 3; kill -INT $P; wait $P; R=$?; kill $W; exit $R");
   EXPECT_EQ(rc2, 130) << slurp(err);
   ASSERT_TRUE(fs::exists(out)) << slurp(err);
   EXPECT_GE(summarize(out).video_packets, 290) << "the frames read before the stall are kept";
@@ -567,7 +588,8 @@ TEST_F(EdgeCase, ASecondSignalNeverTouchesTheFileAlreadyThere) {
   std::ofstream(out) << "the user's file";
   const int rc =
       sh(kBin + " transcode " + in + " " + out + " --preset veryslow --loop 50 2>/dev/null" +
-         " & P=$!; sleep 2; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
+         " & P=$!; " + kAwaitHandlers + await_file(path("*.vpipe-partial-*")) +
+         "sleep 0.5; kill -INT $P; sleep 0.2; kill -INT $P; wait $P");
   EXPECT_EQ(rc, 130);
   EXPECT_EQ(slurp(out), "the user's file");
   EXPECT_EQ(partial_files(), 0);

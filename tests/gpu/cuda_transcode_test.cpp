@@ -100,12 +100,12 @@ TEST_F(CudaTranscode, OneNvdecDecodeFeedsThreeOutputsUnderEveryStrategy) {
         << "frame " << i << " of a shared chain differs from the same chain alone";
   for (const char* mem : {"naive", "pool", "vmm", "slab", "graph"}) {
     const std::string base = path(std::string("fan_") + mem);
-    const auto r =
+    const auto run =
         run_vpipe("transcode " + kSample + " " + base + "0.mkv:vf=" + chains[0] + " --output " +
                   base + "1.mkv:vf=" + chains[1] + " --output " + base + "2.mkv:vf=" + chains[2] +
                   " --device cuda --decode nvdec --encoder ffv1 --frames 60 --mem " + mem +
                   " --report " + base + ".json");
-    ASSERT_EQ(r.exit_code, 0) << mem << ": " << r.err;
+    ASSERT_EQ(run.exit_code, 0) << mem << ": " << run.err;
     std::ifstream rf(base + ".json");
     const auto j = nlohmann::json::parse(rf);
     EXPECT_EQ(j["decode"], "nvdec") << mem;

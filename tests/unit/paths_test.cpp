@@ -3,11 +3,15 @@
 // of them is the input when P is; symlinks and hard links are the file they name.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -90,6 +94,30 @@ TEST_F(SameFile, WriteFileIsWholeOrLeavesTheOldOne) {
   int files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++files;
   EXPECT_EQ(files, 2) << "in.mp4 and report.json, no temporary file";
+}
+
+// A Ctrl-C that came before the input was opened ends the open at once: a FIFO
+// with no writer would otherwise wait on, no signal left to break it.
+TEST_F(SameFile, AnInterruptBeforeTheOpenEndsItAtOnce) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::atomic<int> interrupt{SIGINT};
+  InputWatch watch(1e9, &interrupt);
+  InputOpenOptions options;
+  options.watch = &watch;
+  auto opened = std::async(std::launch::async, [&] {
+    try {
+      (void)open_input(fifo, options);
+      return std::string("opened");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  });
+  if (opened.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    std::ofstream writer(fifo);  // lets the open go on, so the test can end
+    FAIL() << "the open waited for a writer after Ctrl-C";
+  }
+  EXPECT_NE(opened.get().find("interrupted"), std::string::npos);
 }
 
 // A failed ladder rendition goes whole: its index, its segments and the

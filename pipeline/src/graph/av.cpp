@@ -378,6 +378,13 @@ UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& o
   if (options.watch) {
     options.watch->reset();
     options.watch->arm();
+    // A Ctrl-C already here would not break the open (a FIFO with no writer waits on).
+    if (const AVIOInterruptCB cb = options.watch->callback(); cb.callback(cb.opaque) != 0) {
+      av_dict_free(&opts);
+      avformat_free_context(raw);
+      throw ffmpeg_error(AVERROR_EXIT,
+                         fmt::format("cannot open input '{}': interrupted before it opened", name));
+    }
   }
   const int ret = avformat_open_input(&raw, path.c_str(), nullptr, &opts);  // frees raw on failure
   // What FFmpeg took out of the dictionary it knew: a key of the user's left in it is a
