@@ -283,13 +283,8 @@ std::string cannot_hold(const AVOutputFormat* container, const AVCodecParameters
 }
 
 void MuxerFiles::attach(AVFormatContext* oc) {
-  open_ = oc->io_open ? oc->io_open
-                      : [](AVFormatContext* s, AVIOContext** pb, const char* url, int flags,
-                           AVDictionary** options) {
-                          return avio_open2(pb, url, flags, &s->interrupt_callback, options);
-                        };
-  close_ = oc->io_close2 ? oc->io_close2
-                         : [](AVFormatContext*, AVIOContext* pb) { return avio_close(pb); };
+  open_ = oc->io_open;  // libavformat's defaults, set by avformat_alloc_context
+  close_ = oc->io_close2;
   oc->opaque = this;
   oc->io_open = &MuxerFiles::open;
   oc->io_close2 = &MuxerFiles::close;
