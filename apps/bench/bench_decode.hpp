@@ -19,7 +19,8 @@ struct DecodeBenchOptions {
   std::string decode = "nvdec";  // nvdec | cpu
   std::string mem = "pool";
   int loop = 1;
-  std::string encoder;  // non-empty: a fourth table, one file encoded with it
+  int decode_threads = 0;  // FFmpeg's decoder threads, probe and pipelines (0: automatic)
+  std::string encoder;     // non-empty: a fourth table, one file encoded with it
   std::string json_path;
 };
 

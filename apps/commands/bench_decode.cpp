@@ -43,6 +43,11 @@ class BenchDecodeCommand final : public BenchCommand<bench::DecodeBenchOptions> 
     app_->add_option("--loop", o_.loop, "read the input N times over per run")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
+    app_->add_option("--decode-threads", o_.decode_threads,
+                     "FFmpeg's decoder threads in the probe and the pipelines (0: automatic, as "
+                     "transcode's --decode-threads; --raw's NVCUVID sessions take none)")
+        ->check(CLI::Range(0, 64))
+        ->capture_default_str();
     app_->add_option("--encoder", o_.encoder,
                      "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "
                      "--segments K, beside the encoder alone and decode without it");

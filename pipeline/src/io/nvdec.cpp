@@ -160,7 +160,6 @@ void NvdecContext::attach(AVCodecContext* decoder, int frames_held) {
   decoder->hw_device_ctx = av_buffer_ref(impl_->device.get());
   decoder->opaque = this;
   decoder->get_format = &NvdecCallbacks::get_format;
-  decoder->thread_count = 1;  // NVDEC decodes; CPU threads would only add latency
 }
 
 std::string NvdecContext::refusal() const {

@@ -12,6 +12,11 @@ extern "C" {
 
 namespace vpipe {
 
+int decoder_threads(const TranscodeOptions& o, bool nvdec) {
+  if (o.decode_threads > 0 || !nvdec) return o.decode_threads;
+  return is_live_input(o.input) ? 1 : kNvdecFrameThreads;
+}
+
 UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, NvdecContext* nvdec,
                                   int nvdec_frames_held, HostFramePool* host_pool) {
   const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
@@ -21,7 +26,7 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, N
   UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
   av_check(avcodec_parameters_to_context(dec.get(), stream->codecpar), "decoder parameters");
   dec->pkt_timebase = stream->time_base;
-  dec->thread_count = o.decode_threads;
+  dec->thread_count = decoder_threads(o, nvdec != nullptr);
   // Frame threads hold a frame per thread before the first comes out: a live
   // input decodes with slice threads only, and asks for low delay.
   const bool live = is_live_input(o.input);

@@ -452,7 +452,9 @@ std::vector<OptionSpec> reading_rows() {
       count("loop", &O::loop, 1, 1000000, "read the input N times over, timestamps continuing"),
       count<std::size_t>("queue_depth", &O::queue_depth, 1, 256,
                          "frames in flight between two stages"),
-      count("decode_threads", &O::decode_threads, 0, 64, "decoder threads (0: automatic)"),
+      count("decode_threads", &O::decode_threads, 0, 64,
+            "decoder threads (0: automatic: FFmpeg's choice; with NVDEC 2 frame threads on a "
+            "file, each parsing a frame ahead of the engine, and 1 on a live input)"),
       row(
           "decode_sessions", "auto|1..64",
           "decode one input with N decoder sessions at once, each a segment (GOP) between "

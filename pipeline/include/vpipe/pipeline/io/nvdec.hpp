@@ -39,7 +39,8 @@ class NvdecContext {
   // A decoded frame keeps its NVDEC decode surface until the pipeline lets go
   // of it, so the decoder gets `frames_held` surfaces more than its DPB + 2
   // (at most 32 in all, NVDEC's limit): the frames queued after decode plus
-  // the ones in the hands of the stages either side.
+  // the ones in the hands of the stages either side (FFmpeg adds one for each
+  // frame thread itself). Its thread count is the caller's (decoder_threads()).
   void attach(AVCodecContext* decoder, int frames_held);
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }

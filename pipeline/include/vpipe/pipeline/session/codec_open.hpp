@@ -18,6 +18,13 @@ namespace vpipe {
 class NvdecContext;
 class HostFramePool;
 
+// The decoder's thread count for `o`: its decode_threads when given (> 0); automatic (0) with
+// NVDEC is kNvdecFrameThreads on a file (FFmpeg's frame threads parse the next frame while
+// NVDEC decodes; FFmpeg adds a decode surface for each) and 1 on a live input (no frame of
+// latency); automatic without NVDEC stays 0, FFmpeg's own choice.
+inline constexpr int kNvdecFrameThreads = 2;
+[[nodiscard]] int decoder_threads(const TranscodeOptions& o, bool nvdec);
+
 // Opens `stream`'s decoder the way transcode() does (threads from `o`; NVDEC
 // through `nvdec`, with `nvdec_frames_held` surfaces for frames in flight, or
 // host frames from `host_pool`). Errors name o.input.

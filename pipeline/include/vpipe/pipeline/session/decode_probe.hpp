@@ -21,7 +21,7 @@ struct DecodeProbeOptions {
   int sessions = 1;
   Decode decode = Decode::kNvdec;  // kNvdec or kCpu
   int loop = 1;                    // each session sends the packets N times over (no flush)
-  int decode_threads = 0;          // CPU sessions: FFmpeg's threads each (0: automatic)
+  int decode_threads = 0;          // FFmpeg's threads each (0: decoder_threads())
   // NVCUVID directly (cuvid_probe.cpp: NVIDIA's parser and decoder, each frame
   // mapped and unmapped), not FFmpeg's NVDEC hwaccel: the engines' own ceiling.
   bool raw = false;
