@@ -50,9 +50,11 @@ def newest_run(prefix):
 
 
 def run_commit(run):
-    """The short commit a run's commit.txt names (the build it measured)."""
+    """The short commit a run's commit.txt names (the build it measured), with "-dirty" when
+    the build had changes not yet committed."""
     with open_data(os.path.join(run, "commit.txt")) as f:
-        return f.read().split()[0][:7]
+        named = f.read().split()[0]
+    return named[:7] + ("-dirty" if named.endswith("-dirty") else "")
 
 
 def floor_to(v, digits=0):

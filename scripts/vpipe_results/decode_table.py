@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _mem_section(run) + _why_section()
+    out += _where_section() + _mem_section(run) + _threads_section() + _why_section()
     return out
 
 
@@ -302,6 +302,58 @@ def _mem_section(table_run):
             "rounds (pool) ran in earlier calls, on another machine.", ""] + \
         table(["clip", "--mem", f"--streams {streams}, steady fps", f"the table's rounds, --streams {streams}",
                "NVDEC load mean %", "CPU cores busy"], rows)
+
+
+def _probe_fps(d, sessions):
+    return next(r["steady_fps"] for r in d["probe"] if r["sessions"] == sessions)
+
+
+def _streams_fps(d, streams):
+    return next(r["steady_fps"] for r in d["streams"] if r["streams"] == streams)
+
+
+def _threads_rows(run, clip, codec, size):
+    """One clip's rows: the raw probe, then FFmpeg's NVDEC with each thread count, every figure
+    the range over the rounds, each ratio (in brackets) of the same round's raw probe."""
+    raws = {p[len(os.path.join(run, clip)) + 2:-len("-raw.json")]: load_json(p)
+            for p in glob.glob(os.path.join(run, f"{clip}-r*-raw.json"))}
+    if not raws:
+        return []
+    rows = [[f"{codec} {size}", "raw NVCUVID",
+             " / ".join(span([_probe_fps(d, k) for d in raws.values()]) for k in (1, 14)), "–", "–"]]
+    found = glob.glob(os.path.join(run, f"{clip}-r*-t*.json"))
+    for t in sorted({int(p.rsplit("-t", 1)[1][:-len(".json")]) for p in found}):
+        runs = {r: load_json(p) for r in raws
+                if os.path.exists(p := os.path.join(run, f"{clip}-r{r}-t{t}.json"))}
+
+        def cell(fps, raw_sessions):
+            """fps(d) over the rounds, and ÷ the round's raw probe with raw_sessions sessions."""
+            return (f"{span([fps(d) for d in runs.values()])} "
+                    f"({span([fps(d) / _probe_fps(raws[r], raw_sessions) for r, d in runs.items()], 2)})")
+        alone = " / ".join(cell(lambda d, k=k: _probe_fps(d, k), k) for k in (1, 14))
+        one = span([d["segments"][0]["steady_fps"] for d in runs.values()])
+        streams = " / ".join(cell(lambda d, n=n: _streams_fps(d, n), 14) for n in (14, 21))
+        rows.append([f"{codec} {size}", str(t), alone, one, streams])
+    return rows
+
+
+def _threads_section():
+    """The newest decode-threads-h200-* folder (scripts/gpu-decode-where --threads): FFmpeg's
+    NVDEC with 1, 2 and 4 frame threads, beside the raw probe in the same call."""
+    run = newest_run("decode-threads-h200-")
+    if not run:
+        return []
+    rows = [row for clip, codec, size in CLIPS for row in _threads_rows(run, clip, codec, size)]
+    if not rows:
+        return []
+    rounds = len(glob.glob(os.path.join(run, f"{CLIPS[1][0]}-r*-raw.json")))
+    out = ["", f"FFmpeg's decoder threads under NVDEC (`{rel(run)}`, commit {run_commit(run)}, one call, "
+           f"{'one round: not a range' if rounds == 1 else f'{rounds} rounds: every figure the range over them'}): `bench decode --decode-threads T "
+           "--vf \"\"` (no filter) after `--raw` on the same clip; in brackets, ÷ the same round's raw "
+           "probe with as many sessions (--streams: ÷ raw 14 sessions). One file: one session through "
+           "the pipeline, steady fps. Automatic (the default) is 2 with NVDEC on a file, 1 on a live input.", ""]
+    return out + table(["clip", "decoder threads", "FFmpeg's NVDEC alone, 1 / 14 sessions",
+                        "one file, one session", "--streams 14 / 21, decode only"], rows)
 
 
 def _why_section():
