@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _mem_section(run) + _threads_section() + _why_section()
+    out += _where_section() + _mem_section(run) + _threads_section() + _queues_section() + _why_section()
     return out
 
 
@@ -354,6 +354,59 @@ def _threads_section():
            "the pipeline, steady fps. Automatic (the default) is 2 with NVDEC on a file, 1 on a live input.", ""]
     return out + table(["clip", "decoder threads", "FFmpeg's NVDEC alone, 1 / 14 sessions",
                         "one file, one session", "--streams 14 / 21, decode only"], rows)
+
+
+def _share(report, pick):
+    """pick(stream) seconds over the stream's wall time, the mean over a report's streams."""
+    shares = [pick(st) / st["wall_s"] for st in report["streams"] if st["wall_s"] > 0]
+    return sum(shares) / len(shares) if shares else 0.0
+
+
+def _stage_s(name):
+    return lambda st: next((x["busy_s"] for x in st["stages"] if x["name"] == name), 0.0)
+
+
+def _queue_blocked_s(name):
+    return lambda st: next((q["producer_blocked_s"] for q in st["queues"] if q["name"] == name), 0.0)
+
+
+def _queues_rows(run, clip, codec, size):
+    """One clip's rows: --streams N at each --queue-depth, beside FFmpeg's NVDEC alone and the raw
+    probe with N sessions from the same call."""
+    probes = {k: load_json(p) for k in ("raw", "ffmpeg")
+              if os.path.exists(p := os.path.join(run, f"{clip}-{k}.json"))}
+    prefix = os.path.join(run, clip) + "-q"
+    runs = sorted((tuple(int(x) for x in p[len(prefix):-len(".json")].split("-s")), p)
+                  for p in glob.glob(prefix + "*-s*.json"))
+    rows = []
+    for (q, n), path in sorted(runs, key=lambda r: (r[0][1], r[0][0])):  # by streams, then depth
+        rep = load_json(path)
+        steady = sum(st["steady_fps"] for st in rep["streams"])
+        ratio = lambda k: (f"{steady / _probe_fps(probes[k], n):.2f}"
+                           if k in probes and any(r["sessions"] == n for r in probes[k]["probe"]) else "–")
+        rows.append([f"{codec} {size}", str(n), str(q), f"{steady:,.0f}", ratio("ffmpeg"), ratio("raw"),
+                     f"{_share(rep, _stage_s('decode')):.2f}", f"{_share(rep, _queue_blocked_s('decode→')):.2f}",
+                     f"{_share(rep, _stage_s('null')):.2f}", str(rep["aggregate"]["failed"])])
+    return rows
+
+
+def _queues_section():
+    """The newest decode-queues-h200-* folder (scripts/gpu-decode-where --queues): the pipeline's
+    --streams N, no filter, at each --queue-depth, against FFmpeg's NVDEC alone with N sessions."""
+    run = newest_run("decode-queues-h200-")
+    if not run:
+        return []
+    rows = [row for clip, codec, size in CLIPS for row in _queues_rows(run, clip, codec, size)]
+    if not rows:
+        return []
+    out = ["", f"Where the pipeline around decode loses (`{rel(run)}`, commit {run_commit(run)}, one call, "
+           "one round: not a range): `transcode CLIP null --streams N --vf \"\" --queue-depth Q`, its "
+           "report, after `bench decode` (FFmpeg's NVDEC alone) and `bench decode --raw` with N sessions "
+           "on the same clip. Shares: each stream's seconds over its wall time, the mean over the streams: "
+           "the decode stage busy (its waits inside FFmpeg included), the decode thread blocked on the "
+           "queue after it, the null sink busy (its wait for each frame's copy included).", ""]
+    return out + table(["clip", "streams", "queue depth", "steady fps (sum)", "÷ FFmpeg alone",
+                        "÷ raw", "decode busy", "decode blocked on its queue", "sink busy", "failed"], rows)
 
 
 def _why_section():

@@ -1,6 +1,7 @@
 """Unit tests of scripts/vpipe_results' loaders and formatting (issue #42): ranges round a
 minimum down and a maximum up, ratios pair runs of one round, a stored median must be its runs',
-a block's markers are counted, and archived run names parse."""
+a block's markers are counted, archived run names parse, a dirty build is named so, and the
+decode-queues rows divide by the probe with as many sessions."""
 import json
 import os
 import sys
@@ -9,7 +10,7 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from vpipe_results import common, history, pages, peers  # noqa: E402
+from vpipe_results import common, decode_table, history, pages, peers  # noqa: E402
 
 
 class Ranges(unittest.TestCase):
@@ -84,6 +85,41 @@ class RunNames(unittest.TestCase):
         self.assertEqual(m.group("commit"), "a5d5cd7")
         m = history.NAME.match("ci-times-2026-12-01")
         self.assertEqual((m.group("kind"), m.group("commit")), ("ci-times", None))
+
+
+class RunCommits(unittest.TestCase):
+    def test_a_dirty_build_keeps_its_mark(self):
+        with tempfile.TemporaryDirectory() as run:
+            for text, want in (("b8f490d\n", "b8f490d"), ("c0b134a1234-dirty\n", "c0b134a-dirty")):
+                with open(os.path.join(run, "commit.txt"), "w") as f:
+                    f.write(text)
+                self.assertEqual(common.run_commit(run), want)
+
+
+class DecodeQueues(unittest.TestCase):
+    @staticmethod
+    def _stream(fps, wall, decode, blocked, sink):
+        return {"steady_fps": fps, "wall_s": wall,
+                "stages": [{"name": "decode", "busy_s": decode}, {"name": "null", "busy_s": sink}],
+                "queues": [{"name": "decode→", "producer_blocked_s": blocked}]}
+
+    def test_rows_go_by_streams_then_depth_and_divide_by_the_same_session_count(self):
+        with tempfile.TemporaryDirectory() as run:
+            probe = lambda fps14, fps21: {"probe": [{"sessions": 14, "steady_fps": fps14},
+                                                   {"sessions": 21, "steady_fps": fps21}]}
+            reps = {"q8-s14": [self._stream(500, 2.0, 1.0, 0.5, 0.2)] * 2,
+                    "q2-s21": [self._stream(300, 4.0, 2.0, 0.0, 1.0)] * 3,
+                    "q32-s14": [self._stream(400, 2.0, 1.0, 0.0, 0.0)] * 2}
+            files = {"hevc-1080p-raw.json": probe(2000, 1000), "hevc-1080p-ffmpeg.json": probe(1000, 900)}
+            files.update({f"hevc-1080p-{k}.json": {"streams": v, "aggregate": {"failed": 0}}
+                          for k, v in reps.items()})
+            for name, data in files.items():
+                with open(os.path.join(run, name), "w") as f:
+                    json.dump(data, f)
+            rows = decode_table._queues_rows(run, "hevc-1080p", "HEVC", "1080p")
+        self.assertEqual([r[1:4] for r in rows], [["14", "8", "1,000"], ["14", "32", "800"], ["21", "2", "900"]])
+        self.assertEqual(rows[0][4:10], ["1.00", "0.50", "0.50", "0.25", "0.10", "0"])
+        self.assertEqual(rows[2][4:6], ["1.00", "0.90"])
 
 
 if __name__ == "__main__":
