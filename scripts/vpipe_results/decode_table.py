@@ -337,13 +337,16 @@ def _threads_rows(run, clip, codec, size):
     return rows
 
 
+def _newest_clip_rows(prefix, rows_of):
+    """The newest run named prefix*, and rows_of(run, clip, codec, size) for every clip, in order."""
+    run = newest_run(prefix)
+    return run, [row for clip, codec, size in CLIPS for row in rows_of(run, clip, codec, size)] if run else []
+
+
 def _threads_section():
     """The newest decode-threads-h200-* folder (scripts/gpu-decode-where --threads): FFmpeg's
     NVDEC with 1, 2 and 4 frame threads, beside the raw probe in the same call."""
-    run = newest_run("decode-threads-h200-")
-    if not run:
-        return []
-    rows = [row for clip, codec, size in CLIPS for row in _threads_rows(run, clip, codec, size)]
+    run, rows = _newest_clip_rows("decode-threads-h200-", _threads_rows)
     if not rows:
         return []
     rounds = len(glob.glob(os.path.join(run, f"{CLIPS[1][0]}-r*-raw.json")))
@@ -393,10 +396,7 @@ def _queues_rows(run, clip, codec, size):
 def _queues_section():
     """The newest decode-queues-h200-* folder (scripts/gpu-decode-where --queues): the pipeline's
     --streams N, no filter, at each --queue-depth, against FFmpeg's NVDEC alone with N sessions."""
-    run = newest_run("decode-queues-h200-")
-    if not run:
-        return []
-    rows = [row for clip, codec, size in CLIPS for row in _queues_rows(run, clip, codec, size)]
+    run, rows = _newest_clip_rows("decode-queues-h200-", _queues_rows)
     if not rows:
         return []
     out = ["", f"Where the pipeline around decode loses (`{rel(run)}`, commit {run_commit(run)}, one call, "
