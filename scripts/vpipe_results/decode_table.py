@@ -356,7 +356,22 @@ def _threads_section():
            "probe with as many sessions (--streams: ÷ raw 14 sessions). One file: one session through "
            "the pipeline, steady fps. Automatic (the default) is 2 with NVDEC on a file, 1 on a live input.", ""]
     return out + table(["clip", "decoder threads", "FFmpeg's NVDEC alone, 1 / 14 sessions",
-                        "one file, one session", "--streams 14 / 21, decode only"], rows)
+                        "one file, one session", "--streams 14 / 21, decode only"], rows) + \
+        ["", _threads_losses(run)]
+
+
+def _threads_losses(run):
+    """Decode errors and failed streams over every file of a decode-threads run, and whether
+    every session, stream and one-file run decoded each of its frames."""
+    runs = [load_json(p) for p in sorted(glob.glob(os.path.join(run, "*-r*-*.json")))]
+    decoders = [r for d in runs for r in d["probe"] + d["segments"]]
+    streams = [r for d in runs for r in d["streams"]]
+    errors = sum(r.get("errors", r.get("decode_errors", 0)) for r in decoders)
+    failed = sum(r["failed"] for r in streams)
+    per = {round(r["frames"] / r.get("sessions", r.get("streams", 1))) for r in decoders + streams}
+    return (f"Over the run: {len(decoders)} probe and one-file runs, {errors} decode errors; "
+            f"{len(streams)} --streams runs, {failed} failed; frames a session or stream: "
+            f"{', '.join(f'{n:,}' for n in sorted(per))}.")
 
 
 def _share(report, pick):

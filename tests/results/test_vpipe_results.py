@@ -122,5 +122,19 @@ class DecodeQueues(unittest.TestCase):
         self.assertEqual(rows[2][4:6], ["1.00", "0.90"])
 
 
+class DecodeThreads(unittest.TestCase):
+    def test_errors_and_failures_are_counted_over_every_file(self):
+        with tempfile.TemporaryDirectory() as run:
+            for name, errors, failed in (("hevc-1080p-r1-raw", 0, 0), ("hevc-1080p-r1-t2", 3, 1)):
+                with open(os.path.join(run, name + ".json"), "w") as f:
+                    json.dump({"probe": [{"sessions": 14, "frames": 16800, "errors": errors}],
+                               "segments": [{"decode_sessions": 1, "frames": 1200, "decode_errors": 0}],
+                               "streams": [{"streams": 21, "frames": 25000, "failed": failed}]}, f)
+            text = decode_table._threads_losses(run)
+        self.assertIn("4 probe and one-file runs, 3 decode errors", text)
+        self.assertIn("2 --streams runs, 1 failed", text)
+        self.assertIn("1,190, 1,200", text)  # a stream short of its frames shows
+
+
 if __name__ == "__main__":
     unittest.main()
