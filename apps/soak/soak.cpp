@@ -310,7 +310,7 @@ class SoakRunner {
         retry_(cuda ? std::make_unique<RetryAdaptor>(strategy_->resource(), strategy_->strategy())
                     : nullptr),
         graph_({retry_.get(), &streams_, from_name<HostMemory>(o.host, "host"), false},
-               DropPolicy::kBlock, plan_queues(o.queue_depth, false)) {
+               DropPolicy::kBlock, plan_queues(o.queue_depth)) {
     run_.strategy = strategy_name;
     run_.gpu = gpu;
     wire();

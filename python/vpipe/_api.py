@@ -74,12 +74,12 @@ def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max
            budget=None, prefetch=4, loop=None, queue_depth=None, decode_sessions=None):
     """Decodes `source` (a file or a live URL) and yields vpipe.Frame objects.
 
-    device="cuda" keeps frames on the GPU: NVDEC surfaces, or memory from the
-    `mem` strategy (naive, pool, vmm, slab, graph) after CUDA `filters` such as
-    "resize=1280x720,format=rgb24". device="cpu" gives host frames. Up to
-    `prefetch` decoded frames wait for you; the decoder pauses beyond that.
-    Hold few frames at once (NVDEC has a fixed surface pool): `.clone()` the
-    tensors you keep. decode_sessions=N decodes segments (GOPs) of the one
+    device="cuda" keeps frames on the GPU, in memory from the `mem` strategy
+    (naive, pool, vmm, slab, graph: NVDEC's frames are copied into it as they
+    come), after CUDA `filters` such as "resize=1280x720,format=rgb24".
+    device="cpu" gives host frames. Up to `prefetch` decoded frames wait for
+    you; the decoder pauses beyond that. A frame you hold keeps its memory:
+    `.clone()` the tensors you keep and let the frames go. decode_sessions=N decodes segments (GOPs) of the one
     input with N sessions at once (as `vpipe transcode --decode-sessions`).
     Errors are vpipe.InputError / vpipe.VpipeError with vpipe's message.
     """

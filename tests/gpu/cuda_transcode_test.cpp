@@ -187,6 +187,27 @@ TEST_F(CudaTranscode, NvdecAndCpuDecodeGiveIdenticalFrames) {
   }
 }
 
+// NVDEC's frames are copied out as they come, so the decoder's surfaces do not
+// grow with the queues after it (every surface more slowed 21 sessions on the
+// H200) and a deep queue still gets every frame, with no decode error.
+TEST_F(CudaTranscode, NvdecSurfacesDoNotGrowWithTheQueueDepth) {
+  std::vector<int> surfaces;
+  for (const char* depth : {"2", "32"}) {
+    const auto report = path(std::string("surfaces-q") + depth + ".json");
+    const auto frames = run(path(std::string("surfaces-q") + depth + ".mkv"),
+                            std::string("--device cuda --decode nvdec --encoder ffv1 --vf invert "
+                                        "--queue-depth ") +
+                                depth + " --report " + report);
+    ASSERT_EQ(frames.size(), 150u) << depth;
+    std::ifstream rf(report);
+    const auto j = nlohmann::json::parse(rf);
+    EXPECT_EQ(j["frames"]["decode_errors"], 0) << depth;
+    surfaces.push_back(j["memory"]["nvdec_pool"]["decode_surfaces"].get<int>());
+  }
+  EXPECT_GT(surfaces[0], 0);
+  EXPECT_EQ(surfaces[1], surfaces[0]) << "queue depth 32 asked for more NVDEC surfaces than 2";
+}
+
 // --decode-sessions 4 on NVDEC: the frames, timestamps and order of one
 // session, with no decode error. Segments wait for the ones before them; when
 // their frames held NVDEC's decode surfaces (32 at most), FFmpeg ran out ("No

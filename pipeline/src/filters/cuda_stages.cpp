@@ -241,15 +241,3 @@ Flow DownloadStage::copy_out(Frame in, Output<Frame>& out) {
 }
 
 }  // namespace vpipe
-
-namespace vpipe {
-
-Flow DeviceCopyStage::process(Frame in, Output<Frame>& out) {
-  if (in.memory != MemoryKind::kDevice)
-    return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
-  Frame copy = Frame::copy_on_device(in, mr_, stream_);
-  in.device->retire_on(stream_);  // the surface goes back after the copy
-  return out.emit(std::move(copy)) ? Flow::kContinue : Flow::kStop;
-}
-
-}  // namespace vpipe

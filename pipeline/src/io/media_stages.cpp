@@ -573,8 +573,11 @@ Flow DecodeStage::receive(Output<Frame>& out) {
       continue;
     }
     if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) counters_.decode_errors++;
+    // NVDEC's frame is copied out at once: its decode surface goes straight back
+    // (nvdec.hpp, kNvdecFramesHeldCopying), however long the pipeline holds the copy.
     Frame f = av->format == AV_PIX_FMT_CUDA && nvdec_
-                  ? Frame::from_cuda_frame(std::move(av), time_base_, nvdec_->stream())
+                  ? Frame::copy_of_cuda_frame(std::move(av), time_base_, nvdec_->memory(),
+                                              nvdec_->stream())
                   : Frame::from_av_frame(std::move(av), time_base_);
     f.index = next_index_++;
     f.origin = recall(origin_by_pts_, f.pts);

@@ -136,7 +136,7 @@ DecodeProbeResult probe_decode(const DecodeProbeOptions& options) {
     DecoderSession s;
     if (nvdec) {
       s.nvdec = std::make_unique<NvdecContext>(parts.strategy->resource(), parts.streams.make());
-      s.context = open_decoder(in.video, o, s.nvdec.get(), 1);
+      s.context = open_decoder(in.video, o, s.nvdec.get(), kNvdecFramesHeldCopying);
     } else {
       s.context = open_decoder(in.video, o);
     }

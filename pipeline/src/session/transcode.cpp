@@ -364,7 +364,7 @@ void TranscodeSession::Parts::make_cuda_path() {
     } catch (const std::exception& e) {
       throw input_error(fmt::format("decode nvdec: {}", e.what()));
     }
-    decoder = open_decoder(video, o, nvdec.get(), plan.queues.nvdec_extra_surfaces);
+    decoder = open_decoder(video, o, nvdec.get(), kNvdecFramesHeldCopying);
   } else if (plan.decode_into_pinned) {
     host_pool = std::make_unique<HostFramePool>(HostMemory::kPinned);
     decoder = open_decoder(video, o, nullptr, 0, host_pool.get());
@@ -422,7 +422,7 @@ void TranscodeSession::Parts::wire() {
     demux_stage->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
   }
   pipeline.add_source<Packet>(std::move(demux_stage), packets);
-  auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.decoded);
+  auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.frames);
   add_decode(packets, frames);
   if (extras.empty())
     wire_output(output_ref(0), frames, mux_in[0], 0, plan.nvdec);
@@ -432,8 +432,8 @@ void TranscodeSession::Parts::wire() {
 
 // Several outputs: the steps every chain begins with run once, then the fork
 // hands each frame to every output (one handle each: the same pixels,
-// last_readers.hpp). Frames straight from NVDEC are first copied once into the
-// strategy's memory, so no output holds a decode surface.
+// last_readers.hpp). NVDEC's frames are already copies in the strategy's
+// memory (DecodeStage), so no output holds a decode surface.
 void TranscodeSession::Parts::wire_fork(QueuePtr<Frame> frames,
                                         const std::vector<QueuePtr<Packet>>& mux_in) {
   const std::size_t shared = shared_steps();
@@ -446,11 +446,6 @@ void TranscodeSession::Parts::wire_fork(QueuePtr<Frame> frames,
     auto [steps, cuda] = take_steps(plan, 0, shared);
     frames = graph->add_chain(pipeline, frames, std::move(steps), cuda, plan.nvdec);
     on_device = graph->on_device();
-  } else if (plan.nvdec) {
-    auto copied = graph->frame_queue(pipeline, "share→", plan.queues.frames);
-    pipeline.add_stage<Frame, Frame>(std::make_unique<DeviceCopyStage>(*retry, streams.make()),
-                                     frames, copied);
-    frames = copied;
   }
   std::vector<FanOut<Frame>::Branch> branches;
   for (std::size_t k = 0; k < outputs(); ++k) {
@@ -555,7 +550,7 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
     if (plan.nvdec) {
       s.nvdec = std::make_unique<NvdecContext>(*retry, streams.make());
       // Its frames are copies (segment_decode.cpp): no surface is held downstream.
-      s.context = open_decoder(video, o, s.nvdec.get(), 2);
+      s.context = open_decoder(video, o, s.nvdec.get(), kNvdecFramesHeldCopying);
     } else {
       s.context = open_decoder(video, o);
     }

@@ -17,10 +17,6 @@ namespace vpipe {
 
 namespace {
 
-// NVDEC frames hold decode surfaces (32 at most, the DPB's among them): the
-// queue after an NVDEC decoder is kept short enough that they never run out.
-constexpr std::size_t kNvdecQueueMax = 8;
-
 std::optional<CudaSegment> segment_of(const std::vector<ConfiguredFilter>& chain) {
   const auto on_cuda = cuda_steps(chain);
   const auto first = std::find(on_cuda.begin(), on_cuda.end(), true);
@@ -246,17 +242,15 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
                   native ? fmt::format(" ({} fits it)", native->name) : std::string()));
 }
 
-QueuePlan plan_queues(std::size_t depth, bool nvdec) {
+QueuePlan plan_queues(std::size_t depth) {
   QueuePlan q;
   q.packets = depth * 2;
   q.mux = depth * 8;
-  q.decoded = nvdec ? std::min(depth, kNvdecQueueMax) : depth;
   q.frames = depth;
   q.upload_slots = depth + 2;
   // The slots are the encoder's input frames: enough for the queue after the
   // download, the encoder's hands and the download in progress.
   q.download_slots = depth + 3;
-  q.nvdec_extra_surfaces = static_cast<int>(q.decoded) + 3;
   return q;
 }
 
@@ -397,7 +391,7 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
     p.notes.push_back(fmt::format("colour: the chain converts {} to {}; the output is tagged so",
                                   colour_name(in.colour), colour_name(p.colour)));
   place_cuda_segment(o, p);
-  p.queues = plan_queues(o.queue_depth, p.nvdec);
+  p.queues = plan_queues(o.queue_depth);
   return p;
 }
 

@@ -63,20 +63,6 @@ class UploadStage final : public Stage<Frame, Frame> {
   std::deque<std::pair<std::shared_ptr<ReadyEvent>, Frame>> in_flight_;
 };
 
-// Device frames copied into the strategy's memory, host frames passed on: the
-// frame a fork shares waits for its slowest branch, and must not hold one of
-// NVDEC's decode surfaces that long (FFmpeg: "No decoder surfaces left").
-class DeviceCopyStage final : public Stage<Frame, Frame> {
- public:
-  DeviceCopyStage(DeviceMemoryResource& mr, cudaStream_t stream) : mr_(mr), stream_(stream) {}
-  [[nodiscard]] std::string name() const override { return "share"; }
-  Flow process(Frame in, Output<Frame>& out) override;
-
- private:
-  DeviceMemoryResource& mr_;
-  cudaStream_t stream_;
-};
-
 // GPU time of a stage's work per frame: timing events around every 8th
 // frame's work on the stage's stream, read back without blocking when their
 // pair comes round again (a sample not done by then is dropped), and the rest

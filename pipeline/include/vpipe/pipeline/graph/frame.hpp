@@ -115,13 +115,10 @@ struct Frame {
 
   // Wraps a decoded host AVFrame (no copy).
   static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);
-  // Wraps a decoded AV_PIX_FMT_CUDA frame (NVDEC): planes stay on the device,
-  // ready once `stream` (the decoder's) reaches this point; the surface goes
-  // back to FFmpeg's pool when the last Frame lets go, after its last use.
-  static Frame from_cuda_frame(UniqueAVFrame frame, AVRational time_base, cudaStream_t stream);
-  // The same pixels copied (on `stream`) into a frame from `mr`, and the
-  // decoded frame let go at once: a frame held for long must not keep one of
-  // NVDEC's 32 decode surfaces (FFmpeg: "No decoder surfaces left").
+  // A decoded AV_PIX_FMT_CUDA frame's (NVDEC's) pixels copied (on `stream`, the
+  // decoder's) into a frame from `mr`, and the decoded frame let go at once: it
+  // holds one of NVDEC's decode surfaces (32 at most; FFmpeg: "No decoder
+  // surfaces left"), and every surface more slows every session (nvdec.hpp).
   static Frame copy_of_cuda_frame(UniqueAVFrame frame, AVRational time_base,
                                   DeviceMemoryResource& mr, cudaStream_t stream);
   // A device frame's pixels copied (on `stream`, after its ready event) into a frame from `mr`.

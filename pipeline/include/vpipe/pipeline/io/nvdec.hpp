@@ -1,15 +1,16 @@
 // NVDEC decode through FFmpeg's `cuda` hwaccel, frames kept on the device.
 //
-// FFmpeg's NVDEC decoder copies each decoded picture out of NVDEC's own
-// surfaces (at most 32, DPB + 2 by default) into a frame of an
+// FFmpeg's NVDEC decoder hands out each decoded picture in a frame of an
 // AVHWFramesContext pool. vpipe gives that pool its own allocator, backed by
 // the selected memory strategy, and FFmpeg's CUDA device uses the runtime's
 // primary context and a stream vpipe owns, so decoded frames are ordinary
 // device frames for the CUDA filter stages: no download and re-upload.
-// NVDEC has at most 32 decode surfaces, and each decoded frame holds one until
-// it is released; see attach(). The frames pool is dynamic: it grows to the number of frames in
-// flight (decode surfaces + queue depth × stages) and recycles them; the strategy sees one
-// allocation per pool buffer, not one per frame.
+// NVDEC has at most 32 decode surfaces, and FFmpeg's decoded frame holds one
+// until it is freed; see attach(). vpipe copies each frame out at once on the
+// decoder's stream (Frame::copy_of_cuda_frame), so the pipeline never holds a
+// surface and the decoder needs only kNvdecFramesHeldCopying more than its
+// DPB: every surface more slowed every session (21 HEVC sessions on the H200:
+// docs/results/decode-surfaces-h200-2026-12-04-31aa6d6-dirty).
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,10 @@
 
 namespace vpipe {
 
+// The frames a caller that copies each decoded frame out as it comes holds at
+// once: the one being copied (decode, segment decode, the raw probe's FFmpeg path).
+inline constexpr int kNvdecFramesHeldCopying = 1;
+
 class NvdecContext {
  public:
   // Creates FFmpeg's CUDA device on the current CUDA device's primary context,
@@ -36,11 +41,10 @@ class NvdecContext {
   NvdecContext& operator=(const NvdecContext&) = delete;
 
   // Makes `decoder` (not yet opened) decode through NVDEC into this pool.
-  // A decoded frame keeps its NVDEC decode surface until the pipeline lets go
-  // of it, so the decoder gets `frames_held` surfaces more than its DPB + 2
-  // (at most 32 in all, NVDEC's limit): the frames queued after decode plus
-  // the ones in the hands of the stages either side (FFmpeg adds one for each
-  // frame thread itself). Its thread count is the caller's (decoder_threads()).
+  // A decoded frame keeps its NVDEC decode surface until it is freed, so the
+  // decoder gets `frames_held` surfaces more than its DPB + 2 (at most 32 in
+  // all, NVDEC's limit): the frames its caller holds at once (FFmpeg adds one
+  // for each frame thread itself). Its thread count is the caller's (decoder_threads()).
   void attach(AVCodecContext* decoder, int frames_held);
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }

@@ -26,7 +26,7 @@ inline constexpr int kNvdecFrameThreads = 2;
 [[nodiscard]] int decoder_threads(const TranscodeOptions& o, bool nvdec);
 
 // Opens `stream`'s decoder the way transcode() does (threads from `o`; NVDEC
-// through `nvdec`, with `nvdec_frames_held` surfaces for frames in flight, or
+// through `nvdec`, with `nvdec_frames_held` surfaces for the frames the caller holds, or
 // host frames from `host_pool`). Errors name o.input.
 [[nodiscard]] UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o,
                                                 NvdecContext* nvdec = nullptr,

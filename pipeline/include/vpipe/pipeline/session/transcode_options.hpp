@@ -227,7 +227,7 @@ struct RunHooks {
   // memory may be a staging slot that goes back to its ring): copy to keep.
   std::function<void(const Frame&)> on_frame;
   // Output "null": leave frames where the chain ends (on the CUDA path, device
-  // frames: NVDEC surfaces or strategy memory) instead of downloading them; a
+  // frames in strategy memory) instead of downloading them; a
   // copy of the Frame taken in on_frame keeps its memory (the Python frames).
   bool frames_on_device = false;
   // A metrics endpoint's view of the run while it goes on (live.hpp), and

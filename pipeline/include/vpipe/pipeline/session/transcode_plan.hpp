@@ -42,16 +42,14 @@ struct MachineProbe {
 struct QueuePlan {
   std::size_t packets = 0;         // demux → decode
   std::size_t mux = 0;             // → mux (packets of every stream)
-  std::size_t decoded = 0;         // decode → (NVDEC frames hold decode surfaces: ≤ 8)
-  std::size_t frames = 0;          // every other frame queue
+  std::size_t frames = 0;          // every frame queue
   std::size_t upload_slots = 0;    // the upload ring: the queue after it, the copy in progress
   std::size_t download_slots = 0;  // the download ring: also the encoder's hands
-  int nvdec_extra_surfaces = 0;    // surfaces NVDEC keeps beyond its DPB for frames in flight
 };
 
-// The sizes for queues `depth` frames deep (after NVDEC: `nvdec`). One rule
-// for transcode and soak.
-[[nodiscard]] QueuePlan plan_queues(std::size_t depth, bool nvdec);
+// The sizes for queues `depth` frames deep. One rule for transcode and soak
+// (NVDEC's frames are copies: the queue after it is as deep as any other).
+[[nodiscard]] QueuePlan plan_queues(std::size_t depth);
 
 // The CUDA segment: chain steps [first, last] run as CUDA filters, between an
 // upload (unless NVDEC's frames are already on the device) and a download.
