@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _mem_section(run) + _threads_section() + _queues_section() + _why_section()
+    out += _where_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
     return out
 
 
@@ -422,6 +422,49 @@ def _queues_section():
            "queue after it, the null sink busy (its wait for each frame's copy included).", ""]
     return out + table(["clip", "streams", "queue depth", "steady fps (sum)", "÷ FFmpeg alone",
                         "÷ raw", "decode busy", "decode blocked on its queue", "sink busy", "failed"], rows)
+
+
+def _surfaces_rows(run):
+    """FFmpeg's NVDEC alone with H surfaces held (probe-hH-rR.json), then --streams 21 at each
+    queue depth and surfaces held (tr-qQ-hH-rR.json, H "def": what that build asked)."""
+    probe, piped = {}, {}
+    for path in glob.glob(os.path.join(run, "probe-h*-r*.json")):
+        held = os.path.basename(path)[len("probe-h"):].split("-r")[0]
+        probe.setdefault(int(held), []).append(load_json(path)["probe"][0])
+    for path in glob.glob(os.path.join(run, "tr-q*-h*-r*.json")):
+        q, held = os.path.basename(path)[len("tr-q"):].split("-r")[0].split("-h")
+        piped.setdefault((int(q), held), []).append(load_json(path))
+    raw = load_json(os.path.join(run, "raw.json"))["probe"][0]["steady_fps"]
+    rows = [["FFmpeg's NVDEC alone, 21 sessions", "–", str(h), "–", "–",
+             span([r["steady_fps"] for r in rs]), span([r["steady_fps"] / raw for r in rs], 2),
+             str(sum(r["errors"] for r in rs))] for h, rs in sorted(probe.items())]
+    for (q, held), reps in sorted(piped.items(), key=lambda k: (k[0][1] != "def", k[0])):
+        steady = [sum(st["steady_fps"] for st in rep["streams"]) for rep in reps]
+        surfaces = {st["memory"]["nvdec_pool"]["decode_surfaces"] for rep in reps for st in rep["streams"]}
+        rows.append(["vpipe --streams 21", str(q), "queue depth + 3" if held == "def" else held,
+                     ", ".join(str(n) for n in sorted(surfaces)),
+                     span([rep["aggregate"]["fps_total"] for rep in reps]), span(steady),
+                     span([v / raw for v in steady], 2),
+                     str(sum(rep["aggregate"]["failed"] for rep in reps)) + " failed"])
+    return rows, raw
+
+
+def _surfaces_section():
+    """The newest decode-surfaces-h200-* folder: whether NVDEC's decode surfaces slow many
+    sessions (the first look behind copying each NVDEC frame out as it is decoded)."""
+    run = newest_run("decode-surfaces-h200-")
+    if not run:
+        return []
+    rows, raw = _surfaces_rows(run)
+    rounds = len(glob.glob(os.path.join(run, "probe-h1-r*.json")))
+    out = ["", f"Why the decoder asks one surface beyond its DPB (`{rel(run)}`, a build of "
+           f"{run_commit(run)} whose decoders took the surfaces held from an environment variable, "
+           f"one call, {rounds} rounds: ranges over them): the HEVC 1080p clip, 21 sessions or "
+           f"streams, no filter; the raw probe in the same call, {raw:,.0f} steady fps. Whole fps: "
+           "the process's frames over its wall time (opening included).", ""]
+    return out + table(["run", "queue depth", "surfaces held beyond DPB + 2",
+                        "the decoder's surfaces (report)", "whole fps",
+                        "steady fps (sum)", "÷ raw", "decode errors / failed"], rows)
 
 
 def _why_section():

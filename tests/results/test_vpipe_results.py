@@ -1,7 +1,8 @@
 """Unit tests of scripts/vpipe_results' loaders and formatting (issue #42): ranges round a
 minimum down and a maximum up, ratios pair runs of one round, a stored median must be its runs',
-a block's markers are counted, archived run names parse, a dirty build is named so, and the
-decode-queues rows divide by the probe with as many sessions."""
+a block's markers are counted, archived run names parse, a dirty build is named so, the
+decode-queues rows divide by the probe with as many sessions, and the decode-surfaces rows range
+over rounds and give each run's surfaces from its reports."""
 import json
 import os
 import sys
@@ -134,6 +135,29 @@ class DecodeThreads(unittest.TestCase):
         self.assertIn("4 probe and one-file runs, 3 decode errors", text)
         self.assertIn("2 --streams runs, 1 failed", text)
         self.assertIn("1,190, 1,200", text)  # a stream short of its frames shows
+
+
+class DecodeSurfaces(unittest.TestCase):
+    def test_rounds_give_ranges_and_the_build_default_comes_first(self):
+        def rep(fps, whole, surfaces, failed=0):
+            return {"aggregate": {"fps_total": whole, "failed": failed},
+                    "streams": [{"steady_fps": fps, "memory": {"nvdec_pool": {"decode_surfaces": surfaces}}}] * 2}
+        files = {"raw.json": {"probe": [{"steady_fps": 1000.0}]},
+                 "probe-h1-r1.json": {"probe": [{"steady_fps": 950.0, "errors": 0}]},
+                 "probe-h1-r2.json": {"probe": [{"steady_fps": 970.0, "errors": 2}]},
+                 "probe-h27-r1.json": {"probe": [{"steady_fps": 800.0, "errors": 0}]},
+                 "tr-q8-h5-r1.json": rep(450, 600, 15), "tr-q8-h5-r2.json": rep(460, 610, 15, 1),
+                 "tr-q8-hdef-r1.json": rep(400, 500, 21)}
+        with tempfile.TemporaryDirectory() as run:
+            for name, data in files.items():
+                with open(os.path.join(run, name), "w") as f:
+                    json.dump(data, f)
+            rows, raw = decode_table._surfaces_rows(run)
+        self.assertEqual(raw, 1000.0)
+        self.assertEqual([r[2] for r in rows], ["1", "27", "queue depth + 3", "5"])
+        self.assertEqual(rows[0][5:], ["950–970", "0.95–0.97", "2"])
+        self.assertEqual(rows[2][3:], ["21", "500", "800", "0.80", "0 failed"])
+        self.assertEqual(rows[3][3:], ["15", "600–610", "900–920", "0.90–0.92", "1 failed"])
 
 
 if __name__ == "__main__":
