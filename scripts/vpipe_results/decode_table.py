@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
+    out += _where_section() + _resize_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
     return out
 
 
@@ -271,6 +271,40 @@ def _where_section():
     return out + table(["clip", "raw NVCUVID, 14 sessions", f"--streams {streams}, decode only",
                         f"--streams {streams}, resize + download", "best ÷ raw: decode only / resize",
                         "CPU cores busy, most (resize)"], rows)
+
+
+def _resize_rows(run):
+    """Per clip and decoder threads (CLIP-tT-rR.json, bench decode --streams with the resize):
+    each --streams count's steady fps, the range over the rounds, and the streams that failed."""
+    found = {}
+    for path in glob.glob(os.path.join(run, "*-t*-r*.json")):
+        clip, rest = os.path.basename(path)[:-len(".json")].rsplit("-t", 1)
+        found.setdefault((clip, int(rest.split("-r")[0])), []).append(load_json(path))
+    rows = []
+    for clip, codec, size in CLIPS:
+        for (c, threads), runs in sorted(found.items()):
+            if c != clip:
+                continue
+            counts = sorted({r["streams"] for d in runs for r in d["streams"]})
+            cells = [span([r["steady_fps"] for d in runs for r in d["streams"] if r["streams"] == n])
+                     for n in counts]
+            rows.append([f"{codec} {size}", str(threads), "/".join(map(str, counts)), " / ".join(cells),
+                         str(len(runs)), str(sum(r["failed"] for d in runs for r in d["streams"]))])
+    return rows
+
+
+def _resize_section():
+    """The newest decode-resize-h200-* folder: the where run's resize rows measured again."""
+    run = newest_run("decode-resize-h200-")
+    rows = _resize_rows(run) if run else []
+    if not rows:
+        return []
+    out = ["", f"The resize rows again (`{rel(run)}`, commit {run_commit(run)}, one call on a new machine "
+           "start, rounds alternating the decoder threads: ranges over them; no raw probe in this call): "
+           "`bench decode --streams … --vf resize=1280x720`, output null. Where the where run above is at "
+           "the same commit, its resize rows and these differ between calls of one build: read the "
+           "many-stream resize figures as a band, not a point.", ""]
+    return out + table(["clip", "decoder threads", "streams", "steady fps (sum)", "rounds", "failed"], rows)
 
 
 def _mem_section(table_run):

@@ -1,8 +1,9 @@
 """Unit tests of scripts/vpipe_results' loaders and formatting (issue #42): ranges round a
 minimum down and a maximum up, ratios pair runs of one round, a stored median must be its runs',
 a block's markers are counted, archived run names parse, a dirty build is named so, the
-decode-queues rows divide by the probe with as many sessions, and the decode-surfaces rows range
-over rounds and give each run's surfaces from its reports."""
+decode-queues rows divide by the probe with as many sessions, the decode-surfaces rows range
+over rounds and give each run's surfaces from its reports, and the decode-resize rows group
+rounds by decoder threads."""
 import json
 import os
 import sys
@@ -158,6 +159,22 @@ class DecodeSurfaces(unittest.TestCase):
         self.assertEqual(rows[0][5:], ["950–970", "0.95–0.97", "2"])
         self.assertEqual(rows[2][3:], ["21", "500", "800", "0.80", "0 failed"])
         self.assertEqual(rows[3][3:], ["15", "600–610", "900–920", "0.90–0.92", "1 failed"])
+
+
+class DecodeResize(unittest.TestCase):
+    def test_threads_group_the_rounds_and_failures_are_summed(self):
+        def run_of(fps14, fps21, failed=0):
+            return {"streams": [{"streams": 14, "steady_fps": fps14, "failed": 0},
+                                {"streams": 21, "steady_fps": fps21, "failed": failed}]}
+        files = {"hevc10-1080p-t1-r1.json": run_of(5100.2, 5300), "hevc10-1080p-t1-r2.json": run_of(5400, 5250),
+                 "hevc10-1080p-t2-r1.json": run_of(6000, 5500, 1)}
+        with tempfile.TemporaryDirectory() as run:
+            for name, data in files.items():
+                with open(os.path.join(run, name), "w") as f:
+                    json.dump(data, f)
+            rows = decode_table._resize_rows(run)
+        self.assertEqual(rows, [["HEVC 10-bit 1080p", "1", "14/21", "5,100–5,400 / 5,250–5,300", "2", "0"],
+                                ["HEVC 10-bit 1080p", "2", "14/21", "6,000 / 5,500", "1", "1"]])
 
 
 if __name__ == "__main__":
