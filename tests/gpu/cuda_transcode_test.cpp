@@ -188,7 +188,7 @@ TEST_F(CudaTranscode, NvdecAndCpuDecodeGiveIdenticalFrames) {
 }
 
 // NVDEC's frames are copied out as they come, so the decoder's surfaces do not
-// grow with the queues after it (every surface more slowed 21 sessions on the
+// grow with the queues after it (more surfaces slowed 21 sessions on the
 // H200) and a deep queue still gets every frame, with no decode error.
 TEST_F(CudaTranscode, NvdecSurfacesDoNotGrowWithTheQueueDepth) {
   std::vector<int> surfaces;

@@ -236,8 +236,8 @@ TEST(Plan, DropPolicyAndQueueSizesFollowOneRule) {
 }
 
 // NVDEC's frames are copied out as they come (DecodeStage), so the decoder asks
-// one surface more than its DPB whatever the queue depth: on the H200 every
-// surface more slowed 21 sessions (docs/results/decode-surfaces-*), and the queue
+// one surface more than its DPB whatever the queue depth: on the H200 more
+// surfaces slowed 21 sessions (docs/results/decode-surfaces-*), and the queue
 // after NVDEC is as deep as the user asks.
 TEST(Plan, NvdecSurfacesDoNotGrowWithTheQueueDepth) {
   EXPECT_EQ(kNvdecFramesHeldCopying, 1);

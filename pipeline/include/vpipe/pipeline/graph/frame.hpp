@@ -118,7 +118,7 @@ struct Frame {
   // A decoded AV_PIX_FMT_CUDA frame's (NVDEC's) pixels copied (on `stream`, the
   // decoder's) into a frame from `mr`, and the decoded frame let go at once: it
   // holds one of NVDEC's decode surfaces (32 at most; FFmpeg: "No decoder
-  // surfaces left"), and every surface more slows every session (nvdec.hpp).
+  // surfaces left"), and more surfaces slowed many sessions (nvdec.hpp).
   static Frame copy_of_cuda_frame(UniqueAVFrame frame, AVRational time_base,
                                   DeviceMemoryResource& mr, cudaStream_t stream);
   // A device frame's pixels copied (on `stream`, after its ready event) into a frame from `mr`.
