@@ -246,12 +246,14 @@ def _where_section():
     if not run:
         return []
     commit = run_commit(run)
-    rows, streams = [], ""
+    rows, streams, failed, errors = [], "", 0, 0
     for clip, codec, size in CLIPS:
         paths = [os.path.join(run, f"{clip}{tail}.json") for tail in ("", "-resize")]
         if not all(os.path.exists(p) for p in paths):
             continue
         bare, resized = (load_json(p) for p in paths)
+        failed += sum(r["failed"] for d in (bare, resized) for r in d["streams"])
+        errors += sum(r["errors"] for d in (bare, resized) for r in d["probe"])
         streams = "/".join(str(r["streams"]) for r in bare["streams"])
         raw = max(r["steady_fps"] for r in bare["probe"] + resized["probe"])
         best = lambda d: max(r["steady_fps"] for r in d["streams"])
@@ -270,7 +272,8 @@ def _where_section():
            "into FFmpeg's hwaccel, the pipeline around decode, and the resize with its download.", ""]
     return out + table(["clip", "raw NVCUVID, 14 sessions", f"--streams {streams}, decode only",
                         f"--streams {streams}, resize + download", "best ÷ raw: decode only / resize",
-                        "CPU cores busy, most (resize)"], rows)
+                        "CPU cores busy, most (resize)"], rows) + \
+        ["", f"Over the run: {failed} streams failed in the --streams runs; {errors} decode errors in the raw probe."]
 
 
 def _resize_rows(run):
