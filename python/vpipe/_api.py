@@ -79,8 +79,9 @@ def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max
     come), after CUDA `filters` such as "resize=1280x720,format=rgb24".
     device="cpu" gives host frames. Up to `prefetch` decoded frames wait for
     you; the decoder pauses beyond that. A frame you hold keeps its memory:
-    `.clone()` the tensors you keep and let the frames go. decode_sessions=N decodes segments (GOPs) of the one
-    input with N sessions at once (as `vpipe transcode --decode-sessions`).
+    `.clone()` the tensors you keep and let the frames go. decode_sessions=N
+    decodes segments (GOPs) of the one input with N sessions at once (as
+    `vpipe transcode --decode-sessions`).
     Errors are vpipe.InputError / vpipe.VpipeError with vpipe's message.
     """
     return Decoder(source, device=device, decode=decoder, mem=mem, filters=filters,

@@ -9,7 +9,7 @@
 // until it is freed; see attach(). vpipe copies each frame out at once on the
 // decoder's stream (Frame::copy_of_cuda_frame), so the pipeline never holds a
 // surface and the decoder needs only kNvdecFramesHeldCopying more than its
-// DPB: more surfaces slowed many sessions (21 HEVC sessions on the H200:
+// DPB + 2 (attach()): more surfaces slowed many sessions (21 HEVC sessions on the H200:
 // docs/results/decode-surfaces-h200-2026-12-04-31aa6d6-dirty).
 #pragma once
 
