@@ -5,7 +5,7 @@ with 1, auto and 7 sessions (long.jsonl and its reports); the encoder-bound case
 import glob
 import os
 
-from .common import load_json, load_jsonl, median, newest_run, rel, run_commit, span, table
+from .common import load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, span, table
 
 CLIPS = [("h264-1080p", "H.264 8-bit", "1080p"), ("hevc-1080p", "HEVC 8-bit", "1080p"),
          ("hevc10-1080p", "HEVC 10-bit", "1080p"), ("h264-2160p", "H.264 8-bit", "4K"),
@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _resize_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
+    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
     return out
 
 
@@ -310,6 +310,83 @@ def _resize_section():
     return out + table(["clip", "decoder threads", "streams", "steady fps (sum)", "rounds", "failed"], rows)
 
 
+def _ab_rows(run):
+    """Per ab-CLIP-resize folder of a decode-ab run (scripts/gpu-ab: BUILD-rR.json, `bench decode
+    --streams`): each --streams count's steady fps per build, the range over the rounds, head ÷ base
+    paired round by round, and the streams that failed."""
+    rows = []
+    for clip, codec, size in CLIPS:
+        sub = os.path.join(run, f"ab-resize-{clip}")
+        runs = {os.path.basename(p)[:-len(".json")]: load_json(p)
+                for p in glob.glob(os.path.join(sub, "*-r*.json"))}
+        rounds = sorted({k.split("-r", 1)[1] for k in runs})
+        paired = [r for r in rounds if f"head-r{r}" in runs and f"base-r{r}" in runs]
+        if not paired:
+            continue
+        fps = lambda b, r, n: _streams_fps(runs[f"{b}-r{r}"], n)
+        for n in sorted({x["streams"] for d in runs.values() for x in d["streams"]}):
+            rows.append([f"{codec} {size}", str(n), span([fps("base", r, n) for r in paired]),
+                         span([fps("head", r, n) for r in paired]),
+                         span([fps("head", r, n) / fps("base", r, n) for r in paired], 2),
+                         str(len(paired)),
+                         str(sum(x["failed"] for d in runs.values() for x in d["streams"] if x["streams"] == n))])
+    return rows
+
+
+def _ab_section():
+    """The newest decode-ab-h200-* folder: the resize rows with the build before the NVDEC copy
+    (base) and this one (head), alternating on one machine start."""
+    run = newest_run("decode-ab-h200-")
+    rows = _ab_rows(run) if run else []
+    if not rows:
+        return []
+    with open_data(os.path.join(run, "base.txt")) as f:
+        base = f.read().strip()
+    out = ["", f"Whether copying each NVDEC frame out costs the resize path (`{rel(run)}`, `scripts/gpu-ab`, "
+           f"one call: head {run_commit(run)}, base {base}, the last build before the copy, which held each "
+           "NVDEC frame's surface until the pipeline let the frame go and asked queue depth + 3 surfaces; "
+           "rounds alternate which build runs first; ranges over the rounds, head ÷ base paired by round): "
+           "`bench decode CLIP --streams … --vf resize=1280x720`, output null, the default queue depth.", ""]
+    return out + table(["clip", "streams", "base steady fps (sum)", "head steady fps (sum)", "head ÷ base",
+                        "rounds", "failed"], rows)
+
+
+def _tenbit_rows(run):
+    """A decode-tenbit run's transcode report (tr14.json): each stage's busy share of its stream's
+    wall time, the least, the mean and the most over the streams."""
+    rep = load_json(os.path.join(run, "tr14.json"))
+    rows = []
+    for stage in (x["name"] for x in rep["streams"][0]["stages"]):
+        shares = [_stage_s(stage)(st) / st["wall_s"] for st in rep["streams"] if st["wall_s"] > 0]
+        rows.append([stage, f"{min(shares):.2f}", f"{sum(shares) / len(shares):.2f}", f"{max(shares):.2f}"])
+    return rows, rep
+
+
+def _tenbit_section():
+    """The newest decode-tenbit-h200-* folder: where the HEVC 10-bit resize rows lose (the bench
+    rows again on another machine start, and one transcode report's stage shares)."""
+    run = newest_run("decode-tenbit-h200-")
+    if not run:
+        return []
+    rows, rep = _tenbit_rows(run)
+    benches = {os.path.basename(p)[:-len(".json")]: load_json(p)
+               for p in sorted(glob.glob(os.path.join(run, "*-r*.json")))}
+    raw = [_probe_fps(d, 14) for d in benches.values() if d.get("raw_probe") == "nvcuvid"]
+    fps = lambda n: span([_streams_fps(d, n) for d in benches.values()])
+    cores = max(r["cpu"]["cores_busy"] for d in benches.values() for r in d["streams"])
+    agg = rep["aggregate"]
+    return ["", f"Where the HEVC 10-bit 1080p resize rows lose (`{rel(run)}`, commit {run_commit(run)}, one "
+            f"call on another machine start): {len(benches)} `bench decode --vf resize=1280x720` runs "
+            f"(the table's, with the raw probe first, and the A/B's) gave --streams 14 {fps(14)} and 21 "
+            f"{fps(21)} steady fps beside the raw probe's 14 sessions at {span(raw)}, at most {cores:.1f} "
+            f"of {benches[next(iter(benches))]['streams'][0]['cpu']['cores']} cores busy. Then "
+            f"`transcode CLIP null --streams 14 --loop 10 --vf resize=1280x720` ({agg['streams']} streams, "
+            f"{agg['failed']} failed, {agg['frames_dropped']} frames dropped): for 10-bit input the chain "
+            "puts `to_8bit` (P010 to NV12) in front of the resize, a CUDA stage 8-bit input does not "
+            "have. Each stage's busy share of its stream's wall time, over the streams:", ""] + \
+        table(["stage", "least", "mean", "most"], rows)
+
+
 def _mem_section(table_run):
     """The newest decode-mem-h200-* folder: `bench decode --streams 14,21` per clip and --mem
     strategy in one call (CLIP-MEM.json), beside the table's own --streams 14 / 21 (pool) rounds."""
@@ -336,7 +413,7 @@ def _mem_section(table_run):
         return []
     return ["", f"By memory strategy (`{rel(run)}`, commit {commit}, one call, one round: not a range): "
             f"`bench decode --streams {streams} --vf resize=1280x720 --mem MEM`. The decode table's own "
-            "rounds (pool) ran in earlier calls, on another machine.", ""] + \
+            f"rounds (pool) ran in other calls, at commit {run_commit(table_run)}.", ""] + \
         table(["clip", "--mem", f"--streams {streams}, steady fps", f"the table's rounds, --streams {streams}",
                "NVDEC load mean %", "CPU cores busy"], rows)
 

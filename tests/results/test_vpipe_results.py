@@ -3,7 +3,7 @@ minimum down and a maximum up, ratios pair runs of one round, a stored median mu
 a block's markers are counted, archived run names parse, a dirty build is named so, the
 decode-queues rows divide by the probe with as many sessions, the decode-surfaces rows range
 over rounds and give each run's surfaces from its reports, and the decode-resize rows group
-rounds by decoder threads."""
+rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share."""
 import json
 import os
 import sys
@@ -175,6 +175,37 @@ class DecodeResize(unittest.TestCase):
             rows = decode_table._resize_rows(run)
         self.assertEqual(rows, [["HEVC 10-bit 1080p", "1", "14/21", "5,100–5,400 / 5,250–5,300", "2", "0"],
                                 ["HEVC 10-bit 1080p", "2", "14/21", "6,000 / 5,500", "1", "1"]])
+
+
+class DecodeAb(unittest.TestCase):
+    def test_rounds_pair_head_with_base_and_a_round_without_both_is_left_out(self):
+        def run_of(fps14, fps21, failed=0):
+            return {"streams": [{"streams": 14, "steady_fps": fps14, "failed": 0},
+                                {"streams": 21, "steady_fps": fps21, "failed": failed}]}
+        files = {"base-r1.json": run_of(1000, 2000), "head-r1.json": run_of(1100, 2000, 1),
+                 "base-r2.json": run_of(1000, 1000), "head-r2.json": run_of(1200.4, 1500),
+                 "head-r3.json": run_of(9000, 9000)}
+        with tempfile.TemporaryDirectory() as run:
+            os.mkdir(os.path.join(run, "ab-resize-hevc-1080p"))
+            for name, data in files.items():
+                with open(os.path.join(run, "ab-resize-hevc-1080p", name), "w") as f:
+                    json.dump(data, f)
+            rows = decode_table._ab_rows(run)
+        self.assertEqual(rows, [["HEVC 8-bit 1080p", "14", "1,000", "1,100–1,201", "1.10–1.21", "2", "0"],
+                                ["HEVC 8-bit 1080p", "21", "1,000–2,000", "1,500–2,000", "1.00–1.50", "2", "1"]])
+
+
+class DecodeTenbit(unittest.TestCase):
+    def test_each_stage_gives_its_busy_share_over_the_streams(self):
+        def stream(wall, decode, resize):
+            return {"wall_s": wall, "stages": [{"name": "decode", "busy_s": decode},
+                                               {"name": "cuda:resize", "busy_s": resize}]}
+        report = {"streams": [stream(2.0, 1.0, 1.8), stream(4.0, 3.0, 1.0)], "aggregate": {}}
+        with tempfile.TemporaryDirectory() as run:
+            with open(os.path.join(run, "tr14.json"), "w") as f:
+                json.dump(report, f)
+            rows, _ = decode_table._tenbit_rows(run)
+        self.assertEqual(rows, [["decode", "0.50", "0.62", "0.75"], ["cuda:resize", "0.25", "0.57", "0.90"]])
 
 
 if __name__ == "__main__":
