@@ -353,12 +353,18 @@ def _ab_section():
 
 def _tenbit_rows(run):
     """A decode-tenbit run's transcode report (tr14.json): each stage's busy share of its stream's
-    wall time, the least, the mean and the most over the streams."""
+    wall time (the least, the mean and the most over the streams), and its host and GPU ms a frame
+    (the mean over the streams; GPU: sampled CUDA events, CUDA filter stages only)."""
     rep = load_json(os.path.join(run, "tr14.json"))
+    mean = lambda xs: sum(xs) / len(xs)
     rows = []
     for stage in (x["name"] for x in rep["streams"][0]["stages"]):
         shares = [_stage_s(stage)(st) / st["wall_s"] for st in rep["streams"] if st["wall_s"] > 0]
-        rows.append([stage, f"{min(shares):.2f}", f"{sum(shares) / len(shares):.2f}", f"{max(shares):.2f}"])
+        of = [next(x for x in st["stages"] if x["name"] == stage) for st in rep["streams"]]
+        gpu = [x["gpu_ms_per_item"] for x in of if x.get("gpu_ms_per_item") is not None]
+        rows.append([stage, f"{min(shares):.2f}", f"{mean(shares):.2f}", f"{max(shares):.2f}",
+                     f"{mean([x['busy_ms_per_item'] for x in of]):.2f}",
+                     f"{mean(gpu):.3f}" if gpu else "–"])
     return rows, rep
 
 
@@ -383,8 +389,9 @@ def _tenbit_section():
             f"`transcode CLIP null --streams 14 --loop 10 --vf resize=1280x720` ({agg['streams']} streams, "
             f"{agg['failed']} failed, {agg['frames_dropped']} frames dropped): for 10-bit input the chain "
             "puts `to_8bit` (P010 to NV12) in front of the resize, a CUDA stage 8-bit input does not "
-            "have. Each stage's busy share of its stream's wall time, over the streams:", ""] + \
-        table(["stage", "least", "mean", "most"], rows)
+            "have. Each stage's busy share of its stream's wall time over the streams, and its host "
+            "time a frame (busy) beside the GPU time of its kernels (sampled CUDA events):", ""] + \
+        table(["stage", "busy share, least", "mean", "most", "busy ms a frame", "GPU ms a frame"], rows)
 
 
 def _mem_section(table_run):

@@ -198,14 +198,17 @@ class DecodeAb(unittest.TestCase):
 class DecodeTenbit(unittest.TestCase):
     def test_each_stage_gives_its_busy_share_over_the_streams(self):
         def stream(wall, decode, resize):
-            return {"wall_s": wall, "stages": [{"name": "decode", "busy_s": decode},
-                                               {"name": "cuda:resize", "busy_s": resize}]}
+            return {"wall_s": wall,
+                    "stages": [{"name": "decode", "busy_s": decode, "busy_ms_per_item": decode},
+                               {"name": "cuda:resize", "busy_s": resize, "busy_ms_per_item": 2 * resize,
+                                "gpu_ms_per_item": 0.05 * resize}]}
         report = {"streams": [stream(2.0, 1.0, 1.8), stream(4.0, 3.0, 1.0)], "aggregate": {}}
         with tempfile.TemporaryDirectory() as run:
             with open(os.path.join(run, "tr14.json"), "w") as f:
                 json.dump(report, f)
             rows, _ = decode_table._tenbit_rows(run)
-        self.assertEqual(rows, [["decode", "0.50", "0.62", "0.75"], ["cuda:resize", "0.25", "0.57", "0.90"]])
+        self.assertEqual(rows, [["decode", "0.50", "0.62", "0.75", "2.00", "–"],
+                                ["cuda:resize", "0.25", "0.57", "0.90", "2.80", "0.070"]])
 
 
 if __name__ == "__main__":
