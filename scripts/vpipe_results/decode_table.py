@@ -340,8 +340,8 @@ def _ab_section():
     rows = _ab_rows(run) if run else []
     if not rows:
         return []
-    with open_data(os.path.join(run, "base.txt")) as f:
-        base = f.read().strip()
+    with open_data(sorted(glob.glob(os.path.join(run, "ab-*", "base.txt")))[0]) as f:
+        base = f.read().strip()  # gpu-ab's own record, in each of its folders
     out = ["", f"Whether copying each NVDEC frame out costs the resize path (`{rel(run)}`, `scripts/gpu-ab`, "
            f"one call: head {run_commit(run)}, base {base}, the last build before the copy, which held each "
            "NVDEC frame's surface until the pipeline let the frame go and asked queue depth + 3 surfaces; "
@@ -360,7 +360,7 @@ def _tenbit_rows(run):
     rows = []
     for stage in (x["name"] for x in rep["streams"][0]["stages"]):
         shares = [_stage_s(stage)(st) / st["wall_s"] for st in rep["streams"] if st["wall_s"] > 0]
-        of = [next(x for x in st["stages"] if x["name"] == stage) for st in rep["streams"]]
+        of = [x for st in rep["streams"] for x in st["stages"] if x["name"] == stage]
         gpu = [x["gpu_ms_per_item"] for x in of if x.get("gpu_ms_per_item") is not None]
         rows.append([stage, f"{min(shares):.2f}", f"{mean(shares):.2f}", f"{max(shares):.2f}",
                      f"{mean([x['busy_ms_per_item'] for x in of]):.2f}",
@@ -380,12 +380,15 @@ def _tenbit_section():
     raw = [_probe_fps(d, 14) for d in benches.values() if d.get("raw_probe") == "nvcuvid"]
     fps = lambda n: span([_streams_fps(d, n) for d in benches.values()])
     cores = max(r["cpu"]["cores_busy"] for d in benches.values() for r in d["streams"])
+    failed = sum(r["failed"] for d in benches.values() for r in d["streams"])
+    errors = sum(r["errors"] for d in benches.values() for r in d["probe"])
     agg = rep["aggregate"]
     return ["", f"Where the HEVC 10-bit 1080p resize rows lose (`{rel(run)}`, commit {run_commit(run)}, one "
             f"call on another machine start): {len(benches)} `bench decode --vf resize=1280x720` runs "
             f"(the table's, with the raw probe first, and the A/B's) gave --streams 14 {fps(14)} and 21 "
             f"{fps(21)} steady fps beside the raw probe's 14 sessions at {span(raw)}, at most {cores:.1f} "
-            f"of {benches[next(iter(benches))]['streams'][0]['cpu']['cores']} cores busy. Then "
+            f"of {benches[next(iter(benches))]['streams'][0]['cpu']['cores']} cores busy ({failed} streams "
+            f"failed, {errors} decode errors in the probes). Then "
             f"`transcode CLIP null --streams 14 --loop 10 --vf resize=1280x720` ({agg['streams']} streams, "
             f"{agg['failed']} failed, {agg['frames_dropped']} frames dropped): for 10-bit input the chain "
             "puts `to_8bit` (P010 to NV12) in front of the resize, a CUDA stage 8-bit input does not "
