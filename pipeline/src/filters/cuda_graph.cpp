@@ -168,39 +168,7 @@ CudaGraphStage::CudaGraphStage(std::vector<ConfiguredFilter> filters, DeviceMemo
 
 CudaGraphStage::~CudaGraphStage() = default;
 
-std::string CudaGraphStage::name() const {
-  std::string labels;
-  for (const auto& f : filters_) labels += (labels.empty() ? "" : ",") + f.label;
-  return "cuda graph:" + labels;
-}
-
-namespace {
-// The filters that change frames, each configured for what reaches it (a
-// resolution change reconfigures them); their output format in `format`.
-std::vector<ConfiguredFilter*> configure(std::vector<ConfiguredFilter>& filters,
-                                         FrameFormat& format) {
-  std::vector<ConfiguredFilter*> steps;
-  for (auto& f : filters) {
-    f.follow(format);
-    format = f.out;
-    if (!f.filter->is_identity()) steps.push_back(&f);
-  }
-  return steps;
-}
-
-// The steps on `stream`, intermediate frames and scratch from `inner`, the
-// last one into `result`.
-void run_steps(const std::vector<ConfiguredFilter*>& steps, const Frame& in, Frame& result,
-               DeviceMemoryResource& inner, cudaStream_t stream) {
-  Frame cur = in;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    Frame next =
-        i + 1 == steps.size() ? result : Frame::allocate_device(steps[i]->out, inner, stream);
-    steps[i]->filter->process_cuda(cur, next, CudaContext{stream, inner});
-    cur = std::move(next);  // the intermediate before goes: freed after its reader, on `stream`
-  }
-}
-}  // namespace
+std::string CudaGraphStage::name() const { return "cuda graph:" + run_labels(filters_); }
 
 // On a new layout the first frame runs with stream launches (filters set
 // themselves up lazily: uploads, attributes), the next one is captured.
@@ -208,7 +176,7 @@ Flow CudaGraphStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::cuda_graph");
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "cuda graph: needs a device frame");
   FrameFormat format = in.format;
-  const auto steps = configure(filters_, format);
+  const auto steps = configure_run(filters_, format);
   if (steps.empty()) return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
   in.ready->wait_on(stream_);
   Frame result = Frame::allocate_device(format, mr_, stream_);

@@ -136,15 +136,46 @@ std::optional<double> GpuTimer::mean_ms() const {
   return sum_ms_ / static_cast<double>(count_);
 }
 
+std::vector<ConfiguredFilter*> configure_run(std::vector<ConfiguredFilter>& run,
+                                             FrameFormat& format) {
+  std::vector<ConfiguredFilter*> steps;
+  for (auto& f : run) {
+    f.follow(format);
+    format = f.out;
+    if (!f.filter->is_identity()) steps.push_back(&f);
+  }
+  return steps;
+}
+
+void run_steps(const std::vector<ConfiguredFilter*>& steps, const Frame& in, Frame& result,
+               DeviceMemoryResource& inner, cudaStream_t stream) {
+  Frame cur = in;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    Frame next =
+        i + 1 == steps.size() ? result : Frame::allocate_device(steps[i]->out, inner, stream);
+    steps[i]->filter->process_cuda(cur, next, CudaContext{stream, inner});
+    cur = std::move(next);  // the intermediate before goes: freed after its reader, on `stream`
+  }
+}
+
+std::string run_labels(const std::vector<ConfiguredFilter>& run) {
+  std::string labels;
+  for (const auto& f : run) labels += (labels.empty() ? "" : ",") + f.label;
+  return labels;
+}
+
+std::string CudaFilterStage::name() const { return "cuda:" + run_labels(run_); }
+
 Flow CudaFilterStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::cuda_filter");
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "cuda filter: needs a device frame");
-  f_.follow(in.format);  // a resolution change: same filter, new buffers from the strategy
-  if (f_.filter->is_identity()) return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
+  FrameFormat format = in.format;
+  const auto steps = configure_run(run_, format);
+  if (steps.empty()) return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
   in.ready->wait_on(stream_);
-  Frame result = Frame::allocate_device(f_.out, mr_, stream_);
+  Frame result = Frame::allocate_device(format, mr_, stream_);
   gpu_.start(stream_);
-  f_.filter->process_cuda(in, result, CudaContext{stream_, mr_});
+  run_steps(steps, in, result, mr_, stream_);
   gpu_.stop(stream_);
   result.copy_props_from(in);
   result.ready = std::make_shared<ReadyEvent>(stream_);

@@ -49,32 +49,33 @@ QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames
     const bool here_on_gpu = cuda && cuda->contains(i);
     if (here_on_gpu && !on_device_) frames = upload(pipeline, std::move(frames), step.in);
     if (!here_on_gpu && on_device_) frames = download(pipeline, std::move(frames), step.in);
-    if (here_on_gpu && cuda_.graphs) {  // this step and the CUDA steps after it: one graph
+    if (here_on_gpu) {  // this step and the CUDA steps after it: one stage
       std::vector<ConfiguredFilter> run;
       while (i < chain.size() && cuda->contains(i)) run.push_back(std::move(chain[i++]));
       --i;  // the loop's ++i moves past the run's last step
-      frames = add_graph(pipeline, std::move(frames), std::move(run));
+      frames = add_cuda_run(pipeline, std::move(frames), std::move(run));
       continue;
     }
     auto next = frame_queue(pipeline, fmt::format("{}→", step.label), queues_.frames);
-    if (here_on_gpu)
-      add(pipeline,
-          std::make_unique<CudaFilterStage>(std::move(step), *cuda_.memory, cuda_.streams->make()),
-          std::move(frames), next);
-    else
-      add(pipeline, std::make_unique<FilterStage>(std::move(step)), std::move(frames), next);
+    add(pipeline, std::make_unique<FilterStage>(std::move(step)), std::move(frames), next);
     frames = std::move(next);
   }
   return frames;
 }
 
-QueuePtr<Frame> FrameGraph::add_graph(Pipeline& pipeline, QueuePtr<Frame> frames,
-                                      std::vector<ConfiguredFilter> run) {
+QueuePtr<Frame> FrameGraph::add_cuda_run(Pipeline& pipeline, QueuePtr<Frame> frames,
+                                         std::vector<ConfiguredFilter> run) {
   auto next = frame_queue(pipeline, fmt::format("{}→", run.back().label), queues_.frames);
-  auto stage = std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory,
-                                                cuda_.streams->make(), cuda_.streams->make());
-  graph_stages_.push_back(stage.get());
-  add(pipeline, std::move(stage), std::move(frames), next);
+  if (cuda_.graphs) {  // one graph launch a frame
+    auto stage = std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory,
+                                                  cuda_.streams->make(), cuda_.streams->make());
+    graph_stages_.push_back(stage.get());
+    add(pipeline, std::move(stage), std::move(frames), next);
+  } else {  // a launch per kernel
+    add(pipeline,
+        std::make_unique<CudaFilterStage>(std::move(run), *cuda_.memory, cuda_.streams->make()),
+        std::move(frames), next);
+  }
   return next;
 }
 

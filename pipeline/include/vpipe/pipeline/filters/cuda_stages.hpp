@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -90,20 +91,39 @@ class GpuTimer {
   mutable std::int64_t count_ = 0;
 };
 
+// A run of consecutive CUDA filters as one stage: per frame one wait on the input's
+// event, the filters' kernels in order on the stage's stream (intermediate frames
+// from the run's --mem strategy, freed on that stream after their reader), one
+// ReadyEvent. A stage per filter cost each frame a thread hand-off, an event and a
+// cross-stream wait per filter; with 14 streams of HEVC 10-bit (to_8bit + resize)
+// each such stage spent ~2 ms of host time a frame on ~0.05 ms of GPU work
+// (docs/RESULTS.md, section 13).
 class CudaFilterStage final : public Stage<Frame, Frame> {
  public:
-  CudaFilterStage(ConfiguredFilter filter, DeviceMemoryResource& mr, cudaStream_t stream)
-      : f_(std::move(filter)), mr_(mr), stream_(stream) {}
-  [[nodiscard]] std::string name() const override { return "cuda:" + f_.label; }
+  CudaFilterStage(std::vector<ConfiguredFilter> run, DeviceMemoryResource& mr, cudaStream_t stream)
+      : run_(std::move(run)), mr_(mr), stream_(stream) {}
+  [[nodiscard]] std::string name() const override;  // "cuda:to_8bit,resize=1280x720"
   Flow process(Frame in, Output<Frame>& out) override;
   [[nodiscard]] std::optional<double> gpu_ms_per_item() const override { return gpu_.mean_ms(); }
 
  private:
-  ConfiguredFilter f_;
+  std::vector<ConfiguredFilter> run_;
   DeviceMemoryResource& mr_;
   cudaStream_t stream_;
   GpuTimer gpu_;
 };
+
+// The filters of `run` that change frames, each configured for what reaches it (a
+// resolution change mid-stream reconfigures them: no new filter, no new stage); the
+// run's output format in `format`.
+[[nodiscard]] std::vector<ConfiguredFilter*> configure_run(std::vector<ConfiguredFilter>& run,
+                                                           FrameFormat& format);
+// The steps on `stream`, intermediate frames and scratch from `inner`, the last one
+// into `result`.
+void run_steps(const std::vector<ConfiguredFilter*>& steps, const Frame& in, Frame& result,
+               DeviceMemoryResource& inner, cudaStream_t stream);
+// "a,b,c" of the run's labels.
+[[nodiscard]] std::string run_labels(const std::vector<ConfiguredFilter>& run);
 
 // The host frame it emits is a ring slot (released with the frame), with a
 // ReadyEvent: readers synchronize on it before touching the pixels.

@@ -71,9 +71,10 @@ class FrameGraph {
  private:
   QueuePtr<Frame> upload(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
   QueuePtr<Frame> download(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
-  // --graphs on: a run of CUDA steps as one CudaGraphStage.
-  QueuePtr<Frame> add_graph(Pipeline& pipeline, QueuePtr<Frame> frames,
-                            std::vector<ConfiguredFilter> run);
+  // A run of consecutive CUDA steps as one stage: a CudaGraphStage with --graphs on, else a
+  // CudaFilterStage (a launch per kernel).
+  QueuePtr<Frame> add_cuda_run(Pipeline& pipeline, QueuePtr<Frame> frames,
+                               std::vector<ConfiguredFilter> run);
   // Every stage goes through here: wrapped when the graph is a branch's.
   void add(Pipeline& pipeline, std::unique_ptr<Stage<Frame, Frame>> stage, QueuePtr<Frame> in,
            QueuePtr<Frame> out);
