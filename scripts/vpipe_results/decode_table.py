@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
+    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _stage_run_section() + _stages_section() + _rows_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
     return out
 
 
@@ -310,27 +310,51 @@ def _resize_section():
     return out + table(["clip", "decoder threads", "streams", "steady fps (sum)", "rounds", "failed"], rows)
 
 
-def _ab_rows(run):
-    """Per ab-CLIP-resize folder of a decode-ab run (scripts/gpu-ab: BUILD-rR.json, `bench decode
-    --streams`): each --streams count's steady fps per build, the range over the rounds, head ÷ base
-    paired round by round, and the streams that failed."""
+def _ab_rows(run, chains=("resize",)):
+    """Per ab-CHAIN-CLIP folder of a gpu-ab run (BUILD-rR.json, `bench decode --streams`): each
+    --streams count's steady fps per build, the range over the rounds, head ÷ base paired round by
+    round, and the streams that failed. With more than one chain each row names its --vf."""
     rows = []
-    for clip, codec, size in CLIPS:
-        sub = os.path.join(run, f"ab-resize-{clip}")
-        runs = {os.path.basename(p)[:-len(".json")]: load_json(p)
-                for p in glob.glob(os.path.join(sub, "*-r*.json"))}
-        rounds = sorted({k.split("-r", 1)[1] for k in runs})
-        paired = [r for r in rounds if f"head-r{r}" in runs and f"base-r{r}" in runs]
-        if not paired:
-            continue
-        fps = lambda b, r, n: _streams_fps(runs[f"{b}-r{r}"], n)
-        for n in sorted({x["streams"] for d in runs.values() for x in d["streams"]}):
-            rows.append([f"{codec} {size}", str(n), span([fps("base", r, n) for r in paired]),
-                         span([fps("head", r, n) for r in paired]),
-                         span([fps("head", r, n) / fps("base", r, n) for r in paired], 2),
-                         str(len(paired)),
-                         str(sum(x["failed"] for d in runs.values() for x in d["streams"] if x["streams"] == n))])
+    for chain in chains:
+        for clip, codec, size in CLIPS:
+            sub = os.path.join(run, f"ab-{chain}-{clip}")
+            runs = {os.path.basename(p)[:-len(".json")]: load_json(p)
+                    for p in glob.glob(os.path.join(sub, "*-r*.json"))}
+            rounds = sorted({k.split("-r", 1)[1] for k in runs})
+            paired = [r for r in rounds if f"head-r{r}" in runs and f"base-r{r}" in runs]
+            if not paired:
+                continue
+            label = f"{codec} {size}" + \
+                (f", {runs[f'head-r{paired[0]}']['filters']}" if len(chains) > 1 else "")
+            fps = lambda b, r, n: _streams_fps(runs[f"{b}-r{r}"], n)
+            for n in sorted({x["streams"] for d in runs.values() for x in d["streams"]}):
+                rows.append([label, str(n), span([fps("base", r, n) for r in paired]),
+                             span([fps("head", r, n) for r in paired]),
+                             span([fps("head", r, n) / fps("base", r, n) for r in paired], 2),
+                             str(len(paired)),
+                             str(sum(x["failed"] for d in runs.values() for x in d["streams"]
+                                     if x["streams"] == n))])
     return rows
+
+
+def _stage_run_section():
+    """The newest stage-run-ab-h200-* folder: a run of CUDA filters as one stage (head) against a
+    stage per CUDA filter (base), alternating on one machine start."""
+    run = newest_run("stage-run-ab-h200-")
+    rows = _ab_rows(run, ("resize", "resize-blur")) if run else []
+    if not rows:
+        return []
+    with open_data(sorted(glob.glob(os.path.join(run, "ab-*", "base.txt")))[0]) as f:
+        base = f.read().strip()
+    return ["", f"A run of consecutive CUDA filters as one stage (`{rel(run)}`, `scripts/gpu-ab`, one "
+            f"call: head {run_commit(run)}, one stage a run, a launch per kernel; base {base}, a stage "
+            "per CUDA filter, each with its thread, stream, event and cross-stream wait a frame; rounds "
+            "alternate which build runs first; ranges over the rounds, head ÷ base paired by round): "
+            "`bench decode CLIP --streams 14,21 --vf CHAIN`, output null. HEVC 10-bit's resize is two "
+            "CUDA filters (`to_8bit`, then the resize), resize + blur is two; HEVC 8-bit's resize alone "
+            "is one filter, one stage in both builds: the control.", ""] + \
+        table(["clip", "streams", "base steady fps (sum)", "head steady fps (sum)", "head ÷ base",
+               "rounds", "failed"], rows)
 
 
 def _ab_section():
@@ -351,11 +375,11 @@ def _ab_section():
                         "rounds", "failed"], rows)
 
 
-def _tenbit_rows(run):
-    """A decode-tenbit run's transcode report (tr14.json): each stage's busy share of its stream's
+def _stage_rows(path):
+    """A transcode --streams report: each stage's busy share of its stream's
     wall time (the least, the mean and the most over the streams), and its host and GPU ms a frame
     (the mean over the streams; GPU: sampled CUDA events, CUDA filter stages only)."""
-    rep = load_json(os.path.join(run, "tr14.json"))
+    rep = load_json(path)
     mean = lambda xs: sum(xs) / len(xs)
     rows = []
     for stage in (x["name"] for x in rep["streams"][0]["stages"]):
@@ -374,7 +398,7 @@ def _tenbit_section():
     run = newest_run("decode-tenbit-h200-")
     if not run:
         return []
-    rows, rep = _tenbit_rows(run)
+    rows, rep = _stage_rows(os.path.join(run, "tr14.json"))
     benches = {os.path.basename(p)[:-len(".json")]: load_json(p)
                for p in sorted(glob.glob(os.path.join(run, "*-r*.json")))}
     raw = [_probe_fps(d, 14) for d in benches.values() if d.get("raw_probe") == "nvcuvid"]
@@ -395,6 +419,76 @@ def _tenbit_section():
             "have. Each stage's busy share of its stream's wall time over the streams, and its host "
             "time a frame (busy) beside the GPU time of its kernels (sampled CUDA events):", ""] + \
         table(["stage", "busy share, least", "mean", "most", "busy ms a frame", "GPU ms a frame"], rows)
+
+
+def _stages_rows(run):
+    """A decode-stages run (scripts/gpu-decode-where --stages): per clip the raw probe's 14 and 21
+    sessions, then `transcode --streams N` with --graphs off and on, each the range over the rounds
+    of its streams' steady fps summed, with the streams that failed."""
+    rows = []
+    for clip, codec, size in CLIPS:
+        raw_path = os.path.join(run, f"{clip}-raw.json")
+        if not os.path.exists(raw_path):
+            continue
+        raw = load_json(raw_path)
+        cells, failed = [], 0
+        for g in ("off", "on"):
+            for n in (14, 21):
+                reps = [load_json(p) for p in sorted(glob.glob(os.path.join(run, f"{clip}-g{g}-s{n}-r*.json")))]
+                cells.append(span([sum(st["steady_fps"] for st in r["streams"]) for r in reps]))
+                failed += sum(r["aggregate"]["failed"] for r in reps)
+        rows.append([f"{codec} {size}", f"{_probe_fps(raw, 14):,.0f} / {_probe_fps(raw, 21):,.0f}",
+                     f"{cells[0]} / {cells[1]}", f"{cells[2]} / {cells[3]}", str(failed)])
+    return rows
+
+
+def _stages_section():
+    """The newest decode-stages-h200-* folder: the resize rows through `transcode --streams` with
+    --graphs off and on, and where one 10-bit run's time went stage by stage."""
+    run = newest_run("decode-stages-h200-")
+    rows = _stages_rows(run) if run else []
+    if not rows:
+        return []
+    report = os.path.join(run, "hevc10-1080p-goff-s14-r1.json")
+    out = ["", f"The resize rows through `transcode` (`{rel(run)}`, commit {run_commit(run)}, "
+           "`scripts/gpu-decode-where --stages`, one call: the raw probe, then `transcode CLIP null "
+           "--streams N --loop 10 --vf resize=1280x720 --graphs off|on`; steady fps summed over the "
+           "streams):", ""]
+    out += table(["clip", "raw NVCUVID, 14 / 21 sessions", "--graphs off, 14 / 21 streams",
+                  "--graphs on, 14 / 21 streams", "failed"], rows)
+    if os.path.exists(report):
+        stage_rows, rep = _stage_rows(report)
+        out += ["", f"HEVC 10-bit with --graphs off, 14 streams ({rep['aggregate']['failed']} failed, "
+                f"{rep['aggregate']['frames_dropped']} frames dropped), each stage's busy share of its "
+                "stream's wall time, its host time a frame and its kernels' GPU time a frame, as in "
+                "the 10-bit table above:", ""]
+        out += table(["stage", "busy share, least", "mean", "most", "busy ms a frame", "GPU ms a frame"],
+                     stage_rows)
+    return out
+
+
+def _rows_section():
+    """The newest decode-rows-h200-* folder: some clips of the table measured again at a later
+    commit (gpu-decode-table codecs with CLIPS), in the table's columns."""
+    run = newest_run("decode-rows-h200-")
+    if not run:
+        return []
+    rows, goals = [], []
+    for clip, codec, size in CLIPS:
+        rounds = _rounds(run, clip)
+        if rounds:
+            row, worst, _ = _codec_row(codec, size, rounds)
+            rows.append(row)
+            goals.append(f"{codec} {size} {'met' if worst >= 0.95 else 'not met'}")
+    if not rows:
+        return []
+    n = "/".join(sorted({str(len(_rounds(run, c))) for c, _, _ in CLIPS if _rounds(run, c)}))
+    return ["", f"Those rows again (`{rel(run)}`, commit {run_commit(run)}, `CLIPS=\"…\" "
+            f"scripts/gpu-decode-table codecs`, {n} rounds, one call, the table's columns):", ""] + \
+        table(["codec", "size", "frames a stream", "raw NVCUVID, 1 / 7 / 14 sessions",
+               "FFmpeg's NVDEC alone, 1 / 7 / 14 sessions", "vpipe --streams 1 / 7 / 14 / 21 / 28",
+               "best streams ÷ raw best", "one file, --decode-sessions 1 / auto / 7, whole fps"], rows) + \
+        ["", "Goal ≥ 0.95 of the raw ceiling in every round: " + "; ".join(goals) + ". " + _losses(run)]
 
 
 def _mem_section(table_run):

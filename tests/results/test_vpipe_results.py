@@ -195,6 +195,45 @@ class DecodeAb(unittest.TestCase):
                                 ["HEVC 8-bit 1080p", "21", "1,000–2,000", "1,500–2,000", "1.00–1.50", "2", "1"]])
 
 
+class StageRunAb(unittest.TestCase):
+    def test_each_chain_names_its_filters_and_pairs_its_own_rounds(self):
+        def run_of(fps, vf):
+            return {"filters": vf, "streams": [{"streams": 14, "steady_fps": fps, "failed": 0}]}
+        folders = {"ab-resize-hevc10-1080p": {"base-r1.json": run_of(1000, "resize=1280x720"),
+                                              "head-r1.json": run_of(1200, "resize=1280x720")},
+                   "ab-resize-blur-hevc-1080p": {"base-r1.json": run_of(500, "resize=64x64,blur"),
+                                                 "head-r1.json": run_of(600, "resize=64x64,blur"),
+                                                 "base-r2.json": run_of(400, "resize=64x64,blur")}}
+        with tempfile.TemporaryDirectory() as run:
+            for folder, files in folders.items():
+                os.mkdir(os.path.join(run, folder))
+                for name, data in files.items():
+                    with open(os.path.join(run, folder, name), "w") as f:
+                        json.dump(data, f)
+            rows = decode_table._ab_rows(run, ("resize", "resize-blur"))
+        self.assertEqual(rows, [["HEVC 10-bit 1080p, resize=1280x720", "14", "1,000", "1,200", "1.20", "1", "0"],
+                                ["HEVC 8-bit 1080p, resize=64x64,blur", "14", "500", "600", "1.20", "1", "0"]])
+
+
+class DecodeStages(unittest.TestCase):
+    def test_graphs_off_and_on_sum_the_streams_and_range_over_rounds(self):
+        def report(*fps, failed=0):
+            return {"streams": [{"steady_fps": x} for x in fps], "aggregate": {"failed": failed}}
+        files = {"hevc-1080p-raw.json": {"probe": [{"sessions": 14, "steady_fps": 8000},
+                                                   {"sessions": 21, "steady_fps": 9000}]},
+                 "hevc-1080p-goff-s14-r1.json": report(100, 200),
+                 "hevc-1080p-goff-s14-r2.json": report(150, 200),
+                 "hevc-1080p-goff-s21-r1.json": report(400),
+                 "hevc-1080p-gon-s14-r1.json": report(500, failed=1),
+                 "hevc-1080p-gon-s21-r1.json": report(600)}
+        with tempfile.TemporaryDirectory() as run:
+            for name, data in files.items():
+                with open(os.path.join(run, name), "w") as f:
+                    json.dump(data, f)
+            rows = decode_table._stages_rows(run)
+        self.assertEqual(rows, [["HEVC 8-bit 1080p", "8,000 / 9,000", "300–350 / 400", "500 / 600", "1"]])
+
+
 class DecodeTenbit(unittest.TestCase):
     def test_each_stage_gives_its_busy_share_over_the_streams(self):
         def stream(wall, decode, resize):
@@ -206,7 +245,7 @@ class DecodeTenbit(unittest.TestCase):
         with tempfile.TemporaryDirectory() as run:
             with open(os.path.join(run, "tr14.json"), "w") as f:
                 json.dump(report, f)
-            rows, _ = decode_table._tenbit_rows(run)
+            rows, _ = decode_table._stage_rows(os.path.join(run, "tr14.json"))
         self.assertEqual(rows, [["decode", "0.50", "0.62", "0.75", "2.00", "–"],
                                 ["cuda:resize", "0.25", "0.57", "0.90", "2.80", "0.070"]])
 
