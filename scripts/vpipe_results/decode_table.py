@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _stage_run_section() + _stages_section() + _rows_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
+    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _stage_run_section() + _stages_section() + _rows_section() + _phases_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
     return out
 
 
@@ -489,6 +489,51 @@ def _rows_section():
                "FFmpeg's NVDEC alone, 1 / 7 / 14 sessions", "vpipe --streams 1 / 7 / 14 / 21 / 28",
                "best streams ÷ raw best", "one file, --decode-sessions 1 / auto / 7, whole fps"], rows) + \
         ["", "Goal ≥ 0.95 of the raw ceiling in every round: " + "; ".join(goals) + ". " + _losses(run)]
+
+
+def _phase_means(log_path):
+    """The `decode phases` lines of an experiment build's log (one a stream): each phase's ms a
+    frame, the mean over the streams, in the order send, receive, copy, emit."""
+    with open_data(log_path) as f:
+        lines = [line.split("ms a frame:", 1)[1].split() for line in f if "decode phases:" in line]
+    phases = [[float(words[i + 1]) for i in range(0, 8, 2)] for words in lines]
+    return [sum(col) / len(col) for col in zip(*phases)] if phases else []
+
+
+def _phases_rows(run):
+    rows = []
+    for clip, codec, size in CLIPS:
+        for n in (1, 14):
+            for vf in ("", "-resize"):
+                name = os.path.join(run, f"{clip}-s{n}{vf}")
+                if not os.path.exists(name + ".json"):
+                    continue
+                rep = load_json(name + ".json")
+                streams = rep["streams"] if "aggregate" in rep else [rep]
+                busy = [x["busy_ms_per_item"] for st in streams for x in st["stages"] if x["name"] == "decode"]
+                means = _phase_means(name + ".log")
+                rows.append([f"{codec} {size}", str(n), "resize=1280x720" if vf else "none",
+                             f"{sum(st['steady_fps'] for st in streams):,.0f}",
+                             f"{sum(busy) / len(busy):.2f}"] + [f"{m:.3f}" for m in means])
+    return rows
+
+
+def _phases_section():
+    """The newest decode-phases-h200-* folder: an experiment build's timing of the decode stage's
+    calls, one stream against 14."""
+    run = newest_run("decode-phases-h200-")
+    rows = _phases_rows(run) if run else []
+    if not rows:
+        return []
+    return ["", f"Where the decode stage's time goes (`{rel(run)}`, an experiment build: commit "
+            f"{run_commit(run)}, the folder's `decode-phases.patch` applied; one call): `transcode CLIP "
+            "null --streams N --loop 10 --vf VF --report`. Each call of the stage timed, its mean a "
+            "frame over all of a stream's frames (the decoders' set-up in the first `send` counts), "
+            "then the mean over the streams; with FFmpeg's NVDEC decoder `send` holds the decode "
+            "(decode, map, copy, unmap), `receive` hands over the frame made, `copy` is vpipe's copy "
+            "out of FFmpeg's frame, `emit` the hand-off to the next queue.", ""] + \
+        table(["clip", "streams", "--vf", "steady fps (sum)", "decode busy ms a frame", "send ms",
+               "receive ms", "copy ms", "emit ms"], rows)
 
 
 def _mem_section(table_run):

@@ -234,6 +234,19 @@ class DecodeStages(unittest.TestCase):
         self.assertEqual(rows, [["HEVC 8-bit 1080p", "8,000 / 9,000", "300–350 / 400", "500 / 600", "1"]])
 
 
+class DecodePhases(unittest.TestCase):
+    def test_each_phase_is_the_mean_over_the_streams_lines(self):
+        log = ("vpipe: stream 1 → null\n"
+               "[warning] decode phases: 1200 frames, ms a frame: send 2.000 receive 0.010 copy 0.100 emit 0.004\n"
+               "[warning] decode phases: 1200 frames, ms a frame: send 1.000 receive 0.030 copy 0.300 emit 0.002\n")
+        with tempfile.TemporaryDirectory() as run:
+            path = os.path.join(run, "x.log")
+            with open(path, "w") as f:
+                f.write(log)
+            means = decode_table._phase_means(path)
+        self.assertEqual([round(m, 3) for m in means], [1.5, 0.02, 0.2, 0.003])
+
+
 class DecodeTenbit(unittest.TestCase):
     def test_each_stage_gives_its_busy_share_over_the_streams(self):
         def stream(wall, decode, resize):
