@@ -353,9 +353,9 @@ std::vector<OptionSpec> cuda_rows() {
       applies_to(choice("host", &O::host, "host staging: pinned (cudaHostAlloc ring) or pageable"),
                  "CUDA path"),
       applies_to(yes_no("graphs", &O::graphs, Form::kValue,
-                        "on: each run of CUDA filters is one stage that launches one CUDA Graph "
+                        "each run of CUDA filters is one stage; on: it launches one CUDA Graph "
                         "per frame (captured once per frame size; intermediate buffers are graph "
-                        "memory nodes); off: a stage and kernel launches per filter"),
+                        "memory nodes); off: each filter's kernels are launched in turn"),
                  "CUDA path"),
       with(row(
                "budget", "SIZE (512M, 2G)",
