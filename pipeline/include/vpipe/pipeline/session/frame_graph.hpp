@@ -1,5 +1,5 @@
 // FrameGraph: where the upload and the download go. It wires a negotiated
-// chain into a Pipeline, one stage per step:
+// chain into a Pipeline, a stage per CPU step and one per run of CUDA steps:
 //
 //   frames ─► [CPU steps] ─► upload ─► CUDA steps ─► download ─► [CPU steps] ─► …
 //                           (unless the frames are on the device already: NVDEC)
