@@ -415,8 +415,8 @@ def _tenbit_section():
             f"failed, {errors} decode errors in the probes). Then "
             f"`transcode CLIP null --streams 14 --loop 10 --vf resize=1280x720` ({agg['streams']} streams, "
             f"{agg['failed']} failed, {agg['frames_dropped']} frames dropped): for 10-bit input the chain "
-            "puts `to_8bit` (P010 to NV12) in front of the resize, a CUDA stage 8-bit input does not "
-            "have. Each stage's busy share of its stream's wall time over the streams, and its host "
+            "puts `to_8bit` (P010 to NV12) in front of the resize, at that commit a CUDA stage of its own "
+            "that 8-bit input does not have (each CUDA filter was a stage then). Each stage's busy share of its stream's wall time over the streams, and its host "
             "time a frame (busy) beside the GPU time of its kernels (sampled CUDA events):", ""] + \
         table(["stage", "busy share, least", "mean", "most", "busy ms a frame", "GPU ms a frame"], rows)
 
