@@ -491,47 +491,74 @@ def _rows_section():
         ["", "Goal ≥ 0.95 of the raw ceiling in every round: " + "; ".join(goals) + ". " + _losses(run)]
 
 
-def _phase_means(log_path):
+PHASES = ("send", "receive", "copy", "emit")
+
+
+def _log_phase_means(log_path):
     """The `decode phases` lines of an experiment build's log (one a stream): each phase's ms a
-    frame, the mean over the streams, in the order send, receive, copy, emit."""
+    frame, the mean over the streams, in the order of PHASES."""
     with open_data(log_path) as f:
         lines = [line.split("ms a frame:", 1)[1].split() for line in f if "decode phases:" in line]
     phases = [[float(words[i + 1]) for i in range(0, 8, 2)] for words in lines]
     return [sum(col) / len(col) for col in zip(*phases)] if phases else []
 
 
+def _phase_means(streams, log_path):
+    """Each phase's ms a frame, the mean over the streams: from the reports' decode stages where
+    the build times them (`phases_ms_per_item`, steady state; no `emit`: None), else from the
+    experiment build's log."""
+    timed = [x["phases_ms_per_item"] for st in streams for x in st["stages"]
+             if x["name"] == "decode" and "phases_ms_per_item" in x]
+    if not timed:
+        return _log_phase_means(log_path) if os.path.exists(log_path) else []
+    return [sum(t[p] for t in timed) / len(timed) if p in timed[0] else None for p in PHASES]
+
+
 def _phases_rows(run):
+    """A row per clip, stream count and --vf: every round's value as a range (files NAME.json,
+    or NAME-rR.json for rounds)."""
     rows = []
     for clip, codec, size in CLIPS:
         for n in (1, 14):
             for vf in ("", "-resize"):
-                name = os.path.join(run, f"{clip}-s{n}{vf}")
-                if not os.path.exists(name + ".json"):
+                stem = os.path.join(run, f"{clip}-s{n}{vf}")
+                paths = sorted(glob.glob(stem + ".json") + glob.glob(stem + "-r[0-9]*.json"))
+                if not paths:
                     continue
-                rep = load_json(name + ".json")
-                streams = rep["streams"] if "aggregate" in rep else [rep]
-                busy = [x["busy_ms_per_item"] for st in streams for x in st["stages"] if x["name"] == "decode"]
-                means = _phase_means(name + ".log")
-                rows.append([f"{codec} {size}", str(n), "resize=1280x720" if vf else "none",
-                             f"{sum(st['steady_fps'] for st in streams):,.0f}",
-                             f"{sum(busy) / len(busy):.2f}"] + [f"{m:.3f}" for m in means])
+                fps, busy, means = [], [], []
+                for path in paths:
+                    rep = load_json(path)
+                    streams = rep["streams"] if "aggregate" in rep else [rep]
+                    fps.append(sum(st["steady_fps"] for st in streams))
+                    b = [x["busy_ms_per_item"] for st in streams for x in st["stages"] if x["name"] == "decode"]
+                    busy.append(sum(b) / len(b))
+                    means.append(_phase_means(streams, path[:-len(".json")] + ".log"))
+                rows.append([f"{codec} {size}", str(n), "resize=1280x720" if vf else "none", span(fps),
+                             span(busy, 2)] + [span([m[i] if m else None for m in means], 3)
+                                               for i in range(len(PHASES))])
     return rows
 
 
 def _phases_section():
-    """The newest decode-phases-h200-* folder: an experiment build's timing of the decode stage's
-    calls, one stream against 14."""
+    """The newest decode-phases-h200-* folder: the decode stage's calls timed, one stream against
+    14 (an experiment build's log, or the report's phases where the build times them)."""
     run = newest_run("decode-phases-h200-")
     rows = _phases_rows(run) if run else []
     if not rows:
         return []
-    return ["", f"Where the decode stage's time goes (`{rel(run)}`, an experiment build: commit "
-            f"{run_commit(run)}, the folder's `decode-phases.patch` applied; one call): `transcode CLIP "
-            "null --streams N --loop 10 --vf VF --report`. Each call of the stage timed, its mean a "
-            "frame over all of a stream's frames (the decoders' set-up in the first `send` counts), "
-            "then the mean over the streams; with FFmpeg's NVDEC decoder `send` holds the decode "
-            "(decode, map, copy, unmap), `receive` hands over the frame made, `copy` is vpipe's copy "
-            "out of FFmpeg's frame, `emit` the hand-off to the next queue.", ""] + \
+    if run_commit(run).endswith("-dirty"):
+        how = (f"an experiment build: commit {run_commit(run)}, the folder's `decode-phases.patch` "
+               "applied; one call): `transcode CLIP null --streams N --loop 10 --vf VF --report`. Each "
+               "call of the stage timed, its mean a frame over all of a stream's frames (the decoders' "
+               "set-up in the first `send` counts), then the mean over the streams")
+    else:
+        how = (f"commit {run_commit(run)}, `scripts/gpu-decode-where --phases`, one call, every round's "
+               "value as a range): `transcode CLIP null --streams N --loop 10 --vf VF --report`. The "
+               "report's decode phases (the stage's calls timed after its first 30 frames), the mean "
+               "over the streams; `emit` is not timed there (the queue's blocked time is)")
+    return ["", f"Where the decode stage's time goes (`{rel(run)}`, {how}; with FFmpeg's NVDEC decoder "
+            "`send` holds the decode (decode, map, copy, unmap), `receive` hands over the frame made, "
+            "`copy` is vpipe's copy out of FFmpeg's frame, `emit` the hand-off to the next queue.", ""] + \
         table(["clip", "streams", "--vf", "steady fps (sum)", "decode busy ms a frame", "send ms",
                "receive ms", "copy ms", "emit ms"], rows)
 

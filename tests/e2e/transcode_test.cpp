@@ -154,6 +154,19 @@ TEST_F(TranscodeE2E, KeepsFramesTimingAndAudioAndQuality) {
     EXPECT_GE(st["latency_ms"]["max"].get<double>(), st["latency_ms"]["p99"].get<double>())
         << st["name"];
   }
+  // The decode stage's calls, timed after the warm-up (PhaseClock): parts of its busy time.
+  const auto& decode = j["stages"][1];
+  ASSERT_EQ(decode["name"], "decode");
+  ASSERT_TRUE(decode.contains("phases_ms_per_item")) << decode;
+  EXPECT_EQ(decode["phase_items"], 150 - 30) << "the first 30 frames are left out";
+  double phase_ms = 0;
+  for (const char* name : {"send", "receive", "copy"}) {
+    ASSERT_TRUE(decode["phases_ms_per_item"].contains(name)) << name;
+    EXPECT_GE(decode["phases_ms_per_item"][name].get<double>(), 0.0) << name;
+    phase_ms += decode["phases_ms_per_item"][name].get<double>() * 120;
+  }
+  EXPECT_GT(decode["phases_ms_per_item"]["send"].get<double>(), 0.0) << "the CPU decoder's work";
+  EXPECT_LE(phase_ms, decode["busy_s"].get<double>() * 1e3) << "phases are inside the busy time";
 }
 
 TEST_F(TranscodeE2E, ResizeAndBlurMatchTheReference) {

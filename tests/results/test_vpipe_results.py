@@ -3,7 +3,8 @@ minimum down and a maximum up, ratios pair runs of one round, a stored median mu
 a block's markers are counted, archived run names parse, a dirty build is named so, the
 decode-queues rows divide by the probe with as many sessions, the decode-surfaces rows range
 over rounds and give each run's surfaces from its reports, and the decode-resize rows group
-rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share."""
+rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
+range each phase's mean over the streams across rounds."""
 import json
 import os
 import sys
@@ -243,8 +244,26 @@ class DecodePhases(unittest.TestCase):
             path = os.path.join(run, "x.log")
             with open(path, "w") as f:
                 f.write(log)
-            means = decode_table._phase_means(path)
+            means = decode_table._log_phase_means(path)
         self.assertEqual([round(m, 3) for m in means], [1.5, 0.02, 0.2, 0.003])
+
+    def test_reports_phases_are_meant_over_streams_and_ranged_over_rounds(self):
+        def report(fps, *sends):
+            return {"aggregate": {"failed": 0}, "streams": [
+                {"steady_fps": fps, "stages": [{"name": "decode", "busy_ms_per_item": 2.0,
+                                                "phases_ms_per_item": {"send": x, "receive": 0.01, "copy": 0.1}}]}
+                for x in sends]}
+        files = {"hevc-1080p-s14-r1.json": report(500, 1.0, 3.0),  # 2 streams: mean send 2.0
+                 "hevc-1080p-s14-r2.json": report(600, 4.0),
+                 "hevc-1080p-s14-resize-r1.json": report(100, 9.0)}
+        with tempfile.TemporaryDirectory() as run:
+            for name, data in files.items():
+                with open(os.path.join(run, name), "w") as f:
+                    json.dump(data, f)
+            rows = decode_table._phases_rows(run)
+        self.assertEqual(rows, [
+            ["HEVC 8-bit 1080p", "14", "none", "600–1,000", "2.00", "2.000–4.000", "0.010", "0.100", "–"],
+            ["HEVC 8-bit 1080p", "14", "resize=1280x720", "100", "2.00", "9.000", "0.010", "0.100", "–"]])
 
 
 class DecodeTenbit(unittest.TestCase):

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "vpipe/pipeline/graph/phase_clock.hpp"
 #include "vpipe/pipeline/graph/pipeline.hpp"
 
 using namespace std::chrono_literals;
@@ -163,4 +164,30 @@ TEST(Pipeline, RequestStopDrainsAndFinishes) {
   EXPECT_TRUE(finished) << "a graceful stop flushes like end-of-stream";
   ASSERT_FALSE(got.empty());
   EXPECT_EQ(got.back(), -1);
+}
+
+// A stage's phases leave out the warm-up: a slow first call (a decoder's set-up)
+// does not weigh on the steady mean.
+TEST(PhaseClock, MeansLeaveOutTheWarmUp) {
+  using std::chrono::milliseconds;
+  PhaseClock<2> clock({"a", "b"}, /*warmup=*/3);
+  EXPECT_TRUE(clock.phases().empty()) << "no items yet";
+  for (int i = 0; i < 3; ++i) {  // warm-up: a second each, left out
+    clock.lap(0, Clock::now() - std::chrono::seconds(1));
+    clock.item();
+  }
+  EXPECT_TRUE(clock.phases().empty()) << "only warm-up items so far";
+  for (int i = 0; i < 4; ++i) {  // steady: 10 ms in a, 0 in b
+    const auto t = clock.lap(0, Clock::now() - milliseconds(10));
+    clock.lap(1, t);
+    clock.item();
+  }
+  const auto ph = clock.phases();
+  ASSERT_EQ(ph.size(), 2u);
+  EXPECT_EQ(ph[0].name, "a");
+  EXPECT_EQ(ph[1].name, "b");
+  EXPECT_EQ(ph[0].items, 4u);
+  EXPECT_GE(ph[0].ms_per_item, 10.0);
+  EXPECT_LT(ph[0].ms_per_item, 500.0) << "the warm-up's seconds are not in the mean";
+  EXPECT_LT(ph[1].ms_per_item, ph[0].ms_per_item);
 }

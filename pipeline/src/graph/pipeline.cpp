@@ -45,7 +45,8 @@ std::vector<StageStats> Pipeline::stage_stats() const {
                    static_cast<double>(n->busy_ns.load()) * 1e-9,
                    static_cast<double>(n->item_ns.percentile(0.50)) * 1e-6,
                    static_cast<double>(n->item_ns.percentile(0.99)) * 1e-6,
-                   static_cast<double>(n->item_ns.max()) * 1e-6, n->stage->gpu_ms_per_item()});
+                   static_cast<double>(n->item_ns.max()) * 1e-6, n->stage->gpu_ms_per_item(),
+                   n->stage->phases()});
   }
   return out;
 }

@@ -526,11 +526,11 @@ Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
   if (std::exchange(restart_, false) && restart(packet, out) == Flow::kStop) return Flow::kStop;
   remember(origin_by_pts_, packet.pkt->pts, packet.origin);
   window_ = packet.window;
-  int ret = avcodec_send_packet(decoder_.get(), packet.pkt.get());
+  int ret = send(packet.pkt.get());
   if (ret == AVERROR(EAGAIN)) {
     // Output is full: take frames out first, then resend.
     if (receive(out) == Flow::kStop) return Flow::kStop;
-    ret = avcodec_send_packet(decoder_.get(), packet.pkt.get());
+    ret = send(packet.pkt.get());
   }
   if (ret < 0 && ret != AVERROR_EOF) {
     check_nvdec();
@@ -549,17 +549,26 @@ bool goes_straight_on(const AVCodecContext& decoder, const Packet& next,
 // comes out (a drain) and the decoder starts afresh, unless it goes straight on.
 Flow DecodeStage::restart(const Packet& next, Output<Frame>& out) {
   if (goes_straight_on(*decoder_, next, window_)) return Flow::kContinue;
-  avcodec_send_packet(decoder_.get(), nullptr);
+  send(nullptr);
   const Flow flow = receive(out);
   avcodec_flush_buffers(decoder_.get());
   return flow;
+}
+
+int DecodeStage::send(const AVPacket* pkt) {
+  const auto t0 = Clock::now();
+  const int ret = avcodec_send_packet(decoder_.get(), pkt);
+  clock_.lap(kSend, t0);
+  return ret;
 }
 
 Flow DecodeStage::receive(Output<Frame>& out) {
   while (true) {
     if (limit_ && next_index_ >= *limit_) return Flow::kStop;
     UniqueAVFrame av = make_av_frame();
+    auto t = Clock::now();
     const int ret = avcodec_receive_frame(decoder_.get(), av.get());
+    t = clock_.lap(kReceive, t);
     if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return Flow::kContinue;
     if (ret < 0) {
       check_nvdec();
@@ -579,6 +588,8 @@ Flow DecodeStage::receive(Output<Frame>& out) {
                   ? Frame::copy_of_cuda_frame(std::move(av), time_base_, nvdec_->memory(),
                                               nvdec_->stream())
                   : Frame::from_av_frame(std::move(av), time_base_);
+    clock_.lap(kCopy, t);
+    clock_.item();
     f.index = next_index_++;
     f.origin = recall(origin_by_pts_, f.pts);
     counters_.frames_decoded++;
@@ -595,7 +606,7 @@ Flow DecodeStage::receive(Output<Frame>& out) {
 
 void DecodeStage::finish(Output<Frame>& out) {
   if (limit_ && next_index_ >= *limit_) return;
-  avcodec_send_packet(decoder_.get(), nullptr);
+  send(nullptr);
   receive(out);
 }
 

@@ -129,6 +129,8 @@ nlohmann::json TranscodeReport::to_json() const {
          {"busy_ms_per_item", s.items_in ? 1e3 * s.busy_s / static_cast<double>(s.items_in) : 0.0},
          {"latency_ms", {{"p50", s.item_ms_p50}, {"p99", s.item_ms_p99}, {"max", s.item_ms_max}}}});
     if (s.gpu_ms_per_item) stages_j.back()["gpu_ms_per_item"] = *s.gpu_ms_per_item;
+    for (const auto& ph : s.phases) stages_j.back()["phases_ms_per_item"][ph.name] = ph.ms_per_item;
+    if (!s.phases.empty()) stages_j.back()["phase_items"] = s.phases.front().items;
   }
   json queues_j = json::array();
   for (const auto& q : queues)

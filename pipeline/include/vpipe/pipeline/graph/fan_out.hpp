@@ -124,6 +124,7 @@ class BranchStage final : public Stage<In, Out> {
   [[nodiscard]] std::optional<double> gpu_ms_per_item() const override {
     return inner_->gpu_ms_per_item();
   }
+  [[nodiscard]] std::vector<Phase> phases() const override { return inner_->phases(); }
   Flow process(In item, Output<Out>& out) override {
     return health_->guard([&] { return inner_->process(std::move(item), out); });
   }
@@ -149,6 +150,7 @@ class BranchSink final : public Sink<In> {
   [[nodiscard]] std::optional<double> gpu_ms_per_item() const override {
     return inner_->gpu_ms_per_item();
   }
+  [[nodiscard]] std::vector<Phase> phases() const override { return inner_->phases(); }
   Flow consume(In item) override {
     return health_->guard([&] { return inner_->consume(std::move(item)); });
   }

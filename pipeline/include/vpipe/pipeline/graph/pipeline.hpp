@@ -32,6 +32,7 @@ struct StageStats {
   // Time per produce/process/consume call (finish not included), ms.
   double item_ms_p50 = 0, item_ms_p99 = 0, item_ms_max = 0;
   std::optional<double> gpu_ms_per_item;  // StageBase::gpu_ms_per_item()
+  std::vector<Phase> phases;              // StageBase::phases()
 };
 
 class Pipeline {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "vpipe/pipeline/graph/queue.hpp"
 
@@ -63,6 +64,13 @@ class Output {
   std::size_t emitted_ = 0;
 };
 
+// One named part of a stage's work an item, in steady state (PhaseClock).
+struct Phase {
+  std::string name;
+  double ms_per_item = 0;   // mean over the steady items
+  std::uint64_t items = 0;  // the steady items: those after the warm-up
+};
+
 class StageBase {
  public:
   virtual ~StageBase() = default;
@@ -72,6 +80,9 @@ class StageBase {
   // GPU time of the work it enqueues per item, ms, where it measures it
   // (CUDA filter stages; called after the run).
   [[nodiscard]] virtual std::optional<double> gpu_ms_per_item() const { return std::nullopt; }
+  // Where its time an item goes, part by part, where it times its parts
+  // (decode; called after the run).
+  [[nodiscard]] virtual std::vector<Phase> phases() const { return {}; }
 };
 
 template <class Out>

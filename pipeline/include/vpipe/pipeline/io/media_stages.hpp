@@ -19,6 +19,7 @@
 #include "vpipe/pipeline/filters/filter.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"
+#include "vpipe/pipeline/graph/phase_clock.hpp"
 #include "vpipe/pipeline/graph/stage.hpp"
 #include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
@@ -274,11 +275,17 @@ class DecodeStage final : public Stage<Packet, Frame> {
   Flow process(Packet packet, Output<Frame>& out) override;
   void finish(Output<Frame>& out) override;
   void limit_in_flight(FlightLimit* limit) { flight_ = limit; }
+  // send: avcodec_send_packet (with NVDEC: the decode, map, copy and unmap);
+  // receive: avcodec_receive_frame; copy: vpipe's copy out of FFmpeg's frame.
+  [[nodiscard]] std::vector<Phase> phases() const override { return clock_.phases(); }
 
  private:
+  enum PhaseIndex : std::size_t { kSend, kReceive, kCopy };
+  PhaseClock<3> clock_{{"send", "receive", "copy"}};
   FlightLimit* flight_ = nullptr;
-  FrameWindow window_;    // the latest packet's: the frames it belongs with
-  bool restart_ = false;  // the input started over: restart() at the next packet
+  FrameWindow window_;            // the latest packet's: the frames it belongs with
+  bool restart_ = false;          // the input started over: restart() at the next packet
+  int send(const AVPacket* pkt);  // avcodec_send_packet, timed
   Flow receive(Output<Frame>& out);
   Flow restart(const Packet& next, Output<Frame>& out);
   void check_nvdec() const;
