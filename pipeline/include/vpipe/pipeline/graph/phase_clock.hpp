@@ -42,8 +42,8 @@ class PhaseClock {
     const std::uint64_t steady = seen_ - warmup_;
     std::vector<Phase> out;
     for (std::size_t i = 0; i < N; ++i)
-      out.push_back({names_[i], static_cast<double>(ns_[i]) * 1e-6 / static_cast<double>(steady),
-                     steady});
+      out.push_back(
+          {names_[i], static_cast<double>(ns_[i]) * 1e-6 / static_cast<double>(steady), steady});
     return out;
   }
 
