@@ -85,6 +85,7 @@ TranscodeOptions pipeline_options(const DecodeBenchOptions& b) {
   o.mem = from_name<Strategy>(b.mem, "mem");
   o.loop = b.loop;
   o.decode_threads = b.decode_threads;
+  o.nvdec_api = from_name<NvdecApi>(b.nvdec_api, "nvdec-api");
   return o;
 }
 
@@ -110,8 +111,9 @@ ProbeTable probe_rows(const DecodeBenchOptions& b, bool gpu) {
   for (const int k : b.sessions) {
     DecoderLoadSampler sampler(current_device(gpu));
     const CpuUse cpu_use;
-    const auto r = probe_decode(
-        {b.input, k, from_name<Decode>(b.decode, "decode"), b.loop, b.decode_threads, b.raw});
+    const auto r =
+        probe_decode({b.input, k, from_name<Decode>(b.decode, "decode"), b.loop, b.decode_threads,
+                      from_name<NvdecApi>(b.nvdec_api, "nvdec-api"), b.raw});
     const nlohmann::json cpu = cpu_use.stop();
     const DecoderLoad load = sampler.stop();
     const double slowest =
@@ -317,12 +319,14 @@ int run_decode_bench(const DecodeBenchOptions& options) {
   const nlohmann::json encoded =
       b.encoder.empty() ? nlohmann::json(nullptr) : encode_rows(b, segments);
   fmt::print(
-      "\nInput: {} ×{}, decoder threads {}. Steady: frames after each session's or stream's first "
+      "\nInput: {} ×{}, decoder threads {}{}. Steady: frames after each session's or stream's "
+      "first "
       "30, over the time "
       "from its 30th frame to its last. NVDEC load: NVML's decoder utilisation, sampled every "
       "0.1 s. CPU cores busy: the process's CPU time (user and system) over the run's wall time.\n",
       b.input, b.loop,
-      b.decode_threads == 0 ? std::string("automatic") : std::to_string(b.decode_threads));
+      b.decode_threads == 0 ? std::string("automatic") : std::to_string(b.decode_threads),
+      b.decode == "nvdec" ? ", NVDEC through FFmpeg's " + b.nvdec_api : std::string());
   if (!b.json_path.empty()) {
     vpipe::write_file(b.json_path,
                       nlohmann::json{{"input", b.input},
@@ -332,6 +336,7 @@ int run_decode_bench(const DecodeBenchOptions& options) {
                                      {"filters", b.filters},
                                      {"mem", b.mem},
                                      {"decode_threads", b.decode_threads},
+                                     {"nvdec_api", b.nvdec_api},
                                      {"probe", probe.rows},
                                      {"streams", streams},
                                      {"segments", segments},

@@ -20,7 +20,9 @@ struct DecodeBenchOptions {
   std::string mem = "pool";
   int loop = 1;
   int decode_threads = 0;  // FFmpeg's decoder threads, probe and pipelines (0: automatic)
-  std::string encoder;     // non-empty: a fourth table, one file encoded with it
+  std::string nvdec_api =
+      "hwaccel";        // hwaccel | cuvid: how FFmpeg drives NVDEC, probe and pipelines
+  std::string encoder;  // non-empty: a fourth table, one file encoded with it
   std::string json_path;
 };
 

@@ -48,6 +48,12 @@ class BenchDecodeCommand final : public BenchCommand<bench::DecodeBenchOptions> 
                      "transcode's --decode-threads; --raw's NVCUVID sessions take none)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
+    app_->add_option("--nvdec-api", o_.nvdec_api,
+                     "how FFmpeg drives NVDEC in the probe and the pipelines, as transcode's "
+                     "--nvdec-api: hwaccel (FFmpeg's parser) or cuvid (NVIDIA's parser; "
+                     "h264_cuvid, hevc_cuvid…)")
+        ->check(CLI::IsMember({"hwaccel", "cuvid"}))
+        ->capture_default_str();
     app_->add_option("--encoder", o_.encoder,
                      "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "
                      "--segments K, beside the encoder alone and decode without it");

@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _stage_run_section() + _stages_section() + _rows_section() + _phases_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
+    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _stage_run_section() + _stages_section() + _rows_section() + _phases_section() + _api_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
     return out
 
 
@@ -602,19 +602,21 @@ def _streams_fps(d, streams):
     return next(r["steady_fps"] for r in d["streams"] if r["streams"] == streams)
 
 
-def _threads_rows(run, clip, codec, size):
-    """One clip's rows: the raw probe, then FFmpeg's NVDEC with each thread count, every figure
-    the range over the rounds, each ratio (in brackets) of the same round's raw probe."""
+def _variant_rows(run, clip, codec, size, variants):
+    """One clip's rows: the raw probe (CLIP-rR-raw.json), then each (label, suffix) of `variants`
+    (CLIP-rR-SUFFIX.json), every figure the range over the rounds, each ratio (in brackets) of the
+    same round's raw probe."""
     raws = {p[len(os.path.join(run, clip)) + 2:-len("-raw.json")]: load_json(p)
             for p in glob.glob(os.path.join(run, f"{clip}-r*-raw.json"))}
     if not raws:
         return []
     rows = [[f"{codec} {size}", "raw NVCUVID",
              " / ".join(span([_probe_fps(d, k) for d in raws.values()]) for k in (1, 14)), "–", "–"]]
-    found = glob.glob(os.path.join(run, f"{clip}-r*-t*.json"))
-    for t in sorted({int(p.rsplit("-t", 1)[1][:-len(".json")]) for p in found}):
+    for label, suffix in variants:
         runs = {r: load_json(p) for r in raws
-                if os.path.exists(p := os.path.join(run, f"{clip}-r{r}-t{t}.json"))}
+                if os.path.exists(p := os.path.join(run, f"{clip}-r{r}-{suffix}.json"))}
+        if not runs:
+            continue
 
         def cell(fps, raw_sessions):
             """fps(d) over the rounds, and ÷ the round's raw probe with raw_sessions sessions."""
@@ -623,8 +625,20 @@ def _threads_rows(run, clip, codec, size):
         alone = " / ".join(cell(lambda d, k=k: _probe_fps(d, k), k) for k in (1, 14))
         one = span([d["segments"][0]["steady_fps"] for d in runs.values()])
         streams = " / ".join(cell(lambda d, n=n: _streams_fps(d, n), 14) for n in (14, 21))
-        rows.append([f"{codec} {size}", str(t), alone, one, streams])
+        rows.append([f"{codec} {size}", label, alone, one, streams])
     return rows
+
+
+def _threads_rows(run, clip, codec, size):
+    """FFmpeg's NVDEC with each thread count the run has (CLIP-rR-tT.json)."""
+    found = glob.glob(os.path.join(run, f"{clip}-r*-t*.json"))
+    threads = sorted({int(p.rsplit("-t", 1)[1][:-len(".json")]) for p in found})
+    return _variant_rows(run, clip, codec, size, [(str(t), f"t{t}") for t in threads])
+
+
+def _api_rows(run, clip, codec, size):
+    """FFmpeg's hwaccel and its cuvid decoders (CLIP-rR-hwaccel.json, CLIP-rR-cuvid.json)."""
+    return _variant_rows(run, clip, codec, size, [("hwaccel", "hwaccel"), ("cuvid", "cuvid")])
 
 
 def _newest_clip_rows(prefix, rows_of):
@@ -647,6 +661,25 @@ def _threads_section():
            "the pipeline, steady fps. Automatic (the default) is 2 with NVDEC on a file, 1 on a live input.", ""]
     return out + table(["clip", "decoder threads", "FFmpeg's NVDEC alone, 1 / 14 sessions",
                         "one file, one session", "--streams 14 / 21, decode only"], rows) + \
+        ["", _threads_losses(run)]
+
+
+def _api_section():
+    """The newest decode-api-h200-* folder (scripts/gpu-decode-where --api): FFmpeg's hwaccel and
+    its cuvid decoders (NVIDIA's parser), beside the raw probe in the same call."""
+    run, rows = _newest_clip_rows("decode-api-h200-", _api_rows)
+    if not rows:
+        return []
+    rounds = len(glob.glob(os.path.join(run, f"{CLIPS[1][0]}-r*-raw.json")))
+    out = ["", f"FFmpeg's two ways to NVDEC (`{rel(run)}`, commit {run_commit(run)}, one call, "
+           f"{'one round: not a range' if rounds == 1 else f'{rounds} rounds: every figure the range over them'}): "
+           "`bench decode --nvdec-api A --vf resize=1280x720` after `--raw` on the same clip, A's order "
+           "alternating by round; hwaccel is FFmpeg's parser on the CPU (`-hwaccel cuda`), cuvid "
+           "NVIDIA's parser in the driver (`-c:v hevc_cuvid`). In brackets, ÷ the same round's raw "
+           "probe with as many sessions (--streams: ÷ raw 14 sessions). One file: one session through "
+           "the pipeline, steady fps.", ""]
+    return out + table(["clip", "NVDEC through", "FFmpeg's NVDEC alone, 1 / 14 sessions",
+                        "one file, one session", "--streams 14 / 21, resize + download"], rows) + \
         ["", _threads_losses(run)]
 
 

@@ -11,6 +11,7 @@
 #include "../e2e/media_check.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/strategy.hpp"
+#include "vpipe/pipeline/io/nvdec.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
@@ -720,4 +721,42 @@ TEST_F(CudaTranscode, TenBitHevcRunsOnNvdecAndMatchesTheCpuPathExactly) {
     for (std::size_t i = 0; i < gpu.size(); ++i)
       EXPECT_EQ(max_abs_diff(gpu[i], cpu[i]), 0) << decode << ", frame " << i;
   }
+}
+
+// --nvdec-api cuvid (FFmpeg's h264_cuvid, hevc_cuvid: NVIDIA's parser) decodes on the
+// same engines as the hwaccel: the same frames, bit for bit, at the same times; and
+// HEVC 10-bit through it, started over by --loop (drain, then FFmpeg's flush, which
+// makes cuvid's parser and decoder anew), gives every frame each time.
+TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFramesAndStartsOver) {
+  if (!cuvid_decoder(AV_CODEC_ID_H264)) GTEST_SKIP() << "this FFmpeg has no cuvid decoders";
+  const std::string nvdec = " --device cuda --decode nvdec --nvdec-api ";
+  const std::string common = " --encoder ffv1 --vf invert";
+  const auto hw = run(path("api_hwaccel.mkv"), nvdec + "hwaccel" + common);
+  const auto report = path("api_cuvid.json");
+  const auto cv = run(path("api_cuvid.mkv"), nvdec + "cuvid --report " + report + common);
+  ASSERT_EQ(hw.size(), 150u);
+  ASSERT_EQ(cv.size(), hw.size());
+  for (std::size_t i = 0; i < hw.size(); ++i) {
+    ASSERT_EQ(cv[i].pts, hw[i].pts) << i;
+    ASSERT_EQ(max_abs_diff(cv[i], hw[i]), 0) << "frame " << i << " differs";
+  }
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["decode"], "nvdec");
+  EXPECT_EQ(j["memory"]["nvdec_pool"]["api"], "cuvid");
+  EXPECT_EQ(j["frames"]["decode_errors"], 0);
+
+  if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
+  const std::string ten = path("api_ten.mkv");
+  write_yuv420p_clip(
+      ten, "libx265", 256, 144, 6,
+      [](int i, int p, int x, int y) { return (x * 11 + y * 5 + p * 200 + i * 7) % 1024; },
+      AV_PIX_FMT_YUV420P10LE);
+  const std::string ten_common = common + " --pix-fmt yuv420p --loop 3";
+  const auto cpu = run(path("api_ten_cpu.mkv"), "--device cpu" + ten_common, ten);
+  const auto gpu = run(path("api_ten_cuvid.mkv"), nvdec + "cuvid" + ten_common, ten);
+  ASSERT_EQ(cpu.size(), 18u);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (std::size_t i = 0; i < gpu.size(); ++i)
+    EXPECT_EQ(max_abs_diff(gpu[i], cpu[i]), 0) << "frame " << i;
 }

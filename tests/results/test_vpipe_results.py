@@ -139,6 +139,29 @@ class DecodeThreads(unittest.TestCase):
         self.assertIn("1,190, 1,200", text)  # a stream short of its frames shows
 
 
+class DecodeApi(unittest.TestCase):
+    def test_each_api_is_ranged_over_rounds_and_divided_by_its_own_rounds_raw_probe(self):
+        def bench(one, fourteen, s14, s21, seg):
+            return {"probe": [{"sessions": 1, "steady_fps": one}, {"sessions": 14, "steady_fps": fourteen}],
+                    "streams": [{"streams": 14, "steady_fps": s14}, {"streams": 21, "steady_fps": s21}],
+                    "segments": [{"decode_sessions": 1, "steady_fps": seg}]}
+        files = {"hevc-1080p-r1-raw": bench(1000, 8000, 0, 0, 0),
+                 "hevc-1080p-r2-raw": bench(1000, 10000, 0, 0, 0),
+                 "hevc-1080p-r1-hwaccel": bench(900, 7200, 7200, 7600, 880),
+                 "hevc-1080p-r2-hwaccel": bench(1000, 9000, 9000, 9500, 990),
+                 "hevc-1080p-r1-cuvid": bench(1000, 8000, 8000, 8000, 1000)}  # r2 missing: left out
+        with tempfile.TemporaryDirectory() as run:
+            for name, data in files.items():
+                with open(os.path.join(run, name + ".json"), "w") as f:
+                    json.dump(data, f)
+            rows = decode_table._api_rows(run, "hevc-1080p", "HEVC 8-bit", "1080p")
+        self.assertEqual(rows, [
+            ["HEVC 8-bit 1080p", "raw NVCUVID", "1,000 / 8,000–10,000", "–", "–"],
+            ["HEVC 8-bit 1080p", "hwaccel", "900–1,000 (0.90–1.00) / 7,200–9,000 (0.90)", "880–990",
+             "7,200–9,000 (0.90) / 7,600–9,500 (0.95)"],
+            ["HEVC 8-bit 1080p", "cuvid", "1,000 (1.00) / 8,000 (1.00)", "1,000", "8,000 (1.00) / 8,000 (1.00)"]])
+
+
 class DecodeSurfaces(unittest.TestCase):
     def test_rounds_give_ranges_and_the_build_default_comes_first(self):
         def rep(fps, whole, surfaces, failed=0):

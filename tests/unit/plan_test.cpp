@@ -323,6 +323,24 @@ TEST(Plan, CpuDecodedFramesBecomeRgbOnTheGpuWithoutAResize) {
 
 // ---- the one option schema (the command line, vpipe run's YAML, the Python package) ------
 
+// --nvdec-api cuvid opens FFmpeg's cuvid decoder for the codec (NVIDIA's parser);
+// a codec FFmpeg has none for fails naming it, never the hwaccel's decoder instead.
+TEST(Plan, NvdecApiCuvidPicksFfmpegsCuvidDecoderForTheCodec) {
+  const AVCodec* hevc = cuvid_decoder(AV_CODEC_ID_HEVC);
+  if (!hevc) GTEST_SKIP() << "this FFmpeg was built without its cuvid decoders";
+  EXPECT_STREQ(hevc->name, "hevc_cuvid");
+  ASSERT_NE(cuvid_decoder(AV_CODEC_ID_H264), nullptr);
+  EXPECT_STREQ(cuvid_decoder(AV_CODEC_ID_H264)->name, "h264_cuvid");
+  ASSERT_NE(cuvid_decoder(AV_CODEC_ID_MPEG2VIDEO), nullptr);
+  EXPECT_STREQ(cuvid_decoder(AV_CODEC_ID_MPEG2VIDEO)->name, "mpeg2_cuvid");
+  EXPECT_EQ(cuvid_decoder(AV_CODEC_ID_FFV1), nullptr);
+  TranscodeOptions o;
+  EXPECT_EQ(o.nvdec_api, NvdecApi::kHwaccel) << "the default stays FFmpeg's hwaccel";
+  set_option(o, "nvdec_api", "cuvid", "cfg", kConfig);
+  EXPECT_EQ(o.nvdec_api, NvdecApi::kCuvid);
+  EXPECT_THROW(set_option(o, "nvdec_api", "nvcuvid", "cfg", kConfig), usage_error);
+}
+
 TEST(OptionSchema, KeysAliasesAndValuesAreCheckedInOnePlace) {
   vpipe::TranscodeOptions o;
   const auto set = [&](const char* key, const char* value) {

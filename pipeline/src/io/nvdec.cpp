@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string_view>
 
 extern "C" {
 #include <libavutil/hwcontext.h>
@@ -116,6 +117,17 @@ struct NvdecCallbacks {
     self->impl_->frames = std::move(frames);  // (the one before goes when its frames do)
     return AV_PIX_FMT_CUDA;
   }
+
+  // A cuvid decoder asks at open and at each sequence header; it makes its own frames.
+  static AVPixelFormat get_format_cuvid(AVCodecContext* ctx, const AVPixelFormat* fmts) {
+    for (const AVPixelFormat* p = fmts; *p != AV_PIX_FMT_NONE; ++p)
+      if (*p == AV_PIX_FMT_CUDA) return AV_PIX_FMT_CUDA;
+    auto* self = static_cast<NvdecContext*>(ctx->opaque);
+    std::lock_guard lock(self->impl_->mu);
+    self->impl_->refusal =
+        fmt::format("FFmpeg's {} decoder offers no CUDA frames", ctx->codec->name);
+    return AV_PIX_FMT_NONE;
+  }
 };
 
 namespace {
@@ -160,6 +172,21 @@ void NvdecContext::attach(AVCodecContext* decoder, int frames_held) {
   decoder->hw_device_ctx = av_buffer_ref(impl_->device.get());
   decoder->opaque = this;
   decoder->get_format = &NvdecCallbacks::get_format;
+}
+
+void NvdecContext::attach_cuvid(AVCodecContext* decoder) {
+  decoder->hw_device_ctx = av_buffer_ref(impl_->device.get());
+  decoder->opaque = this;
+  decoder->get_format = &NvdecCallbacks::get_format_cuvid;
+}
+
+const AVCodec* cuvid_decoder(AVCodecID codec) {
+  void* it = nullptr;
+  while (const AVCodec* c = av_codec_iterate(&it))
+    if (c->id == codec && av_codec_is_decoder(c) && c->wrapper_name &&
+        std::string_view(c->wrapper_name) == "cuvid")
+      return c;
+  return nullptr;
 }
 
 std::string NvdecContext::refusal() const {

@@ -19,7 +19,13 @@ int decoder_threads(const TranscodeOptions& o, bool nvdec) {
 
 UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, NvdecContext* nvdec,
                                   int nvdec_frames_held, HostFramePool* host_pool) {
-  const AVCodec* codec = avcodec_find_decoder(stream->codecpar->codec_id);
+  const bool cuvid = nvdec && o.nvdec_api == NvdecApi::kCuvid;
+  const AVCodec* codec = cuvid ? cuvid_decoder(stream->codecpar->codec_id)
+                               : avcodec_find_decoder(stream->codecpar->codec_id);
+  if (!codec && cuvid)
+    throw input_error(
+        fmt::format("{}: FFmpeg has no cuvid decoder for '{}' (use --nvdec-api hwaccel)", o.input,
+                    avcodec_get_name(stream->codecpar->codec_id)));
   if (!codec)
     throw input_error(fmt::format("{}: no decoder for video codec '{}'", o.input,
                                   avcodec_get_name(stream->codecpar->codec_id)));
@@ -32,7 +38,12 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, N
   const bool live = is_live_input(o.input);
   dec->thread_type = live ? FF_THREAD_SLICE : FF_THREAD_FRAME | FF_THREAD_SLICE;
   if (live) dec->flags |= AV_CODEC_FLAG_LOW_DELAY;
-  if (nvdec) nvdec->attach(dec.get(), nvdec_frames_held);
+  if (cuvid) {
+    dec->thread_count = 1;  // NVIDIA's parser in the driver: FFmpeg's threads take no part
+    nvdec->attach_cuvid(dec.get());
+  } else if (nvdec) {
+    nvdec->attach(dec.get(), nvdec_frames_held);
+  }
   if (host_pool) host_pool->attach(dec.get());
   if (const int ret = avcodec_open2(dec.get(), codec, nullptr); ret < 0)
     throw input_error(fmt::format("{}: cannot open the {} decoder: {}", o.input, codec->name,

@@ -126,6 +126,7 @@ DecodeProbeResult probe_decode(const DecodeProbeOptions& options) {
   TranscodeOptions o;
   o.input = options.input;
   o.decode_threads = options.decode_threads;
+  o.nvdec_api = options.nvdec_api;
   const bool nvdec = options.decode == Decode::kNvdec;
   if (nvdec)
     if (auto why = nvdec_unsupported_reason(in.video->codecpar); !why.empty())

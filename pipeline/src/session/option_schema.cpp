@@ -288,6 +288,10 @@ std::vector<OptionSpec> io_rows() {
       choice("decode", &O::decode,
              "cpu (libavcodec threads), nvdec (FFmpeg's cuda hwaccel; frames stay on the device) "
              "or auto (nvdec when the chain starts with a CUDA filter)"),
+      choice("nvdec_api", &O::nvdec_api,
+             "how FFmpeg drives NVDEC: hwaccel (FFmpeg's own parser on the CPU, as ffmpeg "
+             "-hwaccel cuda) or cuvid (NVIDIA's parser in the driver, FFmpeg's h264_cuvid, "
+             "hevc_cuvid… decoders, as ffmpeg -c:v hevc_cuvid; no decoder threads)"),
       with(row(
                "max_frames", "N>=1", "stop after N video frames",
                [](O& o, const std::string& v) {

@@ -710,8 +710,9 @@ MemoryReport TranscodeSession::Parts::memory_report() const {
         MemoryReport::PinnedDecode{host_pool->frames(), host_pool->buffers(), host_pool->bytes()};
   if (const auto* ring = graph->download_ring()) m.download_ring = ring_report(*ring);
   if (nvdec)
-    m.nvdec_pool = MemoryReport::NvdecPool{nvdec->pool_buffers(), nvdec->pool_bytes(),
-                                           nvdec->decode_surfaces()};
+    m.nvdec_pool =
+        MemoryReport::NvdecPool{nvdec->pool_buffers(), nvdec->pool_bytes(),
+                                nvdec->decode_surfaces(), std::string(name_of(o.nvdec_api))};
   return m;
 }
 

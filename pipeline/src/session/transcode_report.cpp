@@ -62,8 +62,10 @@ void to_json(json& j, const MemoryReport& m) {
         {"frames", p->frames}, {"buffers", p->buffers}, {"bytes", p->bytes}};
   if (m.download_ring) j["download_ring"] = *m.download_ring;
   if (const auto& n = m.nvdec_pool)
-    j["nvdec_pool"] = {
-        {"buffers", n->buffers}, {"bytes", n->bytes}, {"decode_surfaces", n->decode_surfaces}};
+    j["nvdec_pool"] = {{"buffers", n->buffers},
+                       {"bytes", n->bytes},
+                       {"decode_surfaces", n->decode_surfaces},
+                       {"api", n->api}};
 }
 
 const std::vector<CountField>& count_fields() {

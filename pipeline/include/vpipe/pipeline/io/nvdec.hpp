@@ -46,6 +46,11 @@ class NvdecContext {
   // all, NVDEC's limit): the frames its caller holds at once (FFmpeg adds one
   // for each frame thread itself). Its thread count is the caller's (decoder_threads()).
   void attach(AVCodecContext* decoder, int frames_held);
+  // Makes `decoder`, one of FFmpeg's cuvid decoders (cuvid_decoder()), not yet
+  // opened, decode on this device and stream. Its frames come from its own pool
+  // (FFmpeg's, not the strategy's: pool_buffers() stays 0); it copies each picture
+  // out of NVDEC's surface itself, so it holds none.
+  void attach_cuvid(AVCodecContext* decoder);
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
   [[nodiscard]] DeviceMemoryResource& memory() const noexcept { return mr_; }
@@ -69,6 +74,9 @@ class NvdecContext {
 // Empty if FFmpeg can decode this stream with NVDEC into 8-bit NV12 frames
 // (the formats vpipe's CUDA filters take); otherwise why not.
 [[nodiscard]] std::string nvdec_unsupported_reason(const AVCodecParameters* par);
+// FFmpeg's cuvid decoder for a codec (h264_cuvid, hevc_cuvid…: NVIDIA's parser
+// and NVDEC through the driver); null where FFmpeg has none.
+[[nodiscard]] const AVCodec* cuvid_decoder(AVCodecID codec);
 // The smallest picture NVDEC decodes for a codec (width, height).
 [[nodiscard]] std::pair<int, int> nvdec_min_size(AVCodecID codec);
 

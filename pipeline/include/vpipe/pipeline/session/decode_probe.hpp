@@ -22,6 +22,7 @@ struct DecodeProbeOptions {
   Decode decode = Decode::kNvdec;  // kNvdec or kCpu
   int loop = 1;                    // each session sends the packets N times over (no flush)
   int decode_threads = 0;          // FFmpeg's threads each (0: decoder_threads())
+  NvdecApi nvdec_api = NvdecApi::kHwaccel;  // with kNvdec: FFmpeg's hwaccel or its cuvid decoders
   // NVCUVID directly (cuvid_probe.cpp: NVIDIA's parser and decoder, each frame
   // mapped and unmapped), not FFmpeg's NVDEC hwaccel: the engines' own ceiling.
   bool raw = false;

@@ -28,6 +28,9 @@ class LiveRegistry;
 
 enum class Device { kAuto, kCpu, kCuda };
 enum class Decode { kAuto, kCpu, kNvdec };
+// How FFmpeg drives NVDEC: its hwaccel (FFmpeg's own parser on the CPU, `-hwaccel cuda`)
+// or its cuvid decoders (NVIDIA's parser: h264_cuvid, hevc_cuvid…, `-c:v hevc_cuvid`).
+enum class NvdecApi { kHwaccel, kCuvid };
 enum class Drop { kAuto, kBlock, kDropOldest, kDropNewest };
 // A picture size the encoder cannot take (odd, for 4:2:0): pad it, crop it, or stop.
 enum class Fit { kPad, kCrop, kError };
@@ -51,6 +54,11 @@ template <>
 struct EnumNames<Decode> {
   static constexpr std::array<std::pair<std::string_view, Decode>, 3> table{
       {{"auto", Decode::kAuto}, {"cpu", Decode::kCpu}, {"nvdec", Decode::kNvdec}}};
+};
+template <>
+struct EnumNames<NvdecApi> {
+  static constexpr std::array<std::pair<std::string_view, NvdecApi>, 2> table{
+      {{"hwaccel", NvdecApi::kHwaccel}, {"cuvid", NvdecApi::kCuvid}}};
 };
 template <>
 struct EnumNames<Drop> {
@@ -136,10 +144,11 @@ struct TranscodeOptions {
   // segments) per rendition, and dash/manifest.mpd with every rendition.
   std::string dash;
   double segment_s = 4.0;
-  Device device = Device::kAuto;          // auto: the CUDA path where a device is usable
-  Decode decode = Decode::kAuto;          // auto: NVDEC when frames go to a CUDA filter
-  Strategy mem = Strategy::kPool;         // device memory strategy
-  HostMemory host = HostMemory::kPinned;  // host staging
+  Device device = Device::kAuto;            // auto: the CUDA path where a device is usable
+  Decode decode = Decode::kAuto;            // auto: NVDEC when frames go to a CUDA filter
+  NvdecApi nvdec_api = NvdecApi::kHwaccel;  // with NVDEC: FFmpeg's hwaccel or its cuvid decoders
+  Strategy mem = Strategy::kPool;           // device memory strategy
+  HostMemory host = HostMemory::kPinned;    // host staging
   std::string encoder = "auto";  // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
   int crf = 23;                  // libx264
   std::string preset = "veryfast";  // libx264
