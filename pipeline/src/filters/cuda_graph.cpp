@@ -168,7 +168,9 @@ CudaGraphStage::CudaGraphStage(std::vector<ConfiguredFilter> filters, DeviceMemo
 
 CudaGraphStage::~CudaGraphStage() = default;
 
-std::string CudaGraphStage::name() const { return "cuda graph:" + run_labels(filters_); }
+std::string CudaGraphStage::name() const {
+  return "cuda graph:" + run_labels(filters_) + (end_.downloads() ? "+download" : "");
+}
 
 // On a new layout the first frame runs with stream launches (filters set
 // themselves up lazily: uploads, attributes), the next one is captured.
@@ -177,7 +179,7 @@ Flow CudaGraphStage::process(Frame in, Output<Frame>& out) {
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "cuda graph: needs a device frame");
   FrameFormat format = in.format;
   const auto steps = configure_run(filters_, format);
-  if (steps.empty()) return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
+  if (steps.empty()) return end_.emit(std::move(in), stream_, out, /*wait=*/true);
   in.ready->wait_on(stream_);
   Frame result = Frame::allocate_device(format, mr_, stream_);
   const bool fits = captured_ && same_layout(captured_->in_layout, in) &&
@@ -200,9 +202,8 @@ Flow CudaGraphStage::process(Frame in, Output<Frame>& out) {
   }
   gpu_.stop(stream_);
   result.copy_props_from(in);
-  result.ready = std::make_shared<ReadyEvent>(stream_);
   in.device->retire_on(stream_);
-  return out.emit(std::move(result)) ? Flow::kContinue : Flow::kStop;
+  return end_.emit(std::move(result), stream_, out);
 }
 
 void CudaGraphStage::capture(const std::vector<ConfiguredFilter*>& steps, const Frame& in,

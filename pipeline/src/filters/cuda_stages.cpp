@@ -164,23 +164,24 @@ std::string run_labels(const std::vector<ConfiguredFilter>& run) {
   return labels;
 }
 
-std::string CudaFilterStage::name() const { return "cuda:" + run_labels(run_); }
+std::string CudaFilterStage::name() const {
+  return "cuda:" + run_labels(run_) + (end_.downloads() ? "+download" : "");
+}
 
 Flow CudaFilterStage::process(Frame in, Output<Frame>& out) {
   NvtxRange range("vpipe::cuda_filter");
   VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "cuda filter: needs a device frame");
   FrameFormat format = in.format;
   const auto steps = configure_run(run_, format);
-  if (steps.empty()) return out.emit(std::move(in)) ? Flow::kContinue : Flow::kStop;
+  if (steps.empty()) return end_.emit(std::move(in), stream_, out, /*wait=*/true);
   in.ready->wait_on(stream_);
   Frame result = Frame::allocate_device(format, mr_, stream_);
   gpu_.start(stream_);
   run_steps(steps, in, result, mr_, stream_);
   gpu_.stop(stream_);
   result.copy_props_from(in);
-  result.ready = std::make_shared<ReadyEvent>(stream_);
   in.device->retire_on(stream_);  // its last use was on this stream
-  return out.emit(std::move(result)) ? Flow::kContinue : Flow::kStop;
+  return end_.emit(std::move(result), stream_, out);
 }
 
 namespace {
@@ -197,23 +198,23 @@ void release_slot(void* opaque, std::uint8_t* /*data*/) {
 
 std::size_t staged_bytes(const FrameFormat& format) { return frame_bytes(format, 64); }
 
-Flow DownloadStage::process(Frame in, Output<Frame>& out) {
-  NvtxRange range("vpipe::download");
-  VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "download: needs a device frame");
-  in.ready->wait_on(stream_);
-  if (staged_bytes(in.format) > ring_.slot_bytes()) {  // grew mid-stream: unstaged copy
-    Frame host = Frame::allocate_host(in.format);
-    for (int p = 0; p < in.num_planes; ++p) {
-      const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
-      const PlaneView& dst = host.planes[static_cast<std::size_t>(p)];
-      cuda::copy_plane(src, dst.data, dst.pitch, cudaMemcpyDeviceToHost, stream_);
-    }
-    in.device->retire_on(stream_);
-    VPIPE_CUDA_TRY(cudaStreamSynchronize(stream_));
-    host.copy_props_from(in);
-    return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
+Frame Downloader::unstaged(Frame in, cudaStream_t stream) {
+  Frame host = Frame::allocate_host(in.format);
+  for (int p = 0; p < in.num_planes; ++p) {
+    const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
+    const PlaneView& dst = host.planes[static_cast<std::size_t>(p)];
+    cuda::copy_plane(src, dst.data, dst.pitch, cudaMemcpyDeviceToHost, stream);
   }
-  if (copy_out_) return copy_out(std::move(in), out);
+  in.device->retire_on(stream);
+  VPIPE_CUDA_TRY(cudaStreamSynchronize(stream));
+  host.copy_props_from(in);
+  return host;
+}
+
+Frame Downloader::to_host(Frame in, cudaStream_t stream) {
+  VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "download: needs a device frame");
+  if (staged_bytes(in.format) > ring_.slot_bytes()) return unstaged(std::move(in), stream);
+  if (copy_out_) return copied_out(std::move(in), stream);
   // The frame is the ring slot itself: the encoder reads the pinned memory
   // the copy lands in, and the slot comes back when the frame is released.
   const PinnedRing::Slot slot = ring_.acquire();
@@ -235,27 +236,27 @@ Flow DownloadStage::process(Frame in, Output<Frame>& out) {
     const std::size_t pitch = (src.row_bytes() + 63) / 64 * 64;
     av->data[p] = reinterpret_cast<std::uint8_t*>(slot.data) + offset;
     av->linesize[p] = static_cast<int>(pitch);
-    cuda::copy_plane(src, av->data[p], pitch, cudaMemcpyDeviceToHost, stream_);
+    cuda::copy_plane(src, av->data[p], pitch, cudaMemcpyDeviceToHost, stream);
     offset += pitch * static_cast<std::size_t>(src.height);
   }
-  in.device->retire_on(stream_);
+  in.device->retire_on(stream);
   Frame host = Frame::from_av_frame(std::move(av), in.time_base);
   host.copy_props_from(in);
-  host.ready = std::make_shared<ReadyEvent>(stream_);  // readers wait for the copy
-  return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
+  host.ready = std::make_shared<ReadyEvent>(stream);  // readers wait for the copy
+  return host;
 }
 
-Flow DownloadStage::copy_out(Frame in, Output<Frame>& out) {
+Frame Downloader::copied_out(Frame in, cudaStream_t stream) {
   const PinnedRing::Slot slot = ring_.acquire();
   std::size_t offset = 0;
   for (int p = 0; p < in.num_planes; ++p) {
     const PlaneView& src = in.planes[static_cast<std::size_t>(p)];
     const std::size_t row = src.row_bytes();
-    cuda::copy_plane(src, slot.data + offset, row, cudaMemcpyDeviceToHost, stream_);
+    cuda::copy_plane(src, slot.data + offset, row, cudaMemcpyDeviceToHost, stream);
     offset += row * static_cast<std::size_t>(src.height);
   }
-  in.device->retire_on(stream_);
-  const ReadyEvent copied(stream_);
+  in.device->retire_on(stream);
+  const ReadyEvent copied(stream);
   Frame host = Frame::allocate_host(in.format);  // while the copy runs
   copied.synchronize();
   offset = 0;
@@ -268,7 +269,23 @@ Flow DownloadStage::copy_out(Frame in, Output<Frame>& out) {
   }
   ring_.release_now(slot);
   host.copy_props_from(in);
-  return out.emit(std::move(host)) ? Flow::kContinue : Flow::kStop;
+  return host;
+}
+
+Flow DownloadStage::process(Frame in, Output<Frame>& out) {
+  NvtxRange range("vpipe::download");
+  VPIPE_EXPECTS(in.memory == MemoryKind::kDevice, "download: needs a device frame");
+  in.ready->wait_on(stream_);
+  return out.emit(down_.to_host(std::move(in), stream_)) ? Flow::kContinue : Flow::kStop;
+}
+
+Flow CudaRunEnd::emit(Frame result, cudaStream_t stream, Output<Frame>& out, bool wait) {
+  if (!down_) {
+    if (!wait) result.ready = std::make_shared<ReadyEvent>(stream);  // else: as it came
+    return out.emit(std::move(result)) ? Flow::kContinue : Flow::kStop;
+  }
+  if (wait) result.ready->wait_on(stream);
+  return out.emit(down_->to_host(std::move(result), stream)) ? Flow::kContinue : Flow::kStop;
 }
 
 }  // namespace vpipe

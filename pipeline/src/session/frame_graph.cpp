@@ -32,11 +32,16 @@ QueuePtr<Frame> FrameGraph::download(Pipeline& pipeline, QueuePtr<Frame> frames,
   rings_.push_back(
       std::make_unique<PinnedRing>(queues_.download_slots, staged_bytes(format), cuda_.host));
   download_ring_ = rings_.back().get();
+  on_device_ = false;
+  if (run_end_ && frames.get() == run_end_queue_) {  // straight after a CUDA run: it downloads
+    run_end_->download_into(*download_ring_, cuda_.download_copy);
+    run_end_ = nullptr;
+    return frames;
+  }
   auto down = frame_queue(pipeline, "download→", queues_.frames);
   add(pipeline,
       std::make_unique<DownloadStage>(*download_ring_, cuda_.streams->make(), cuda_.download_copy),
       std::move(frames), down);
-  on_device_ = false;
   return down;
 }
 
@@ -70,12 +75,15 @@ QueuePtr<Frame> FrameGraph::add_cuda_run(Pipeline& pipeline, QueuePtr<Frame> fra
     auto stage = std::make_unique<CudaGraphStage>(std::move(run), *cuda_.memory,
                                                   cuda_.streams->make(), cuda_.streams->make());
     graph_stages_.push_back(stage.get());
+    run_end_ = &stage->end();
     add(pipeline, std::move(stage), std::move(frames), next);
   } else {  // a launch per kernel
-    add(pipeline,
-        std::make_unique<CudaFilterStage>(std::move(run), *cuda_.memory, cuda_.streams->make()),
-        std::move(frames), next);
+    auto stage =
+        std::make_unique<CudaFilterStage>(std::move(run), *cuda_.memory, cuda_.streams->make());
+    run_end_ = &stage->end();
+    add(pipeline, std::move(stage), std::move(frames), next);
   }
+  run_end_queue_ = next.get();
   return next;
 }
 

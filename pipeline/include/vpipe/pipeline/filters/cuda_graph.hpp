@@ -80,6 +80,7 @@ class CudaGraphStage final : public Stage<Frame, Frame> {
   Flow process(Frame in, Output<Frame>& out) override;
   [[nodiscard]] GraphStats stats() const noexcept { return stats_; }
   [[nodiscard]] std::optional<double> gpu_ms_per_item() const override { return gpu_.mean_ms(); }
+  CudaRunEnd& end() noexcept { return end_; }
 
  private:
   struct Captured;  // the instantiated graph and its patch sites (cuda_graph.cpp)
@@ -93,6 +94,7 @@ class CudaGraphStage final : public Stage<Frame, Frame> {
   std::optional<Frame> warm_;  // the layout (no memory) of the last frame run without a graph
   GraphStats stats_;
   GpuTimer gpu_;
+  CudaRunEnd end_;
 };
 
 }  // namespace vpipe

@@ -91,6 +91,53 @@ class GpuTimer {
   mutable std::int64_t count_ = 0;
 };
 
+// A device frame to the host on a stream: the host frame is a ring slot
+// (released with the frame), with a ReadyEvent: readers synchronize on it before
+// touching the pixels. The DownloadStage's work, and the end of a CUDA run's
+// (CudaRunEnd) where the run downloads its own frames.
+class Downloader {
+ public:
+  // copy_out: the older way, for A/B benchmarks: wait for the copy here, then
+  // memcpy the slot into a fresh host frame and recycle the slot at once.
+  explicit Downloader(PinnedRing& ring, bool copy_out = false) : ring_(ring), copy_out_(copy_out) {}
+  // `in`'s pixels must be ordered on `stream` already (its ReadyEvent waited on,
+  // or written there); `in` is retired on `stream`.
+  [[nodiscard]] Frame to_host(Frame in, cudaStream_t stream);
+
+ private:
+  Frame copied_out(Frame in, cudaStream_t stream);
+  Frame unstaged(Frame in, cudaStream_t stream);  // grew past the slots mid-stream
+  PinnedRing& ring_;
+  bool copy_out_;
+};
+
+class DownloadStage final : public Stage<Frame, Frame> {
+ public:
+  DownloadStage(PinnedRing& ring, cudaStream_t stream, bool copy_out = false)
+      : down_(ring, copy_out), stream_(stream) {}
+  [[nodiscard]] std::string name() const override { return "download"; }
+  Flow process(Frame in, Output<Frame>& out) override;
+
+ private:
+  Downloader down_;
+  cudaStream_t stream_;
+};
+
+// How a CUDA run's stage hands on its frame: as a device frame with its
+// ReadyEvent for the next stage, or, where a download would follow, downloaded
+// on the run's own stream (FrameGraph: one stage, one thread hand-off and one
+// cross-stream wait a frame fewer).
+class CudaRunEnd {
+ public:
+  void download_into(PinnedRing& ring, bool copy_out) { down_.emplace(ring, copy_out); }
+  [[nodiscard]] bool downloads() const noexcept { return down_.has_value(); }
+  // `result` was written on `stream` (or, when `wait` is true, must first be waited for there).
+  Flow emit(Frame result, cudaStream_t stream, Output<Frame>& out, bool wait = false);
+
+ private:
+  std::optional<Downloader> down_;
+};
+
 // A run of consecutive CUDA filters as one stage: per frame one wait on the input's
 // event, the filters' kernels in order on the stage's stream (intermediate frames
 // from the run's --mem strategy, freed on that stream after their reader), one
@@ -102,11 +149,14 @@ class CudaFilterStage final : public Stage<Frame, Frame> {
  public:
   CudaFilterStage(std::vector<ConfiguredFilter> run, DeviceMemoryResource& mr, cudaStream_t stream)
       : run_(std::move(run)), mr_(mr), stream_(stream) {}
-  [[nodiscard]] std::string name() const override;  // "cuda:to_8bit,resize=1280x720"
+  // "cuda:to_8bit,resize=1280x720", "+download" where it downloads its frames
+  [[nodiscard]] std::string name() const override;
   Flow process(Frame in, Output<Frame>& out) override;
   [[nodiscard]] std::optional<double> gpu_ms_per_item() const override { return gpu_.mean_ms(); }
+  CudaRunEnd& end() noexcept { return end_; }
 
  private:
+  CudaRunEnd end_;
   std::vector<ConfiguredFilter> run_;
   DeviceMemoryResource& mr_;
   cudaStream_t stream_;
@@ -124,24 +174,6 @@ void run_steps(const std::vector<ConfiguredFilter*>& steps, const Frame& in, Fra
                DeviceMemoryResource& inner, cudaStream_t stream);
 // "a,b,c" of the run's labels.
 [[nodiscard]] std::string run_labels(const std::vector<ConfiguredFilter>& run);
-
-// The host frame it emits is a ring slot (released with the frame), with a
-// ReadyEvent: readers synchronize on it before touching the pixels.
-class DownloadStage final : public Stage<Frame, Frame> {
- public:
-  // copy_out: the older way, for A/B benchmarks: wait for the copy here, then
-  // memcpy the slot into a fresh host frame and recycle the slot at once.
-  DownloadStage(PinnedRing& ring, cudaStream_t stream, bool copy_out = false)
-      : ring_(ring), stream_(stream), copy_out_(copy_out) {}
-  [[nodiscard]] std::string name() const override { return "download"; }
-  Flow process(Frame in, Output<Frame>& out) override;
-
- private:
-  Flow copy_out(Frame in, Output<Frame>& out);
-  PinnedRing& ring_;
-  cudaStream_t stream_;
-  bool copy_out_;
-};
 
 // Non-blocking CUDA streams for a pipeline's stages, synchronized and
 // destroyed together. Declare it before the Pipeline: frames still queued

@@ -4,6 +4,10 @@
 //   frames ─► [CPU steps] ─► upload ─► CUDA steps ─► download ─► [CPU steps] ─► …
 //                           (unless the frames are on the device already: NVDEC)
 //
+// A download straight after a run of CUDA steps is that run's stage's last
+// step, on its stream (CudaRunEnd: "cuda:…+download"); one stage of its own
+// only where frames reach it otherwise.
+//
 // and owns the staging rings it makes. Ring slots are frames: the pipeline's
 // and the encoder's (a download slot is the encoder's input frame), so a
 // FrameGraph is declared before both and outlives them. transcode, soak and
@@ -87,6 +91,10 @@ class FrameGraph {
   PinnedRing* download_ring_ = nullptr;
   UploadStage* upload_stage_ = nullptr;
   std::vector<const CudaGraphStage*> graph_stages_;
+  // The last CUDA run's end and the queue it emits into: a download of that
+  // queue is the run's own (CudaRunEnd), not a stage of its own.
+  CudaRunEnd* run_end_ = nullptr;
+  const BoundedQueue<Frame>* run_end_queue_ = nullptr;
   std::shared_ptr<BranchHealth> health_;  // isolate(): the branch's (null: the pipeline's)
   std::string label_;
 };
