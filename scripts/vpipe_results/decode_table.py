@@ -647,40 +647,38 @@ def _newest_clip_rows(prefix, rows_of):
     return run, [row for clip, codec, size in CLIPS for row in rows_of(run, clip, codec, size)] if run else []
 
 
-def _threads_section():
-    """The newest decode-threads-h200-* folder (scripts/gpu-decode-where --threads): FFmpeg's
-    NVDEC with 1, 2 and 4 frame threads, beside the raw probe in the same call."""
-    run, rows = _newest_clip_rows("decode-threads-h200-", _threads_rows)
+def _variant_section(prefix, rows_of, title, how, variant, streams):
+    """The newest PREFIX* folder: rows_of's rows (_variant_rows) under a paragraph of `title`, the
+    run, its rounds and `how`, then the losses over every file."""
+    run, rows = _newest_clip_rows(prefix, rows_of)
     if not rows:
         return []
     rounds = len(glob.glob(os.path.join(run, f"{CLIPS[1][0]}-r*-raw.json")))
-    out = ["", f"FFmpeg's decoder threads under NVDEC (`{rel(run)}`, commit {run_commit(run)}, one call, "
-           f"{'one round: not a range' if rounds == 1 else f'{rounds} rounds: every figure the range over them'}): `bench decode --decode-threads T "
-           "--vf \"\"` (no filter) after `--raw` on the same clip; in brackets, ÷ the same round's raw "
-           "probe with as many sessions (--streams: ÷ raw 14 sessions). One file: one session through "
-           "the pipeline, steady fps. Automatic (the default) is 2 with NVDEC on a file, 1 on a live input.", ""]
-    return out + table(["clip", "decoder threads", "FFmpeg's NVDEC alone, 1 / 14 sessions",
-                        "one file, one session", "--streams 14 / 21, decode only"], rows) + \
-        ["", _threads_losses(run)]
+    spread = "one round: not a range" if rounds == 1 else f"{rounds} rounds: every figure the range over them"
+    out = ["", f"{title} (`{rel(run)}`, commit {run_commit(run)}, one call, {spread}): {how} In brackets, "
+           "÷ the same round's raw probe with as many sessions (--streams: ÷ raw 14 sessions). One file: "
+           "one session through the pipeline, steady fps.", ""]
+    return out + table(["clip", variant, "FFmpeg's NVDEC alone, 1 / 14 sessions", "one file, one session",
+                        f"--streams 14 / 21, {streams}"], rows) + ["", _threads_losses(run)]
+
+
+def _threads_section():
+    """The newest decode-threads-h200-* folder (scripts/gpu-decode-where --threads): FFmpeg's
+    NVDEC with 1, 2 and 4 frame threads, beside the raw probe in the same call."""
+    return _variant_section(
+        "decode-threads-h200-", _threads_rows, "FFmpeg's decoder threads under NVDEC",
+        "`bench decode --decode-threads T --vf \"\"` (no filter) after `--raw` on the same clip. Automatic "
+        "(the default) is 2 with NVDEC on a file, 1 on a live input.", "decoder threads", "decode only")
 
 
 def _api_section():
     """The newest decode-api-h200-* folder (scripts/gpu-decode-where --api): FFmpeg's hwaccel and
     its cuvid decoders (NVIDIA's parser), beside the raw probe in the same call."""
-    run, rows = _newest_clip_rows("decode-api-h200-", _api_rows)
-    if not rows:
-        return []
-    rounds = len(glob.glob(os.path.join(run, f"{CLIPS[1][0]}-r*-raw.json")))
-    out = ["", f"FFmpeg's two ways to NVDEC (`{rel(run)}`, commit {run_commit(run)}, one call, "
-           f"{'one round: not a range' if rounds == 1 else f'{rounds} rounds: every figure the range over them'}): "
-           "`bench decode --nvdec-api A --vf resize=1280x720` after `--raw` on the same clip, A's order "
-           "alternating by round; hwaccel is FFmpeg's parser on the CPU (`-hwaccel cuda`), cuvid "
-           "NVIDIA's parser in the driver (`-c:v hevc_cuvid`). In brackets, ÷ the same round's raw "
-           "probe with as many sessions (--streams: ÷ raw 14 sessions). One file: one session through "
-           "the pipeline, steady fps.", ""]
-    return out + table(["clip", "NVDEC through", "FFmpeg's NVDEC alone, 1 / 14 sessions",
-                        "one file, one session", "--streams 14 / 21, resize + download"], rows) + \
-        ["", _threads_losses(run)]
+    return _variant_section(
+        "decode-api-h200-", _api_rows, "FFmpeg's two ways to NVDEC",
+        "`bench decode --nvdec-api A --vf resize=1280x720` after `--raw` on the same clip, A's order "
+        "alternating by round; hwaccel is FFmpeg's parser on the CPU (`-hwaccel cuda`), cuvid NVIDIA's "
+        "parser in the driver (`-c:v hevc_cuvid`).", "NVDEC through", "resize + download")
 
 
 def _threads_losses(run):
