@@ -745,6 +745,8 @@ TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFramesAndStartsOver) {
   const auto j = nlohmann::json::parse(rf);
   EXPECT_EQ(j["decode"], "nvdec");
   EXPECT_EQ(j["memory"]["nvdec_pool"]["api"], "cuvid");
+  EXPECT_GT(j["memory"]["nvdec_pool"]["buffers"].get<std::int64_t>(), 0)
+      << "cuvid's frames come from the strategy";
   EXPECT_EQ(j["frames"]["decode_errors"], 0);
 
   if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";

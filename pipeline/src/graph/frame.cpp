@@ -142,6 +142,12 @@ Frame wrap_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
 }
 }  // namespace
 
+Frame Frame::of_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
+  Frame f = wrap_cuda_frame(std::move(av), tb, stream);
+  f.ready = std::make_shared<ReadyEvent>(stream);
+  return f;
+}
+
 Frame Frame::copy_of_cuda_frame(UniqueAVFrame av, AVRational tb, DeviceMemoryResource& mr,
                                 cudaStream_t stream) {
   const Frame src = wrap_cuda_frame(std::move(av), tb, stream);  // read on its own stream

@@ -562,6 +562,17 @@ int DecodeStage::send(const AVPacket* pkt) {
   return ret;
 }
 
+Frame DecodeStage::as_frame(UniqueAVFrame av) const {
+  if (av->format != AV_PIX_FMT_CUDA || !nvdec_)
+    return Frame::from_av_frame(std::move(av), time_base_);
+  // A cuvid decoder's frame holds no surface: it goes on as it is.
+  if (nvdec_->frames_hold_no_surface())
+    return Frame::of_cuda_frame(std::move(av), time_base_, nvdec_->stream());
+  // The hwaccel's frame is copied out at once: its decode surface goes straight back
+  // (nvdec.hpp, kNvdecFramesHeldCopying), however long the pipeline holds the copy.
+  return Frame::copy_of_cuda_frame(std::move(av), time_base_, nvdec_->memory(), nvdec_->stream());
+}
+
 Flow DecodeStage::receive(Output<Frame>& out) {
   while (true) {
     if (limit_ && next_index_ >= *limit_) return Flow::kStop;
@@ -582,12 +593,7 @@ Flow DecodeStage::receive(Output<Frame>& out) {
       continue;
     }
     if (av->decode_error_flags || (av->flags & AV_FRAME_FLAG_CORRUPT)) counters_.decode_errors++;
-    // NVDEC's frame is copied out at once: its decode surface goes straight back
-    // (nvdec.hpp, kNvdecFramesHeldCopying), however long the pipeline holds the copy.
-    Frame f = av->format == AV_PIX_FMT_CUDA && nvdec_
-                  ? Frame::copy_of_cuda_frame(std::move(av), time_base_, nvdec_->memory(),
-                                              nvdec_->stream())
-                  : Frame::from_av_frame(std::move(av), time_base_);
+    Frame f = as_frame(std::move(av));
     clock_.lap(kCopy, t);
     clock_.item();
     f.index = next_index_++;

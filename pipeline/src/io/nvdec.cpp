@@ -65,29 +65,23 @@ struct NvdecCallbacks {
     }
   }
 
-  static AVPixelFormat get_format(AVCodecContext* ctx, const AVPixelFormat* fmts) {
-    auto* self = static_cast<NvdecContext*>(ctx->opaque);
-    auto refuse = [&](std::string why) {
-      std::lock_guard lock(self->impl_->mu);
-      self->impl_->refusal = std::move(why);
-      return AV_PIX_FMT_NONE;
-    };
-    bool offered = false;
+  static AVPixelFormat refuse(NvdecContext* self, std::string why) {
+    std::lock_guard lock(self->impl_->mu);
+    self->impl_->refusal = std::move(why);
+    return AV_PIX_FMT_NONE;
+  }
+
+  static bool offers_cuda(const AVPixelFormat* fmts) {
     for (const AVPixelFormat* p = fmts; *p != AV_PIX_FMT_NONE; ++p)
-      offered |= *p == AV_PIX_FMT_CUDA;
-    if (!offered)
-      return refuse(fmt::format("FFmpeg's NVDEC hwaccel does not take this {} stream ({}x{} {})",
-                                avcodec_get_name(ctx->codec_id), ctx->coded_width,
-                                ctx->coded_height, av_get_pix_fmt_name(ctx->sw_pix_fmt)));
-    AVBufferRef* frames_ref = nullptr;
-    if (const int ret = avcodec_get_hw_frames_parameters(ctx, self->impl_->device.get(),
-                                                         AV_PIX_FMT_CUDA, &frames_ref);
-        ret < 0)
-      return refuse(fmt::format("NVDEC frame parameters: {}", av_error_text(ret)));
-    UniqueAVBufferRef frames(frames_ref);
+      if (*p == AV_PIX_FMT_CUDA) return true;
+    return false;
+  }
+
+  // `ctx` decodes into the frames context kept from before where it matches `frames`
+  // (size, formats, at least `surfaces`), else into `frames`, given the strategy's pool.
+  static AVPixelFormat use_frames(AVCodecContext* ctx, NvdecContext* self, UniqueAVBufferRef frames,
+                                  int surfaces) {
     auto* fc = reinterpret_cast<AVHWFramesContext*>(frames->data);
-    constexpr int kNvdecMaxSurfaces = 32;
-    const int surfaces = std::min(kNvdecMaxSurfaces, fc->initial_pool_size + self->frames_held_);
     if (self->impl_->frames) {  // the same picture again: the same pool
       const auto* have = reinterpret_cast<const AVHWFramesContext*>(self->impl_->frames->data);
       if (have->width == fc->width && have->height == fc->height &&
@@ -95,38 +89,68 @@ struct NvdecCallbacks {
           have->initial_pool_size >= surfaces) {
         av_buffer_unref(&ctx->hw_frames_ctx);
         ctx->hw_frames_ctx = av_buffer_ref(self->impl_->frames.get());
-        return ctx->hw_frames_ctx ? AV_PIX_FMT_CUDA : refuse("NVDEC frame pool: out of memory");
+        return ctx->hw_frames_ctx ? AV_PIX_FMT_CUDA
+                                  : refuse(self, "NVDEC frame pool: out of memory");
       }
     }
     if (fc->sw_format != AV_PIX_FMT_NV12 && fc->sw_format != AV_PIX_FMT_P010LE)
-      return refuse(fmt::format("NVDEC would give {} frames; vpipe takes NV12 and P010",
-                                av_get_pix_fmt_name(fc->sw_format)));
+      return refuse(self, fmt::format("NVDEC would give {} frames; vpipe takes NV12 and P010",
+                                      av_get_pix_fmt_name(fc->sw_format)));
     // FFmpeg lays planes out with the device's texture pitch alignment (≤ 512
     // on every NVIDIA GPU); size buffers for 1024 to be safe.
     const int size = av_image_get_buffer_size(fc->sw_format, fc->width, fc->height, 1024);
-    if (size <= 0) return refuse("NVDEC frame size");
+    if (size <= 0) return refuse(self, "NVDEC frame size");
     fc->pool = av_buffer_pool_init2(static_cast<std::size_t>(size), self, &alloc, nullptr);
-    if (!fc->pool) return refuse("NVDEC frame pool: out of memory");
+    if (!fc->pool) return refuse(self, "NVDEC frame pool: out of memory");
     fc->initial_pool_size = surfaces;
-    self->surfaces_ = fc->initial_pool_size;
+    self->surfaces_ = surfaces;
     if (const int ret = av_hwframe_ctx_init(frames.get()); ret < 0)
-      return refuse(fmt::format("NVDEC frame pool: {}", av_error_text(ret)));
+      return refuse(self, fmt::format("NVDEC frame pool: {}", av_error_text(ret)));
     av_buffer_unref(&ctx->hw_frames_ctx);
     ctx->hw_frames_ctx = av_buffer_ref(frames.get());
-    if (!ctx->hw_frames_ctx) return refuse("NVDEC frame pool: out of memory");
+    if (!ctx->hw_frames_ctx) return refuse(self, "NVDEC frame pool: out of memory");
     self->impl_->frames = std::move(frames);  // (the one before goes when its frames do)
     return AV_PIX_FMT_CUDA;
   }
 
-  // A cuvid decoder asks at open and at each sequence header; it makes its own frames.
-  static AVPixelFormat get_format_cuvid(AVCodecContext* ctx, const AVPixelFormat* fmts) {
-    for (const AVPixelFormat* p = fmts; *p != AV_PIX_FMT_NONE; ++p)
-      if (*p == AV_PIX_FMT_CUDA) return AV_PIX_FMT_CUDA;
+  static AVPixelFormat get_format(AVCodecContext* ctx, const AVPixelFormat* fmts) {
     auto* self = static_cast<NvdecContext*>(ctx->opaque);
-    std::lock_guard lock(self->impl_->mu);
-    self->impl_->refusal =
-        fmt::format("FFmpeg's {} decoder offers no CUDA frames", ctx->codec->name);
-    return AV_PIX_FMT_NONE;
+    if (!offers_cuda(fmts))
+      return refuse(
+          self, fmt::format("FFmpeg's NVDEC hwaccel does not take this {} stream ({}x{} {})",
+                            avcodec_get_name(ctx->codec_id), ctx->coded_width, ctx->coded_height,
+                            av_get_pix_fmt_name(ctx->sw_pix_fmt)));
+    AVBufferRef* frames_ref = nullptr;
+    if (const int ret = avcodec_get_hw_frames_parameters(ctx, self->impl_->device.get(),
+                                                         AV_PIX_FMT_CUDA, &frames_ref);
+        ret < 0)
+      return refuse(self, fmt::format("NVDEC frame parameters: {}", av_error_text(ret)));
+    UniqueAVBufferRef frames(frames_ref);
+    constexpr int kNvdecMaxSurfaces = 32;
+    const int pool = reinterpret_cast<AVHWFramesContext*>(frames->data)->initial_pool_size;
+    return use_frames(ctx, self, std::move(frames),
+                      std::min(kNvdecMaxSurfaces, pool + self->frames_held_));
+  }
+
+  // A cuvid decoder asks at open (its picture size from the container, NV12 for
+  // now) and at each sequence header (the picture's own size and format), and
+  // takes the frames context given then (cuviddec.c): each a pool of the strategy's
+  // memory, another one where the picture changes. It copies each picture out of
+  // NVDEC's surface into one of these frames and holds no surface itself.
+  static AVPixelFormat get_format_cuvid(AVCodecContext* ctx, const AVPixelFormat* fmts) {
+    auto* self = static_cast<NvdecContext*>(ctx->opaque);
+    if (!offers_cuda(fmts))
+      return refuse(self,
+                    fmt::format("FFmpeg's {} decoder offers no CUDA frames", ctx->codec->name));
+    if (ctx->width <= 0 || ctx->height <= 0) return AV_PIX_FMT_CUDA;  // no size yet: it asks again
+    UniqueAVBufferRef frames(av_hwframe_ctx_alloc(self->impl_->device.get()));
+    if (!frames) return refuse(self, "NVDEC frame pool: out of memory");
+    auto* fc = reinterpret_cast<AVHWFramesContext*>(frames->data);
+    fc->format = AV_PIX_FMT_CUDA;
+    fc->sw_format = ctx->sw_pix_fmt;
+    fc->width = ctx->width;
+    fc->height = ctx->height;
+    return use_frames(ctx, self, std::move(frames), 0);  // grows as frames are taken
   }
 };
 
@@ -175,6 +199,7 @@ void NvdecContext::attach(AVCodecContext* decoder, int frames_held) {
 }
 
 void NvdecContext::attach_cuvid(AVCodecContext* decoder) {
+  cuvid_ = true;
   decoder->hw_device_ctx = av_buffer_ref(impl_->device.get());
   decoder->opaque = this;
   decoder->get_format = &NvdecCallbacks::get_format_cuvid;

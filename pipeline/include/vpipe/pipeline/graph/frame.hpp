@@ -121,6 +121,11 @@ struct Frame {
   // surfaces left"), and more surfaces slowed many sessions (nvdec.hpp).
   static Frame copy_of_cuda_frame(UniqueAVFrame frame, AVRational time_base,
                                   DeviceMemoryResource& mr, cudaStream_t stream);
+  // A decoded AV_PIX_FMT_CUDA frame's planes as they are (no copy), ready once the
+  // work on `stream` (the decoder's) so far is done. For a decoder that copies each
+  // picture out of NVDEC itself (FFmpeg's cuvid decoders) and so holds no surface:
+  // the buffer goes back to its pool after its last reader (DeviceBuffer).
+  static Frame of_cuda_frame(UniqueAVFrame frame, AVRational time_base, cudaStream_t stream);
   // A device frame's pixels copied (on `stream`, after its ready event) into a frame from `mr`.
   static Frame copy_on_device(const Frame& src, DeviceMemoryResource& mr, cudaStream_t stream);
   // A new host frame with FFmpeg-aligned planes.

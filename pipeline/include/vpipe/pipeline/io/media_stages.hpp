@@ -276,7 +276,7 @@ class DecodeStage final : public Stage<Packet, Frame> {
   void finish(Output<Frame>& out) override;
   void limit_in_flight(FlightLimit* limit) { flight_ = limit; }
   // send: avcodec_send_packet (with NVDEC: the decode, map, copy and unmap);
-  // receive: avcodec_receive_frame; copy: vpipe's copy out of FFmpeg's frame.
+  // receive: avcodec_receive_frame; copy: vpipe's copy out of FFmpeg's frame (as_frame).
   [[nodiscard]] std::vector<Phase> phases() const override { return clock_.phases(); }
 
  private:
@@ -286,6 +286,8 @@ class DecodeStage final : public Stage<Packet, Frame> {
   FrameWindow window_;            // the latest packet's: the frames it belongs with
   bool restart_ = false;          // the input started over: restart() at the next packet
   int send(const AVPacket* pkt);  // avcodec_send_packet, timed
+  // The decoded frame as vpipe's: wrapped (host), copied out of NVDEC's surface, or as it is.
+  [[nodiscard]] Frame as_frame(UniqueAVFrame av) const;
   Flow receive(Output<Frame>& out);
   Flow restart(const Packet& next, Output<Frame>& out);
   void check_nvdec() const;

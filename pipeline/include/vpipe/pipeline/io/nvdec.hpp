@@ -47,12 +47,15 @@ class NvdecContext {
   // for each frame thread itself). Its thread count is the caller's (decoder_threads()).
   void attach(AVCodecContext* decoder, int frames_held);
   // Makes `decoder`, one of FFmpeg's cuvid decoders (cuvid_decoder()), not yet
-  // opened, decode on this device and stream. Its frames come from its own pool
-  // (FFmpeg's, not the strategy's: pool_buffers() stays 0); it copies each picture
-  // out of NVDEC's surface itself, so it holds none.
+  // opened, decode on this device and stream into this pool. It copies each
+  // picture out of NVDEC's surface itself (its decode surfaces are its own:
+  // decode_surfaces() stays 0).
   void attach_cuvid(AVCodecContext* decoder);
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  // The decoder copies each picture out of NVDEC's surface itself (attach_cuvid):
+  // its frames hold no surface and can go downstream as they are (Frame::of_cuda_frame).
+  [[nodiscard]] bool frames_hold_no_surface() const noexcept { return cuvid_; }
   [[nodiscard]] DeviceMemoryResource& memory() const noexcept { return mr_; }
   [[nodiscard]] std::int64_t pool_buffers() const noexcept { return buffers_.load(); }
   [[nodiscard]] std::int64_t pool_bytes() const noexcept { return bytes_.load(); }
@@ -68,6 +71,7 @@ class NvdecContext {
   std::atomic<std::int64_t> buffers_{0}, bytes_{0};
   std::atomic<int> surfaces_{0};
   int frames_held_ = 0;
+  bool cuvid_ = false;
   friend struct NvdecCallbacks;
 };
 

@@ -67,10 +67,10 @@ struct MemoryReport {
     std::int64_t frames = 0, buffers = 0, bytes = 0;
   };
   std::optional<PinnedDecode> decoded_into_pinned;
-  struct NvdecPool {                      // NVDEC's output copies and its decode surfaces
-    std::int64_t buffers = 0, bytes = 0;  // 0 with cuvid: FFmpeg's own pool
-    int decode_surfaces = 0;
-    std::string api;  // --nvdec-api: hwaccel or cuvid
+  struct NvdecPool {  // NVDEC's output copies and its decode surfaces
+    std::int64_t buffers = 0, bytes = 0;
+    int decode_surfaces = 0;  // 0 with cuvid: its own
+    std::string api;          // --nvdec-api: hwaccel or cuvid
   };
   std::optional<NvdecPool> nvdec_pool;
 };
