@@ -292,9 +292,11 @@ TEST_F(CudaTranscode, DecodeAutoPicksNvdecForACudaChainAndSaysSo) {
 TEST_F(CudaTranscode, ResolutionChangeReconfiguresOnTheGpu) {
   const auto in = path("switch.ts");
   write_size_change_clip(in, {{320, 240}, {640, 480}, {320, 240}}, 10);
-  for (const char* decode : {"cpu", "nvdec"})
+  // "nvdec --nvdec-api cuvid": its sequence header asks for a new frames pool
+  for (const char* decode : {"cpu", "nvdec", "nvdec --nvdec-api cuvid"})
     for (const char* mem : {"pool", "slab"}) {
-      const std::string name = std::string(decode) + "_" + mem;
+      const std::string d = decode;
+      const std::string name = d.substr(d.rfind(' ') + 1) + "_" + mem;  // cpu, nvdec, cuvid
       const auto out = path(name + ".mkv"), report = path(name + ".json");
       const auto r = run_vpipe("transcode " + in + " " + out +
                                " --device cuda --encoder ffv1 --decode " + decode + " --mem " +
