@@ -94,6 +94,33 @@ TEST(Pipeline, RunsToEndOfStreamAndFlushes) {
   EXPECT_GE(stats[1].item_ms_max, stats[1].item_ms_p50) << "per-item latency is recorded";
 }
 
+// A stage's name can change after it is added (a CUDA run told to download its
+// frames names itself "+download"): the stats ask it then, not at add_stage.
+TEST(Pipeline, StatsNameEachStageAsItIsNowNotAsItWasAdded) {
+  class Renamed final : public Stage<int, int> {
+   public:
+    std::string label = "before";
+    std::string name() const override { return label; }
+    Flow process(int v, Output<int>& out) override {
+      out.emit(v);
+      return Flow::kContinue;
+    }
+  };
+  Pipeline p;
+  std::vector<int> got;
+  auto a = p.make_queue<int>("a", 2);
+  auto b = p.make_queue<int>("b", 2);
+  auto stage = std::make_unique<Renamed>();
+  auto* renamed = stage.get();
+  p.add_source<int>(std::make_unique<Counter>(3), a);
+  p.add_stage<int, int>(std::move(stage), a, b);
+  p.add_sink<int>(std::make_unique<Collector>(got), b);
+  renamed->label = "after";
+  p.run();
+  ASSERT_EQ(p.stage_stats().size(), 3u);
+  EXPECT_EQ(p.stage_stats()[1].name, "after");
+}
+
 TEST(Pipeline, ErrorInOneStageStopsEveryStageAndIsRethrown) {
   Pipeline p;
   std::vector<int> got;

@@ -41,7 +41,9 @@ void Pipeline::run() {
 std::vector<StageStats> Pipeline::stage_stats() const {
   std::vector<StageStats> out;
   for (const auto& n : nodes_) {
-    out.push_back({n->name, n->items_in.load(), n->items_out.load(),
+    // Asked now, not when added: a stage's name can say what was joined to it
+    // after (a CUDA run's "+download"). Every name comes from state fixed before run().
+    out.push_back({n->stage->name(), n->items_in.load(), n->items_out.load(),
                    static_cast<double>(n->busy_ns.load()) * 1e-9,
                    static_cast<double>(n->item_ns.percentile(0.50)) * 1e-6,
                    static_cast<double>(n->item_ns.percentile(0.99)) * 1e-6,

@@ -70,7 +70,6 @@ class Pipeline {
 
  private:
   struct Node {
-    std::string name;
     std::unique_ptr<StageBase> stage;
     std::function<void(Node&)> body;
     std::atomic<std::uint64_t> items_in{0};
@@ -132,7 +131,6 @@ template <class Out>
 void Pipeline::add_source(std::unique_ptr<Source<Out>> source, QueuePtr<Out> out) {
   out->add_producer();
   auto node = std::make_unique<Node>();
-  node->name = source->name();
   auto* src = source.get();
   node->stage = std::move(source);
   node->body = [this, src, out](Node& n) {
@@ -159,7 +157,6 @@ void Pipeline::add_stage(std::unique_ptr<Stage<In, Out>> stage, QueuePtr<In> in,
                          QueuePtr<Out> out) {
   out->add_producer();
   auto node = std::make_unique<Node>();
-  node->name = stage->name();
   auto* st = stage.get();
   node->stage = std::move(stage);
   node->body = [this, st, in, out](Node& n) {
@@ -191,7 +188,6 @@ void Pipeline::add_stage(std::unique_ptr<Stage<In, Out>> stage, QueuePtr<In> in,
 template <class In>
 void Pipeline::add_sink(std::unique_ptr<Sink<In>> sink, QueuePtr<In> in) {
   auto node = std::make_unique<Node>();
-  node->name = sink->name();
   auto* sk = sink.get();
   node->stage = std::move(sink);
   node->body = [this, sk, in](Node& n) {
