@@ -215,7 +215,7 @@ def section(_suite):
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
         out += _encoder_bound_choice(run, runs)
-    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _stage_run_section() + _stages_section() + _rows_section() + _phases_section() + _api_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
+    out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _stage_run_section() + _fold_section() + _stages_section() + _rows_section() + _phases_section() + _api_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
     return out
 
 
@@ -353,6 +353,25 @@ def _stage_run_section():
             "`bench decode CLIP --streams 14,21 --vf CHAIN`, output null. HEVC 10-bit's resize is two "
             "CUDA filters (`to_8bit`, then the resize), resize + blur is two; HEVC 8-bit's resize alone "
             "is one filter, one stage in both builds: the control.", ""] + \
+        table(["clip", "streams", "base steady fps (sum)", "head steady fps (sum)", "head ÷ base",
+               "rounds", "failed"], rows)
+
+
+def _fold_section():
+    """The newest download-fold-ab-h200-* folder: the download as the CUDA run's stage's last step
+    (head) against a stage of its own (base), alternating on one machine start."""
+    run = newest_run("download-fold-ab-h200-")
+    rows = _ab_rows(run) if run else []
+    if not rows:
+        return []
+    with open_data(sorted(glob.glob(os.path.join(run, "ab-*", "base.txt")))[0]) as f:
+        base = f.read().strip()
+    return ["", f"The download as the CUDA run's last step (`{rel(run)}`, `scripts/gpu-ab`, one call: "
+            f"head {run_commit(run)}, the run's stage downloads each frame on its own stream; base "
+            f"{base}, a download stage of its own, with its thread, stream, event and cross-stream wait "
+            "a frame; rounds alternate which build runs first; ranges over the rounds, head ÷ base "
+            "paired by round): `bench decode CLIP --streams 14,21 --vf resize=1280x720`, output null "
+            "(a null output after a filter downloads, as an encoder's would).", ""] + \
         table(["clip", "streams", "base steady fps (sum)", "head steady fps (sum)", "head ÷ base",
                "rounds", "failed"], rows)
 
