@@ -337,61 +337,56 @@ def _ab_rows(run, chains=("resize",)):
     return rows
 
 
-def _stage_run_section():
-    """The newest stage-run-ab-h200-* folder: a run of CUDA filters as one stage (head) against a
-    stage per CUDA filter (base), alternating on one machine start."""
-    run = newest_run("stage-run-ab-h200-")
-    rows = _ab_rows(run, ("resize", "resize-blur")) if run else []
+def _ab_run_section(prefix, chains, text):
+    """The newest PREFIX* folder of a gpu-ab run: text(run, base) as its paragraph (base: gpu-ab's own
+    record, in each of its folders), then _ab_rows' table."""
+    run = newest_run(prefix)
+    rows = _ab_rows(run, chains) if run else []
     if not rows:
         return []
     with open_data(sorted(glob.glob(os.path.join(run, "ab-*", "base.txt")))[0]) as f:
         base = f.read().strip()
-    return ["", f"A run of consecutive CUDA filters as one stage (`{rel(run)}`, `scripts/gpu-ab`, one "
-            f"call: head {run_commit(run)}, one stage a run, a launch per kernel; base {base}, a stage "
-            "per CUDA filter, each with its thread, stream, event and cross-stream wait a frame; rounds "
-            "alternate which build runs first; ranges over the rounds, head ÷ base paired by round): "
-            "`bench decode CLIP --streams 14,21 --vf CHAIN`, output null. HEVC 10-bit's resize is two "
-            "CUDA filters (`to_8bit`, then the resize), resize + blur is two; HEVC 8-bit's resize alone "
-            "is one filter, one stage in both builds: the control.", ""] + \
+    return ["", text(run, base), ""] + \
         table(["clip", "streams", "base steady fps (sum)", "head steady fps (sum)", "head ÷ base",
                "rounds", "failed"], rows)
+
+
+_AB_HOW = ("rounds alternate which build runs first; ranges over the rounds, head ÷ base paired by "
+           "round)")
+
+
+def _stage_run_section():
+    """The newest stage-run-ab-h200-* folder: a run of CUDA filters as one stage (head) against a
+    stage per CUDA filter (base), alternating on one machine start."""
+    return _ab_run_section("stage-run-ab-h200-", ("resize", "resize-blur"), lambda run, base: (
+        f"A run of consecutive CUDA filters as one stage (`{rel(run)}`, `scripts/gpu-ab`, one "
+        f"call: head {run_commit(run)}, one stage a run, a launch per kernel; base {base}, a stage "
+        f"per CUDA filter, each with its thread, stream, event and cross-stream wait a frame; {_AB_HOW}: "
+        "`bench decode CLIP --streams 14,21 --vf CHAIN`, output null. HEVC 10-bit's resize is two "
+        "CUDA filters (`to_8bit`, then the resize), resize + blur is two; HEVC 8-bit's resize alone "
+        "is one filter, one stage in both builds: the control."))
 
 
 def _fold_section():
     """The newest download-fold-ab-h200-* folder: the download as the CUDA run's stage's last step
     (head) against a stage of its own (base), alternating on one machine start."""
-    run = newest_run("download-fold-ab-h200-")
-    rows = _ab_rows(run) if run else []
-    if not rows:
-        return []
-    with open_data(sorted(glob.glob(os.path.join(run, "ab-*", "base.txt")))[0]) as f:
-        base = f.read().strip()
-    return ["", f"The download as the CUDA run's last step (`{rel(run)}`, `scripts/gpu-ab`, one call: "
-            f"head {run_commit(run)}, the run's stage downloads each frame on its own stream; base "
-            f"{base}, a download stage of its own, with its thread, stream, event and cross-stream wait "
-            "a frame; rounds alternate which build runs first; ranges over the rounds, head ÷ base "
-            "paired by round): `bench decode CLIP --streams 14,21 --vf resize=1280x720`, output null "
-            "(a null output after a filter downloads, as an encoder's would).", ""] + \
-        table(["clip", "streams", "base steady fps (sum)", "head steady fps (sum)", "head ÷ base",
-               "rounds", "failed"], rows)
+    return _ab_run_section("download-fold-ab-h200-", ("resize",), lambda run, base: (
+        f"The download as the CUDA run's last step (`{rel(run)}`, `scripts/gpu-ab`, one call: "
+        f"head {run_commit(run)}, the run's stage downloads each frame on its own stream; base "
+        f"{base}, a download stage of its own, with its thread, stream, event and cross-stream wait "
+        f"a frame; {_AB_HOW}: `bench decode CLIP --streams 14,21 --vf resize=1280x720`, output null "
+        "(a null output after a filter downloads, as an encoder's would)."))
 
 
 def _ab_section():
     """The newest decode-ab-h200-* folder: the resize rows with the build before the NVDEC copy
     (base) and this one (head), alternating on one machine start."""
-    run = newest_run("decode-ab-h200-")
-    rows = _ab_rows(run) if run else []
-    if not rows:
-        return []
-    with open_data(sorted(glob.glob(os.path.join(run, "ab-*", "base.txt")))[0]) as f:
-        base = f.read().strip()  # gpu-ab's own record, in each of its folders
-    out = ["", f"Whether copying each NVDEC frame out costs the resize path (`{rel(run)}`, `scripts/gpu-ab`, "
-           f"one call: head {run_commit(run)}, base {base}, the last build before the copy, which held each "
-           "NVDEC frame's surface until the pipeline let the frame go and asked queue depth + 3 surfaces; "
-           "rounds alternate which build runs first; ranges over the rounds, head ÷ base paired by round): "
-           "`bench decode CLIP --streams … --vf resize=1280x720`, output null, the default queue depth.", ""]
-    return out + table(["clip", "streams", "base steady fps (sum)", "head steady fps (sum)", "head ÷ base",
-                        "rounds", "failed"], rows)
+    return _ab_run_section("decode-ab-h200-", ("resize",), lambda run, base: (
+        f"Whether copying each NVDEC frame out costs the resize path (`{rel(run)}`, `scripts/gpu-ab`, "
+        f"one call: head {run_commit(run)}, base {base}, the last build before the copy, which held each "
+        "NVDEC frame's surface until the pipeline let the frame go and asked queue depth + 3 surfaces; "
+        f"{_AB_HOW}: `bench decode CLIP --streams … --vf resize=1280x720`, output null, the default "
+        "queue depth."))
 
 
 def _stage_rows(path):
