@@ -74,7 +74,7 @@ struct Phase {
 class StageBase {
  public:
   virtual ~StageBase() = default;
-  [[nodiscard]] virtual std::string name() const = 0;
+  [[nodiscard]] virtual std::string name() const = 0;  // fixed once run() starts: read by stats
   virtual void open() {}
   virtual void close() noexcept {}
   // GPU time of the work it enqueues per item, ms, where it measures it
