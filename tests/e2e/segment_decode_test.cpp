@@ -105,11 +105,11 @@ class SegmentDecode : public ::testing::Test {
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return out;
   }
-  // A raw H.264 stream that starts on an open GOP's I picture, not an IDR: the
-  // B-frames after it refer to a picture before it, so a fresh start drops them.
+  // A raw H.264 or HEVC stream (by the name's extension) that starts on an open
+  // GOP's keyframe, not an IDR (H.264's I picture, HEVC's CRA): the B-frames after
+  // it refer to a picture before it, so a fresh start drops them.
   std::string starts_on_an_open_gop(const std::string& name) {
-    const auto whole =
-        clip("whole-" + name, "-c:v libx264 -g 12 -bf 3 -x264-params open-gop=1:repeat-headers=1");
+    const auto whole = clip("whole-" + name, name.ends_with(".hevc") ? kHevcOpenGop : kH264OpenGop);
     auto in = vpipe::open_input(whole);
     auto pkt = vpipe::make_av_packet();
     std::int64_t second_key = -1;
@@ -123,6 +123,12 @@ class SegmentDecode : public ::testing::Test {
     std::ofstream(out, std::ios::binary) << from.rdbuf();
     return out;
   }
+  static constexpr const char* kH264OpenGop =
+      "-c:v libx264 -g 12 -bf 3 -x264-params open-gop=1:repeat-headers=1";
+  // x265's GOPs are open by default: each keyframe after the first is a CRA.
+  static constexpr const char* kHevcOpenGop =
+      "-c:v libx265 -x265-params log-level=error:keyint=12:min-keyint=12:scenecut=0:"
+      "repeat-headers=1";
   fs::path dir_;
 };
 
@@ -172,22 +178,25 @@ TEST_F(SegmentDecode, EveryCodecAndGopKindGivesWhatOneDecoderGives) {
   }
 }
 
-// --loop: each pass gives exactly the frames one pass gives. An H.264 pass that
-// starts on an IDR is decoded straight on (no drain and flush, after which
+// --loop: each pass gives exactly the frames one pass gives. An H.264 or HEVC pass
+// that starts on an IDR is decoded straight on (no drain and flush, after which
 // FFmpeg sets the decoder up again: with NVDEC a new hardware decoder per pass);
 // the others are drained between passes, as one that starts on an open GOP's I
-// picture must be (straight on, its B-frames would be shown from the pass before).
+// picture or CRA must be (straight on, its B-frames would be shown from the pass before).
 TEST_F(SegmentDecode, ALoopGivesEachPassTheFramesOfOnePass) {
   for (const auto& [name, args] : std::vector<std::pair<const char*, const char*>>{
            {"closed.mp4", "-c:v libx264 -g 12 -bf 2"},
            {"open.mkv", "-c:v libx264 -g 12 -bf 3 -x264-params open-gop=1"},
            {"annexb.h264", "-c:v libx264 -g 12 -bf 2"},
            {"mpeg2.ts", "-c:v mpeg2video -g 12 -bf 2"},
-           {"starts-open.h264", ""}}) {
+           {"hevc.mkv", kHevcOpenGop},
+           {"annexb.hevc", kHevcOpenGop},
+           {"starts-open.h264", ""},
+           {"starts-open.hevc", ""}}) {
     SCOPED_TRACE(name);
     const auto path = *args ? clip(name, args) : starts_on_an_open_gop(name);
     const Seen one = decode_all(path, 1);
-    ASSERT_EQ(one.frames.size(), *args ? 90u : 78u);  // (its first 3 B-frames cannot be shown)
+    ASSERT_EQ(one.frames.size(), *args ? 90u : 78u);  // (its leading B-frames cannot be shown)
     for (const int sessions : {1, 3}) {  // 3: segments, or for a raw stream one session inline
       SCOPED_TRACE(sessions);
       const Seen looped = decode_all(path, sessions, 0, 3);
@@ -205,45 +214,72 @@ TEST_F(SegmentDecode, ALoopGivesEachPassTheFramesOfOnePass) {
 
 // A raw stream falls back to one session inline; a loop of it restarts that
 // decoder only where a plain decode would: at a pass that does not start on an
-// IDR (with NVDEC, an H.264 restart is a new hardware decoder each pass).
+// IDR (with NVDEC, an H.264 restart is a new hardware decoder each pass, a cuvid
+// decoder's a new parser and decoder).
 TEST_F(SegmentDecode, ALoopOfARawStreamRestartsTheInlineDecoderOnlyWithoutAnIdr) {
   for (const auto& [name, restarts] : std::vector<std::pair<const char*, const char*>>{
-           {"annexb.h264", "0 decoder restarts"}, {"starts-open.h264", "2 decoder restarts"}}) {
+           {"annexb.h264", "0 decoder restarts"},
+           {"starts-open.h264", "2 decoder restarts"},
+           {"annexb.hevc", "0 decoder restarts"},
+           {"starts-open.hevc", "2 decoder restarts"}}) {
     SCOPED_TRACE(name);
-    const auto path = std::string(name) == "annexb.h264" ? clip(name, "-c:v libx264 -g 12 -bf 2")
-                                                         : starts_on_an_open_gop(name);
+    const std::string n = name;
+    const auto path =
+        n.starts_with("starts-open")
+            ? starts_on_an_open_gop(n)
+            : clip(n, n.ends_with(".hevc") ? kHevcOpenGop : "-c:v libx264 -g 12 -bf 2");
     const std::string note = note_of(decode_all(path, 3, 0, 3));
     EXPECT_NE(note.find("one session took over"), std::string::npos) << note;
     EXPECT_NE(note.find(restarts), std::string::npos) << note;
   }
 }
 
-// Which packets let a looped H.264 decode go straight on (DecodeStage::restart).
-TEST_F(SegmentDecode, AnH264IdrIsToldFromOtherPacketsInBothForms) {
-  for (const char* name : {"idr.mp4", "idr.h264"}) {
-    SCOPED_TRACE(name);
-    const auto path = clip(name, "-c:v libx264 -g 12 -bf 2 -x264-params open-gop=1");
-    auto in = vpipe::open_input(path);
+// Which packets let a looped decode go straight on (DecodeStage::restart): an IDR,
+// told apart in both forms of H.264 and HEVC (length-prefixed in MP4 and MKV, start
+// codes in a raw stream); an open GOP's later keyframes (H.264's I picture, HEVC's
+// CRA) and other codecs' keyframes are not.
+TEST_F(SegmentDecode, AnIdrIsToldFromOtherPacketsInBothFormsOfH264AndHevc) {
+  struct Case {
+    const char* name;
+    std::string args;
+    bool closed;  // every keyframe an IDR
+  };
+  for (const auto& c :
+       std::vector<Case>{{"idr.mp4", kH264OpenGop, false},
+                         {"idr.h264", kH264OpenGop, false},
+                         {"idr.mkv", kHevcOpenGop, false},
+                         {"idr.hevc", kHevcOpenGop, false},
+                         {"closed.mp4", std::string(kHevcOpenGop) + ":open-gop=0", true},
+                         {"mpeg2.ts", "-c:v mpeg2video -g 12 -bf 2", false}}) {
+    SCOPED_TRACE(c.name);
+    auto in = vpipe::open_input(clip(c.name, c.args));
     const int v = av_find_best_stream(in.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
     ASSERT_GE(v, 0);
     auto decoder = vpipe::open_decoder(in->streams[v], vpipe::TranscodeOptions{});
-    std::vector<bool> idr;
+    std::vector<bool> idr, key;
     auto pkt = vpipe::make_av_packet();
     while (av_read_frame(in.get(), pkt.get()) >= 0) {
-      if (pkt->stream_index == v) idr.push_back(vpipe::h264_idr(*decoder, *pkt));
+      if (pkt->stream_index == v) {
+        idr.push_back(vpipe::idr_picture(*decoder, *pkt));
+        key.push_back((pkt->flags & AV_PKT_FLAG_KEY) != 0);
+      }
       av_packet_unref(pkt.get());
     }
     ASSERT_EQ(idr.size(), 90u);
-    EXPECT_TRUE(idr[0]) << "x264 starts on an IDR";
-    // Open GOPs: the keyframes after the first are I pictures that are not IDRs.
-    EXPECT_EQ(std::count(idr.begin(), idr.end(), true), 1);
+    const auto keys = std::count(key.begin(), key.end(), true);
+    ASSERT_GE(keys, 7) << "a keyframe every 12 frames";
+    if (std::string_view(c.name).ends_with(".ts")) {
+      EXPECT_EQ(std::count(idr.begin(), idr.end(), true), 0) << "MPEG-2 has no IDR";
+      continue;
+    }
+    EXPECT_TRUE(idr[0]) << "the encoder starts on an IDR";
+    EXPECT_EQ(std::count(idr.begin(), idr.end(), true), c.closed ? keys : 1);
+    for (std::size_t i = 0; i < idr.size(); ++i) {
+      if (idr[i]) {
+        EXPECT_TRUE(key[i]) << "packet " << i << ": an IDR is a keyframe";
+      }
+    }
   }
-  auto hevc = vpipe::open_input(clip("idr.mkv", "-c:v libx265 -x265-params log-level=error"));
-  auto decoder = vpipe::open_decoder(hevc->streams[0], vpipe::TranscodeOptions{});
-  auto pkt = vpipe::make_av_packet();
-  ASSERT_GE(av_read_frame(hevc.get(), pkt.get()), 0);
-  EXPECT_TRUE(pkt->flags & AV_PKT_FLAG_KEY);
-  EXPECT_FALSE(vpipe::h264_idr(*decoder, *pkt)) << "an HEVC keyframe is not read as H.264's IDR";
 }
 
 TEST_F(SegmentDecode, KeyframesTooFarApartFallBackToOneSessionLosingNothing) {

@@ -118,24 +118,41 @@ UniqueAVPacket make_av_packet() {
   return p;
 }
 
-bool h264_idr(const AVCodecContext& decoder, const AVPacket& pkt) {
-  constexpr int kIdr = 5;
-  if (decoder.codec_id != AV_CODEC_ID_H264 || !pkt.data) return false;
+namespace {
+// Whether a NAL unit's header byte names an IDR picture: H.264's type 5, HEVC's
+// IDR_W_RADL (19) and IDR_N_LP (20).
+bool idr_nal(AVCodecID codec, std::uint8_t header) {
+  if (codec == AV_CODEC_ID_H264) return (header & 0x1f) == 5;
+  const int type = (header >> 1) & 0x3f;
+  return type == 19 || type == 20;
+}
+
+// The bytes of each NAL unit's length where the extradata is a record of the
+// parameter sets (avcC, hvcC: MP4, MKV), else 0: Annex B start codes.
+int nal_length_bytes(const AVCodecContext& d) {
+  if (d.extradata_size < 7 || d.extradata[0] != 1) return 0;
+  if (d.codec_id == AV_CODEC_ID_H264) return (d.extradata[4] & 3) + 1;
+  return d.extradata_size >= 23 ? (d.extradata[21] & 3) + 1 : 0;  // hvcC: lengthSizeMinusOne
+}
+}  // namespace
+
+bool idr_picture(const AVCodecContext& decoder, const AVPacket& pkt) {
+  const AVCodecID codec = decoder.codec_id;
+  if ((codec != AV_CODEC_ID_H264 && codec != AV_CODEC_ID_HEVC) || !pkt.data) return false;
   const std::uint8_t* p = pkt.data;
   const std::uint8_t* const end = p + pkt.size;
-  if (decoder.extradata_size >= 7 && decoder.extradata[0] == 1) {  // avcC: lengths, no start codes
-    const int length_bytes = (decoder.extradata[4] & 3) + 1;
+  if (const int length_bytes = nal_length_bytes(decoder)) {
     while (end - p > length_bytes) {
       std::size_t n = 0;
       for (int i = 0; i < length_bytes; ++i) n = (n << 8) | *p++;
       if (n == 0 || n > static_cast<std::size_t>(end - p)) return false;
-      if ((*p & 0x1f) == kIdr) return true;
+      if (idr_nal(codec, *p)) return true;
       p += n;
     }
     return false;
   }
   for (; end - p > 3; ++p)  // Annex B: 00 00 01, then the NAL unit's header
-    if (p[0] == 0 && p[1] == 0 && p[2] == 1 && (p[3] & 0x1f) == kIdr) return true;
+    if (p[0] == 0 && p[1] == 0 && p[2] == 1 && idr_nal(codec, p[3])) return true;
   return false;
 }
 

@@ -542,7 +542,7 @@ Flow DecodeStage::process(Packet packet, Output<Frame>& out) {
 
 bool goes_straight_on(const AVCodecContext& decoder, const Packet& next,
                       const FrameWindow& window) {
-  return next.window == window && h264_idr(decoder, *next.pkt);
+  return next.window == window && idr_picture(decoder, *next.pkt);
 }
 
 // The input started over and `next` is its first packet: every frame held back

@@ -408,7 +408,7 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
 
 // One session after a fallback, as a plain decode: when the input started
 // over, it drains and flushes (a restart, counted) unless the new pass goes
-// straight on (goes_straight_on: with NVDEC, a flush of H.264 is a new decoder).
+// straight on (goes_straight_on: at an H.264 or HEVC IDR).
 Flow SegmentDecodeStage::through_inline(Packet packet, Output<Frame>& out) {
   if (std::exchange(inline_restart_, false) &&
       !goes_straight_on(*inline_->context, packet, window_)) {

@@ -86,10 +86,11 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 
 [[nodiscard]] UniqueAVFrame make_av_frame();
 [[nodiscard]] UniqueAVPacket make_av_packet();
-// Whether `pkt` of an H.264 stream holds an IDR picture (NAL unit type 5): nothing
-// after it refers to a picture before it. Length-prefixed NAL units where the
-// decoder's extradata is an avcC record (MP4, MKV), else Annex B start codes.
-[[nodiscard]] bool h264_idr(const AVCodecContext& decoder, const AVPacket& pkt);
+// Whether `pkt` of an H.264 or HEVC stream holds an IDR picture (H.264's NAL unit
+// type 5, HEVC's IDR_W_RADL and IDR_N_LP): nothing after it refers to a picture
+// before it (an HEVC CRA's leading pictures do). Length-prefixed NAL units where the
+// decoder's extradata is an avcC or hvcC record (MP4, MKV), else Annex B start codes.
+[[nodiscard]] bool idr_picture(const AVCodecContext& decoder, const AVPacket& pkt);
 
 // A live input: a network URL read as the data arrives (udp, rtp, srt, rtsp,
 // rtmp, tcp), as opposed to a file that can be read at any speed.

@@ -54,12 +54,14 @@ struct Packet {
 
 // The input started over and `next` is the new pass's first packet: whether a
 // decoder that took the pass before (its frames cut to `window`) goes straight
-// on instead of draining and flushing. An H.264 pass that starts on an IDR, with
-// the same cut window, does, as at any IDR mid-stream: nothing after it refers
-// to a picture before it, and the pictures held back come out first. FFmpeg's
-// H.264 flush sets its decoder up again, which with NVDEC makes a new hardware
-// decoder each pass (its surfaces allocated under the driver's lock: --streams
-// of a short looped clip serialized on it). Every plain decode asks this.
+// on instead of draining and flushing. An H.264 or HEVC pass that starts on an
+// IDR, with the same cut window, does, as at any IDR mid-stream: nothing after it
+// refers to a picture before it, and the pictures held back come out first. A
+// flush is dear: FFmpeg's H.264 flush sets its decoder up again, with NVDEC a new
+// hardware decoder each pass (its surfaces allocated under the driver's lock:
+// --streams of a short looped clip serialized on it); a cuvid decoder's flush
+// makes NVIDIA's parser and decoder anew; and every drain empties the decoder's
+// pipeline. Every plain decode asks this.
 [[nodiscard]] bool goes_straight_on(const AVCodecContext& decoder, const Packet& next,
                                     const FrameWindow& window);
 
