@@ -5,6 +5,7 @@ import gzip
 import json
 import math
 import os
+import re
 import statistics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -43,10 +44,22 @@ def load_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def newest_run(prefix):
-    """The newest folder docs/results/PREFIX* (names end in date and commit: sorted, the last)."""
-    found = sorted(glob.glob(os.path.join(RESULTS, prefix + "*")))
-    return found[-1] if found else None
+# A run's folder: KIND-[CARD-]DATE[-COMMIT…]; CARD the GPU it ran on (h100, h200) or cpu.
+RUN_NAME = re.compile(r"^(?P<kind>.+?)-(?:(?P<card>h100|h200|cpu)-)?(?P<date>\d{4}-\d{2}-\d{2})(?:-|$)")
+
+
+def newest_run(kind):
+    """The newest folder docs/results/KIND-[CARD-]DATE-COMMIT, on whichever GPU: by date, then name
+    (on one day, the run a later one supersedes goes to the archive)."""
+    found = [(m["date"], p) for p in glob.glob(os.path.join(RESULTS, kind + "-*"))
+             if os.path.isdir(p) and (m := RUN_NAME.match(os.path.basename(p))) and m["kind"] == kind]
+    return max(found)[1] if found else None
+
+
+def card(run):
+    """The GPU a run's folder name says it ran on ("H100", "H200"), or "GPU" where it names none."""
+    m = RUN_NAME.match(os.path.basename(run))
+    return m["card"].upper() if m and m["card"] and m["card"] != "cpu" else "GPU"
 
 
 def run_commit(run):

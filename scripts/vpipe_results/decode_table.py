@@ -1,11 +1,11 @@
 """Each codec's decode ceiling and what vpipe reaches of it (scripts/gpu-decode-table, issue #45):
-the newest decode-table-h200-* folder. Per clip, `vpipe bench decode --raw`'s JSON (the raw NVCUVID
+the newest decode-table-* folder. Per clip, `vpipe bench decode --raw`'s JSON (the raw NVCUVID
 probe, --streams N, one file with --decode-sessions K); a 5-minute-plus file decoded whole-process
 with 1, auto and 7 sessions (long.jsonl and its reports); the encoder-bound case (encoder-bound/)."""
 import glob
 import os
 
-from .common import load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, span, table
+from .common import card, load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, span, table
 
 CLIPS = [("h264-1080p", "H.264 8-bit", "1080p"), ("hevc-1080p", "HEVC 8-bit", "1080p"),
          ("hevc10-1080p", "HEVC 10-bit", "1080p"), ("h264-2160p", "H.264 8-bit", "4K"),
@@ -16,7 +16,7 @@ CPU_SHARE = 0.85     # the process's CPU time ÷ (wall × cores) at or above whi
 
 
 def newest():
-    return newest_run("decode-table-h200-")
+    return newest_run("decode-table")
 
 
 def _bound(row):
@@ -239,10 +239,10 @@ def _encoder_bound_choice(run, runs):
 
 
 def _where_section():
-    """The newest decode-where-h200-* folder (scripts/gpu-decode-where): per clip, `bench decode
+    """The newest decode-where-* folder (scripts/gpu-decode-where): per clip, `bench decode
     --raw` with no filter (frames left on the device: decode alone through the pipeline) and with
     resize (then the download)."""
-    run = newest_run("decode-where-h200-")
+    run = newest_run("decode-where")
     if not run:
         return []
     commit = run_commit(run)
@@ -297,8 +297,8 @@ def _resize_rows(run):
 
 
 def _resize_section():
-    """The newest decode-resize-h200-* folder: the where run's resize rows measured again."""
-    run = newest_run("decode-resize-h200-")
+    """The newest decode-resize-* folder: the where run's resize rows measured again."""
+    run = newest_run("decode-resize")
     rows = _resize_rows(run) if run else []
     if not rows:
         return []
@@ -356,9 +356,9 @@ _AB_HOW = ("rounds alternate which build runs first; ranges over the rounds, hea
 
 
 def _stage_run_section():
-    """The newest stage-run-ab-h200-* folder: a run of CUDA filters as one stage (head) against a
+    """The newest stage-run-ab-* folder: a run of CUDA filters as one stage (head) against a
     stage per CUDA filter (base), alternating on one machine start."""
-    return _ab_run_section("stage-run-ab-h200-", ("resize", "resize-blur"), lambda run, base: (
+    return _ab_run_section("stage-run-ab", ("resize", "resize-blur"), lambda run, base: (
         f"A run of consecutive CUDA filters as one stage (`{rel(run)}`, `scripts/gpu-ab`, one "
         f"call: head {run_commit(run)}, one stage a run, a launch per kernel; base {base}, a stage "
         f"per CUDA filter, each with its thread, stream, event and cross-stream wait a frame; {_AB_HOW}: "
@@ -368,10 +368,11 @@ def _stage_run_section():
 
 
 def _fold_section():
-    """The newest download-fold-ab-h200-* folder: the download as the CUDA run's stage's last step
+    """The newest download-fold-ab-* folder: the download as the CUDA run's stage's last step
     (head) against a stage of its own (base), alternating on one machine start."""
-    return _ab_run_section("download-fold-ab-h200-", ("resize",), lambda run, base: (
-        f"The download as the CUDA run's last step (`{rel(run)}`, `scripts/gpu-ab`, one call: "
+    return _ab_run_section("download-fold-ab", ("resize",), lambda run, base: (
+        f"The download as the CUDA run's last step (`{rel(run)}`, `scripts/gpu-ab` on the {card(run)}, one "
+        "machine start, a call a clip: "
         f"head {run_commit(run)}, the run's stage downloads each frame on its own stream; base "
         f"{base}, a download stage of its own, with its thread, stream, event and cross-stream wait "
         f"a frame; {_AB_HOW}: `bench decode CLIP --streams 14,21 --vf resize=1280x720`, output null "
@@ -379,9 +380,9 @@ def _fold_section():
 
 
 def _ab_section():
-    """The newest decode-ab-h200-* folder: the resize rows with the build before the NVDEC copy
+    """The newest decode-ab-* folder: the resize rows with the build before the NVDEC copy
     (base) and this one (head), alternating on one machine start."""
-    return _ab_run_section("decode-ab-h200-", ("resize",), lambda run, base: (
+    return _ab_run_section("decode-ab", ("resize",), lambda run, base: (
         f"Whether copying each NVDEC frame out costs the resize path (`{rel(run)}`, `scripts/gpu-ab`, "
         f"one call: head {run_commit(run)}, base {base}, the last build before the copy, which held each "
         "NVDEC frame's surface until the pipeline let the frame go and asked queue depth + 3 surfaces; "
@@ -407,9 +408,9 @@ def _stage_rows(path):
 
 
 def _tenbit_section():
-    """The newest decode-tenbit-h200-* folder: where the HEVC 10-bit resize rows lose (the bench
+    """The newest decode-tenbit-* folder: where the HEVC 10-bit resize rows lose (the bench
     rows again on another machine start, and one transcode report's stage shares)."""
-    run = newest_run("decode-tenbit-h200-")
+    run = newest_run("decode-tenbit")
     if not run:
         return []
     rows, rep = _stage_rows(os.path.join(run, "tr14.json"))
@@ -457,9 +458,9 @@ def _stages_rows(run):
 
 
 def _stages_section():
-    """The newest decode-stages-h200-* folder: the resize rows through `transcode --streams` with
+    """The newest decode-stages-* folder: the resize rows through `transcode --streams` with
     --graphs off and on, and where one 10-bit run's time went stage by stage."""
-    run = newest_run("decode-stages-h200-")
+    run = newest_run("decode-stages")
     rows = _stages_rows(run) if run else []
     if not rows:
         return []
@@ -482,9 +483,9 @@ def _stages_section():
 
 
 def _rows_section():
-    """The newest decode-rows-h200-* folder: some clips of the table measured again at a later
+    """The newest decode-rows-* folder: some clips of the table measured again at a later
     commit (gpu-decode-table codecs with CLIPS), in the table's columns."""
-    run = newest_run("decode-rows-h200-")
+    run = newest_run("decode-rows")
     if not run:
         return []
     rows, goals = [], []
@@ -554,9 +555,9 @@ def _phases_rows(run):
 
 
 def _phases_section():
-    """The newest decode-phases-h200-* folder: the decode stage's calls timed, one stream against
+    """The newest decode-phases-* folder: the decode stage's calls timed, one stream against
     14 (an experiment build's log, or the report's phases where the build times them)."""
-    run = newest_run("decode-phases-h200-")
+    run = newest_run("decode-phases")
     rows = _phases_rows(run) if run else []
     if not rows:
         return []
@@ -578,9 +579,9 @@ def _phases_section():
 
 
 def _mem_section(table_run):
-    """The newest decode-mem-h200-* folder: `bench decode --streams 14,21` per clip and --mem
+    """The newest decode-mem-* folder: `bench decode --streams 14,21` per clip and --mem
     strategy in one call (CLIP-MEM.json), beside the table's own --streams 14 / 21 (pool) rounds."""
-    run = newest_run("decode-mem-h200-")
+    run = newest_run("decode-mem")
     if not run:
         return []
     commit = run_commit(run)
@@ -669,7 +670,8 @@ def _variant_section(prefix, rows_of, title, how, variant, streams):
         return []
     rounds = len(glob.glob(os.path.join(run, f"{CLIPS[1][0]}-r*-raw.json")))
     spread = "one round: not a range" if rounds == 1 else f"{rounds} rounds: every figure the range over them"
-    out = ["", f"{title} (`{rel(run)}`, commit {run_commit(run)}, one call, {spread}): {how} In brackets, "
+    out = ["", f"{title} (`{rel(run)}`, commit {run_commit(run)}, on the {card(run)}, each clip's rows and "
+           f"its raw probe in one call, {spread}): {how} In brackets, "
            "÷ the same round's raw probe with as many sessions (--streams: ÷ raw 14 sessions). One file: "
            "one session through the pipeline, steady fps.", ""]
     return out + table(["clip", variant, "FFmpeg's NVDEC alone, 1 / 14 sessions", "one file, one session",
@@ -677,19 +679,19 @@ def _variant_section(prefix, rows_of, title, how, variant, streams):
 
 
 def _threads_section():
-    """The newest decode-threads-h200-* folder (scripts/gpu-decode-where --threads): FFmpeg's
+    """The newest decode-threads-* folder (scripts/gpu-decode-where --threads): FFmpeg's
     NVDEC with 1, 2 and 4 frame threads, beside the raw probe in the same call."""
     return _variant_section(
-        "decode-threads-h200-", _threads_rows, "FFmpeg's decoder threads under NVDEC",
+        "decode-threads", _threads_rows, "FFmpeg's decoder threads under NVDEC",
         "`bench decode --decode-threads T --vf \"\"` (no filter) after `--raw` on the same clip. Automatic "
         "(the default) is 2 with NVDEC on a file, 1 on a live input.", "decoder threads", "decode only")
 
 
 def _api_section():
-    """The newest decode-api-h200-* folder (scripts/gpu-decode-where --api): FFmpeg's hwaccel and
+    """The newest decode-api-* folder (scripts/gpu-decode-where --api): FFmpeg's hwaccel and
     its cuvid decoders (NVIDIA's parser), beside the raw probe in the same call."""
     return _variant_section(
-        "decode-api-h200-", _api_rows, "FFmpeg's two ways to NVDEC",
+        "decode-api", _api_rows, "FFmpeg's two ways to NVDEC",
         "`bench decode --nvdec-api A --vf resize=1280x720` after `--raw` on the same clip, A's order "
         "alternating by round; hwaccel is FFmpeg's parser on the CPU (`-hwaccel cuda`), cuvid NVIDIA's "
         "parser in the driver (`-c:v hevc_cuvid`).", "NVDEC through", "resize + download")
@@ -744,9 +746,9 @@ def _queues_rows(run, clip, codec, size):
 
 
 def _queues_section():
-    """The newest decode-queues-h200-* folder (scripts/gpu-decode-where --queues): the pipeline's
+    """The newest decode-queues-* folder (scripts/gpu-decode-where --queues): the pipeline's
     --streams N, no filter, at each --queue-depth, against FFmpeg's NVDEC alone with N sessions."""
-    run, rows = _newest_clip_rows("decode-queues-h200-", _queues_rows)
+    run, rows = _newest_clip_rows("decode-queues", _queues_rows)
     if not rows:
         return []
     out = ["", f"Where the pipeline around decode loses (`{rel(run)}`, commit {run_commit(run)}, one call, "
@@ -785,9 +787,9 @@ def _surfaces_rows(run):
 
 
 def _surfaces_section():
-    """The newest decode-surfaces-h200-* folder: whether NVDEC's decode surfaces slow many
+    """The newest decode-surfaces-* folder: whether NVDEC's decode surfaces slow many
     sessions (the first look behind copying each NVDEC frame out as it is decoded)."""
-    run = newest_run("decode-surfaces-h200-")
+    run = newest_run("decode-surfaces")
     if not run:
         return []
     rows, raw = _surfaces_rows(run)
@@ -803,19 +805,21 @@ def _surfaces_section():
 
 
 def _why_section():
-    """The newest decode-why-h200-* folder: the investigation behind a change to the decode path."""
-    run = newest_run("decode-why-h200-")
+    """The newest decode-why-* folder: the investigation behind a change to the decode path, by its
+    README's title."""
+    run = newest_run("decode-why")
     if not run:
         return []
-    return ["", f"Why H.264 through the pipeline decoded below NVCUVID at {run_commit(run)} (a new NVDEC "
-            f"decoder at every pass of a looped input): `{rel(run)}` (its README says what each file "
-            "shows, and which commit changed it)."]
+    with open_data(os.path.join(run, "README.md")) as f:
+        title = f.readline().lstrip("# ").strip()
+    return ["", f"{title} (on the {card(run)}): `{rel(run)}` (its README says what each file shows, and "
+            "which commit changed it)."]
 
 
 def sessions_section():
-    """The newest decode-sessions-h200-* folder: one round of the long file and of the
+    """The newest decode-sessions-* folder: one round of the long file and of the
     encoder-bound case (runs.jsonl; the long file's reports for frames, latency and auto's pick)."""
-    run = newest_run("decode-sessions-h200-")
+    run = newest_run("decode-sessions")
     if not run:
         return []
     runs = load_jsonl(os.path.join(run, "runs.jsonl"))

@@ -27,7 +27,7 @@ KINDS = {  # a run's kind (its name without machine, date and commit) → what i
     "probe-ab": "the soak's largest-block probe, A/B", "blur-half-sim": "a simulated half-precision blur",
     "nvdec-odd-height": "NVDEC on odd heights", "fuzz-ci": "the fuzzers in a CI run",
     "reliability-cpu": "the reliability corpus and edge cases on the CPU path"}
-NAME = re.compile(r"^(?P<kind>.+?)(?:-h200|-cpu)?-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<commit>[0-9a-f]{7,40}))?"
+NAME = re.compile(r"^(?P<kind>.+?)(?:-h100|-h200|-cpu)?-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<commit>[0-9a-f]{7,40}))?"
                   r"(?P<rest>-[\w-]+)?$")
 
 

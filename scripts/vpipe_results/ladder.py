@@ -11,7 +11,7 @@ MODES = [("ladder", "one vpipe run, three outputs"), ("separate", "three vpipe r
 
 
 def newest():
-    return newest_run("ladder-h200-")
+    return newest_run("ladder")
 
 
 def _frames(run, r):

@@ -1,14 +1,12 @@
 """The newest GPU smoke (scripts/gpu-smoke: everything a user can start), kept beside the suite."""
-import glob
 import os
 import re
 
-from .common import RESULTS, open_data, rel, table
+from .common import newest_run, open_data, rel, table
 
 
 def newest():
-    found = sorted(glob.glob(os.path.join(RESULTS, "gpu-smoke-*")))
-    return found[-1] if found else None
+    return newest_run("gpu-smoke")
 
 
 def section(_suite):

@@ -1,6 +1,7 @@
 """Unit tests of scripts/vpipe_results' loaders and formatting (issue #42): ranges round a
 minimum down and a maximum up, ratios pair runs of one round, a stored median must be its runs',
-a block's markers are counted, archived run names parse, a dirty build is named so, the
+a block's markers are counted, archived run names parse, the newest run of a kind is by date on
+whichever GPU, a dirty build is named so, the
 decode-queues rows divide by the probe with as many sessions, the decode-surfaces rows range
 over rounds and give each run's surfaces from its reports, and the decode-resize rows group
 rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
@@ -88,6 +89,22 @@ class RunNames(unittest.TestCase):
         self.assertEqual(m.group("commit"), "a5d5cd7")
         m = history.NAME.match("ci-times-2026-12-01")
         self.assertEqual((m.group("kind"), m.group("commit")), ("ci-times", None))
+        m = history.NAME.match("decode-api-h100-2026-12-05-9d08c84")
+        self.assertEqual((m.group("kind"), m.group("commit")), ("decode-api", "9d08c84"))
+
+    def test_the_newest_run_of_a_kind_is_by_date_on_whichever_gpu(self):
+        with tempfile.TemporaryDirectory() as results:
+            for name in ("decode-api-h200-2026-12-04-aaaaaaa", "decode-api-h100-2026-12-05-bbbbbbb",
+                         "decode-ab-h200-2026-12-06-ccccccc", "decode-api-h200-2026-12-03-ddddddd"):
+                os.mkdir(os.path.join(results, name))
+            with mock.patch.object(common, "RESULTS", results):
+                newest = common.newest_run("decode-api")
+                self.assertEqual(os.path.basename(newest), "decode-api-h100-2026-12-05-bbbbbbb")
+                self.assertEqual(common.card(newest), "H100")
+                self.assertEqual(os.path.basename(common.newest_run("decode-ab")),
+                                 "decode-ab-h200-2026-12-06-ccccccc")
+                self.assertIsNone(common.newest_run("decode"))
+        self.assertEqual(common.card("ci-times-2026-12-01"), "GPU")
 
 
 class RunCommits(unittest.TestCase):
