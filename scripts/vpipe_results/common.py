@@ -44,8 +44,10 @@ def load_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-# A run's folder: KIND-[CARD-]DATE[-COMMIT…]; CARD the GPU it ran on (h100, h200) or cpu.
-RUN_NAME = re.compile(r"^(?P<kind>.+?)-(?:(?P<card>h100|h200|cpu)-)?(?P<date>\d{4}-\d{2}-\d{2})(?:-|$)")
+# A run's folder (or an archived file's stem): KIND-[CARD-]DATE[-COMMIT][-REST]; CARD the GPU it
+# ran on (h100, h200) or cpu.
+RUN_NAME = re.compile(r"^(?P<kind>.+?)(?:-(?P<card>h100|h200|cpu))?-(?P<date>\d{4}-\d{2}-\d{2})"
+                      r"(?:-(?P<commit>[0-9a-f]{7,40}))?(?P<rest>-[\w-]+)?$")
 
 
 def newest_run(kind):

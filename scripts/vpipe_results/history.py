@@ -5,10 +5,9 @@ A run's order and what changed since come from archive/order.json and archive/ch
 which `scripts/results` keeps from git, so that a tree without history makes the same page."""
 import json
 import os
-import re
 import subprocess
 
-from .common import ARCHIVE, ROOT, mark_read
+from .common import ARCHIVE, ROOT, RUN_NAME, mark_read
 
 ORDER = os.path.join(ARCHIVE, "order.json")      # commit → its commit time
 CHANGES = os.path.join(ARCHIVE, "changes.json")  # commit → code commits and files changed since the suite's
@@ -27,8 +26,7 @@ KINDS = {  # a run's kind (its name without machine, date and commit) → what i
     "probe-ab": "the soak's largest-block probe, A/B", "blur-half-sim": "a simulated half-precision blur",
     "nvdec-odd-height": "NVDEC on odd heights", "fuzz-ci": "the fuzzers in a CI run",
     "reliability-cpu": "the reliability corpus and edge cases on the CPU path"}
-NAME = re.compile(r"^(?P<kind>.+?)(?:-h100|-h200|-cpu)?-(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<commit>[0-9a-f]{7,40}))?"
-                  r"(?P<rest>-[\w-]+)?$")
+NAME = RUN_NAME
 
 
 def runs():
