@@ -5,7 +5,7 @@ with 1, auto and 7 sessions (long.jsonl and its reports); the encoder-bound case
 import glob
 import os
 
-from .common import card, load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, span, table
+from .common import RUN_NAME, card, load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, span, table
 
 CLIPS = [("h264-1080p", "H.264 8-bit", "1080p"), ("hevc-1080p", "HEVC 8-bit", "1080p"),
          ("hevc10-1080p", "HEVC 10-bit", "1080p"), ("h264-2160p", "H.264 8-bit", "4K"),
@@ -17,6 +17,20 @@ CPU_SHARE = 0.85     # the process's CPU time ÷ (wall × cores) at or above whi
 
 def newest():
     return newest_run("decode-table")
+
+
+def _newest_holding(part):
+    """The newest decode-table folder that holds PART (long.jsonl, encoder-bound/runs.jsonl): a
+    run may hold the codecs alone (its machine time ran out), and then the parts come from the one
+    before, named with its own commit and card."""
+    runs = sorted((m["date"], p) for p in glob.glob(os.path.join(os.path.dirname(newest()), "decode-table-*"))
+                  if (m := RUN_NAME.match(os.path.basename(p))) and os.path.exists(os.path.join(p, part)))
+    return runs[-1][1] if runs else None
+
+
+def _from(part_run, run):
+    """How a part's sentence names a folder other than the table's."""
+    return "" if part_run == run else f" (`{rel(part_run)}`, commit {run_commit(part_run)}, on the {card(part_run)})"
 
 
 def _bound(row):
@@ -169,7 +183,7 @@ def section(_suite):
     commit = run_commit(run)
     rows, goals, rounds, autos = _codec_rows(run)
     n = "/".join(str(k) for k in sorted(rounds)) or "0"
-    out = [f"`scripts/gpu-decode-table` (`{rel(run)}`, commit {commit}, {n} round(s) a clip: every "
+    out = [f"`scripts/gpu-decode-table` (`{rel(run)}`, commit {commit}, on the {card(run)}, {n} round(s) a clip: every "
            "figure the range over them): clips made by `scripts/pack-codecs` (the sample's moving "
            "content with grain, GOP 30), read over so that each session or stream decodes the frames "
            "given, `vpipe bench decode --raw`, `--vf resize=1280x720`, output null; its one-file runs "
@@ -188,23 +202,25 @@ def section(_suite):
     out += ["", f"Goal ≥ 0.95 of the raw ceiling with many streams, in every round: met for {sum(goals)} "
             f"of {len(goals)} clips. Auto ≥ 0.98× one session's whole-run rate (one file): met in "
             f"{sum(a >= 0.98 for a in autos)} of {len(autos)} clip rounds. " + _losses(run), ""]
-    if not os.path.exists(os.path.join(run, "long.jsonl")):
+    long_run = _newest_holding("long.jsonl")
+    if not long_run:
         out += sessions_section()
-    if os.path.exists(os.path.join(run, "long.jsonl")):
-        lrows, frames, chose, met = _long_rows(run)
-        out += ["", f"**One long file** ({frames:,} frames, over 5 minutes at 30 fps; made on the machine "
+    else:
+        lrows, frames, chose, met = _long_rows(long_run)
+        out += ["", f"**One long file**{_from(long_run, run)} ({frames:,} frames, over 5 minutes at 30 fps; made on the machine "
                 "from the 10-s 1080p sample with libx264, GOP 60), `transcode FILE null --decode nvdec "
                 "--vf resize=1280x720`, whole-process, every round:", ""]
         out += table(["--decode-sessions", "whole-process fps", "÷ one session", "p50 latency"], lrows)
         out += ["", "What auto chose, by round: " + "; ".join(f"{k}: {v}" for k, v in sorted(chose.items())) + "."
                 if chose else "", "Goal: ≥ 3× one session whole-process, in every round: met by " +
                 (", ".join(met) if met else "none") + "."]
-    if os.path.exists(os.path.join(run, "encoder-bound", "runs.jsonl")):
-        out += ["", "**The encoder-bound case** (issue #45: the 10-s 1080p sample read 5 times → "
+    enc_run = _newest_holding(os.path.join("encoder-bound", "runs.jsonl"))
+    if enc_run:
+        out += ["", f"**The encoder-bound case**{_from(enc_run, run)} (issue #45: the 10-s 1080p sample read 5 times → "
                 "`resize=640x360` → ffv1), whole-process, every round:", ""]
         out += table(["--decode-sessions", "whole-process", "one session ÷ this (≥ 0.98: no slower)",
-                      "p50 latency"], _encoder_bound_rows(run))
-        runs = load_jsonl(os.path.join(run, "encoder-bound", "runs.jsonl"))
+                      "p50 latency"], _encoder_bound_rows(enc_run))
+        runs = load_jsonl(os.path.join(enc_run, "encoder-bound", "runs.jsonl"))
         one = {r["round"]: r["whole_s"] for r in runs if r["decode_sessions"] == "1"}
         auto = [one[r["round"]] / r["whole_s"] for r in runs
                 if r["decode_sessions"] == "auto" and r["round"] in one]
@@ -214,7 +230,7 @@ def section(_suite):
         out += ["", f"Goal: auto no slower than one session (≥ 0.98×): met in {ok} of {len(auto)} rounds; "
                 f"the medians over the rounds, one session {med['1']:.1f} s and auto {med['auto']:.1f} s, "
                 f"give {med['1'] / med['auto']:.2f}×."]
-        out += _encoder_bound_choice(run, runs)
+        out += _encoder_bound_choice(enc_run, runs)
     out += _where_section() + _resize_section() + _ab_section() + _tenbit_section() + _stage_run_section() + _fold_section() + _stages_section() + _rows_section() + _phases_section() + _api_section() + _mem_section(run) + _threads_section() + _queues_section() + _surfaces_section() + _why_section()
     return out
 
@@ -586,6 +602,7 @@ def _mem_section(table_run):
         return []
     commit = run_commit(run)
     rows, streams = [], ""
+    same_card = card(run) == card(table_run)  # figures from two cards are not set side by side
     for clip, codec, size in CLIPS:
         rounds = _rounds(table_run, clip)
         for path in sorted(glob.glob(os.path.join(run, f"{clip}-*.json"))):
@@ -596,15 +613,17 @@ def _mem_section(table_run):
             streams = " / ".join(str(k) for k in keys)
             table_cell = " / ".join(
                 span([r["steady_fps"] for x in rounds for r in x["streams"] if r["streams"] == k], 0)
-                for k in keys) if rounds and mem == "pool" else "–"
+                for k in keys) if rounds and mem == "pool" and same_card else "–"
             rows.append([f"{codec} {size}", mem, " / ".join(f"{by[k]['steady_fps']:,.0f}" for k in keys),
                          table_cell, " / ".join(f"{by[k]['decoder_load']['mean_pct']:.0f}" for k in keys),
                          " / ".join(f"{by[k]['cpu']['cores_busy']:.1f}" for k in keys)])
     if not rows:
         return []
-    return ["", f"By memory strategy (`{rel(run)}`, commit {commit}, one call, one round: not a range): "
-            f"`bench decode --streams {streams} --vf resize=1280x720 --mem MEM`. The decode table's own "
-            f"rounds (pool) ran in other calls, at commit {run_commit(table_run)}.", ""] + \
+    table_note = (f"The decode table's own rounds (pool) ran in other calls, at commit {run_commit(table_run)}."
+                  if same_card else f"The decode table above ran on the {card(table_run)}, this on the "
+                  f"{card(run)}: the table's column is left empty, not filled from the other card.")
+    return ["", f"By memory strategy (`{rel(run)}`, commit {commit}, on the {card(run)}, one call, one round: "
+            f"not a range): `bench decode --streams {streams} --vf resize=1280x720 --mem MEM`. {table_note}", ""] + \
         table(["clip", "--mem", f"--streams {streams}, steady fps", f"the table's rounds, --streams {streams}",
                "NVDEC load mean %", "CPU cores busy"], rows)
 
