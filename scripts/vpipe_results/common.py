@@ -50,11 +50,13 @@ RUN_NAME = re.compile(r"^(?P<kind>.+?)(?:-(?P<card>h100|h200|cpu))?-(?P<date>\d{
                       r"(?:-(?P<commit>[0-9a-f]{7,40}))?(?P<rest>-[\w-]+)?$")
 
 
-def newest_run(kind):
+def newest_run(kind, holding=None):
     """The newest folder docs/results/KIND-[CARD-]DATE-COMMIT, on whichever GPU: by date, then name
-    (on one day, the run a later one supersedes goes to the archive)."""
+    (on one day, the run a later one supersedes goes to the archive); with HOLDING, the newest that
+    holds that file (a run may hold some parts of a script's work only)."""
     found = [(m["date"], p) for p in glob.glob(os.path.join(RESULTS, kind + "-*"))
-             if os.path.isdir(p) and (m := RUN_NAME.match(os.path.basename(p))) and m["kind"] == kind]
+             if os.path.isdir(p) and (m := RUN_NAME.match(os.path.basename(p))) and m["kind"] == kind
+             and (holding is None or os.path.exists(os.path.join(p, holding)))]
     return max(found)[1] if found else None
 
 

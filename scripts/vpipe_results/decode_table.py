@@ -5,7 +5,7 @@ with 1, auto and 7 sessions (long.jsonl and its reports); the encoder-bound case
 import glob
 import os
 
-from .common import RUN_NAME, card, load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, span, table
+from .common import card, load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, span, table
 
 CLIPS = [("h264-1080p", "H.264 8-bit", "1080p"), ("hevc-1080p", "HEVC 8-bit", "1080p"),
          ("hevc10-1080p", "HEVC 10-bit", "1080p"), ("h264-2160p", "H.264 8-bit", "4K"),
@@ -17,15 +17,6 @@ CPU_SHARE = 0.85     # the process's CPU time ÷ (wall × cores) at or above whi
 
 def newest():
     return newest_run("decode-table")
-
-
-def _newest_holding(part):
-    """The newest decode-table folder that holds PART (long.jsonl, encoder-bound/runs.jsonl): a
-    run may hold the codecs alone (its machine time ran out), and then the parts come from the one
-    before, named with its own commit and card."""
-    runs = sorted((m["date"], p) for p in glob.glob(os.path.join(os.path.dirname(newest()), "decode-table-*"))
-                  if (m := RUN_NAME.match(os.path.basename(p))) and os.path.exists(os.path.join(p, part)))
-    return runs[-1][1] if runs else None
 
 
 def _from(part_run, run):
@@ -183,8 +174,8 @@ def section(_suite):
     commit = run_commit(run)
     rows, goals, rounds, autos = _codec_rows(run)
     n = "/".join(str(k) for k in sorted(rounds)) or "0"
-    out = [f"`scripts/gpu-decode-table` (`{rel(run)}`, commit {commit}, on the {card(run)}, {n} round(s) a clip: every "
-           "figure the range over them): clips made by `scripts/pack-codecs` (the sample's moving "
+    spread = "one round: not a range" if n == "1" else f"{n} round(s) a clip: every figure the range over them"
+    out = [f"`scripts/gpu-decode-table` (`{rel(run)}`, commit {commit}, on the {card(run)}, {spread}): clips made by `scripts/pack-codecs` (the sample's moving "
            "content with grain, GOP 30), read over so that each session or stream decodes the frames "
            "given, `vpipe bench decode --raw`, `--vf resize=1280x720`, output null; its one-file runs "
            "(--decode-sessions 1, auto, 7) run one after another in one process. Steady fps: frames after each "
@@ -202,7 +193,7 @@ def section(_suite):
     out += ["", f"Goal ≥ 0.95 of the raw ceiling with many streams, in every round: met for {sum(goals)} "
             f"of {len(goals)} clips. Auto ≥ 0.98× one session's whole-run rate (one file): met in "
             f"{sum(a >= 0.98 for a in autos)} of {len(autos)} clip rounds. " + _losses(run), ""]
-    long_run = _newest_holding("long.jsonl")
+    long_run = newest_run("decode-table", holding="long.jsonl")
     if not long_run:
         out += sessions_section()
     else:
@@ -214,7 +205,7 @@ def section(_suite):
         out += ["", "What auto chose, by round: " + "; ".join(f"{k}: {v}" for k, v in sorted(chose.items())) + "."
                 if chose else "", "Goal: ≥ 3× one session whole-process, in every round: met by " +
                 (", ".join(met) if met else "none") + "."]
-    enc_run = _newest_holding(os.path.join("encoder-bound", "runs.jsonl"))
+    enc_run = newest_run("decode-table", holding=os.path.join("encoder-bound", "runs.jsonl"))
     if enc_run:
         out += ["", f"**The encoder-bound case**{_from(enc_run, run)} (issue #45: the 10-s 1080p sample read 5 times → "
                 "`resize=640x360` → ffv1), whole-process, every round:", ""]
