@@ -54,10 +54,16 @@ def newest_run(kind, holding=None):
     """The newest folder docs/results/KIND-[CARD-]DATE-COMMIT, on whichever GPU: by date, then name
     (on one day, the run a later one supersedes goes to the archive); with HOLDING, the newest that
     holds that file (a run may hold some parts of a script's work only)."""
+    found = runs_of(kind, holding)
+    return found[0] if found else None
+
+
+def runs_of(kind, holding=None):
+    """Every top-level folder of KIND (holding HOLDING, where given), newest first."""
     found = [(m["date"], p) for p in glob.glob(os.path.join(RESULTS, kind + "-*"))
              if os.path.isdir(p) and (m := RUN_NAME.match(os.path.basename(p))) and m["kind"] == kind
              and (holding is None or os.path.exists(os.path.join(p, holding)))]
-    return max(found)[1] if found else None
+    return [p for _, p in sorted(found, reverse=True)]
 
 
 def card(run):

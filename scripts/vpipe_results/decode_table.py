@@ -5,7 +5,8 @@ with 1, auto and 7 sessions (long.jsonl and its reports); the encoder-bound case
 import glob
 import os
 
-from .common import card, load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, span, table
+from . import history
+from .common import RESULTS, card, load_json, load_jsonl, median, newest_run, open_data, rel, run_commit, runs_of, span, table
 
 CLIPS = [("h264-1080p", "H.264 8-bit", "1080p"), ("hevc-1080p", "HEVC 8-bit", "1080p"),
          ("hevc10-1080p", "HEVC 10-bit", "1080p"), ("h264-2160p", "H.264 8-bit", "4K"),
@@ -13,6 +14,11 @@ CLIPS = [("h264-1080p", "H.264 8-bit", "1080p"), ("hevc-1080p", "HEVC 8-bit", "1
 ENGINES_PCT = 85    # NVML's decoder load, mean over the run, at or above which the engines are the bound
 STARTUP_RATIO = 1.5  # steady ÷ whole at or above which start-up is the bound
 CPU_SHARE = 0.85     # the process's CPU time ÷ (wall × cores) at or above which the CPU is the bound
+# What a table's rounds ran besides the GPU: the programs' code, the build and media helpers, the
+# scripts that run them. A folder's continues.txt names the earlier folder whose rounds it adds to;
+# scripts/results --check finds none of these changed between the two commits (where git has them).
+MEASURED_BY = [*history.CODE, "cmake", "media", "scripts/gpu-decode-table", "scripts/gpu-decode-encoder-bound",
+               "scripts/devrt-env", "scripts/pack-gpu", "scripts/pack-codecs"]
 
 
 def newest():
@@ -22,6 +28,41 @@ def newest():
 def _from(part_run, run):
     """How a part's sentence names a folder other than the table's."""
     return "" if part_run == run else f" (`{rel(part_run)}`, commit {run_commit(part_run)}, on the {card(part_run)})"
+
+
+def _pooled(run):
+    """How the header names the earlier folders whose rounds the table adds (continues.txt)."""
+    older = _lineage(run)[1:]
+    return "".join(f"; with the rounds of `{rel(o)}`, commit {run_commit(o)}, on the {card(o)}" for o in older) + \
+        (": the same programs and scripts (`continues.txt`; scripts/results --check finds no change to "
+         "them in git between the commits)" if older else "")
+
+
+def continuation_problems():
+    """Each top-level decode-table folder's continues.txt: the folder it names is at the top level,
+    on the same card, holds no round of the same name, and (where git has both commits) nothing
+    in MEASURED_BY changed between them."""
+    out = []
+    for run in sorted(glob.glob(os.path.join(RESULTS, "decode-table-*"))):
+        named = os.path.join(run, "continues.txt")
+        if not os.path.exists(named):
+            continue
+        with open_data(named) as f:
+            older = os.path.join(RESULTS, f.read().strip())
+        if not os.path.isdir(older):
+            out.append(f"{rel(named)}: no folder {rel(older)} at the top of docs/results")
+            continue
+        if card(older) != card(run):
+            out.append(f"{rel(named)}: {rel(older)} ran on the {card(older)}, this run on the {card(run)}")
+        clash = set(os.listdir(older)) & {f for f in os.listdir(run) if f.endswith(".json")}
+        if clash:
+            out.append(f"{rel(named)}: both folders hold {', '.join(sorted(clash))}")
+        a, b = run_commit(older), run_commit(run)
+        changed = history.git("diff", "--name-only", a, b, "--", *MEASURED_BY)
+        if "-dirty" in a + b or changed:
+            out.append(f"{rel(named)}: {a} and {b} are not the same programs and scripts "
+                       f"({'a dirty build' if '-dirty' in a + b else changed.split()[0] + ' changed'})")
+    return out
 
 
 def _bound(row):
@@ -48,9 +89,26 @@ def _auto_choice(note):
     return note.split("measured: ", 1)[-1].split(" ", 1)[0] if note else "1"
 
 
+def _lineage(run):
+    """RUN, then the folder its continues.txt names, and so on: the folders whose rounds a table pools."""
+    out = [run]
+    while os.path.exists(p := os.path.join(out[-1], "continues.txt")):
+        with open_data(p) as f:
+            older = os.path.join(RESULTS, f.read().strip())
+        if older in out or not os.path.isdir(older):
+            break
+        out.append(older)
+    return out
+
+
 def _rounds(run, clip):
-    """Every round's JSON of a clip: CLIP-rN.json (one a round), or CLIP.json (one round); each
-    with its round's FFmpeg NVDEC probe (CLIP-rN-ffmpeg.json) as "ffmpeg_probe" where it ran."""
+    """Every round's JSON of a clip over the run's lineage, oldest folder first: CLIP-rN.json (one
+    a round), or CLIP.json (one round); each with its round's FFmpeg NVDEC probe
+    (CLIP-rN-ffmpeg.json) as "ffmpeg_probe" where it ran."""
+    return [d for folder in reversed(_lineage(run)) for d in _folder_rounds(folder, clip)]
+
+
+def _folder_rounds(run, clip):
     paths = sorted(p for p in glob.glob(os.path.join(run, clip + "-r*.json"))
                    if not p.endswith("-ffmpeg.json")) or \
         [p for p in [os.path.join(run, clip + ".json")] if os.path.exists(p)]
@@ -175,7 +233,7 @@ def section(_suite):
     rows, goals, rounds, autos = _codec_rows(run)
     n = "/".join(str(k) for k in sorted(rounds)) or "0"
     spread = "one round: not a range" if n == "1" else f"{n} round(s) a clip: every figure the range over them"
-    out = [f"`scripts/gpu-decode-table` (`{rel(run)}`, commit {commit}, on the {card(run)}, {spread}): clips made by `scripts/pack-codecs` (the sample's moving "
+    out = [f"`scripts/gpu-decode-table` (`{rel(run)}`, commit {commit}, on the {card(run)}{_pooled(run)}, {spread}): clips made by `scripts/pack-codecs` (the sample's moving "
            "content with grain, GOP 30), read over so that each session or stream decodes the frames "
            "given, `vpipe bench decode --raw`, `--vf resize=1280x720`, output null; its one-file runs "
            "(--decode-sessions 1, auto, 7) run one after another in one process. Steady fps: frames after each "
@@ -666,26 +724,30 @@ def _api_rows(run, clip, codec, size):
     return _variant_rows(run, clip, codec, size, [("hwaccel", "hwaccel"), ("cuvid", "cuvid")])
 
 
-def _newest_clip_rows(prefix, rows_of):
-    """The newest run named prefix*, and rows_of(run, clip, codec, size) for every clip, in order."""
-    run = newest_run(prefix)
-    return run, [row for clip, codec, size in CLIPS for row in rows_of(run, clip, codec, size)] if run else []
+def _clip_rows(run, rows_of):
+    """rows_of(run, clip, codec, size) for every clip, in order."""
+    return [row for clip, codec, size in CLIPS for row in rows_of(run, clip, codec, size)]
 
 
-def _variant_section(prefix, rows_of, title, how, variant, streams):
-    """The newest PREFIX* folder: rows_of's rows (_variant_rows) under a paragraph of `title`, the
-    run, its rounds and `how`, then the losses over every file."""
-    run, rows = _newest_clip_rows(prefix, rows_of)
-    if not rows:
-        return []
-    rounds = len(glob.glob(os.path.join(run, f"{CLIPS[1][0]}-r*-raw.json")))
-    spread = "one round: not a range" if rounds == 1 else f"{rounds} rounds: every figure the range over them"
-    out = ["", f"{title} (`{rel(run)}`, commit {run_commit(run)}, on the {card(run)}, each clip's rows and "
-           f"its raw probe in one call, {spread}): {how} In brackets, "
-           "÷ the same round's raw probe with as many sessions (--streams: ÷ raw 14 sessions). One file: "
-           "one session through the pipeline, steady fps.", ""]
-    return out + table(["clip", variant, "FFmpeg's NVDEC alone, 1 / 14 sessions", "one file, one session",
-                        f"--streams 14 / 21, {streams}"], rows) + ["", _threads_losses(run)]
+def _variant_section(prefix, rows_of, title, how, variant, streams, every=False):
+    """The newest PREFIX* folder (with `every`, each top-level one, newest first: runs of other
+    clips): rows_of's rows (_variant_rows) under a paragraph of `title`, the run, its rounds and
+    `how`, then the losses over every file."""
+    runs = runs_of(prefix) if every else [r for r in [newest_run(prefix)] if r]
+    out = []
+    for run in runs:
+        rows = _clip_rows(run, rows_of)
+        if not rows:
+            continue
+        rounds = max(len(glob.glob(os.path.join(run, f"{clip}-r*-raw.json"))) for clip, _, _ in CLIPS)
+        spread = "one round: not a range" if rounds == 1 else f"{rounds} rounds: every figure the range over them"
+        out += ["", f"{title} (`{rel(run)}`, commit {run_commit(run)}, on the {card(run)}, each clip's rows and "
+                f"its raw probe in one call, {spread}): {how} In brackets, "
+                "÷ the same round's raw probe with as many sessions (--streams: ÷ raw 14 sessions). One file: "
+                "one session through the pipeline, steady fps.", ""]
+        out += table(["clip", variant, "FFmpeg's NVDEC alone, 1 / 14 sessions", "one file, one session",
+                      f"--streams 14 / 21, {streams}"], rows) + ["", _threads_losses(run)]
+    return out
 
 
 def _threads_section():
@@ -704,7 +766,7 @@ def _api_section():
         "decode-api", _api_rows, "FFmpeg's two ways to NVDEC",
         "`bench decode --nvdec-api A --vf resize=1280x720` after `--raw` on the same clip, A's order "
         "alternating by round; hwaccel is FFmpeg's parser on the CPU (`-hwaccel cuda`), cuvid NVIDIA's "
-        "parser in the driver (`-c:v hevc_cuvid`).", "NVDEC through", "resize + download")
+        "parser in the driver (`-c:v hevc_cuvid`).", "NVDEC through", "resize + download", every=True)
 
 
 def _threads_losses(run):
@@ -758,7 +820,8 @@ def _queues_rows(run, clip, codec, size):
 def _queues_section():
     """The newest decode-queues-* folder (scripts/gpu-decode-where --queues): the pipeline's
     --streams N, no filter, at each --queue-depth, against FFmpeg's NVDEC alone with N sessions."""
-    run, rows = _newest_clip_rows("decode-queues", _queues_rows)
+    run = newest_run("decode-queues")
+    rows = _clip_rows(run, _queues_rows) if run else []
     if not rows:
         return []
     out = ["", f"Where the pipeline around decode loses (`{rel(run)}`, commit {run_commit(run)}, one call, "

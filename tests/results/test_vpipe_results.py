@@ -5,7 +5,8 @@ whichever GPU, a dirty build is named so, the
 decode-queues rows divide by the probe with as many sessions, the decode-surfaces rows range
 over rounds and give each run's surfaces from its reports, and the decode-resize rows group
 rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
-range each phase's mean over the streams across rounds."""
+range each phase's mean over the streams across rounds, and a decode table pools the rounds of
+the folder its continues.txt names only where the programs are the same."""
 import json
 import os
 import sys
@@ -177,6 +178,38 @@ class DecodeApi(unittest.TestCase):
             ["HEVC 8-bit 1080p", "hwaccel", "900–1,000 (0.90–1.00) / 7,200–9,000 (0.90)", "880–990",
              "7,200–9,000 (0.90) / 7,600–9,500 (0.95)"],
             ["HEVC 8-bit 1080p", "cuvid", "1,000 (1.00) / 8,000 (1.00)", "1,000", "8,000 (1.00) / 8,000 (1.00)"]])
+
+
+class DecodeTableLineage(unittest.TestCase):
+    def _folders(self, results, newer, older_name, round_in_newer="r2"):
+        older = os.path.join(results, older_name)
+        for folder, rnd in ((older, "r1"), (newer, round_in_newer)):
+            os.makedirs(folder)
+            with open(os.path.join(folder, f"hevc-1080p-{rnd}.json"), "w") as f:
+                json.dump({"round": rnd}, f)
+            with open(os.path.join(folder, "commit.txt"), "w") as f:
+                f.write(os.path.basename(folder).rsplit("-", 1)[1] + "\n")
+        with open(os.path.join(newer, "continues.txt"), "w") as f:
+            f.write(older_name + "\n")
+
+    def test_rounds_come_from_the_named_folder_first(self):
+        with tempfile.TemporaryDirectory() as results, mock.patch.object(decode_table, "RESULTS", results), \
+                mock.patch.object(history, "git", return_value=""):
+            newer = os.path.join(results, "decode-table-h100-2026-12-05-bbbbbbb")
+            self._folders(results, newer, "decode-table-h100-2026-12-05-aaaaaaa")
+            self.assertEqual([d["round"] for d in decode_table._rounds(newer, "hevc-1080p")], ["r1", "r2"])
+            self.assertEqual(decode_table.continuation_problems(), [])
+            self.assertIn("with the rounds of", decode_table._pooled(newer))
+
+    def test_another_card_a_clash_or_changed_code_is_a_problem(self):
+        with tempfile.TemporaryDirectory() as results, mock.patch.object(decode_table, "RESULTS", results), \
+                mock.patch.object(history, "git", return_value="apps/commands/transcode.cpp"):
+            newer = os.path.join(results, "decode-table-h100-2026-12-05-bbbbbbb")
+            self._folders(results, newer, "decode-table-h200-2026-12-04-aaaaaaa", round_in_newer="r1")
+            found = " | ".join(decode_table.continuation_problems())
+        self.assertIn("ran on the H200", found)
+        self.assertIn("both folders hold hevc-1080p-r1.json", found)
+        self.assertIn("apps/commands/transcode.cpp changed", found)
 
 
 class DecodeSurfaces(unittest.TestCase):
