@@ -219,9 +219,11 @@ def _encoder_bound_rows(run):
         mine = [r for r in runs if r["decode_sessions"] == s]
         reps = [load_json(p) for p in (os.path.join(sub, f"{s}-{r['round']}.json") for r in mine)
                 if os.path.exists(p)]
+        cpu = [r["user_s"] + r["sys_s"] for r in mine if "user_s" in r]
         rows.append([s, span([r["whole_s"] for r in mine], 1, " s"),
                      span([one[r["round"]] / r["whole_s"] for r in mine if r["round"] in one], 2, "×"),
-                     span([rep["latency_ms"]["p50"] for rep in reps], 0, " ms")])
+                     span([rep["latency_ms"]["p50"] for rep in reps], 0, " ms"),
+                     span(cpu, 1, " s") if cpu else "not recorded"])
     return rows
 
 
@@ -268,7 +270,7 @@ def section(_suite):
         out += ["", f"**The encoder-bound case**{_from(enc_run, run)} (issue #45: the 10-s 1080p sample read 5 times → "
                 "`resize=640x360` → ffv1), whole-process, every round:", ""]
         out += table(["--decode-sessions", "whole-process", "one session ÷ this (≥ 0.98: no slower)",
-                      "p50 latency"], _encoder_bound_rows(enc_run))
+                      "p50 latency", "CPU seconds, user + system"], _encoder_bound_rows(enc_run))
         runs = load_jsonl(os.path.join(enc_run, "encoder-bound", "runs.jsonl"))
         one = {r["round"]: r["whole_s"] for r in runs if r["decode_sessions"] == "1"}
         auto = [one[r["round"]] / r["whole_s"] for r in runs

@@ -212,6 +212,26 @@ class DecodeTableLineage(unittest.TestCase):
         self.assertIn("apps/commands/transcode.cpp changed", found)
 
 
+class EncoderBound(unittest.TestCase):
+    def test_each_row_ranges_its_rounds_and_its_cpu_seconds_where_recorded(self):
+        runs = [{"decode_sessions": "1", "round": 1, "whole_s": 20.0, "user_s": 30.0, "sys_s": 1.0},
+                {"decode_sessions": "auto", "round": 1, "whole_s": 25.0, "user_s": 29.5, "sys_s": 1.0},
+                {"decode_sessions": "1", "round": 2, "whole_s": 18.0, "user_s": 29.0, "sys_s": 1.0},
+                {"decode_sessions": "auto", "round": 2, "whole_s": 18.0, "user_s": 30.0, "sys_s": 1.2},
+                {"decode_sessions": "4", "round": 2, "whole_s": 24.0}]
+        with tempfile.TemporaryDirectory() as run:
+            os.mkdir(os.path.join(run, "encoder-bound"))
+            with open(os.path.join(run, "encoder-bound", "runs.jsonl"), "w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in runs)
+            for r in runs:
+                with open(os.path.join(run, "encoder-bound", f"{r['decode_sessions']}-{r['round']}.json"), "w") as f:
+                    json.dump({"latency_ms": {"p50": r["whole_s"] * 10}}, f)
+            rows = decode_table._encoder_bound_rows(run)
+        self.assertEqual(rows, [["1", "18.0–20.0 s", "1.00×", "180–200 ms", "30.0–31.0 s"],
+                                ["auto", "18.0–25.0 s", "0.80–1.00×", "180–250 ms", "30.5–31.2 s"],
+                                ["4", "24.0 s", "0.75×", "240 ms", "not recorded"]])
+
+
 class DecodeSurfaces(unittest.TestCase):
     def test_rounds_give_ranges_and_the_build_default_comes_first(self):
         def rep(fps, whole, surfaces, failed=0):
