@@ -44,11 +44,9 @@ def continuation_problems():
     in MEASURED_BY changed between them."""
     out = []
     for run in sorted(glob.glob(os.path.join(RESULTS, "decode-table-*"))):
-        named = os.path.join(run, "continues.txt")
-        if not os.path.exists(named):
+        older, named = _continues(run), os.path.join(run, "continues.txt")
+        if not older:
             continue
-        with open_data(named) as f:
-            older = os.path.join(RESULTS, f.read().strip())
         if not os.path.isdir(older):
             out.append(f"{rel(named)}: no folder {rel(older)} at the top of docs/results")
             continue
@@ -89,14 +87,19 @@ def _auto_choice(note):
     return note.split("measured: ", 1)[-1].split(" ", 1)[0] if note else "1"
 
 
+def _continues(run):
+    """The folder RUN's continues.txt names (under docs/results), or None where it has none."""
+    named = os.path.join(run, "continues.txt")
+    if not os.path.exists(named):
+        return None
+    with open_data(named) as f:
+        return os.path.join(RESULTS, f.read().strip())
+
+
 def _lineage(run):
     """RUN, then the folder its continues.txt names, and so on: the folders whose rounds a table pools."""
     out = [run]
-    while os.path.exists(p := os.path.join(out[-1], "continues.txt")):
-        with open_data(p) as f:
-            older = os.path.join(RESULTS, f.read().strip())
-        if older in out or not os.path.isdir(older):
-            break
+    while (older := _continues(out[-1])) and older not in out and os.path.isdir(older):
         out.append(older)
     return out
 
@@ -735,7 +738,7 @@ def _variant_section(prefix, rows_of, title, how, variant, streams, every=False)
     """The newest PREFIX* folder (with `every`, each top-level one, newest first: runs of other
     clips): rows_of's rows (_variant_rows) under a paragraph of `title`, the run, its rounds and
     `how`, then the losses over every file."""
-    runs = runs_of(prefix) if every else [r for r in [newest_run(prefix)] if r]
+    runs = runs_of(prefix) if every else runs_of(prefix)[:1]
     out = []
     for run in runs:
         rows = _clip_rows(run, rows_of)
