@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include <cuda_runtime_api.h>
@@ -131,6 +132,14 @@ ProbeTable probe_rows(const DecodeBenchOptions& b, bool gpu) {
   return t;
 }
 
+// The NVDEC APIs the streams of `r` decoded with ("cuvid", "hwaccel"; none without NVDEC).
+nlohmann::json apis_of(const MultiTranscodeReport& r) {
+  std::set<std::string> apis;
+  for (const auto& s : r.streams)
+    if (s.memory && s.memory->nvdec_pool) apis.insert(s.memory->nvdec_pool->api);
+  return apis;
+}
+
 nlohmann::json stream_rows(const DecodeBenchOptions& b, const ProbeTable& probe, bool gpu) {
   nlohmann::json rows = nlohmann::json::array();
   fmt::print(
@@ -169,6 +178,7 @@ nlohmann::json stream_rows(const DecodeBenchOptions& b, const ProbeTable& probe,
                      vs_same > 0 ? nlohmann::json(vs_same) : nlohmann::json(nullptr)},
                     {"fraction_of_probe_best", vs_best},
                     {"failed", failed},
+                    {"nvdec_api", apis_of(r)},
                     {"decoder_load", load.to_json()},
                     {"cpu", cpu}});
   }
@@ -326,7 +336,7 @@ int run_decode_bench(const DecodeBenchOptions& options) {
       "0.1 s. CPU cores busy: the process's CPU time (user and system) over the run's wall time.\n",
       b.input, b.loop,
       b.decode_threads == 0 ? std::string("automatic") : std::to_string(b.decode_threads),
-      b.decode == "nvdec" ? ", NVDEC through FFmpeg's " + b.nvdec_api : std::string());
+      b.decode == "nvdec" ? ", --nvdec-api " + b.nvdec_api : std::string());
   if (!b.json_path.empty()) {
     vpipe::write_file(b.json_path,
                       nlohmann::json{{"input", b.input},

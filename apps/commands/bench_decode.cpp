@@ -50,9 +50,10 @@ class BenchDecodeCommand final : public BenchCommand<bench::DecodeBenchOptions> 
         ->capture_default_str();
     app_->add_option("--nvdec-api", o_.nvdec_api,
                      "how FFmpeg drives NVDEC in the probe and the pipelines, as transcode's "
-                     "--nvdec-api: hwaccel (FFmpeg's parser) or cuvid (NVIDIA's parser; "
-                     "h264_cuvid, hevc_cuvid…)")
-        ->check(CLI::IsMember({"hwaccel", "cuvid"}))
+                     "--nvdec-api: hwaccel (FFmpeg's parser), cuvid (NVIDIA's parser; "
+                     "h264_cuvid, hevc_cuvid…) or auto (the probe's sessions hwaccel, the "
+                     "pipelines as transcode chooses)")
+        ->check(CLI::IsMember({"auto", "hwaccel", "cuvid"}))
         ->capture_default_str();
     app_->add_option("--encoder", o_.encoder,
                      "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "

@@ -190,6 +190,19 @@ def _losses(run):
             f"(raw probe and one-file runs); {unlike} one-file runs with timestamps unlike one session's.")
 
 
+def _streams_api(run):
+    """Which NVDEC API each --streams count decoded with, over every clip round: each row's own
+    (bench decode records it from 2026-12-05 on), else the run's --nvdec-api."""
+    by = {}
+    for d in (d for clip, _, _ in CLIPS for d in _rounds(run, clip)):
+        for r in d["streams"]:
+            by.setdefault(r["streams"], set()).update(r.get("nvdec_api") or [d.get("nvdec_api", "hwaccel")])
+    groups = {}
+    for n, apis in sorted(by.items()):
+        groups.setdefault(" and ".join(sorted(apis)), []).append(str(n))
+    return "; ".join(f"{', '.join(ns)}: {api}" for api, ns in groups.items())
+
+
 def _long_rows(run):
     runs = load_jsonl(os.path.join(run, "long.jsonl"))
     by, chose = {}, {}
@@ -248,7 +261,8 @@ def section(_suite):
            f"decoder load averaged {ENGINES_PCT} % or more, *CPU* where the process's CPU time was "
            f"{CPU_SHARE * 100:.0f} % or more of every core's (in runs that record it), *start-up* where the "
            f"steady rate is {STARTUP_RATIO}× the whole-run rate or more, else *host* (work outside the "
-           "engines: waits or locks; the CPU too in runs that did not record it).", ""]
+           "engines: waits or locks; the CPU too in runs that did not record it). FFmpeg's NVDEC API "
+           f"in the --streams rows (`--nvdec-api`), by stream count: {_streams_api(run)}.", ""]
     out += table(["codec", "size", "frames a stream", "raw NVCUVID, 1 / 7 / 14 sessions",
                   "FFmpeg's NVDEC alone, 1 / 7 / 14 sessions",
                   "vpipe --streams 1 / 7 / 14 / 21 / 28", "best streams ÷ raw best",

@@ -727,7 +727,8 @@ TEST_F(CudaTranscode, TenBitHevcRunsOnNvdecAndMatchesTheCpuPathExactly) {
 }
 
 // --nvdec-api cuvid (FFmpeg's h264_cuvid, hevc_cuvid: NVIDIA's parser) decodes on the
-// same engines as the hwaccel: the same frames, bit for bit, at the same times; and
+// same engines as the hwaccel: the same frames, bit for bit, at the same times (and so
+// does auto's cuvid with --streams 2); and
 // HEVC 10-bit through both, looped (--loop 3: each pass starts on x265's IDR, so the
 // decoder goes straight on, neither drained nor flushed), gives every frame each time.
 TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFramesAndStartsOver) {
@@ -750,6 +751,30 @@ TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFramesAndStartsOver) {
   EXPECT_GT(j["memory"]["nvdec_pool"]["buffers"].get<std::int64_t>(), 0)
       << "cuvid's frames come from the strategy";
   EXPECT_EQ(j["frames"]["decode_errors"], 0);
+
+  // The default (auto) with --streams 2: cuvid in each stream, the same frames again.
+  const auto two = path("api_auto.mkv"), two_report = path("api_auto.json");
+  const auto r =
+      run_vpipe("transcode " + kSample + " " + two +
+                " --streams 2 --device cuda --decode nvdec --report " + two_report + common);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream tf(two_report);
+  const auto streams = nlohmann::json::parse(tf).at("streams");
+  ASSERT_EQ(streams.size(), 2u);
+  for (int k = 1; k <= 2; ++k) {
+    const auto& st = streams[static_cast<std::size_t>(k - 1)];
+    EXPECT_EQ(st["memory"]["nvdec_pool"]["api"], "cuvid") << k;
+    const auto& notes = st["notes"];
+    EXPECT_NE(std::find(notes.begin(), notes.end(),
+                        "decode: nvdec_api auto: cuvid (FFmpeg's h264_cuvid; one of 2 streams)"),
+              notes.end())
+        << notes.dump();
+    std::vector<Frame> frames;
+    for_each_frame(stream_output_name(two, k), [&](const Frame& f) { frames.push_back(f); });
+    ASSERT_EQ(frames.size(), hw.size()) << k;
+    for (std::size_t i = 0; i < hw.size(); ++i)
+      ASSERT_EQ(max_abs_diff(frames[i], hw[i]), 0) << "stream " << k << ", frame " << i;
+  }
 
   if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
   const std::string ten = path("api_ten.mkv");

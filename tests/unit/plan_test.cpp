@@ -335,10 +335,33 @@ TEST(Plan, NvdecApiCuvidPicksFfmpegsCuvidDecoderForTheCodec) {
   EXPECT_STREQ(cuvid_decoder(AV_CODEC_ID_MPEG2VIDEO)->name, "mpeg2_cuvid");
   EXPECT_EQ(cuvid_decoder(AV_CODEC_ID_FFV1), nullptr);
   TranscodeOptions o;
-  EXPECT_EQ(o.nvdec_api, NvdecApi::kHwaccel) << "the default stays FFmpeg's hwaccel";
+  EXPECT_EQ(o.nvdec_api, NvdecApi::kAuto);
   set_option(o, "nvdec_api", "cuvid", "cfg", kConfig);
   EXPECT_EQ(o.nvdec_api, NvdecApi::kCuvid);
   EXPECT_THROW(set_option(o, "nvdec_api", "nvcuvid", "cfg", kConfig), usage_error);
+}
+
+// --nvdec-api auto: cuvid only for a run of several streams, each with one decoder, where
+// FFmpeg has a cuvid decoder for the codec (faster there, RESULTS); the hwaccel otherwise.
+// A named API is kept whatever the run.
+TEST(Plan, NvdecApiAutoTakesCuvidForSeveralStreamsWhereFfmpegHasIt) {
+  if (!cuvid_decoder(AV_CODEC_ID_HEVC)) GTEST_SKIP() << "this FFmpeg has no cuvid decoders";
+  TranscodeOptions o;
+  EXPECT_EQ(nvdec_api_for(o, AV_CODEC_ID_HEVC), NvdecApi::kHwaccel) << "one stream";
+  o.streams = 21;
+  EXPECT_EQ(nvdec_api_for(o, AV_CODEC_ID_HEVC), NvdecApi::kCuvid);
+  EXPECT_EQ(nvdec_api_for(o, AV_CODEC_ID_H264), NvdecApi::kCuvid);
+  EXPECT_EQ(nvdec_api_for(o, AV_CODEC_ID_FFV1), NvdecApi::kHwaccel) << "no ffv1_cuvid";
+  for (const int sessions : {TranscodeOptions::kAutoSessions, 4}) {
+    o.decode_sessions = sessions;  // segment decode: the hwaccel it was measured with
+    EXPECT_EQ(nvdec_api_for(o, AV_CODEC_ID_HEVC), NvdecApi::kHwaccel) << sessions;
+  }
+  o.decode_sessions = 1;
+  o.nvdec_api = NvdecApi::kHwaccel;
+  EXPECT_EQ(nvdec_api_for(o, AV_CODEC_ID_HEVC), NvdecApi::kHwaccel);
+  o.streams = 1;
+  o.nvdec_api = NvdecApi::kCuvid;
+  EXPECT_EQ(nvdec_api_for(o, AV_CODEC_ID_HEVC), NvdecApi::kCuvid);
 }
 
 TEST(OptionSchema, KeysAliasesAndValuesAreCheckedInOnePlace) {

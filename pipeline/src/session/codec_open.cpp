@@ -17,9 +17,15 @@ int decoder_threads(const TranscodeOptions& o, bool nvdec) {
   return is_live_input(o.input) ? 1 : kNvdecFrameThreads;
 }
 
+NvdecApi nvdec_api_for(const TranscodeOptions& o, AVCodecID codec) {
+  if (o.nvdec_api != NvdecApi::kAuto) return o.nvdec_api;
+  const bool many = o.streams > 1 && o.decode_sessions == 1;
+  return many && cuvid_decoder(codec) ? NvdecApi::kCuvid : NvdecApi::kHwaccel;
+}
+
 UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, NvdecContext* nvdec,
                                   int nvdec_frames_held, HostFramePool* host_pool) {
-  const bool cuvid = nvdec && o.nvdec_api == NvdecApi::kCuvid;
+  const bool cuvid = nvdec && nvdec_api_for(o, stream->codecpar->codec_id) == NvdecApi::kCuvid;
   const AVCodec* codec = cuvid ? cuvid_decoder(stream->codecpar->codec_id)
                                : avcodec_find_decoder(stream->codecpar->codec_id);
   if (!codec && cuvid)

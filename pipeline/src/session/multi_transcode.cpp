@@ -182,7 +182,7 @@ MultiTranscodeReport transcode_streams(const TranscodeOptions& o, const RunHooks
         const auto i = static_cast<std::size_t>(k);
         TranscodeOptions mine = o;
         mine.output = outputs[i];
-        mine.streams = 1;
+        // mine.streams stays n: the run this stream is one of (--nvdec-api auto reads it)
         RunHooks own = hooks;
         own.stream_label = std::to_string(k + 1);
         own.on_progress = nullptr;

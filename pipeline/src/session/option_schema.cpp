@@ -290,8 +290,10 @@ std::vector<OptionSpec> io_rows() {
              "or auto (nvdec when the chain starts with a CUDA filter)"),
       choice("nvdec_api", &O::nvdec_api,
              "how FFmpeg drives NVDEC: hwaccel (FFmpeg's own parser on the CPU, as ffmpeg "
-             "-hwaccel cuda) or cuvid (NVIDIA's parser in the driver, FFmpeg's h264_cuvid, "
-             "hevc_cuvid… decoders, as ffmpeg -c:v hevc_cuvid; no decoder threads)"),
+             "-hwaccel cuda), cuvid (NVIDIA's parser in the driver, FFmpeg's h264_cuvid, "
+             "hevc_cuvid… decoders, as ffmpeg -c:v hevc_cuvid; no decoder threads) or auto "
+             "(cuvid with --streams > 1 and one decode session where FFmpeg has a cuvid "
+             "decoder for the codec, faster there in RESULTS; else hwaccel)"),
       with(row(
                "max_frames", "N>=1", "stop after N video frames",
                [](O& o, const std::string& v) {

@@ -365,6 +365,10 @@ void TranscodeSession::Parts::make_cuda_path() {
       throw input_error(fmt::format("decode nvdec: {}", e.what()));
     }
     decoder = open_decoder(video, o, nvdec.get(), kNvdecFramesHeldCopying);
+    if (o.nvdec_api == NvdecApi::kAuto && nvdec->api() == "cuvid")
+      report.notes.push_back(
+          fmt::format("decode: nvdec_api auto: cuvid (FFmpeg's {}; one of {} streams)",
+                      decoder->codec->name, o.streams));
   } else if (plan.decode_into_pinned) {
     host_pool = std::make_unique<HostFramePool>(HostMemory::kPinned);
     decoder = open_decoder(video, o, nullptr, 0, host_pool.get());
@@ -710,9 +714,8 @@ MemoryReport TranscodeSession::Parts::memory_report() const {
         MemoryReport::PinnedDecode{host_pool->frames(), host_pool->buffers(), host_pool->bytes()};
   if (const auto* ring = graph->download_ring()) m.download_ring = ring_report(*ring);
   if (nvdec)
-    m.nvdec_pool =
-        MemoryReport::NvdecPool{nvdec->pool_buffers(), nvdec->pool_bytes(),
-                                nvdec->decode_surfaces(), std::string(name_of(o.nvdec_api))};
+    m.nvdec_pool = MemoryReport::NvdecPool{nvdec->pool_buffers(), nvdec->pool_bytes(),
+                                           nvdec->decode_surfaces(), std::string(nvdec->api())};
   return m;
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <cuda_runtime_api.h>
@@ -56,6 +57,8 @@ class NvdecContext {
   // The decoder copies each picture out of NVDEC's surface itself (attach_cuvid):
   // its frames hold no surface and can go downstream as they are (Frame::of_cuda_frame).
   [[nodiscard]] bool frames_hold_no_surface() const noexcept { return cuvid_; }
+  // The way FFmpeg drives NVDEC here: "cuvid" (attach_cuvid) or "hwaccel" (attach).
+  [[nodiscard]] std::string_view api() const noexcept { return cuvid_ ? "cuvid" : "hwaccel"; }
   [[nodiscard]] DeviceMemoryResource& memory() const noexcept { return mr_; }
   [[nodiscard]] std::int64_t pool_buffers() const noexcept { return buffers_.load(); }
   [[nodiscard]] std::int64_t pool_bytes() const noexcept { return bytes_.load(); }

@@ -25,6 +25,13 @@ class HostFramePool;
 inline constexpr int kNvdecFrameThreads = 2;
 [[nodiscard]] int decoder_threads(const TranscodeOptions& o, bool nvdec);
 
+// How FFmpeg drives NVDEC for a stream of `codec`: o.nvdec_api when it names one; auto is
+// FFmpeg's cuvid decoder where FFmpeg has one for the codec and the run decodes several
+// files at once with one decoder each (--streams > 1, --decode-sessions 1), else the hwaccel.
+// Measured (RESULTS, "FFmpeg's two ways to NVDEC"): with 14 and 21 streams through the
+// pipeline cuvid ran faster than the hwaccel on each clip measured; one stream ran the same.
+[[nodiscard]] NvdecApi nvdec_api_for(const TranscodeOptions& o, AVCodecID codec);
+
 // Opens `stream`'s decoder the way transcode() does (threads from `o`; NVDEC
 // through `nvdec`, with `nvdec_frames_held` surfaces for the frames the caller holds, or
 // host frames from `host_pool`). Errors name o.input.

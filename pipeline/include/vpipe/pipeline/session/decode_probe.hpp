@@ -22,7 +22,9 @@ struct DecodeProbeOptions {
   Decode decode = Decode::kNvdec;  // kNvdec or kCpu
   int loop = 1;                    // each session sends the packets N times over (no flush)
   int decode_threads = 0;          // FFmpeg's threads each (0: decoder_threads())
-  NvdecApi nvdec_api = NvdecApi::kHwaccel;  // with kNvdec: FFmpeg's hwaccel or its cuvid decoders
+  // With kNvdec: FFmpeg's hwaccel or its cuvid decoders (auto: the hwaccel, as transcode's
+  // auto for one decoder of one file).
+  NvdecApi nvdec_api = NvdecApi::kHwaccel;
   // NVCUVID directly (cuvid_probe.cpp: NVIDIA's parser and decoder, each frame
   // mapped and unmapped), not FFmpeg's NVDEC hwaccel: the engines' own ceiling.
   bool raw = false;

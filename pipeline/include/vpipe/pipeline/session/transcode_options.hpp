@@ -29,8 +29,9 @@ class LiveRegistry;
 enum class Device { kAuto, kCpu, kCuda };
 enum class Decode { kAuto, kCpu, kNvdec };
 // How FFmpeg drives NVDEC: its hwaccel (FFmpeg's own parser on the CPU, `-hwaccel cuda`)
-// or its cuvid decoders (NVIDIA's parser: h264_cuvid, hevc_cuvid…, `-c:v hevc_cuvid`).
-enum class NvdecApi { kHwaccel, kCuvid };
+// or its cuvid decoders (NVIDIA's parser: h264_cuvid, hevc_cuvid…, `-c:v hevc_cuvid`);
+// auto chooses per run (nvdec_api_for in codec_open.hpp).
+enum class NvdecApi { kAuto, kHwaccel, kCuvid };
 enum class Drop { kAuto, kBlock, kDropOldest, kDropNewest };
 // A picture size the encoder cannot take (odd, for 4:2:0): pad it, crop it, or stop.
 enum class Fit { kPad, kCrop, kError };
@@ -57,8 +58,8 @@ struct EnumNames<Decode> {
 };
 template <>
 struct EnumNames<NvdecApi> {
-  static constexpr std::array<std::pair<std::string_view, NvdecApi>, 2> table{
-      {{"hwaccel", NvdecApi::kHwaccel}, {"cuvid", NvdecApi::kCuvid}}};
+  static constexpr std::array<std::pair<std::string_view, NvdecApi>, 3> table{
+      {{"auto", NvdecApi::kAuto}, {"hwaccel", NvdecApi::kHwaccel}, {"cuvid", NvdecApi::kCuvid}}};
 };
 template <>
 struct EnumNames<Drop> {
@@ -144,11 +145,11 @@ struct TranscodeOptions {
   // segments) per rendition, and dash/manifest.mpd with every rendition.
   std::string dash;
   double segment_s = 4.0;
-  Device device = Device::kAuto;            // auto: the CUDA path where a device is usable
-  Decode decode = Decode::kAuto;            // auto: NVDEC when frames go to a CUDA filter
-  NvdecApi nvdec_api = NvdecApi::kHwaccel;  // with NVDEC: FFmpeg's hwaccel or its cuvid decoders
-  Strategy mem = Strategy::kPool;           // device memory strategy
-  HostMemory host = HostMemory::kPinned;    // host staging
+  Device device = Device::kAuto;          // auto: the CUDA path where a device is usable
+  Decode decode = Decode::kAuto;          // auto: NVDEC when frames go to a CUDA filter
+  NvdecApi nvdec_api = NvdecApi::kAuto;   // with NVDEC: FFmpeg's hwaccel or its cuvid decoders
+  Strategy mem = Strategy::kPool;         // device memory strategy
+  HostMemory host = HostMemory::kPinned;  // host staging
   std::string encoder = "auto";  // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
   int crf = 23;                  // libx264
   std::string preset = "veryfast";  // libx264
