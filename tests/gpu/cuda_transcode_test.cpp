@@ -12,6 +12,7 @@
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
+#include "vpipe/pipeline/session/codec_open.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
@@ -449,8 +450,13 @@ TEST_F(CudaTranscode, StreamsShareOneStrategyAndEachWritesItsFrames) {
     o.encoder = "ffv1";
     o.filters = kChain;
     o.max_frames = 30;
-    const auto single = transcode(TranscodeOptions(o)).memory.value().allocations;
     o.streams = 3;
+    // One stream alone, decoding through the NVDEC API each of the three takes (auto: cuvid
+    // for several streams, whose frames need no copy, so fewer allocations than the hwaccel's).
+    TranscodeOptions one = o;
+    one.streams = 1;
+    one.nvdec_api = nvdec_api_for(o, AV_CODEC_ID_H264);  // the sample is H.264
+    const auto single = transcode(std::move(one)).memory.value().allocations;
     const auto m = transcode_streams(o);
     ASSERT_EQ(m.streams.size(), 3u);
     for (int k = 1; k <= 3; ++k) {
