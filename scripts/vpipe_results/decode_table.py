@@ -319,7 +319,20 @@ def _encoder_bound_choice(run, runs):
     return [f"In {plain} of {len(reps)} rounds auto decoded every frame with the plain decoder, "
             "which is --decode-sessions 1: the two rows ran the same pipeline, so their difference "
             f"is between runs (one session alone took {span(ones, 1, ' s')}, its encoder busy "
-            f"{span(busy, 1, ' s')} of it: the same frames encoded at the machine's speed of the moment)."]
+            f"{span(busy, 1, ' s')} of it: the same frames encoded at the machine's speed of the moment)."
+            + _cpu_per_wall(runs)]
+
+
+def _cpu_per_wall(runs):
+    """Each configuration's CPU seconds (user + system) per wall second, over the runs that record
+    them: equal ones say the two did the same work at the same pace, the time going with the CPU's."""
+    per = {k: [(r["user_s"] + r["sys_s"]) / r["whole_s"] for r in runs
+               if r["decode_sessions"] == k and "user_s" in r and r["whole_s"] > 0] for k in ("1", "auto")}
+    if not per["1"] or not per["auto"]:
+        return ""
+    cpu = [r["user_s"] + r["sys_s"] for r in runs if r["decode_sessions"] in ("1", "auto") and "user_s" in r]
+    return (f" CPU seconds per wall second: one session {span(per['1'], 2)}, auto {span(per['auto'], 2)}; "
+            f"the same job took {span(cpu, 1, ' s')} of CPU from run to run.")
 
 
 def _where_section():

@@ -231,6 +231,16 @@ class EncoderBound(unittest.TestCase):
                                 ["auto", "18.0–25.0 s", "0.80–1.00×", "180–250 ms", "30.5–31.2 s"],
                                 ["4", "24.0 s", "0.75×", "240 ms", "not recorded"]])
 
+    def test_cpu_per_wall_second_is_said_only_where_both_configurations_record_it(self):
+        runs = [{"decode_sessions": "1", "round": 1, "whole_s": 20.0, "user_s": 21.0, "sys_s": 1.0},
+                {"decode_sessions": "auto", "round": 1, "whole_s": 16.0, "user_s": 16.5, "sys_s": 0.5},
+                {"decode_sessions": "4", "round": 1, "whole_s": 10.0, "user_s": 30.0, "sys_s": 2.0}]
+        self.assertEqual(decode_table._cpu_per_wall(runs),
+                         " CPU seconds per wall second: one session 1.10, auto 1.06; the same job "
+                         "took 17.0–22.0 s of CPU from run to run.")
+        self.assertEqual(decode_table._cpu_per_wall([{k: v for k, v in r.items() if k != "user_s"}
+                                                     if r["decode_sessions"] == "auto" else r for r in runs]), "")
+
 
 class DecodeSurfaces(unittest.TestCase):
     def test_rounds_give_ranges_and_the_build_default_comes_first(self):
