@@ -20,7 +20,7 @@ struct DecodeBenchOptions {
   std::string mem = "pool";
   int loop = 1;
   int decode_threads = 0;  // FFmpeg's decoder threads, probe and pipelines (0: automatic)
-  // hwaccel | cuvid: how FFmpeg drives NVDEC, in the probe and the pipelines
+  // auto | hwaccel | cuvid: how FFmpeg drives NVDEC, in the probe and the pipelines
   std::string nvdec_api = "auto";
   std::string encoder;  // non-empty: a fourth table, one file encoded with it
   std::string json_path;
