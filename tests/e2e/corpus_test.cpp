@@ -207,6 +207,13 @@ void check_completed(const Case& c, const vpipe::test::CommandResult& r, const s
                                            : "");
 }
 
+// VPIPE_CORPUS_DEVICE=cuda: the same corpus, the same expectations, on the GPU path;
+// VPIPE_CORPUS_ARGS: more options for every run (--nvdec-api cuvid: the decoder --streams takes).
+std::string device_args() {
+  const std::string more = env_or("VPIPE_CORPUS_ARGS", "");
+  return " --device " + env_or("VPIPE_CORPUS_DEVICE", "cpu") + (more.empty() ? "" : " " + more);
+}
+
 // index.tsv: file → what it is, as make-corpus.sh wrote it.
 std::map<std::string, std::string> read_index(const fs::path& dir) {
   std::map<std::string, std::string> what;
@@ -233,9 +240,7 @@ TEST_F(Corpus, EveryInputEndsAsExpectedAndLosesNothing) {
     const auto out = (dir_ / (std::string(c.file) + ".out.mkv")).string();
     fs::remove(out);  // (a corpus folder used twice)
     const auto report = (dir_ / (std::string(c.file) + ".json")).string();
-    // VPIPE_CORPUS_DEVICE=cuda: the same corpus, the same expectations, on the GPU path.
-    const auto r = run_vpipe("transcode " + in + " " + out + " --device " +
-                             env_or("VPIPE_CORPUS_DEVICE", "cpu") +
+    const auto r = run_vpipe("transcode " + in + " " + out + device_args() +
                              " --preset ultrafast --vf resize=320x180 --report " + report);
     Row row;
     if (c.outcome == Outcome::kRefused)
@@ -277,9 +282,8 @@ TEST_F(Corpus, TheDisplayShapeAndTurnSurviveTheChain) {
     const auto in = (dir_ / run.file).string();
     const auto out = (dir_ / (std::string(run.file) + ".display.mp4")).string();
     fs::remove(out);
-    const auto r =
-        run_vpipe("transcode " + in + " " + out + " --device " +
-                  env_or("VPIPE_CORPUS_DEVICE", "cpu") + " --preset ultrafast --vf " + run.vf);
+    const auto r = run_vpipe("transcode " + in + " " + out + device_args() +
+                             " --preset ultrafast --vf " + run.vf);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const Display want = display_of(in), got = display_of(out);
     EXPECT_EQ(av_cmp_q(got.aspect, run.aspect), 0)
@@ -295,9 +299,8 @@ TEST_F(Corpus, TheVideoStreamsTimecodeAndLanguageSurvive) {
   const auto in = (dir_ / "timecode.mov").string();
   const auto out = (dir_ / "timecode.mov.tags.mov").string();
   fs::remove(out);
-  const auto r =
-      run_vpipe("transcode " + in + " " + out + " --device " +
-                env_or("VPIPE_CORPUS_DEVICE", "cpu") + " --preset ultrafast --vf resize=320x180");
+  const auto r = run_vpipe("transcode " + in + " " + out + device_args() +
+                           " --preset ultrafast --vf resize=320x180");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto tags = [](const std::string& path) {
     std::map<std::string, std::string> t;
