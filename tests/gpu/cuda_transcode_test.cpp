@@ -737,7 +737,7 @@ TEST_F(CudaTranscode, TenBitHevcRunsOnNvdecAndMatchesTheCpuPathExactly) {
 // does auto's cuvid with --streams 2); and
 // HEVC 10-bit through both, looped (--loop 3: each pass starts on x265's IDR, so the
 // decoder goes straight on, neither drained nor flushed), gives every frame each time.
-TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFramesAndStartsOver) {
+TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFrames) {
   if (!cuvid_decoder(AV_CODEC_ID_H264)) GTEST_SKIP() << "this FFmpeg has no cuvid decoders";
   const std::string nvdec = " --device cuda --decode nvdec --nvdec-api ";
   const std::string common = " --encoder ffv1 --vf invert";
@@ -781,8 +781,19 @@ TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFramesAndStartsOver) {
     for (std::size_t i = 0; i < hw.size(); ++i)
       ASSERT_EQ(max_abs_diff(frames[i], hw[i]), 0) << "stream " << k << ", frame " << i;
   }
+}
 
+// FFmpeg's cuvid decoder copies each picture out after NVDEC's post-processing on the legacy
+// stream (nvdec.cpp, attach_cuvid). On a non-blocking stream a frame now and then came out wrong:
+// one cuvid run of this clip failed in 2 of 7 runs at 8430703. A race shows on some runs only, so
+// cuvid runs it kRuns times (at that rate all would pass by chance with odds under 1 in 500), each
+// start-over included, and every frame of every run must be the CPU path's.
+TEST_F(CudaTranscode, CuvidTenBitFramesAreExactOnEveryRunAndStartOver) {
+  if (!cuvid_decoder(AV_CODEC_ID_HEVC)) GTEST_SKIP() << "this FFmpeg has no cuvid decoders";
   if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
+  constexpr int kRuns = 20;
+  const std::string nvdec = " --device cuda --decode nvdec --nvdec-api ";
+  const std::string common = " --encoder ffv1 --vf invert";
   const std::string ten = path("api_ten.mkv");
   write_yuv420p_clip(
       ten, "libx265", 256, 144, 6,
@@ -791,10 +802,15 @@ TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFramesAndStartsOver) {
   const std::string ten_common = common + " --pix-fmt yuv420p --loop 3";
   const auto cpu = run(path("api_ten_cpu.mkv"), "--device cpu" + ten_common, ten);
   ASSERT_EQ(cpu.size(), 18u);
-  for (const std::string api : {"cuvid", "hwaccel"}) {
+  int wrong_runs = 0;
+  for (int k = 0; k <= kRuns; ++k) {
+    const std::string api = k == 0 ? "hwaccel" : "cuvid";
     const auto gpu = run(path("api_ten_" + api + ".mkv"), nvdec + api + ten_common, ten);
     ASSERT_EQ(gpu.size(), cpu.size()) << api;
-    for (std::size_t i = 0; i < gpu.size(); ++i)
-      EXPECT_EQ(max_abs_diff(gpu[i], cpu[i]), 0) << api << ", frame " << i;
+    int wrong = 0;
+    for (std::size_t i = 0; i < gpu.size(); ++i) wrong += max_abs_diff(gpu[i], cpu[i]) != 0;
+    EXPECT_EQ(wrong, 0) << api << ", run " << k << ": frames unlike the CPU path's";
+    wrong_runs += wrong > 0;
   }
+  EXPECT_EQ(wrong_runs, 0) << "of " << kRuns << " cuvid runs and one hwaccel run";
 }

@@ -169,14 +169,12 @@ CUcontext runtime_context() {
     throw std::runtime_error("no current CUDA context");
   return ctx;
 }
-}  // namespace
 
-NvdecContext::NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream)
-    : impl_(std::make_unique<Impl>()), mr_(mr), stream_(stream) {
-  VPIPE_CUDA_TRY(cudaFree(nullptr));  // the runtime's primary context is current from here
-  // FFmpeg's own primary-context path refuses a primary context the runtime
-  // already made with other scheduling flags; handing it the context (and a
-  // stream) is its documented alternative, and FFmpeg then leaves both alone.
+// FFmpeg's CUDA device on the runtime's primary context, its copies on `stream`.
+// FFmpeg's own primary-context path refuses a primary context the runtime
+// already made with other scheduling flags; handing it the context (and a
+// stream) is its documented alternative, and FFmpeg then leaves both alone.
+UniqueAVBufferRef cuda_device(cudaStream_t stream) {
   UniqueAVBufferRef device(av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA));
   if (!device) throw std::bad_alloc();
   auto* hw =
@@ -184,7 +182,19 @@ NvdecContext::NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream)
   hw->cuda_ctx = runtime_context();
   hw->stream = reinterpret_cast<CUstream>(stream);  // NVDEC's copies go on vpipe's stream
   av_check(av_hwdevice_ctx_init(device.get()), "creating FFmpeg's CUDA device for NVDEC");
-  impl_->device = std::move(device);
+  return device;
+}
+}  // namespace
+
+void NvdecContext::StreamDestroy::operator()(cudaStream_t s) const noexcept {
+  cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+}
+
+NvdecContext::NvdecContext(DeviceMemoryResource& mr, cudaStream_t stream)
+    : impl_(std::make_unique<Impl>()), mr_(mr), stream_(stream) {
+  VPIPE_CUDA_TRY(cudaFree(nullptr));  // the runtime's primary context is current from here
+  impl_->device = cuda_device(stream);
 }
 
 // The kept frames context first, while the members its buffers' free
@@ -198,7 +208,21 @@ void NvdecContext::attach(AVCodecContext* decoder, int frames_held) {
   decoder->get_format = &NvdecCallbacks::get_format;
 }
 
+// FFmpeg's cuvid decoder maps each picture with no output_stream, so NVDEC's
+// post-processing runs on the legacy default stream; it then copies the picture
+// on the device's stream and unmaps it at once (cuviddec.c; its hwaccel, nvdec.c,
+// maps on its own stream). On vpipe's non-blocking streams the copy could run
+// before the post-processing was done, or after the next picture reused the
+// output surface: a frame now and then came out wrong (HEVC 10-bit on an H100,
+// 2 of 7 runs of its 10-bit check (CudaTranscode.CuvidTenBit*) at
+// 8430703). A blocking stream is ordered with the legacy stream both ways.
 void NvdecContext::attach_cuvid(AVCodecContext* decoder) {
+  VPIPE_EXPECTS(!own_stream_, "attach_cuvid is called once");
+  cudaStream_t s{};
+  VPIPE_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamDefault));
+  own_stream_.reset(s);
+  impl_->device = cuda_device(s);
+  stream_ = s;
   cuvid_ = true;
   decoder->hw_device_ctx = av_buffer_ref(impl_->device.get());
   decoder->opaque = this;

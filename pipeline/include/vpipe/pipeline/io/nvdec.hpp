@@ -48,9 +48,10 @@ class NvdecContext {
   // for each frame thread itself). Its thread count is the caller's (decoder_threads()).
   void attach(AVCodecContext* decoder, int frames_held);
   // Makes `decoder`, one of FFmpeg's cuvid decoders (cuvid_decoder()), not yet
-  // opened, decode on this device and stream into this pool. It copies each
-  // picture out of NVDEC's surface itself (its decode surfaces are its own:
-  // decode_surfaces() stays 0).
+  // opened, decode on this device into this pool. It copies each picture out of
+  // NVDEC's surface itself (its decode surfaces are its own: decode_surfaces()
+  // stays 0), on a stream of this context's own from then on (stream(); see
+  // nvdec.cpp). Call it at most once, before anything takes stream().
   void attach_cuvid(AVCodecContext* decoder);
 
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
@@ -67,7 +68,12 @@ class NvdecContext {
   [[nodiscard]] std::string refusal() const;
 
  private:
+  struct StreamDestroy {
+    void operator()(cudaStream_t s) const noexcept;
+  };
   struct Impl;
+  // Declared first, destroyed last: the device and frames in impl_ use it.
+  std::unique_ptr<CUstream_st, StreamDestroy> own_stream_;  // attach_cuvid's
   std::unique_ptr<Impl> impl_;
   DeviceMemoryResource& mr_;
   cudaStream_t stream_;
