@@ -734,9 +734,7 @@ TEST_F(CudaTranscode, TenBitHevcRunsOnNvdecAndMatchesTheCpuPathExactly) {
 
 // --nvdec-api cuvid (FFmpeg's h264_cuvid, hevc_cuvid: NVIDIA's parser) decodes on the
 // same engines as the hwaccel: the same frames, bit for bit, at the same times (and so
-// does auto's cuvid with --streams 2); and
-// HEVC 10-bit through both, looped (--loop 3: each pass starts on x265's IDR, so the
-// decoder goes straight on, neither drained nor flushed), gives every frame each time.
+// does auto's cuvid with --streams 2).
 TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFrames) {
   if (!cuvid_decoder(AV_CODEC_ID_H264)) GTEST_SKIP() << "this FFmpeg has no cuvid decoders";
   const std::string nvdec = " --device cuda --decode nvdec --nvdec-api ";
@@ -783,6 +781,8 @@ TEST_F(CudaTranscode, CuvidDecodesTheHwaccelsFrames) {
   }
 }
 
+// HEVC 10-bit through both APIs, looped (--loop 3: each pass starts on x265's IDR, so the
+// decoder goes straight on, neither drained nor flushed), gives every frame each time.
 // FFmpeg's cuvid decoder copies each picture out after NVDEC's post-processing on the legacy
 // stream (nvdec.cpp, attach_cuvid). On a non-blocking stream a frame now and then came out wrong:
 // one cuvid run of this clip failed in 2 of 7 runs at 8430703. A race shows on some runs only, so
