@@ -213,9 +213,9 @@ void NvdecContext::attach(AVCodecContext* decoder, int frames_held) {
 // on the device's stream and unmaps it at once (cuviddec.c; its hwaccel, nvdec.c,
 // maps on its own stream). On vpipe's non-blocking streams the copy could run
 // before the post-processing was done, or after the next picture reused the
-// output surface: a frame now and then came out wrong (HEVC 10-bit on an H100,
-// 2 of 7 runs of its 10-bit check (CudaTranscode.CuvidTenBit*) at
-// 8430703). A blocking stream is ordered with the legacy stream both ways.
+// output surface: a frame now and then came out wrong (HEVC 10-bit on an H100:
+// docs/results/cuvid-race-h100-2026-12-05-d3c2ae5). A blocking stream is ordered
+// with the legacy stream both ways.
 void NvdecContext::attach_cuvid(AVCodecContext* decoder) {
   VPIPE_EXPECTS(!own_stream_, "attach_cuvid is called once");
   cudaStream_t s{};
