@@ -10,7 +10,7 @@
 
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/filters/stamp.hpp"
-#include "vpipe/pipeline/io/audio_encode.hpp"
+#include "vpipe/pipeline/io/reencode.hpp"
 
 namespace vpipe {
 
@@ -41,9 +41,11 @@ DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_str
 }
 
 void DemuxSource::also_copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
-                               std::vector<AudioReencoder*> reencoders) {
+                               std::vector<StreamReencoder*> reencoders) {
   copy_out->add_producer();
-  targets_.push_back({std::move(output_index), std::move(copy_out), std::move(reencoders)});
+  const std::size_t n = reencoders.size();
+  targets_.push_back({std::move(output_index), std::move(copy_out), std::move(reencoders),
+                      std::vector<std::int64_t>(n, 0)});
 }
 
 bool DemuxSource::copied(int index) const {
@@ -159,8 +161,29 @@ DemuxSource::CutVerdict DemuxSource::apply_cut(AVPacket* pkt, int index) {
   if (any == AV_NOPTS_VALUE) return video_past_end_ ? CutVerdict::kDrop : CutVerdict::kKeep;
   const double t = at(any);
   if (video_past_end_ && t >= *cut_->end + 1.0) return CutVerdict::kPassOver;
+  if (input_->streams[index]->codecpar->codec_type == AVMEDIA_TYPE_SUBTITLE &&
+      pkt->pts != AV_NOPTS_VALUE && pkt->duration > 0)
+    return clip_cue(pkt, tb) ? CutVerdict::kKeep : CutVerdict::kDrop;
   if (t < *cut_->start || (cut_->end && t >= *cut_->end)) return CutVerdict::kDrop;
   return CutVerdict::kKeep;
+}
+
+// A subtitle cue with a length is kept while it shows inside the span: a line
+// already on screen at the start shows from the start, one still on screen at
+// the end stops there.
+bool DemuxSource::clip_cue(AVPacket* pkt, AVRational tb) const {
+  const double q = av_q2d(tb);
+  const auto from = static_cast<std::int64_t>(std::ceil(*cut_->start / q - 1e-3));
+  const std::int64_t ends = pkt->pts + pkt->duration;
+  std::int64_t until = ends;
+  if (cut_->end)
+    until = std::min(until, static_cast<std::int64_t>(std::ceil(*cut_->end / q - 1e-3)));
+  const std::int64_t begins = std::max(pkt->pts, from);
+  if (begins >= until) return false;
+  if (pkt->dts == pkt->pts || pkt->dts == AV_NOPTS_VALUE) pkt->dts = begins;
+  pkt->pts = begins;
+  pkt->duration = until - begins;
+  return true;
 }
 
 bool DemuxSource::reopen(const std::string& why) {
@@ -403,15 +426,30 @@ void DemuxSource::send_copied(CopyTarget& t, Packet p, int index) {
   const auto i = static_cast<std::size_t>(index);
   if (i >= t.output_index.size() || t.output_index[i] < 0) return;
   const int to = t.output_index[i];
-  AudioReencoder* enc = i < t.reencoders.size() ? t.reencoders[i] : nullptr;
+  StreamReencoder* enc = i < t.reencoders.size() ? t.reencoders[i] : nullptr;
   if (!enc) {
     p.pkt->stream_index = to;
     t.out->push(std::move(p));  // false only when the muxer is gone (failure or stop)
     return;
   }
-  for (auto& pkt : enc->push(p.pkt.get())) {
-    pkt->stream_index = to;
-    t.out->push(Packet{std::move(pkt), p.origin});
+  reencoded(t, index, enc->push(p.pkt.get()), p.origin);
+}
+
+// What a re-encoder gave for input stream `index`, to its muxer; a packet it
+// could not take (damage in the input) is counted as the muxer counts one it refuses.
+void DemuxSource::reencoded(CopyTarget& t, int index, std::vector<UniqueAVPacket> packets,
+                            Clock::time_point origin) {
+  const auto i = static_cast<std::size_t>(index);
+  StreamReencoder* enc = t.reencoders[i];
+  if (const std::int64_t errors = enc->errors(); errors > t.errors_seen[i]) {
+    if (counters_.packets_damaged.fetch_add(errors - t.errors_seen[i]) == 0)
+      spdlog::warn("{}: a packet of stream #{} did not re-encode ({}); dropped (counted)", path_,
+                   index, enc->encoder()->codec->name);
+    t.errors_seen[i] = errors;
+  }
+  for (auto& pkt : packets) {
+    pkt->stream_index = t.output_index[i];
+    t.out->push(Packet{std::move(pkt), origin});
   }
 }
 
@@ -421,10 +459,7 @@ void DemuxSource::flush_reencoders() {
   for (auto& t : targets_)
     for (std::size_t i = 0; i < t.reencoders.size(); ++i) {
       if (!t.reencoders[i] || i >= t.output_index.size() || t.output_index[i] < 0) continue;
-      for (auto& pkt : t.reencoders[i]->push(nullptr)) {
-        pkt->stream_index = t.output_index[i];
-        t.out->push(Packet{std::move(pkt), Clock::now()});
-      }
+      reencoded(t, static_cast<int>(i), t.reencoders[i]->push(nullptr), Clock::now());
     }
 }
 

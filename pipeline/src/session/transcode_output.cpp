@@ -12,6 +12,7 @@ extern "C" {
 
 #include "vpipe/pipeline/io/audio_encode.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
+#include "vpipe/pipeline/io/subtitle_encode.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/codec_open.hpp"
 
@@ -147,10 +148,38 @@ void TranscodeOutput::add_reencoded(const TranscodeOptions& o, unsigned index, A
       container_holds(segments, codec->id) == false)
     throw input_error(fmt::format("{}: {} cannot hold {} audio (audio_codec)", o.output,
                                   segments->name, codec->name));
-  auto& enc = audio_.emplace_back(std::make_unique<AudioReencoder>(
-      s, codec, o.audio_bitrate.value_or(0), (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0));
+  add_stream_through(
+      index, s,
+      std::make_unique<AudioReencoder>(s, codec, o.audio_bitrate.value_or(0),
+                                       (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0),
+      report, why);
+}
+
+bool TranscodeOutput::add_converted_subtitles(unsigned index, AVStream* s, TranscodeReport& report,
+                                              const std::string& why) {
+  const AVOutputFormat* container = file_.ctx->oformat;
+  // A ladder's playlists name no subtitle renditions: its segments' WebVTT would be orphans.
+  if (segment_container(container, AV_CODEC_ID_NONE) != container) return false;
+  const AVCodecID to = text_subtitle_codec(container, s->codecpar->codec_id);
+  if (to == AV_CODEC_ID_NONE) return false;
+  try {
+    add_stream_through(index, s, std::make_unique<SubtitleReencoder>(s, avcodec_find_encoder(to)),
+                       report, why);
+  } catch (const input_error& e) {  // the video is still worth writing: said, not fatal
+    report.notes.push_back(fmt::format("stream #{} ({}) dropped: {}; converting it failed: {}",
+                                       index, avcodec_get_name(s->codecpar->codec_id), why,
+                                       e.what()));
+  }
+  return true;
+}
+
+void TranscodeOutput::add_stream_through(unsigned index, AVStream* s,
+                                         std::unique_ptr<StreamReencoder> enc,
+                                         TranscodeReport& report, const std::string& why) {
+  AVFormatContext* oc = file_.ctx.get();
   AVStream* os = avformat_new_stream(oc, nullptr);
-  av_check(avcodec_parameters_from_context(os->codecpar, enc->encoder()), "audio parameters");
+  if (!os) throw std::bad_alloc();
+  av_check(avcodec_parameters_from_context(os->codecpar, enc->encoder()), "stream parameters");
   os->time_base = enc->encoder()->time_base;
   av_dict_copy(&os->metadata, s->metadata, 0);  // the language, the title
   os->disposition = s->disposition;
@@ -158,11 +187,14 @@ void TranscodeOutput::add_reencoded(const TranscodeOptions& o, unsigned index, A
   reencoder_of_[index] = enc.get();
   source_tb_.push_back(os->time_base);
   report.notes.push_back(fmt::format("stream #{} ({}) re-encoded to {}: {}", index,
-                                     avcodec_get_name(s->codecpar->codec_id), codec->name, why));
+                                     avcodec_get_name(s->codecpar->codec_id),
+                                     enc->encoder()->codec->name, why));
+  reencoders_.push_back(std::move(enc));
 }
 
 // Audio and subtitles the container can hold, copied; audio it cannot, re-encoded
-// (--audio auto); the rest dropped, each with a note.
+// (--audio auto), and text subtitles converted to its text format; the rest
+// dropped, each with a note.
 void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source& in,
                                          TranscodeReport& report) {
   AVFormatContext* oc = file_.ctx.get();
@@ -206,6 +238,7 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
                     mode == AudioMode::kEncode ? std::string("asked (audio encode)") : cannot);
       continue;
     }
+    if (!holds && !audio && add_converted_subtitles(i, s, report, cannot)) continue;
     if (!holds) {
       report.notes.push_back(fmt::format("stream #{} ({}) dropped: {}", i,
                                          avcodec_get_name(s->codecpar->codec_id), cannot));

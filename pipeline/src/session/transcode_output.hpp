@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "vpipe/pipeline/graph/av.hpp"
-#include "vpipe/pipeline/io/audio_encode.hpp"
 #include "vpipe/pipeline/io/hdr.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/reencode.hpp"
 #include "vpipe/pipeline/session/transcode_options.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
 #include "vpipe/pipeline/session/transcode_report.hpp"
@@ -113,7 +113,7 @@ class TranscodeOutput {
   // Per output stream, the time base its packets arrive in.
   [[nodiscard]] const std::vector<AVRational>& source_time_bases() const { return source_tb_; }
   // Input stream → its re-encoder (null: copied as it is, or not at all); empty until opened.
-  [[nodiscard]] const std::vector<AudioReencoder*>& reencoders() const { return reencoder_of_; }
+  [[nodiscard]] const std::vector<StreamReencoder*>& reencoders() const { return reencoder_of_; }
 
  private:
   UniqueAVCodecContext add_video(TranscodeOptions& o, const TranscodePlan& plan, const Source& in,
@@ -122,11 +122,18 @@ class TranscodeOutput {
   // An audio stream the output re-encodes (--audio, or a codec the container refuses).
   void add_reencoded(const TranscodeOptions& o, unsigned index, AVStream* s,
                      TranscodeReport& report, const std::string& why);
+  // Text subtitles the container cannot hold, converted to its text format; false
+  // where there is none (bitmaps, MPEG-TS): the caller drops them.
+  bool add_converted_subtitles(unsigned index, AVStream* s, TranscodeReport& report,
+                               const std::string& why);
+  // The output stream of input stream `index`, made by `enc` (its parameters, its time base).
+  void add_stream_through(unsigned index, AVStream* s, std::unique_ptr<StreamReencoder> enc,
+                          TranscodeReport& report, const std::string& why);
 
   // The re-encoders die after the demuxer that feeds them (the pipeline, a later member of
   // the session) and before the muxer whose streams their parameters went to.
-  std::vector<std::unique_ptr<AudioReencoder>> audio_;
-  std::vector<AudioReencoder*> reencoder_of_;
+  std::vector<std::unique_ptr<StreamReencoder>> reencoders_;
+  std::vector<StreamReencoder*> reencoder_of_;
   OutputFile file_;
   std::vector<int> output_index_;
   std::vector<AVRational> source_tb_;

@@ -168,7 +168,7 @@ nlohmann::json TranscodeReport::to_json() const {
               {"interrupted", interrupted},
               {"output_cut", output_cut},
               {"status", !failure.empty() ? "failed: " + failure
-                         : decode_errors  ? fmt::format("completed with {} errors", decode_errors)
+                         : errors()       ? fmt::format("completed with {} errors", errors())
                                           : std::string(interrupted ? "interrupted" : "ok")},
               {"stages", stages_j},
               {"memory", memory ? json(*memory) : json()},

@@ -14,6 +14,7 @@ extern "C" {
 }
 
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/reencode.hpp"
 
 namespace vpipe {
 
@@ -22,17 +23,14 @@ namespace vpipe {
 // (Opus for WebM, Vorbis for Ogg). AV_CODEC_ID_NONE: the container takes no audio.
 [[nodiscard]] AVCodecID usual_audio_codec(const AVOutputFormat* container);
 
-class AudioReencoder {
+class AudioReencoder final : public StreamReencoder {
  public:
   // `bitrate` 0: the encoder's default. Throws input_error naming what failed.
   AudioReencoder(const AVStream* in, const AVCodec* codec, std::int64_t bitrate,
                  bool global_header);
-  [[nodiscard]] const AVCodecContext* encoder() const { return encoder_.get(); }
-  // One input packet (its stream's time base, after the demuxer's shift), or
-  // nullptr at the end (everything held comes out): the packets encoded, in
-  // the encoder's time base. A packet that does not decode is counted, skipped.
-  [[nodiscard]] std::vector<UniqueAVPacket> push(const AVPacket* pkt);
-  [[nodiscard]] std::int64_t errors() const { return errors_; }
+  [[nodiscard]] const AVCodecContext* encoder() const override { return encoder_.get(); }
+  [[nodiscard]] std::vector<UniqueAVPacket> push(const AVPacket* pkt) override;
+  [[nodiscard]] std::int64_t errors() const override { return errors_; }
 
  private:
   struct SwrFree {

@@ -26,7 +26,7 @@
 
 namespace vpipe {
 
-class AudioReencoder;
+class StreamReencoder;
 
 // A cut's span, in the video stream's time base as its packets carry it
 // (after the demuxer's shift): the decoders drop the frames shown outside it
@@ -135,14 +135,16 @@ class DemuxSource final : public Source<Packet> {
   // dropped, so audio ends with the video, whatever the demuxer read ahead.
   void copy_until(double seconds) { copy_until_s_ = seconds; }
   // Input stream → the re-encoder its packets go through before the muxer
-  // (audio_encode.hpp; null: copied as they are). Flushed at the end.
-  void reencode(std::vector<AudioReencoder*> by_stream) {
+  // (reencode.hpp; null: copied as they are). Flushed at the end; the packets
+  // one could not take count as damaged.
+  void reencode(std::vector<StreamReencoder*> by_stream) {
+    targets_.front().errors_seen.assign(by_stream.size(), 0);
     targets_.front().reencoders = std::move(by_stream);
   }
   // Another output the copied streams go to (one decode, many outputs): its
   // mapping, its muxer's queue and its re-encoders, as for the first.
   void also_copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
-                    std::vector<AudioReencoder*> reencoders);
+                    std::vector<StreamReencoder*> reencoders);
   // A cut (cut.hpp), resolved: seeks before its start (where it has one and
   // the input is a file), shifts the timestamps, marks the video packets with
   // the frames to keep, drops copied packets outside it, and ends each pass
@@ -187,7 +189,8 @@ class DemuxSource final : public Source<Packet> {
   struct CopyTarget {
     std::vector<int> output_index;
     QueuePtr<Packet> out;
-    std::vector<AudioReencoder*> reencoders;
+    std::vector<StreamReencoder*> reencoders;
+    std::vector<std::int64_t> errors_seen;  // per input stream, its re-encoder's, counted
   };
   std::vector<CopyTarget> targets_;
   bool copy_closed_ = false;
@@ -200,11 +203,14 @@ class DemuxSource final : public Source<Packet> {
   bool seek_to_start();
   enum class CutVerdict { kKeep, kDrop, kPassOver };
   CutVerdict apply_cut(AVPacket* pkt, int index);
+  bool clip_cue(AVPacket* pkt, AVRational tb) const;
   bool seek_to_cut();                        // the keyframe before the cut's start, or the start
   [[nodiscard]] FrameWindow window() const;  // the cut, as this pass's video timestamps
   std::optional<Cut> cut_;
   void send_copied(Packet p, int index);  // to each muxer, through its re-encoder if it has one
   void send_copied(CopyTarget& t, Packet p, int index);
+  void reencoded(CopyTarget& t, int index, std::vector<UniqueAVPacket> packets,
+                 Clock::time_point origin);
   [[nodiscard]] bool copied(int index) const;  // whether any output takes stream `index`
   void flush_reencoders();
   bool to_keyframe_ = false;     // after a cut's seek: video packets before a keyframe are dropped

@@ -1,0 +1,164 @@
+// Subtitles are not lost: text subtitles a container cannot hold as they are
+// (SubRip into MP4, MOV or WebM) are converted to its own text format, each cue's
+// words, time and length kept; a container with no text subtitles (MPEG-TS)
+// drops them with a note; a cut keeps the cues on screen at its edges; a cue
+// that does not decode is counted and the others arrive. ffprobe and the ffmpeg
+// tool, not vpipe, read the outputs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "media_check.hpp"
+
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Cue {
+  double start = 0, length = 0;  // seconds
+  std::string text;
+};
+
+double seconds(const std::string& hh_mm_ss_ms) {  // SubRip's 00:00:01,500
+  int h = 0, m = 0, sec = 0, ms = 0;
+  if (std::sscanf(hh_mm_ss_ms.c_str(), "%d:%d:%d,%d", &h, &m, &sec, &ms) != 4) return -1;
+  return h * 3600.0 + m * 60.0 + sec + ms / 1000.0;
+}
+
+// The cues of `path`'s first subtitle stream as the ffmpeg tool reads them out to
+// SubRip: the words, and the times from the file's start (the video's: these inputs
+// have no audio).
+std::vector<Cue> cues(const std::string& path) {
+  std::istringstream srt(shell_output("ffmpeg -v error -i '" + path + "' -map 0:s:0 -f srt -"));
+  std::vector<Cue> out;
+  for (std::string line; std::getline(srt, line);) {
+    const auto arrow = line.find(" --> ");
+    if (arrow == std::string::npos) continue;
+    const double from = seconds(line.substr(0, arrow)), to = seconds(line.substr(arrow + 5));
+    std::string words;
+    std::getline(srt, words);
+    out.push_back({from, to - from, words});
+  }
+  return out;
+}
+
+std::string subtitle_codec(const std::string& path) {
+  const std::string line = shell_output(
+      "ffprobe -v error -select_streams s:0 -show_entries stream=codec_name -of csv=p=0 '" + path +
+      "'");
+  return line.substr(0, line.find('\n'));
+}
+
+class Subtitles : public ::testing::Test {
+ protected:
+  static fs::path dir() {
+    return fs::temp_directory_path() / ("vpipe_subtitles_test_" + std::to_string(::getpid()));
+  }
+  static std::string path(const std::string& name) { return (dir() / name).string(); }
+  static void TearDownTestSuite() { fs::remove_all(dir()); }
+  void SetUp() override {
+    VPIPE_NEED_FFMPEG_TOOL();
+    fs::create_directories(dir());
+  }
+  // 4 s of video at 25 fps with an English SubRip track of `srt`, in Matroska.
+  static std::string input(const std::string& name, const std::string& srt) {
+    const std::string p = path(name), s = path(name + ".srt");
+    std::ofstream(s) << srt;
+    const std::string cmd =
+        "ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -i '" + s +
+        "' -t 4 -map 0 -map 1 -c:v libx264 -c:s copy -metadata:s:s:0 language=eng '" + p + "'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return p;
+  }
+  static constexpr const char* kThreeCues =
+      "1\n00:00:00,000 --> 00:00:01,500\nHello\n\n"
+      "2\n00:00:01,500 --> 00:00:02,000\nW\xc3\xb6rld\n\n"
+      "3\n00:00:02,500 --> 00:00:03,500\nThird\n\n";
+};
+
+void expect_cues(const std::string& path, const std::vector<Cue>& want) {
+  const auto got = cues(path);
+  ASSERT_EQ(got.size(), want.size()) << path;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got[i].start, want[i].start, 0.002) << path << " cue " << i;
+    EXPECT_NEAR(got[i].length, want[i].length, 0.002) << path << " cue " << i;
+    EXPECT_EQ(got[i].text, want[i].text) << path << " cue " << i;
+  }
+}
+
+const std::vector<Cue> kAll = {{0, 1.5, "Hello"}, {1.5, 0.5, "W\xc3\xb6rld"}, {2.5, 1, "Third"}};
+
+TEST_F(Subtitles, TextSubtitlesBecomeTheContainersOwnText) {
+  const auto in = input("in.mkv", kThreeCues);
+  const struct {
+    const char* name;
+    const char* codec;  // in the output
+    bool converted;
+  } cases[] = {{"o.mp4", "mov_text", true},
+               {"o.mov", "mov_text", true},
+               {"o.webm", "webvtt", true},
+               {"o.mkv", "subrip", false}};
+  for (const auto& c : cases) {
+    const auto out = path(c.name);
+    const auto r = run_vpipe("transcode " + in + " " + out + " --device cpu --vf resize=160x120");
+    ASSERT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
+    EXPECT_EQ(subtitle_codec(out), c.codec) << c.name;
+    const std::string note = std::string("stream #1 (subrip) re-encoded to ") + c.codec;
+    EXPECT_EQ(r.err.find(note) != std::string::npos, c.converted) << c.name << ": " << r.err;
+    expect_cues(out, kAll);
+    EXPECT_NE(shell_output("ffprobe -v error -select_streams s:0 -show_entries "
+                           "stream_tags=language -of csv=p=0 '" +
+                           out + "'")
+                  .find("eng"),
+              std::string::npos)
+        << c.name << ": the language is kept";
+  }
+}
+
+TEST_F(Subtitles, AContainerWithoutTextSubtitlesSaysItDropsThem) {
+  const auto in = input("in.mkv", kThreeCues);
+  const auto r = run_vpipe("transcode " + in + " " + path("o.ts") + " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stream #1 (subrip) dropped: mpegts cannot hold it"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(subtitle_codec(path("o.ts")), "");
+}
+
+TEST_F(Subtitles, ACutKeepsTheCuesOnScreenAtItsEdges) {
+  const auto in = input("in.mkv", kThreeCues);
+  // 1 s to 3 s: Hello is on screen at the start, Third at the end.
+  const std::vector<Cue> want = {{0, 0.5, "Hello"}, {0.5, 0.5, "W\xc3\xb6rld"}, {1.5, 0.5, "Third"}};
+  for (const std::string name : {"cut.mkv", "cut.mp4"}) {
+    const auto r =
+        run_vpipe("transcode " + in + " " + path(name) + " --device cpu --ss 1 --to 3");
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    expect_cues(path(name), want);
+  }
+}
+
+TEST_F(Subtitles, ACueThatDoesNotDecodeIsCountedAndTheOthersArrive) {
+  // The second cue is not UTF-8: FFmpeg's SubRip decoder refuses it; a copy would not notice.
+  const auto in = input("bad.mkv",
+                        "1\n00:00:00,000 --> 00:00:01,500\nHello\n\n"
+                        "2\n00:00:01,500 --> 00:00:02,000\nW\xf6rld\n\n"
+                        "3\n00:00:02,500 --> 00:00:03,500\nThird\n\n");
+  const auto report = path("bad.json");
+  const auto r = run_vpipe("transcode " + in + " " + path("bad.mp4") + " --device cpu --report " +
+                           report);
+  EXPECT_EQ(r.exit_code, 4) << "completed with errors: " << r.err;
+  std::ifstream f(report);
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["frames"]["copied_packets_damaged"], 1) << j.dump();
+  EXPECT_EQ(j["status"], "completed with 1 errors") << "as the exit status says";
+  expect_cues(path("bad.mp4"), {{0, 1.5, "Hello"}, {2.5, 1, "Third"}});
+}
+
+}  // namespace
