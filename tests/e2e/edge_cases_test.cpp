@@ -659,6 +659,26 @@ TEST_F(EdgeCase, AColonInAFileNameIsNoProtocol) {
   EXPECT_NE(slurp(err).find("'nosuch:1.mp4': No such file"), std::string::npos) << slurp(err);
 }
 
+// "-" is the standard input, as for the ffmpeg tool: an MPEG-TS piped in is
+// transcoded. What would read it twice (--loop, a cut by frame numbers) is
+// refused, naming it; an MP4 with its index last says what it needs.
+TEST_F(EdgeCase, ADashReadsTheStandardInput) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  const auto out = path("stdin.mp4"), err = path("err.txt");
+  const std::string feed = "ffmpeg -v error -i " + kSample + " -c copy -f mpegts - | ";
+  ASSERT_EQ(sh(feed + kBin + " transcode - " + out + " --frames 20 2>" + err), 0) << slurp(err);
+  EXPECT_EQ(summarize(out).video_packets, 20);
+  for (const std::string twice : {"--loop 2", "--ss-frame 10"}) {
+    EXPECT_EQ(sh(feed + kBin + " transcode - " + path("twice.mp4") + " " + twice + " 2>" + err), 2)
+        << twice;
+    EXPECT_NE(slurp(err).find("'-' cannot be read again"), std::string::npos) << slurp(err);
+  }
+  EXPECT_EQ(sh("cat " + kSample + " | " + kBin + " transcode - " + path("late.mp4") + " 2>" + err),
+            1);
+  EXPECT_NE(slurp(err).find("needs its index first"), std::string::npos) << slurp(err);
+  EXPECT_FALSE(fs::exists(path("twice.mp4")) || fs::exists(path("late.mp4")));
+}
+
 // A writable file in a folder where no new file can be made has nowhere to be
 // staged: it is written in place, as it was before staging existed.
 // (Root may create files anywhere: as root, vpipe runs as nobody, owning the file.)

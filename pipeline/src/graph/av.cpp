@@ -376,7 +376,7 @@ std::string ffmpeg_url(const std::string& name) {
 }
 
 UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& options) {
-  const std::string path = ffmpeg_url(name);
+  const std::string path = name == "-" ? "pipe:0" : ffmpeg_url(name);  // "-": stdin, as ffmpeg
   AVFormatContext* raw = avformat_alloc_context();
   if (!raw) throw ffmpeg_error(AVERROR(ENOMEM), "avformat_alloc_context: out of memory");
   if (options.watch) raw->interrupt_callback = options.watch->callback();

@@ -59,7 +59,8 @@ Hdr10 read_hdr10(const AVStream* video, const std::function<UniqueDemuxContext()
        reinterpret_cast<const AVContentLightMetadata*>(
            stream_side_data(video, AV_PKT_DATA_CONTENT_LIGHT_LEVEL).first));
   const auto trc = video->codecpar->color_trc;
-  if ((!h.mastering || !h.light) && (trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67))
+  if ((!h.mastering || !h.light) && open_again &&
+      (trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67))
     from_first_frame(h, open_again, video->index);
   return h;
 }

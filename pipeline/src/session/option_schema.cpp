@@ -254,10 +254,11 @@ std::vector<OptionSpec> cut_rows() {
 
 std::vector<OptionSpec> io_rows() {
   return {
-      positional(text("input", &O::input, "FILE|URL",
+      positional(text("input", &O::input, "FILE|URL|-",
                       "input file or URL (anything FFmpeg reads; udp://, rtp://, srt://, rtsp://, "
                       "rtmp://, tcp:// are live: low-latency open, stall timeout, frames dropped "
-                      "when behind)")),
+                      "when behind), or - for the standard input (MPEG-TS, Matroska, or an MP4 "
+                      "with its index first: -movflags +faststart)")),
       positional(text("output", &O::output, "FILE|URL|null",
                       "output file (the extension picks the container), udp://HOST:PORT, srt://… "
                       "or rtp://… (MPEG-TS), or null: write nothing (no encoder; measures decode "

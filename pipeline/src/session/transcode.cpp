@@ -83,6 +83,11 @@ void check_paths(const TranscodeOptions& o) {
         "loop {}: '{}' cannot be read again (a pipe, FIFO or live feed gives one pass); "
         "loop a file",
         o.loop, o.input));
+  if ((o.start_frame || o.end_frame) && !can_read_again(o.input))
+    throw usage_error(fmt::format(
+        "ss_frame, to_frame: '{}' cannot be read again to count its frames (a pipe, FIFO or "
+        "live feed gives one pass); cut it by time (ss, to, duration)",
+        o.input));
 }
 
 // An output after the first (--output): its options, plan and muxer. Dies after
@@ -324,17 +329,25 @@ void TranscodeSession::Parts::open_input() {
   if (video_index < 0) throw input_error(fmt::format("{}: no video stream", o.input));
   video = input->streams[video_index];
   frame_rate = av_guess_frame_rate(input.get(), video, nullptr);
+  const std::function<UniqueDemuxContext()> open_again = [this] {
+    return vpipe::open_input(o.input, open_options);
+  };
   if (o.start_s || o.end_s || o.duration_s || o.start_frame || o.end_frame) {
     cut = resolve_cut({o.start_s, o.end_s, o.duration_s, o.start_frame, o.end_frame, o.copyts},
-                      input.get(), video_index, is_live_input(o.input),
-                      [this] { return vpipe::open_input(o.input, open_options); });
+                      input.get(), video_index, is_live_input(o.input), open_again);
     report.notes.push_back(cut->describe());
   }
   decoder = open_decoder(video, o);
-  if (o.output != "null")
-    hdr10 = read_hdr10(video, [this] { return vpipe::open_input(o.input, open_options); });
-  if (decoder->pix_fmt == AV_PIX_FMT_NONE || decoder->width <= 0)
-    throw input_error(fmt::format("{}: cannot tell the video's size and pixel format", o.input));
+  if (o.output != "null")  // a one-pass input is not opened again: that would eat its data
+    hdr10 = read_hdr10(video, can_read_again(o.input) ? open_again : nullptr);
+  if (decoder->pix_fmt == AV_PIX_FMT_NONE || decoder->width <= 0) {
+    const bool mp4_piped = !can_read_again(o.input) &&
+                           std::string_view(input->iformat->name).find("mp4") != std::string::npos;
+    throw input_error(fmt::format(
+        "{}: cannot tell the video's size and pixel format{}", o.input,
+        mp4_piped ? " (an MP4 read from a pipe needs its index first: ffmpeg -movflags +faststart)"
+                  : ""));
+  }
 }
 
 // The strategy, its retry gate, NVDEC or the pinned decode pool, the graph.

@@ -26,7 +26,8 @@ struct Hdr10 {
 
 // The stream's side data when the container has it, else, for a PQ or HLG
 // stream, the first decoded frame's (HEVC/AV1 SEI/OBUs), read on a second
-// opening of the input (`open_again`; not called for SDR streams).
+// opening of the input (`open_again`; not called for SDR streams; empty for
+// an input that gives one pass: its side data alone counts).
 [[nodiscard]] Hdr10 read_hdr10(const AVStream* video,
                                const std::function<UniqueDemuxContext()>& open_again);
 
