@@ -2,8 +2,9 @@
 // (SubRip into MP4, MOV or WebM) are converted to its own text format, each cue's
 // words, time and length kept; a container with no text subtitles (MPEG-TS)
 // drops them with a note; a cut keeps the cues on screen at its edges; a cue
-// that does not decode is counted and the others arrive. ffprobe and the ffmpeg
-// tool, not vpipe, read the outputs.
+// that does not decode is counted and the others arrive; Matroska keeps the
+// fonts they name (attachments). ffprobe and the ffmpeg tool, not vpipe, read
+// the outputs.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -135,10 +136,10 @@ TEST_F(Subtitles, AContainerWithoutTextSubtitlesSaysItDropsThem) {
 TEST_F(Subtitles, ACutKeepsTheCuesOnScreenAtItsEdges) {
   const auto in = input("in.mkv", kThreeCues);
   // 1 s to 3 s: Hello is on screen at the start, Third at the end.
-  const std::vector<Cue> want = {{0, 0.5, "Hello"}, {0.5, 0.5, "W\xc3\xb6rld"}, {1.5, 0.5, "Third"}};
+  const std::vector<Cue> want = {
+      {0, 0.5, "Hello"}, {0.5, 0.5, "W\xc3\xb6rld"}, {1.5, 0.5, "Third"}};
   for (const std::string name : {"cut.mkv", "cut.mp4"}) {
-    const auto r =
-        run_vpipe("transcode " + in + " " + path(name) + " --device cpu --ss 1 --to 3");
+    const auto r = run_vpipe("transcode " + in + " " + path(name) + " --device cpu --ss 1 --to 3");
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
     expect_cues(path(name), want);
   }
@@ -151,14 +152,47 @@ TEST_F(Subtitles, ACueThatDoesNotDecodeIsCountedAndTheOthersArrive) {
                         "2\n00:00:01,500 --> 00:00:02,000\nW\xf6rld\n\n"
                         "3\n00:00:02,500 --> 00:00:03,500\nThird\n\n");
   const auto report = path("bad.json");
-  const auto r = run_vpipe("transcode " + in + " " + path("bad.mp4") + " --device cpu --report " +
-                           report);
+  const auto r =
+      run_vpipe("transcode " + in + " " + path("bad.mp4") + " --device cpu --report " + report);
   EXPECT_EQ(r.exit_code, 4) << "completed with errors: " << r.err;
   std::ifstream f(report);
   const auto j = nlohmann::json::parse(f);
   EXPECT_EQ(j["frames"]["copied_packets_damaged"], 1) << j.dump();
   EXPECT_EQ(j["status"], "completed with 1 errors") << "as the exit status says";
   expect_cues(path("bad.mp4"), {{0, 1.5, "Hello"}, {2.5, 1, "Third"}});
+}
+
+// Styled subtitles name their fonts, which Matroska carries as attachments: a
+// Matroska output keeps each, byte for byte, with its name and type; a container
+// without attachments says it leaves them out.
+TEST_F(Subtitles, MatroskaKeepsTheFontsTheSubtitlesNeed) {
+  const auto s = path("cues.srt"), in = path("fonts.mkv"), font = path("Font.ttf");
+  std::ofstream(s) << kThreeCues;
+  {  // the bytes of a font file, as far as any container can tell
+    std::ofstream f(font, std::ios::binary);
+    for (int i = 0; i < 5000; ++i) f.put(static_cast<char>((i * 131 + 7) % 251));
+  }
+  const std::string make = "cd " + dir().string() +
+                           " && ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -i "
+                           "cues.srt -t 2 -map 0 -map 1 -c:v libx264 -c:s ass -attach Font.ttf "
+                           "-metadata:s:t mimetype=application/x-truetype-font fonts.mkv";
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  const auto r = run_vpipe("transcode " + in + " " + path("o.mkv") + " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(shell_output("ffprobe -v error -select_streams t -show_entries "
+                         "stream=codec_name:stream_tags=filename,mimetype -of csv=p=0 " +
+                         path("o.mkv")),
+            "ttf,Font.ttf,application/x-truetype-font\n");
+  fs::create_directories(dir() / "dump");
+  const std::string dump = "cd " + (dir() / "dump").string() +
+                           " && ffmpeg -v quiet -dump_attachment:t '' -i " + path("o.mkv") +
+                           "; cmp Font.ttf " + font;
+  EXPECT_EQ(std::system(dump.c_str()), 0) << "the font, byte for byte: " << dump;
+  const auto mp4 = run_vpipe("transcode " + in + " " + path("o.mp4") + " --device cpu");
+  ASSERT_EQ(mp4.exit_code, 0) << mp4.err;
+  EXPECT_NE(mp4.err.find("(attachment, ttf) not copied: mp4 holds no attachments"),
+            std::string::npos)
+      << mp4.err;
 }
 
 }  // namespace

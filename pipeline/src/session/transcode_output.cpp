@@ -192,6 +192,24 @@ void TranscodeOutput::add_stream_through(unsigned index, AVStream* s,
   reencoders_.push_back(std::move(enc));
 }
 
+// An attachment (the fonts styled subtitles name) into Matroska, the one container
+// that holds them: its file goes as it was, named. False: not copied.
+bool TranscodeOutput::copy_attachment(unsigned index, AVStream* s, TranscodeReport& report) {
+  AVFormatContext* oc = file_.ctx.get();
+  // Matroska's muxer refuses, at the header, an attachment with no file name.
+  if (std::string_view(oc->oformat->name) != "matroska" ||
+      !av_dict_get(s->metadata, "filename", nullptr, 0))
+    return false;
+  AVStream* os = avformat_new_stream(oc, nullptr);
+  if (!os) throw std::bad_alloc();
+  av_check(avcodec_parameters_copy(os->codecpar, s->codecpar), "copying an attachment");
+  os->codecpar->codec_tag = 0;
+  av_dict_copy(&os->metadata, s->metadata, 0);  // filename, mimetype
+  source_tb_.push_back(s->time_base);           // (an attachment has no packets)
+  report.copied_streams++;
+  return true;
+}
+
 // Audio and subtitles the container can hold, copied; audio it cannot, re-encoded
 // (--audio auto), and text subtitles converted to its text format; the rest
 // dropped, each with a note.
@@ -206,6 +224,7 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
     AVStream* s = in.input->streams[i];
     const auto type = s->codecpar->codec_type;
     if (static_cast<int>(i) == in.video_index) continue;
+    if (type == AVMEDIA_TYPE_ATTACHMENT && copy_attachment(i, s, report)) continue;
     if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) {
       // Data (a timecode track: its timecode goes on the video stream's tags) and attachments,
       // and further video streams: said, not silently gone.
@@ -214,10 +233,14 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
       const std::string what = s->codecpar->codec_id != AV_CODEC_ID_NONE
                                    ? avcodec_get_name(s->codecpar->codec_id)
                                    : av_fourcc_make_string(tag, s->codecpar->codec_tag);
-      report.notes.push_back(fmt::format(
-          "stream #{} ({}, {}) not copied: vpipe copies audio and subtitles beside the video it "
-          "transcodes",
-          i, media ? media : "unknown", what));
+      const bool mkv = std::string_view(oc->oformat->name) == "matroska";
+      const std::string why =
+          type != AVMEDIA_TYPE_ATTACHMENT
+              ? "vpipe copies audio and subtitles beside the video it transcodes"
+          : mkv ? "it has no file name, which Matroska needs"
+                : fmt::format("{} holds no attachments (Matroska does)", oc->oformat->name);
+      report.notes.push_back(fmt::format("stream #{} ({}, {}) not copied: {}", i,
+                                         media ? media : "unknown", what, why));
       continue;
     }
     const bool audio = type == AVMEDIA_TYPE_AUDIO;
