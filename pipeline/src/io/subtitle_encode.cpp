@@ -57,8 +57,8 @@ SubtitleReencoder::SubtitleReencoder(const AVStream* in, const AVCodec* codec)
     e->subtitle_header_size = decoder_->subtitle_header_size;
   }
   if (const int ret = avcodec_open2(e, codec, nullptr); ret < 0)
-    throw input_error(fmt::format("cannot open subtitle encoder {}: {}", codec->name,
-                                  av_error_text(ret)));
+    throw input_error(
+        fmt::format("cannot open subtitle encoder {}: {}", codec->name, av_error_text(ret)));
 }
 
 // One packet, one cue: its time moves to the packet's (the encoder takes a
@@ -81,9 +81,9 @@ std::vector<UniqueAVPacket> SubtitleReencoder::push(const AVPacket* pkt) {
   }
   const std::int64_t pts =
       sub.pts + av_rescale_q(sub.start_display_time, kMilliseconds, AV_TIME_BASE_Q);
-  sub.end_display_time =
-      sub.end_display_time > sub.start_display_time ? sub.end_display_time - sub.start_display_time
-                                                     : 0;
+  sub.end_display_time = sub.end_display_time > sub.start_display_time
+                             ? sub.end_display_time - sub.start_display_time
+                             : 0;
   sub.start_display_time = 0;
   const int n = avcodec_encode_subtitle(encoder_.get(), buffer_.data(),
                                         static_cast<int>(buffer_.size()), &sub);
