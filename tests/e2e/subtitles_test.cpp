@@ -122,6 +122,12 @@ TEST_F(Subtitles, TextSubtitlesBecomeTheContainersOwnText) {
               std::string::npos)
         << c.name << ": the language is kept";
   }
+  // And back: MP4's mov_text, which Matroska cannot hold, becomes ASS there.
+  const auto r = run_vpipe("transcode " + path("o.mp4") + " " + path("back.mkv") + " --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stream #1 (mov_text) re-encoded to ass"), std::string::npos) << r.err;
+  EXPECT_EQ(subtitle_codec(path("back.mkv")), "ass");
+  expect_cues(path("back.mkv"), kAll);
 }
 
 TEST_F(Subtitles, AContainerWithoutTextSubtitlesSaysItDropsThem) {

@@ -22,6 +22,12 @@ struct SubtitleFree {
 
 constexpr AVRational kMilliseconds{1, 1000};
 
+// The encoder named as the codec (FFmpeg's "ass", not the older "ssa" that comes first).
+const AVCodec* encoder_for(AVCodecID id) {
+  const AVCodec* named = avcodec_find_encoder_by_name(avcodec_get_name(id));
+  return named && named->id == id ? named : avcodec_find_encoder(id);
+}
+
 }  // namespace
 
 AVCodecID text_subtitle_codec(const AVOutputFormat* container, AVCodecID from) {
@@ -30,13 +36,15 @@ AVCodecID text_subtitle_codec(const AVOutputFormat* container, AVCodecID from) {
   for (const AVCodecID to : {container->subtitle_codec, AV_CODEC_ID_MOV_TEXT, AV_CODEC_ID_WEBVTT,
                              AV_CODEC_ID_SUBRIP, AV_CODEC_ID_ASS})
     if (to != AV_CODEC_ID_NONE && is_text(to) && container_holds(container, to) == true &&
-        avcodec_find_encoder(to))
+        encoder_for(to))
       return to;
   return AV_CODEC_ID_NONE;
 }
 
-SubtitleReencoder::SubtitleReencoder(const AVStream* in, const AVCodec* codec)
+SubtitleReencoder::SubtitleReencoder(const AVStream* in, AVCodecID to)
     : buffer_(std::size_t{1} << 20) {
+  const AVCodec* codec = encoder_for(to);
+  if (!codec) throw input_error(fmt::format("no encoder for {}", avcodec_get_name(to)));
   const AVCodecParameters* par = in->codecpar;
   const AVCodec* dec = avcodec_find_decoder(par->codec_id);
   if (!dec) throw input_error(fmt::format("no decoder for {}", avcodec_get_name(par->codec_id)));

@@ -163,8 +163,7 @@ bool TranscodeOutput::add_converted_subtitles(unsigned index, AVStream* s, Trans
   const AVCodecID to = text_subtitle_codec(container, s->codecpar->codec_id);
   if (to == AV_CODEC_ID_NONE) return false;
   try {
-    add_stream_through(index, s, std::make_unique<SubtitleReencoder>(s, avcodec_find_encoder(to)),
-                       report, why);
+    add_stream_through(index, s, std::make_unique<SubtitleReencoder>(s, to), report, why);
   } catch (const input_error& e) {  // the video is still worth writing: said, not fatal
     report.notes.push_back(fmt::format("stream #{} ({}) dropped: {}; converting it failed: {}",
                                        index, avcodec_get_name(s->codecpar->codec_id), why,

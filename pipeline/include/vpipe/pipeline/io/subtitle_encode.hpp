@@ -1,7 +1,7 @@
 // Text subtitles a container cannot hold as they are (SubRip or ASS into MP4,
 // SubRip into WebM), converted as `ffmpeg -c:s mov_text` does: each cue decoded to
 // ASS events and encoded in the container's own text format (mov_text in MP4
-// and MOV, WebVTT in WebM), its time and length kept. Bitmap subtitles (DVD,
+// and MOV, WebVTT in WebM, ASS in Matroska), its time and length kept. Bitmap subtitles (DVD,
 // PGS, DVB) cannot become text: those stay dropped, with a note.
 #pragma once
 
@@ -21,8 +21,8 @@ namespace vpipe {
 
 class SubtitleReencoder final : public StreamReencoder {
  public:
-  // Throws input_error naming what failed.
-  SubtitleReencoder(const AVStream* in, const AVCodec* codec);
+  // Into `to` (text_subtitle_codec's answer). Throws input_error naming what failed.
+  SubtitleReencoder(const AVStream* in, AVCodecID to);
   [[nodiscard]] const AVCodecContext* encoder() const override { return encoder_.get(); }
   [[nodiscard]] std::vector<UniqueAVPacket> push(const AVPacket* pkt) override;
   [[nodiscard]] std::int64_t errors() const override { return errors_; }
