@@ -256,9 +256,11 @@ inline void encode_into(AVCodecContext* enc, AVFormatContext* oc, AVStream* st,
 // Writes a Matroska clip of `frames` YUV420P frames of w x h (pixel as
 // make_yuv420p_frame takes it) with `encoder` ("ffv1": lossless; "libx264": crf 18).
 // pix_fmt yuv420p10le (with libx265: HEVC Main 10) takes 10-bit values from `pixel`.
+// `decorate(frame, i)` may add to each picture before it is encoded (side data).
 inline void write_yuv420p_clip(const std::string& path, const char* encoder, int w, int h,
                                int frames, const std::function<int(int, int, int, int)>& pixel,
-                               AVPixelFormat pix_fmt = AV_PIX_FMT_YUV420P) {
+                               AVPixelFormat pix_fmt = AV_PIX_FMT_YUV420P,
+                               const std::function<void(AVFrame*, int)>& decorate = {}) {
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, "matroska", path.c_str()), "mkv");
   UniqueMuxContext oc(raw);
@@ -283,10 +285,50 @@ inline void write_yuv420p_clip(const std::string& path, const char* encoder, int
   for (int i = 0; i < frames; ++i) {
     const auto f = make_yuv420p_frame(
         w, h, i, [&](int p, int x, int y) { return pixel(i, p, x, y); }, pix_fmt);
+    if (decorate) decorate(f.get(), i);
     encode_into(enc.get(), oc.get(), st, f.get());
   }
   encode_into(enc.get(), oc.get(), st, nullptr);
   av_check(av_write_trailer(oc.get()), "trailer");
+}
+
+// The closed captions of one picture: its ATSC A/53 cc_data triplets.
+using Captions = std::vector<std::uint8_t>;
+
+// Frame i's: the "resume caption loading" command, then two bytes of its own.
+inline Captions captions_of(int i) {
+  return {0xFC,
+          0x94,
+          0x20,
+          0xFC,
+          static_cast<std::uint8_t>(0x80 + i % 100),
+          static_cast<std::uint8_t>(0x81 + i % 100)};
+}
+
+// An H.264 clip (libx264, 320×240) of `frames` pictures, each with its closed captions
+// (captions_of), which libx264 writes as SEI. Returns them, in order.
+inline std::vector<Captions> write_captioned_clip(const std::string& path, int frames) {
+  std::vector<Captions> all;
+  write_yuv420p_clip(
+      path, "libx264", 320, 240, frames,
+      [](int i, int p, int x, int y) { return (i + p + x + y) % 256; }, AV_PIX_FMT_YUV420P,
+      [&](AVFrame* f, int i) {
+        all.push_back(captions_of(i));
+        AVFrameSideData* sd = av_frame_new_side_data(f, AV_FRAME_DATA_A53_CC, all.back().size());
+        if (!sd) throw std::bad_alloc();
+        std::copy(all.back().begin(), all.back().end(), sd->data);
+      });
+  return all;
+}
+
+// Each picture's closed captions, in display order, as libavcodec's decoder reads them.
+inline std::vector<Captions> captions_in(const std::string& path) {
+  std::vector<Captions> all;
+  for_each_frame(path, [&](const Frame& f) {
+    const AVFrameSideData* sd = av_frame_get_side_data(f.av.get(), AV_FRAME_DATA_A53_CC);
+    all.push_back(sd ? Captions(sd->data, sd->data + sd->size) : Captions{});
+  });
+  return all;
 }
 
 // A w×h RGBA picture written as PNG through libavcodec's encoder (the device

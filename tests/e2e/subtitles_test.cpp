@@ -201,4 +201,29 @@ TEST_F(Subtitles, MatroskaKeepsTheFontsTheSubtitlesNeed) {
       << mp4.err;
 }
 
+// Closed captions ride in the video stream (H.264 SEI), a side data of each decoded
+// picture: through a filter that makes new pictures, a ladder whose outputs share that
+// filter, and the segment encoders, every picture keeps its own, as FFmpeg's filters keep
+// them; libx264 writes them again.
+TEST_F(Subtitles, ClosedCaptionsStayWithTheirPictures) {
+  const auto in = path("cc.mkv");
+  const auto want = write_captioned_clip(in, 50);
+  ASSERT_EQ(captions_in(in), want) << "the input carries them";
+  const struct {
+    std::string args;
+    std::vector<std::string> outputs;
+  } runs[] = {
+      {"o1.mkv", {"o1.mkv"}},
+      {"o2.mkv --vf resize=160x120", {"o2.mkv"}},
+      {"o3.mkv --vf resize=160x120 --output " + path("o4.mkv"), {"o3.mkv", "o4.mkv"}},
+      {"o5.mkv --vf blur=sigma=1 --encode-segments 2 --gop 10", {"o5.mkv"}},
+  };
+  for (const auto& run : runs) {
+    const auto r = run_vpipe("transcode " + in + " " + path(run.args) + " --device cpu");
+    ASSERT_EQ(r.exit_code, 0) << run.args << ": " << r.err;
+    for (const auto& o : run.outputs)
+      EXPECT_EQ(captions_in(path(o)), want) << run.args << ": " << o;
+  }
+}
+
 }  // namespace

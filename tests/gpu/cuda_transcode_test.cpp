@@ -698,6 +698,25 @@ TEST_F(CudaTranscode, TenBitHevcOnNvdecStaysTenBitToLibx265) {
   }
 }
 
+// Closed captions (H.264 SEI, a side data of each decoded picture) on the CUDA
+// path: FFmpeg's hwaccel exports them with each NVDEC picture; through the CUDA
+// filters (launched, or one graph a frame) and the download each keeps its own.
+TEST_F(CudaTranscode, ClosedCaptionsStayWithTheirPicturesThroughNvdecAndCudaFilters) {
+  const std::string in = path("cc.mkv");
+  const auto want = write_captioned_clip(in, 30);
+  for (const std::string graphs : {"off", "on"}) {
+    const auto out = path("cc_" + graphs + ".mkv"), report = path("cc_" + graphs + ".json");
+    const auto r = run_vpipe("transcode " + in + " " + out +
+                             " --device cuda --decode nvdec --nvdec-api hwaccel --vf "
+                             "resize=160x120,blur=sigma=1 --graphs " +
+                             graphs + " --report " + report);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream rf(report);
+    EXPECT_EQ(nlohmann::json::parse(rf)["decode"], "nvdec");
+    EXPECT_EQ(captions_in(out), want) << "graphs " << graphs;
+  }
+}
+
 // 10-bit HEVC (Main 10): NVDEC gives P010, to_8bit narrows it on the GPU, and
 // the frames equal the CPU path's exactly (the same rounding, an exact filter);
 // the CPU decoder's yuv420p10le on the CUDA path too.

@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iterator>
+#include <vector>
 
 extern "C" {
 #include <libavutil/hwcontext.h>
@@ -72,6 +74,49 @@ void set_planes(Frame& f, const AVFrame& av) {
 }
 }  // namespace
 
+namespace {
+
+// What of a decoded picture's side data an encoder may write into its stream again:
+// nothing that depends on the picture's size (regions of interest, pan-scan, motion).
+constexpr AVFrameSideDataType kCarried[] = {AV_FRAME_DATA_A53_CC, AV_FRAME_DATA_S12M_TIMECODE,
+                                            AV_FRAME_DATA_SEI_UNREGISTERED,
+                                            AV_FRAME_DATA_DYNAMIC_HDR_PLUS, AV_FRAME_DATA_AFD};
+
+bool carried(AVFrameSideDataType type) {
+  return std::find(std::begin(kCarried), std::end(kCarried), type) != std::end(kCarried);
+}
+
+// `from`'s carried side data onto `to` (references, no copy), each type `to` lacks.
+void add_side_data(const AVFrame& from, AVFrame* to) {
+  std::vector<AVFrameSideDataType> had;
+  for (int i = 0; i < to->nb_side_data; ++i) had.push_back(to->side_data[i]->type);
+  for (int i = 0; i < from.nb_side_data; ++i) {
+    const AVFrameSideData* sd = from.side_data[i];
+    if (!carried(sd->type) || std::find(had.begin(), had.end(), sd->type) != had.end()) continue;
+    AVBufferRef* ref = av_buffer_ref(sd->buf);
+    if (!ref) throw std::bad_alloc();
+    AVFrameSideData* copy = av_frame_new_side_data_from_buf(to, sd->type, ref);
+    if (!copy) {
+      av_buffer_unref(&ref);
+      throw std::bad_alloc();
+    }
+    av_dict_copy(&copy->metadata, sd->metadata, 0);
+  }
+}
+
+// The carried side data of a decoded picture, in a frame of its own (null: none).
+std::shared_ptr<const AVFrame> carried_side_data(const AVFrame& av) {
+  bool any = false;
+  for (int i = 0; i < av.nb_side_data && !any; ++i) any = carried(av.side_data[i]->type);
+  if (!any) return nullptr;
+  std::shared_ptr<AVFrame> kept(av_frame_alloc(), detail::FrameDeleter{});
+  if (!kept) throw std::bad_alloc();
+  add_side_data(av, kept.get());
+  return kept;
+}
+
+}  // namespace
+
 Frame Frame::from_av_frame(UniqueAVFrame av, AVRational tb) {
   Frame f;
   f.format = {static_cast<AVPixelFormat>(av->format), av->width, av->height};
@@ -79,6 +124,7 @@ Frame Frame::from_av_frame(UniqueAVFrame av, AVRational tb) {
   f.time_base = tb;
   f.memory = MemoryKind::kHost;
   if (has_plane_layout(f.format.pix_fmt)) set_planes(f, *av);
+  f.side_data = carried_side_data(*av);
   f.av = std::shared_ptr<AVFrame>(av.release(), detail::FrameDeleter{});
   return f;
 }
@@ -129,6 +175,7 @@ Frame wrap_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
   f.time_base = tb;
   f.memory = MemoryKind::kDevice;
   set_planes(f, *av);
+  f.side_data = carried_side_data(*av);
   void* base = av->data[0];
   const std::size_t bytes = av->buf[0] ? av->buf[0]->size : 0;
   f.device = std::make_shared<DeviceBuffer>(std::shared_ptr<void>(av.release(),
@@ -199,6 +246,8 @@ void Frame::copy_props_from(const Frame& other) {
   index = other.index;
   origin = other.origin;
   ticket = other.ticket;
+  side_data = other.side_data;
+  if (av && side_data) add_side_data(*side_data, av.get());
 }
 
 }  // namespace vpipe

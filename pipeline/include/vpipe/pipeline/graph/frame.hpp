@@ -112,6 +112,11 @@ struct Frame {
   std::shared_ptr<DeviceBuffer> device;  // device frames: the planes' memory
   std::shared_ptr<ReadyEvent> ready;     // when the planes are written (device frames, and
                                          // host frames a download is still filling)
+  // The decoded picture's side data that encoders write back into the stream (closed
+  // captions, SMPTE timecode, user SEI, HDR10+, AFD), held in a frame without pixels,
+  // so it outlives the decoded frame: copy_props_from puts it on each new host frame,
+  // as FFmpeg's filters copy a frame's properties. Null: the picture had none.
+  std::shared_ptr<const AVFrame> side_data;
 
   // Wraps a decoded host AVFrame (no copy).
   static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);
@@ -133,7 +138,8 @@ struct Frame {
   // A device frame with 256-byte-aligned plane pitches, in one allocation.
   static Frame allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,
                                cudaStream_t stream);
-  // Copies timestamps and bookkeeping (not pixels) from another frame.
+  // Copies timestamps and bookkeeping (not pixels) from another frame, and its side
+  // data onto this frame's AVFrame where it has one (a new host frame, not yet shared).
   void copy_props_from(const Frame& other);
 };
 
