@@ -267,9 +267,10 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
   report.output_format = plan.output;
   report.effective_chain = plan.labels();
   if (!plan.null_output)
-    encoder =
-        output.open(o, plan, {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10},
-                    hooks.interrupt, report);
+    encoder = output.open(
+        o, plan,
+        {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10, cut ? &*cut : nullptr},
+        hooks.interrupt, report);
   open_extras();
   make_cuda_path();
   wire();
@@ -307,7 +308,8 @@ void TranscodeSession::Parts::open_extras() {
     if (e->plan.null_output) continue;
     TranscodeReport scratch;
     path.encoder = e->output.open(
-        e->o, e->plan, {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10},
+        e->o, e->plan,
+        {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10, cut ? &*cut : nullptr},
         hooks.interrupt, scratch);
     for (const auto& n : scratch.notes) report.notes.push_back(e->o.output + ": " + n);
   }

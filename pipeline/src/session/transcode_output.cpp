@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <new>
+#include <set>
+#include <string_view>
 #include <tuple>
 
 extern "C" {
@@ -76,6 +78,7 @@ UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodeP
   }
   auto encoder = add_video(o, plan, in, report);
   copy_other_streams(o, in, report);
+  copy_chapters(in, report);
   av_dict_copy(&oc->metadata, in.input->metadata, 0);
   if (!(oc->oformat->flags & AVFMT_NOFILE)) file_.open(o.output, o.keep_partial, interrupt);
   const FfmpegErrors ffmpeg;
@@ -207,6 +210,53 @@ bool TranscodeOutput::copy_attachment(unsigned index, AVStream* s, TranscodeRepo
   source_tb_.push_back(s->time_base);           // (an attachment has no packets)
   report.copied_streams++;
   return true;
+}
+
+// The input's chapters, as FFmpeg copies them: those inside a cut, clipped to it and
+// moved with its timestamps. (Muxers without chapters, MPEG-TS, leave them out.)
+void TranscodeOutput::copy_chapters(const Source& in, TranscodeReport& report) {
+  AVFormatContext* oc = file_.ctx.get();
+  if (in.input->nb_chapters == 0) return;
+  // The muxers that write chapters (libavformat's matroskaenc, movenc, oggenc); the
+  // others drop them without a word.
+  static const std::set<std::string_view> kWrite = {
+      "matroska", "webm", "mov", "mp4", "ipod", "ismv", "3gp", "3g2", "f4v", "ogg", "ogv"};
+  if (!kWrite.contains(oc->oformat->name)) {
+    report.notes.push_back(fmt::format("chapters: {} left out: {} holds none",
+                                       in.input->nb_chapters, oc->oformat->name));
+    return;
+  }
+  const double from = in.cut && in.cut->start ? *in.cut->start : -1e300;
+  const double until = in.cut && in.cut->end ? *in.cut->end : 1e300;
+  const double shift = in.cut && in.cut->start && in.cut->shift ? -*in.cut->start : 0;
+  int kept = 0;
+  for (unsigned i = 0; i < in.input->nb_chapters; ++i) {
+    const AVChapter* c = in.input->chapters[i];
+    const double q = av_q2d(c->time_base);
+    const double start = std::max(static_cast<double>(c->start) * q, from);
+    const double end = std::min(static_cast<double>(c->end) * q, until);
+    if (end <= start) continue;
+    const auto tick = [&](double s) {
+      return static_cast<std::int64_t>(std::llround((s + shift) / q));
+    };
+    // As ffmpeg's copy_chapters: the muxer's context frees them, with their metadata.
+    auto* out = static_cast<AVChapter*>(av_mallocz(sizeof(AVChapter)));
+    if (!out) throw std::bad_alloc();
+    out->id = c->id;
+    out->time_base = c->time_base;
+    out->start = tick(start);
+    out->end = tick(end);
+    av_dict_copy(&out->metadata, c->metadata, 0);  // the title
+    if (av_dynarray_add_nofree(&oc->chapters, reinterpret_cast<int*>(&oc->nb_chapters), out) < 0) {
+      av_dict_free(&out->metadata);
+      av_free(out);
+      throw std::bad_alloc();
+    }
+    ++kept;
+  }
+  if (kept < static_cast<int>(in.input->nb_chapters))
+    report.notes.push_back(
+        fmt::format("chapters: {} of {} inside the cut", kept, in.input->nb_chapters));
 }
 
 // Audio and subtitles the container can hold, copied; audio it cannot, re-encoded

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/hdr.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/reencode.hpp"
@@ -96,6 +97,7 @@ class TranscodeOutput {
     AVRational frame_rate;
     const AVCodecContext* decoder;  // its colour properties go to the encoder
     const Hdr10* hdr10 = nullptr;   // its HDR10 metadata, to the stream and the encoder
+    const Cut* cut = nullptr;       // the span kept (--ss, --to…): the chapters follow it
   };
   // Opens the muxer, its streams and its file, and writes the header; returns the video
   // encoder (the session keeps it among its members, in the order they must die). With
@@ -127,6 +129,7 @@ class TranscodeOutput {
   bool add_converted_subtitles(unsigned index, AVStream* s, TranscodeReport& report,
                                const std::string& why);
   bool copy_attachment(unsigned index, AVStream* s, TranscodeReport& report);
+  void copy_chapters(const Source& in, TranscodeReport& report);
   // The output stream of input stream `index`, made by `enc` (its parameters, its time base).
   void add_stream_through(unsigned index, AVStream* s, std::unique_ptr<StreamReencoder> enc,
                           TranscodeReport& report, const std::string& why);

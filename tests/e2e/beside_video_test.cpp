@@ -1,13 +1,15 @@
-// Subtitles are not lost: text subtitles a container cannot hold as they are
-// (SubRip into MP4, MOV or WebM) are converted to its own text format, each cue's
-// words, time and length kept; a container with no text subtitles (MPEG-TS)
-// drops them with a note; a cut keeps the cues on screen at its edges; a cue
-// that does not decode is counted and the others arrive; Matroska keeps the
-// fonts they name (attachments). ffprobe and the ffmpeg tool, not vpipe, read
-// the outputs.
+// What a file holds beside its video is not lost. Text subtitles a container
+// cannot hold as they are (SubRip into MP4, MOV or WebM) are converted to its
+// own text format, each cue's words, time and length kept; a container with no
+// text subtitles (MPEG-TS) drops them with a note; a cut keeps the cues on
+// screen at its edges; a cue that does not decode is counted and the others
+// arrive. Matroska keeps the fonts they name (attachments). Chapters follow the
+// video and its cut; closed captions stay with their pictures. ffprobe, the
+// ffmpeg tool and libavcodec, not vpipe, read the outputs.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -58,10 +60,10 @@ std::string subtitle_codec(const std::string& path) {
   return line.substr(0, line.find('\n'));
 }
 
-class Subtitles : public ::testing::Test {
+class BesideTheVideo : public ::testing::Test {
  protected:
   static fs::path dir() {
-    return fs::temp_directory_path() / ("vpipe_subtitles_test_" + std::to_string(::getpid()));
+    return fs::temp_directory_path() / ("vpipe_beside_video_test_" + std::to_string(::getpid()));
   }
   static std::string path(const std::string& name) { return (dir() / name).string(); }
   static void TearDownTestSuite() { fs::remove_all(dir()); }
@@ -97,7 +99,7 @@ void expect_cues(const std::string& path, const std::vector<Cue>& want) {
 
 const std::vector<Cue> kAll = {{0, 1.5, "Hello"}, {1.5, 0.5, "W\xc3\xb6rld"}, {2.5, 1, "Third"}};
 
-TEST_F(Subtitles, TextSubtitlesBecomeTheContainersOwnText) {
+TEST_F(BesideTheVideo, TextSubtitlesBecomeTheContainersOwnText) {
   const auto in = input("in.mkv", kThreeCues);
   const struct {
     const char* name;
@@ -130,7 +132,7 @@ TEST_F(Subtitles, TextSubtitlesBecomeTheContainersOwnText) {
   expect_cues(path("back.mkv"), kAll);
 }
 
-TEST_F(Subtitles, AContainerWithoutTextSubtitlesSaysItDropsThem) {
+TEST_F(BesideTheVideo, AContainerWithoutTextSubtitlesSaysItDropsThem) {
   const auto in = input("in.mkv", kThreeCues);
   const auto r = run_vpipe("transcode " + in + " " + path("o.ts") + " --device cpu");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -139,7 +141,7 @@ TEST_F(Subtitles, AContainerWithoutTextSubtitlesSaysItDropsThem) {
   EXPECT_EQ(subtitle_codec(path("o.ts")), "");
 }
 
-TEST_F(Subtitles, ACutKeepsTheCuesOnScreenAtItsEdges) {
+TEST_F(BesideTheVideo, ACutKeepsTheCuesOnScreenAtItsEdges) {
   const auto in = input("in.mkv", kThreeCues);
   // 1 s to 3 s: Hello is on screen at the start, Third at the end.
   const std::vector<Cue> want = {
@@ -151,7 +153,7 @@ TEST_F(Subtitles, ACutKeepsTheCuesOnScreenAtItsEdges) {
   }
 }
 
-TEST_F(Subtitles, ACueThatDoesNotDecodeIsCountedAndTheOthersArrive) {
+TEST_F(BesideTheVideo, ACueThatDoesNotDecodeIsCountedAndTheOthersArrive) {
   // The second cue is not UTF-8: FFmpeg's SubRip decoder refuses it; a copy would not notice.
   const auto in = input("bad.mkv",
                         "1\n00:00:00,000 --> 00:00:01,500\nHello\n\n"
@@ -171,7 +173,7 @@ TEST_F(Subtitles, ACueThatDoesNotDecodeIsCountedAndTheOthersArrive) {
 // Styled subtitles name their fonts, which Matroska carries as attachments: a
 // Matroska output keeps each, byte for byte, with its name and type; a container
 // without attachments says it leaves them out.
-TEST_F(Subtitles, MatroskaKeepsTheFontsTheSubtitlesNeed) {
+TEST_F(BesideTheVideo, MatroskaKeepsTheFontsTheSubtitlesNeed) {
   const auto s = path("cues.srt"), in = path("fonts.mkv"), font = path("Font.ttf");
   std::ofstream(s) << kThreeCues;
   {  // the bytes of a font file, as far as any container can tell
@@ -201,11 +203,63 @@ TEST_F(Subtitles, MatroskaKeepsTheFontsTheSubtitlesNeed) {
       << mp4.err;
 }
 
+struct Chapter {
+  double start, end;
+  std::string title;
+  bool operator==(const Chapter&) const = default;
+};
+
+std::vector<Chapter> chapters(const std::string& path) {
+  const auto j = nlohmann::json::parse(
+      shell_output("ffprobe -v error -show_chapters -of json '" + path + "'"));
+  std::vector<Chapter> out;
+  for (const auto& c : j["chapters"])
+    out.push_back({std::round(std::stod(c["start_time"].get<std::string>()) * 1000) / 1000,
+                   std::round(std::stod(c["end_time"].get<std::string>()) * 1000) / 1000,
+                   c.contains("tags") ? c["tags"].value("title", "") : ""});
+  return out;
+}
+
+// Chapters go with the video, as FFmpeg copies them: every one into the containers
+// that hold them, those inside a cut clipped to it and moved with it; MPEG-TS, which
+// holds none, says it leaves them out.
+TEST_F(BesideTheVideo, ChaptersFollowTheVideoAndItsCut) {
+  const auto meta = path("chapters.txt"), in = path("chapters.mkv");
+  std::ofstream(meta) << ";FFMETADATA1\n"
+                         "[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=Intro\n"
+                         "[CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=2500\ntitle=Middle\n"
+                         "[CHAPTER]\nTIMEBASE=1/1000\nSTART=2500\nEND=4000\ntitle=End\n";
+  const std::string make = "ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -i " +
+                           meta + " -map 0 -map_chapters 1 -t 4 -c:v libx264 " + in;
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  const std::vector<Chapter> all = {{0, 1, "Intro"}, {1, 2.5, "Middle"}, {2.5, 4, "End"}};
+  ASSERT_EQ(chapters(in), all);
+  for (const std::string name : {"c.mkv", "c.mp4", "c.webm"}) {
+    const auto r = run_vpipe("transcode " + in + " " + path(name) + " --device cpu");
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_EQ(chapters(path(name)), all) << name;
+  }
+  // 1.5 s to 3 s, and frames 30 to 70 (1.2 s to 2.8 s): Middle and End, clipped, from zero.
+  const auto r =
+      run_vpipe("transcode " + in + " " + path("cut.mp4") + " --device cpu --ss 1.5 --to 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("chapters: 2 of 3 inside the cut"), std::string::npos) << r.err;
+  EXPECT_EQ(chapters(path("cut.mp4")), (std::vector<Chapter>{{0, 1, "Middle"}, {1, 1.5, "End"}}));
+  const auto f = run_vpipe("transcode " + in + " " + path("frames.mkv") +
+                           " --device cpu --ss-frame 30 --to-frame 70");
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(chapters(path("frames.mkv")),
+            (std::vector<Chapter>{{0, 1.3, "Middle"}, {1.3, 1.6, "End"}}));
+  const auto ts = run_vpipe("transcode " + in + " " + path("c.ts") + " --device cpu");
+  ASSERT_EQ(ts.exit_code, 0) << ts.err;
+  EXPECT_NE(ts.err.find("chapters: 3 left out: mpegts holds none"), std::string::npos) << ts.err;
+}
+
 // Closed captions ride in the video stream (H.264 SEI), a side data of each decoded
 // picture: through a filter that makes new pictures, a ladder whose outputs share that
 // filter, and the segment encoders, every picture keeps its own, as FFmpeg's filters keep
 // them; libx264 writes them again.
-TEST_F(Subtitles, ClosedCaptionsStayWithTheirPictures) {
+TEST_F(BesideTheVideo, ClosedCaptionsStayWithTheirPictures) {
   const auto in = path("cc.mkv");
   const auto want = write_captioned_clip(in, 50);
   ASSERT_EQ(captions_in(in), want) << "the input carries them";
