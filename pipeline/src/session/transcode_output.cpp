@@ -196,7 +196,7 @@ void TranscodeOutput::add_stream_through(unsigned index, AVStream* s,
 
 // An attachment (the fonts styled subtitles name) into Matroska, the one container
 // that holds them: its file goes as it was, named. False: not copied.
-bool TranscodeOutput::copy_attachment(unsigned index, AVStream* s, TranscodeReport& report) {
+bool TranscodeOutput::copy_attachment(AVStream* s, TranscodeReport& report) {
   AVFormatContext* oc = file_.ctx.get();
   // Matroska's muxer refuses, at the header, an attachment with no file name.
   if (std::string_view(oc->oformat->name) != "matroska" ||
@@ -273,10 +273,10 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
     AVStream* s = in.input->streams[i];
     const auto type = s->codecpar->codec_type;
     if (static_cast<int>(i) == in.video_index) continue;
-    if (type == AVMEDIA_TYPE_ATTACHMENT && copy_attachment(i, s, report)) continue;
+    if (type == AVMEDIA_TYPE_ATTACHMENT && copy_attachment(s, report)) continue;
     if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) {
-      // Data (a timecode track: its timecode goes on the video stream's tags) and attachments,
-      // and further video streams: said, not silently gone.
+      // Data (a timecode track: its timecode goes on the video stream's tags), attachments
+      // outside Matroska, and further video streams: said, not silently gone.
       char tag[AV_FOURCC_MAX_STRING_SIZE] = {};
       const char* media = av_get_media_type_string(type);
       const std::string what = s->codecpar->codec_id != AV_CODEC_ID_NONE

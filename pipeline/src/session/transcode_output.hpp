@@ -128,7 +128,7 @@ class TranscodeOutput {
   // where there is none (bitmaps, MPEG-TS): the caller drops them.
   bool add_converted_subtitles(unsigned index, AVStream* s, TranscodeReport& report,
                                const std::string& why);
-  bool copy_attachment(unsigned index, AVStream* s, TranscodeReport& report);
+  bool copy_attachment(AVStream* s, TranscodeReport& report);
   void copy_chapters(const Source& in, TranscodeReport& report);
   // The output stream of input stream `index`, made by `enc` (its parameters, its time base).
   void add_stream_through(unsigned index, AVStream* s, std::unique_ptr<StreamReencoder> enc,
