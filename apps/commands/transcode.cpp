@@ -129,8 +129,9 @@ void print_summary(const TranscodeReport& r) {
 class TranscodeCommand final : public Command {
  public:
   CLI::App* add(CLI::App& parent) override {
-    app_ = parent.add_subcommand("transcode",
-                                 "decode IN, run the filter chain, encode OUT (audio copied)");
+    app_ = parent.add_subcommand(
+        "transcode",
+        "decode IN, run the filter chain, encode OUT (audio, subtitles and chapters kept)");
     for (const auto& s : option_schema())
       if (s.front_ends & kCommandLine) add_flag_of(s);
     app_->add_option("--report", report_path_,
