@@ -659,15 +659,26 @@ TEST_F(EdgeCase, AColonInAFileNameIsNoProtocol) {
   EXPECT_NE(slurp(err).find("'nosuch:1.mp4': No such file"), std::string::npos) << slurp(err);
 }
 
-// "-" is the standard input, as for the ffmpeg tool: an MPEG-TS piped in is
-// transcoded. What would read it twice (--loop, a cut by frame numbers) is
-// refused, naming it; an MP4 with its index last says what it needs.
-TEST_F(EdgeCase, ADashReadsTheStandardInput) {
+// "-" is the standard input or output, as for the ffmpeg tool: an MPEG-TS piped
+// in is transcoded, and MPEG-TS (a pipe has no name to pick a container) goes
+// out, nothing else on stdout. What would read the input twice (--loop, a cut
+// by frame numbers) is refused, naming it; an MP4 with its index last says what
+// it needs.
+TEST_F(EdgeCase, ADashReadsTheStandardInputAndWritesTheStandardOutput) {
   VPIPE_NEED_FFMPEG_TOOL();
   const auto out = path("stdin.mp4"), err = path("err.txt");
   const std::string feed = "ffmpeg -v error -i " + kSample + " -c copy -f mpegts - | ";
   ASSERT_EQ(sh(feed + kBin + " transcode - " + out + " --frames 20 2>" + err), 0) << slurp(err);
   EXPECT_EQ(summarize(out).video_packets, 20);
+  const auto piped = path("stdout.ts");
+  ASSERT_EQ(sh("cd " + dir_.string() + " && " + feed + kBin + " transcode - - --frames 20 2>" +
+               err + " >" + piped),
+            0)
+      << slurp(err);
+  EXPECT_EQ(shell_output("ffprobe -v error -show_entries format=format_name -of csv=p=0 " + piped),
+            "mpegts\n");
+  EXPECT_EQ(count_frames(piped), 20);
+  EXPECT_FALSE(fs::exists(dir_ / "-")) << "no file named '-'";
   for (const std::string twice : {"--loop 2", "--ss-frame 10"}) {
     EXPECT_EQ(sh(feed + kBin + " transcode - " + path("twice.mp4") + " " + twice + " 2>" + err), 2)
         << twice;

@@ -182,6 +182,8 @@ bool can_reconnect(std::string_view url) {
 
 std::string network_output_format(std::string_view url) {
   const auto s = scheme_of(url);
+  // A pipe ("-", pipe:, fd:) has no name to tell a container by: MPEG-TS, which streams.
+  if (url == "-" || url.rfind("pipe:", 0) == 0 || url.rfind("fd:", 0) == 0) return "mpegts";
   if (s == "udp" || s == "srt" || s == "tcp") return "mpegts";
   if (s == "rtp") return "rtp_mpegts";
   return {};
@@ -362,6 +364,7 @@ int InputWatch::poll(void* opaque) {
 }
 
 std::string ffmpeg_url(const std::string& name) {
+  if (name == "-") return "pipe:";  // as the ffmpeg tool: stdin read, stdout written
   const auto colon = name.find(':');
   if (colon == std::string::npos || colon == 0 || name.find('/') < colon) return name;
   // scheme://: a URL, though its scheme may be a demuxer's, not a protocol (rtsp://)
@@ -376,7 +379,7 @@ std::string ffmpeg_url(const std::string& name) {
 }
 
 UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& options) {
-  const std::string path = name == "-" ? "pipe:0" : ffmpeg_url(name);  // "-": stdin, as ffmpeg
+  const std::string path = ffmpeg_url(name);
   AVFormatContext* raw = avformat_alloc_context();
   if (!raw) throw ffmpeg_error(AVERROR(ENOMEM), "avformat_alloc_context: out of memory");
   if (options.watch) raw->interrupt_callback = options.watch->callback();

@@ -44,7 +44,7 @@ std::string protocol_of(const std::string& url) {
 }
 
 void collect_local(const std::string& url, std::vector<std::string>& out, int depth) {
-  if (url.empty() || depth > 8) return;
+  if (url.empty() || url == "-" || depth > 8) return;  // "-": stdin or stdout (ffmpeg_url)
   // "a:b.mp4": a protocol FFmpeg does not have is a local file's name (ffmpeg_url).
   const std::string proto = ffmpeg_url(url) == url ? protocol_of(url) : std::string();
   const std::string rest = proto.empty() ? url : url.substr(proto.size() + 1);

@@ -259,10 +259,10 @@ std::vector<OptionSpec> io_rows() {
                       "rtmp://, tcp:// are live: low-latency open, stall timeout, frames dropped "
                       "when behind), or - for the standard input (MPEG-TS, Matroska, or an MP4 "
                       "with its index first: -movflags +faststart)")),
-      positional(text("output", &O::output, "FILE|URL|null",
+      positional(text("output", &O::output, "FILE|URL|-|null",
                       "output file (the extension picks the container), udp://HOST:PORT, srt://… "
-                      "or rtp://… (MPEG-TS), or null: write nothing (no encoder; measures decode "
-                      "and filters)")),
+                      "or rtp://… (MPEG-TS), - for the standard output (MPEG-TS), or null: write "
+                      "nothing (no encoder; measures decode and filters)")),
       with(text("filters", &O::filters, "CHAIN",
                 "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters'); "
                 "with several outputs it runs once, before the fork, and each output's own "

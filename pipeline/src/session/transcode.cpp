@@ -76,8 +76,8 @@ void check_paths(const TranscodeOptions& o) {
       !ladder_dir(o).empty() && !fs::create_directories(dir, ec) && ec)
     throw input_error(
         fmt::format("cannot make the rendition's folder '{}': {}", dir.string(), ec.message()));
-  if (o.output != "null" && o.output.find("://") == std::string::npos)
-    check_writable(o.output, "output");
+  if (o.output != "null")  // the local file it names (none: a pipe, a URL)
+    for (const auto& f : local_files_of(o.output)) check_writable(f, "output");
   if (o.loop > 1 && !can_read_again(o.input))
     throw usage_error(fmt::format(
         "loop {}: '{}' cannot be read again (a pipe, FIFO or live feed gives one pass); "

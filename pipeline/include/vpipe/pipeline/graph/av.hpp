@@ -106,8 +106,9 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 // Whether a dropped connection can be opened again (rtsp, srt, rtmp, tcp, http):
 // udp and rtp have no connection; they just wait for data.
 [[nodiscard]] bool can_reconnect(std::string_view url);
-// The container a network output URL carries: "mpegts" for udp, srt and tcp,
-// "rtp_mpegts" for rtp; empty for anything else (the name decides).
+// The container a network output URL or a pipe carries: "mpegts" for udp, srt
+// and tcp, and for "-", pipe: and fd:; "rtp_mpegts" for rtp; empty for
+// anything else (the name decides).
 [[nodiscard]] std::string network_output_format(std::string_view url);
 
 // The container `output` is written in: the name's extension, or MPEG-TS for
@@ -129,8 +130,9 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 [[nodiscard]] std::string cannot_hold(const AVOutputFormat* container,
                                       const AVCodecParameters* par);
 
-// The name to hand FFmpeg for `name`: a name FFmpeg would read as a protocol
-// it does not have ("a:b.mp4", "clip:1.ts") is a local file, so "file:" goes
+// The name to hand FFmpeg for `name`: "-" is the standard input or output
+// ("pipe:", as for the ffmpeg tool); a name FFmpeg would read as a protocol it
+// does not have ("a:b.mp4", "clip:1.ts") is a local file, so "file:" goes
 // before it; anything else, and any scheme:// URL, is unchanged.
 [[nodiscard]] std::string ffmpeg_url(const std::string& name);
 
