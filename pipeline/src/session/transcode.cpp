@@ -382,7 +382,8 @@ void TranscodeSession::Parts::make_cuda_path() {
     decoder = open_decoder(video, o, nvdec.get(), kNvdecFramesHeldCopying);
     if (o.nvdec_api == NvdecApi::kAuto && nvdec->api() == "cuvid")
       report.notes.push_back(
-          fmt::format("decode: nvdec_api auto: cuvid (FFmpeg's {}; one of {} streams)",
+          fmt::format("decode: nvdec_api auto: cuvid (FFmpeg's {}; one of {} streams); its "
+                      "frames carry no closed captions (nvdec_api hwaccel keeps them)",
                       decoder->codec->name, o.streams));
   } else if (plan.decode_into_pinned) {
     host_pool = std::make_unique<HostFramePool>(HostMemory::kPinned);
