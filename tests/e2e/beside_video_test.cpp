@@ -168,6 +168,14 @@ TEST_F(BesideTheVideo, ACueThatDoesNotDecodeIsCountedAndTheOthersArrive) {
   EXPECT_EQ(j["frames"]["copied_packets_damaged"], 1) << j.dump();
   EXPECT_EQ(j["status"], "completed with 1 errors") << "as the exit status says";
   expect_cues(path("bad.mp4"), {{0, 1.5, "Hello"}, {2.5, 1, "Third"}});
+  // Two outputs that both convert it: still one damaged cue, not one per output.
+  const auto ladder = path("ladder.json");
+  const auto l = run_vpipe("transcode " + in + " " + path("l.mp4") + " --output " + path("l.mov") +
+                           " --device cpu --report " + ladder);
+  EXPECT_EQ(l.exit_code, 4) << l.err;
+  std::ifstream lf(ladder);
+  EXPECT_EQ(nlohmann::json::parse(lf)["frames"]["copied_packets_damaged"], 1);
+  expect_cues(path("l.mov"), {{0, 1.5, "Hello"}, {2.5, 1, "Third"}});
 }
 
 // Styled subtitles name their fonts, which Matroska carries as attachments: a

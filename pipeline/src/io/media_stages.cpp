@@ -43,9 +43,7 @@ DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_str
 void DemuxSource::also_copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
                                std::vector<StreamReencoder*> reencoders) {
   copy_out->add_producer();
-  const std::size_t n = reencoders.size();
-  targets_.push_back({std::move(output_index), std::move(copy_out), std::move(reencoders),
-                      std::vector<std::int64_t>(n, 0)});
+  targets_.push_back({std::move(output_index), std::move(copy_out), std::move(reencoders)});
 }
 
 bool DemuxSource::copied(int index) const {
@@ -441,11 +439,12 @@ void DemuxSource::reencoded(CopyTarget& t, int index, std::vector<UniqueAVPacket
                             Clock::time_point origin) {
   const auto i = static_cast<std::size_t>(index);
   StreamReencoder* enc = t.reencoders[i];
-  if (const std::int64_t errors = enc->errors(); errors > t.errors_seen[i]) {
-    if (counters_.packets_damaged.fetch_add(errors - t.errors_seen[i]) == 0)
+  if (reencode_errors_.size() <= i) reencode_errors_.resize(i + 1, 0);
+  if (const std::int64_t errors = enc->errors(); errors > reencode_errors_[i]) {
+    if (counters_.packets_damaged.fetch_add(errors - reencode_errors_[i]) == 0)
       spdlog::warn("{}: a packet of stream #{} did not re-encode ({}); dropped (counted)", path_,
                    index, enc->encoder()->codec->name);
-    t.errors_seen[i] = errors;
+    reencode_errors_[i] = errors;
   }
   for (auto& pkt : packets) {
     pkt->stream_index = t.output_index[i];

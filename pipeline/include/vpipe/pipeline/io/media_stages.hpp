@@ -138,7 +138,6 @@ class DemuxSource final : public Source<Packet> {
   // (reencode.hpp; null: copied as they are). Flushed at the end; the packets
   // one could not take count as damaged.
   void reencode(std::vector<StreamReencoder*> by_stream) {
-    targets_.front().errors_seen.assign(by_stream.size(), 0);
     targets_.front().reencoders = std::move(by_stream);
   }
   // Another output the copied streams go to (one decode, many outputs): its
@@ -190,9 +189,11 @@ class DemuxSource final : public Source<Packet> {
     std::vector<int> output_index;
     QueuePtr<Packet> out;
     std::vector<StreamReencoder*> reencoders;
-    std::vector<std::int64_t> errors_seen;  // per input stream, its re-encoder's, counted
   };
   std::vector<CopyTarget> targets_;
+  // Per input stream, the packets its re-encoders could not take, counted once: the most
+  // of any output's (each output's re-encoder sees the same packets).
+  std::vector<std::int64_t> reencode_errors_;
   bool copy_closed_ = false;
   MediaCounters& counters_;
   bool realtime_;
