@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
@@ -75,6 +76,10 @@ std::vector<int> gpus_of(const std::string& text) {
 
 void write_json(const std::string& path, const nlohmann::json& j) {
   if (path.empty()) return;
+  if (path == "-") {  // the standard output, as for a video output named "-"
+    std::cout << j.dump(2) << '\n' << std::flush;
+    return;
+  }
   vpipe::write_file(path, j.dump(2) + '\n', "report");
 }
 

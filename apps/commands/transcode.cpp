@@ -135,7 +135,8 @@ class TranscodeCommand final : public Command {
     for (const auto& s : option_schema())
       if (s.front_ends & kCommandLine) add_flag_of(s);
     app_->add_option("--report", report_path_,
-                     "write a JSON report (frames, fps, latency, stages)");
+                     "write a JSON report (frames, fps, latency, stages) to this file, or to "
+                     "the standard output with --report -");
     add_metrics_options(app_, metrics_);
     app_->footer(
         "Each option is also a key of vpipe.transcode() in Python and, but for streams, gpus "

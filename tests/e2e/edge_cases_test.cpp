@@ -679,6 +679,18 @@ TEST_F(EdgeCase, ADashReadsTheStandardInputAndWritesTheStandardOutput) {
             "mpegts\n");
   EXPECT_EQ(count_frames(piped), 20);
   EXPECT_FALSE(fs::exists(dir_ / "-")) << "no file named '-'";
+  // --report -: the report on stdout, alone there; not where the video goes.
+  const auto report = path("report.json");
+  ASSERT_EQ(sh("cd " + dir_.string() + " && " + kBin + " transcode " + kSample + " " +
+               path("r.mp4") + " --frames 5 --report - 2>" + err + " >" + report),
+            0)
+      << slurp(err);
+  EXPECT_EQ(nlohmann::json::parse(slurp(report))["frames"]["encoded"], 5);
+  EXPECT_EQ(
+      sh(kBin + " transcode " + kSample + " - --frames 5 --report - 2>" + err + " >/dev/null"), 2);
+  EXPECT_NE(slurp(err).find("the video goes to the standard output"), std::string::npos)
+      << slurp(err);
+  EXPECT_FALSE(fs::exists(dir_ / "-")) << "no file named '-'";
   for (const std::string twice : {"--loop 2", "--ss-frame 10"}) {
     EXPECT_EQ(sh(feed + kBin + " transcode - " + path("twice.mp4") + " " + twice + " 2>" + err), 2)
         << twice;

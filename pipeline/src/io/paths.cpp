@@ -129,6 +129,12 @@ void check_writable(const std::string& path, const std::string& what) {
 void check_side_file(const std::string& path, const std::string& what, const std::string& input,
                      const std::string& output) {
   if (path.empty()) return;
+  if (path == "-") {  // the standard output: free unless the video goes there
+    if (output == "-" || output == "pipe:" || output == "pipe:1")
+      throw usage_error(fmt::format(
+          "{} -: the video goes to the standard output ({}); give {} a file", what, output, what));
+    return;
+  }
   if (same_file(path, input))
     throw usage_error(
         fmt::format("{} {}: that is the input; vpipe never writes to its input", what, path));

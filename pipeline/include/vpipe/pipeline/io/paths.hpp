@@ -28,7 +28,8 @@ namespace vpipe {
 void check_writable(const std::string& path, const std::string& what);
 
 // Throws usage_error when `path` (written by `what`) is the input or the
-// output, then checks it is writable.
+// output, then checks it is writable. "-" is the standard output: refused
+// only when the output goes there too.
 void check_side_file(const std::string& path, const std::string& what, const std::string& input,
                      const std::string& output);
 
