@@ -180,10 +180,14 @@ bool can_reconnect(std::string_view url) {
          s == "https";
 }
 
+bool is_pipe(std::string_view url) {
+  return url == "-" || url.rfind("pipe:", 0) == 0 || url.rfind("fd:", 0) == 0;
+}
+
 std::string network_output_format(std::string_view url) {
   const auto s = scheme_of(url);
   // A pipe ("-", pipe:, fd:) has no name to tell a container by: MPEG-TS, which streams.
-  if (url == "-" || url.rfind("pipe:", 0) == 0 || url.rfind("fd:", 0) == 0) return "mpegts";
+  if (is_pipe(url)) return "mpegts";
   if (s == "udp" || s == "srt" || s == "tcp") return "mpegts";
   if (s == "rtp") return "rtp_mpegts";
   return {};

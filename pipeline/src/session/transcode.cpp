@@ -54,8 +54,7 @@ namespace {
 // fd:, "-"), a live feed, or a local FIFO, character device or socket (whatever prefix
 // names it: local_files_of). Files, file:/// and seekable network files (http) can.
 bool can_read_again(const std::string& url) {
-  if (url == "-" || url.rfind("pipe:", 0) == 0 || url.rfind("fd:", 0) == 0 || is_live_input(url))
-    return false;
+  if (is_pipe(url) || is_live_input(url)) return false;
   std::error_code ec;
   for (const auto& f : local_files_of(url)) {
     const auto st = fs::status(f, ec);
