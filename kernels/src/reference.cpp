@@ -21,6 +21,31 @@ void copy_plane(const PlaneView& src, const PlaneView& dst) {
   as_mat(src).copyTo(as_mat(dst));
 }
 
+void deinterlace_plane(const PlaneView& src, const PlaneView& dst, bool keep_top) {
+  VPIPE_EXPECTS(src.width == dst.width && src.height == dst.height && src.channels == dst.channels,
+                "deinterlace_plane: planes differ in size");
+  const int h = src.height, keep = keep_top ? 0 : 1;
+  const std::size_t n = src.row_bytes();
+  auto kept = [&](int y) { return y >= 0 && y < h ? src.row(y) : nullptr; };
+  for (int y = 0; y < h; ++y) {
+    std::uint8_t* out = dst.row(y);
+    if (y % 2 == keep) {
+      std::copy_n(src.row(y), n, out);
+      continue;
+    }
+    const std::uint8_t *a = kept(y - 3), *c = kept(y - 1), *e = kept(y + 1), *g = kept(y + 3);
+    if (!c || !e) {  // the first or last row: the kept row beside it (a 1-row picture: its own)
+      std::copy_n(c ? c : e ? e : src.row(y), n, out);
+      continue;
+    }
+    for (std::size_t x = 0; x < n; ++x) {
+      const int ce = c[x] + e[x];
+      const int v = a && g ? (5077 * ce - 981 * (a[x] + g[x]) + 4096) >> 13 : (ce + 1) >> 1;
+      out[x] = static_cast<std::uint8_t>(std::clamp(v, 0, 255));
+    }
+  }
+}
+
 void fill_plane(const PlaneView& dst, std::uint8_t value) {
   as_mat(dst).setTo(cv::Scalar::all(value));
 }

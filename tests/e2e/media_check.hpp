@@ -3,6 +3,7 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -61,6 +63,25 @@ inline bool have_ffmpeg_tool() { return std::system("command -v ffmpeg >/dev/nul
       GTEST_SKIP() << "no ffmpeg command-line tool here (scripts/test installs it)";        \
     }                                                                                       \
   } while (0)
+
+// A suite's scratch folder: vpipe_NAME_PID under the temp folder (one per process: CTest
+// runs each test as its own process, two at once), made before each test, removed after
+// the suite. `class Audio : public ScratchSuite<Audio>` with `static constexpr const char*
+// kName = "audio_test";` (and `kNeedsFfmpegTool = true` where it runs the ffmpeg tool).
+template <class Suite>
+class ScratchSuite : public ::testing::Test {
+ protected:
+  static std::filesystem::path dir() {
+    return std::filesystem::temp_directory_path() /
+           (std::string("vpipe_") + Suite::kName + "_" + std::to_string(::getpid()));
+  }
+  static std::string path(const std::string& name) { return (dir() / name).string(); }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir()); }
+  void SetUp() override {
+    if constexpr (Suite::kNeedsFfmpegTool) VPIPE_NEED_FFMPEG_TOOL();
+    std::filesystem::create_directories(dir());
+  }
+};
 
 // The standard output of `cmd`, run by the shell: the ffmpeg and ffprobe
 // tools as oracles.
@@ -256,11 +277,13 @@ inline void encode_into(AVCodecContext* enc, AVFormatContext* oc, AVStream* st,
 // Writes a Matroska clip of `frames` YUV420P frames of w x h (pixel as
 // make_yuv420p_frame takes it) with `encoder` ("ffv1": lossless; "libx264": crf 18).
 // pix_fmt yuv420p10le (with libx265: HEVC Main 10) takes 10-bit values from `pixel`.
-// `decorate(frame, i)` may add to each picture before it is encoded (side data).
+// `decorate(frame, i)` may add to each picture before it is encoded (side data, its field
+// order); `configure(encoder)` may set the encoder up before it opens (interlaced coding).
 inline void write_yuv420p_clip(const std::string& path, const char* encoder, int w, int h,
                                int frames, const std::function<int(int, int, int, int)>& pixel,
                                AVPixelFormat pix_fmt = AV_PIX_FMT_YUV420P,
-                               const std::function<void(AVFrame*, int)>& decorate = {}) {
+                               const std::function<void(AVFrame*, int)>& decorate = {},
+                               const std::function<void(AVCodecContext*)>& configure = {}) {
   AVFormatContext* raw = nullptr;
   av_check(avformat_alloc_output_context2(&raw, nullptr, "matroska", path.c_str()), "mkv");
   UniqueMuxContext oc(raw);
@@ -274,6 +297,7 @@ inline void write_yuv420p_clip(const std::string& path, const char* encoder, int
   AVDictionary* opts = nullptr;
   if (std::string(encoder) == "libx264") av_dict_set(&opts, "crf", "18", 0);
   if (std::string(encoder) == "libx265") av_dict_set(&opts, "x265-params", "log-level=error", 0);
+  if (configure) configure(enc.get());
   const int ret = avcodec_open2(enc.get(), codec, &opts);
   av_dict_free(&opts);
   av_check(ret, encoder);
@@ -319,6 +343,46 @@ inline std::vector<Captions> write_captioned_clip(const std::string& path, int f
         std::copy(all.back().begin(), all.back().end(), sd->data);
       });
   return all;
+}
+
+// 25 pictures of 320x240, top field first, coded as fields by libx264: the top field's
+// rows luma 60, the bottom's 200 (a comb as strong as motion leaves), chroma grey.
+inline void write_interlaced_clip(const std::string& path) {
+  write_yuv420p_clip(
+      path, "libx264", 320, 240, 25,
+      [](int, int plane, int, int y) { return plane   ? 128
+                                              : y % 2 ? 200
+                                                      : 60; }, AV_PIX_FMT_YUV420P,
+      [](AVFrame* f, int) { set_field_order(FieldOrder::kTopFirst, *f); },
+      [](AVCodecContext* enc) {
+        enc->flags |= AV_CODEC_FLAG_INTERLACED_DCT | AV_CODEC_FLAG_INTERLACED_ME;
+        enc->field_order = AV_FIELD_TT;
+      });
+}
+
+// What a file's pictures say of fields, as libavcodec decodes them.
+struct FieldStats {
+  int count = 0, top_first = 0, progressive = 0;
+  double comb = 0;  // mean |luma(x, y) - luma(x, y + 1)| over every picture
+  double luma = 0;  // mean luma
+};
+inline FieldStats field_stats(const std::string& path) {
+  FieldStats s;
+  double comb = 0, luma = 0, n = 0;
+  for_each_frame(path, [&](const Frame& f) {
+    s.count++;
+    s.top_first += f.fields == FieldOrder::kTopFirst;
+    s.progressive += f.fields == FieldOrder::kProgressive;
+    const PlaneView& y = f.planes[0];
+    for (int r = 0; r + 1 < y.height; ++r)
+      for (int x = 0; x < y.width; ++x, ++n) {
+        comb += std::abs(y.row(r)[x] - y.row(r + 1)[x]);
+        luma += y.row(r)[x];
+      }
+  });
+  s.comb = n ? comb / n : 0;
+  s.luma = n ? luma / n : 0;
+  return s;
 }
 
 // Each picture's closed captions, in display order, as libavcodec's decoder reads them.

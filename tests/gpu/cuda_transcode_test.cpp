@@ -717,6 +717,34 @@ TEST_F(CudaTranscode, ClosedCaptionsStayWithTheirPicturesThroughNvdecAndCudaFilt
   }
 }
 
+// Interlaced H.264 through NVDEC: its pictures keep their field order through a CUDA filter
+// and the download, and are coded as fields again; or deinterlace (on the CPU, between
+// the CUDA steps) makes them progressive, the comb gone.
+TEST_F(CudaTranscode, InterlacedPicturesKeepTheirFieldsOrAreDeinterlacedThroughNvdec) {
+  const std::string in = path("il.mkv");
+  write_interlaced_clip(in);
+  const struct {
+    std::string vf;
+    bool kept;
+  } runs[] = {{"invert", true}, {"deinterlace,resize=160x120", false}};
+  for (const auto& run : runs) {
+    const auto out = path("il_out.mkv"), report = path("il.json");
+    const auto r = run_vpipe("transcode " + in + " " + out +
+                             " --device cuda --decode nvdec --nvdec-api hwaccel --vf " + run.vf +
+                             " --report " + report);
+    ASSERT_EQ(r.exit_code, 0) << run.vf << ": " << r.err;
+    std::ifstream rf(report);
+    EXPECT_EQ(nlohmann::json::parse(rf)["decode"], "nvdec") << run.vf;
+    const FieldStats s = field_stats(out);
+    EXPECT_EQ(s.count, 25) << run.vf;
+    EXPECT_EQ(run.kept ? s.top_first : s.progressive, 25) << run.vf;
+    if (run.kept)
+      EXPECT_GT(s.comb, 120) << run.vf << ": the fields inverted (195 and 55), not mixed";
+    else
+      EXPECT_LT(s.comb, 6) << run.vf << ": the rows are the top field's";
+  }
+}
+
 // 10-bit HEVC (Main 10): NVDEC gives P010, to_8bit narrows it on the GPU, and
 // the frames equal the CPU path's exactly (the same rounding, an exact filter);
 // the CPU decoder's yuv420p10le on the CUDA path too.

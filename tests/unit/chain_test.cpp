@@ -502,6 +502,42 @@ TEST(Filters, PadWithAColourLetterboxesThePicture) {
   EXPECT_EQ(out.planes[1].row(0)[0], 128);
 }
 
+// deinterlace takes the field each picture says came first (parity=auto), or the one asked
+// for; with deint=interlaced a picture flagged progressive passes as it is. Every plane's
+// rows alternate 16 (top field) and 235 (bottom): the kept field fills the picture.
+TEST(Filters, DeinterlaceKeepsTheFieldThePictureOrTheUserSays) {
+  const FrameFormat fmt{AV_PIX_FMT_YUV420P, 8, 8};
+  Frame in = Frame::allocate_host(fmt);
+  for (int p = 0; p < 3; ++p)
+    for (int y = 0; y < in.planes[p].height; ++y)
+      std::fill_n(in.planes[p].row(y), in.planes[p].width, y % 2 ? 235 : 16);
+  const struct {
+    std::string chain;
+    FieldOrder flagged;
+    int want;  // every sample of every plane
+  } cases[] = {
+      {"deinterlace", FieldOrder::kTopFirst, 16},
+      {"deinterlace", FieldOrder::kBottomFirst, 235},
+      {"deinterlace", FieldOrder::kProgressive, 16},  // all: as top first, FFmpeg's default
+      {"deinterlace=parity=bff", FieldOrder::kTopFirst, 235},
+      {"deinterlace=deint=interlaced", FieldOrder::kBottomFirst, 235},
+      {"deinterlace=deint=interlaced", FieldOrder::kProgressive, -1},  // untouched
+  };
+  for (const auto& c : cases) {
+    auto chain = build_chain(parse_chain(c.chain), fmt);
+    ASSERT_EQ(chain.size(), 1u);
+    EXPECT_TRUE(chain[0].filter->deinterlaces());
+    in.set_fields(c.flagged);
+    Frame out = Frame::allocate_host(fmt);
+    chain[0].filter->process(in, out);
+    for (int p = 0; p < 3; ++p)
+      for (int y = 0; y < out.planes[p].height; ++y)
+        ASSERT_EQ(out.planes[p].row(y)[1], c.want < 0 ? (y % 2 ? 235 : 16) : c.want)
+            << c.chain << ", " << to_string(c.flagged) << ": plane " << p << " row " << y;
+  }
+  EXPECT_FALSE(build_chain(parse_chain("resize=4x4"), fmt)[0].filter->deinterlaces());
+}
+
 // 10-bit frames reach the 8-bit filters through to_8bit: NVDEC's P010 becomes
 // NV12, yuv420p10le becomes yuv420p, each sample rounded half up (values by hand).
 TEST(Filters, TenBitFramesAreNarrowedBeforeThe8BitFilters) {

@@ -125,6 +125,7 @@ Frame Frame::from_av_frame(UniqueAVFrame av, AVRational tb) {
   f.memory = MemoryKind::kHost;
   if (has_plane_layout(f.format.pix_fmt)) set_planes(f, *av);
   f.side_data = carried_side_data(*av);
+  f.fields = field_order_of(*av);
   f.av = std::shared_ptr<AVFrame>(av.release(), detail::FrameDeleter{});
   return f;
 }
@@ -176,6 +177,7 @@ Frame wrap_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
   f.memory = MemoryKind::kDevice;
   set_planes(f, *av);
   f.side_data = carried_side_data(*av);
+  f.fields = field_order_of(*av);
   void* base = av->data[0];
   const std::size_t bytes = av->buf[0] ? av->buf[0]->size : 0;
   f.device = std::make_shared<DeviceBuffer>(std::shared_ptr<void>(av.release(),
@@ -248,6 +250,33 @@ void Frame::copy_props_from(const Frame& other) {
   ticket = other.ticket;
   side_data = other.side_data;
   if (av && side_data) add_side_data(*side_data, av.get());
+  set_fields(other.fields);
+}
+
+void Frame::set_fields(FieldOrder order) {
+  fields = order;
+  if (av) set_field_order(order, *av);
+}
+
+FieldOrder field_order_of(const AVFrame& av) {
+  if (!av.interlaced_frame) return FieldOrder::kProgressive;
+  return av.top_field_first ? FieldOrder::kTopFirst : FieldOrder::kBottomFirst;
+}
+
+void set_field_order(FieldOrder fields, AVFrame& av) {
+  av.interlaced_frame = fields != FieldOrder::kProgressive;
+  av.top_field_first = fields == FieldOrder::kTopFirst;
+}
+
+std::string to_string(FieldOrder fields) {
+  switch (fields) {
+    case FieldOrder::kTopFirst:
+      return "interlaced, top field first";
+    case FieldOrder::kBottomFirst:
+      return "interlaced, bottom field first";
+    default:
+      return "progressive";
+  }
 }
 
 }  // namespace vpipe

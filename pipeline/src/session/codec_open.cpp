@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+
 extern "C" {
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
@@ -90,6 +92,15 @@ void set_user_encoder_options(AVCodecContext* enc, const AVCodec* codec, const T
 
 }  // namespace
 
+bool is_interlaced(AVFieldOrder order) {
+  return order != AV_FIELD_UNKNOWN && order != AV_FIELD_PROGRESSIVE;
+}
+
+bool codes_fields(const AVCodec* codec) {
+  const std::string_view name = codec->name;
+  return name == "libx264" || name == "mpeg2video";
+}
+
 UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
                                         AVRational time_base, AVRational frame_rate,
                                         bool global_header, const TranscodeOptions& o,
@@ -114,6 +125,9 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     enc->colorspace = props->colorspace;
     enc->color_primaries = props->color_primaries;
     enc->color_trc = props->color_trc;
+    enc->field_order = props->field_order;
+    if (is_interlaced(props->field_order) && codes_fields(codec))
+      enc->flags |= AV_CODEC_FLAG_INTERLACED_DCT | AV_CODEC_FLAG_INTERLACED_ME;
   }
   enc->thread_count = o.encode_threads;
   if (o.gop > 0) enc->gop_size = o.gop;

@@ -32,6 +32,35 @@ void copy_display_matrix(const AVStream* in, AVStream* out) {
     std::memcpy(copy, matrix, size);
 }
 
+// The output's field order: the input's, or progressive where the chain deinterlaces. The
+// note says which, and warns where a filter that mixes rows (resize, blur…) meets the fields
+// before any deinterlace does: vpipe's filters, as FFmpeg's, treat each picture as one.
+AVFieldOrder output_field_order(const TranscodeOutput::Source& in, const TranscodePlan& plan,
+                                TranscodeReport& report) {
+  const AVFieldOrder order = in.video->codecpar->field_order;
+  if (!is_interlaced(order)) return order;
+  std::string mixing;  // the filters that see the two fields as one picture
+  bool deinterlaced = false;
+  for (const auto& step : plan.chain) {
+    if ((deinterlaced = step.filter->deinterlaces())) break;
+    if (!step.filter->is_identity() && !step.filter->is_format_conversion())
+      mixing += (mixing.empty() ? "" : ", ") + step.label;
+  }
+  std::string note = fmt::format("input is interlaced ({} field first): ",
+                                 order == AV_FIELD_TT || order == AV_FIELD_TB ? "top" : "bottom");
+  if (deinterlaced)
+    note += "deinterlaced, the output is progressive";
+  else if (codes_fields(plan.encoder))
+    note += fmt::format("kept interlaced, {} codes its fields", plan.encoder->name);
+  else
+    note += fmt::format("kept interlaced, {} codes each picture as one (the field order a tag)",
+                        plan.encoder->name);
+  if (!mixing.empty())
+    note += fmt::format("; {} mixes the two fields (put deinterlace before it)", mixing);
+  report.notes.push_back(note);
+  return deinterlaced ? AV_FIELD_PROGRESSIVE : order;
+}
+
 }  // namespace
 
 UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodePlan& plan,
@@ -114,6 +143,7 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
   std::tie(tags->colorspace, tags->color_range) =
       plan.recoloured ? tags_of_colour(plan.colour)
                       : std::pair{in.decoder->colorspace, in.decoder->color_range};
+  tags->field_order = output_field_order(in, plan, report);
   auto encoder = open_video_encoder(
       plan.encoder, plan.output, frame_rate_tb ? av_inv_q(in.frame_rate) : in.video->time_base,
       in.frame_rate, global_video_header(oc->oformat), o, tags.get(), sar, in.hdr10);

@@ -54,6 +54,12 @@ void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView
 void make_eq_lut(double brightness, double contrast, double gamma, std::uint8_t (&lut)[256]);
 void lut_plane(const PlaneView& src, const PlaneView& dst, const std::uint8_t (&lut)[256]);
 
+// One field of an interlaced picture kept (the top one: rows 0, 2, 4…; else rows 1, 3, 5…),
+// the other's rows made from it by bwdif's spatial interpolation (FFmpeg's coefficients:
+// (5077·(c + e) − 981·(a + g)) / 8192 of the kept rows a, c above and e, g below; the
+// mean of c and e where a or g falls outside; the one row there is at an edge).
+void deinterlace_plane(const PlaneView& src, const PlaneView& dst, bool keep_top);
+
 // Box blur (OpenCV's normalized box filter, in float), unsharp mask (OpenCV
 // Gaussian in float, then the combination), Sobel magnitude (OpenCV 16-bit
 // derivatives, float magnitude), pad, alpha overlay and P010 → RGB (plain

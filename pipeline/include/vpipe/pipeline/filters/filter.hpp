@@ -114,6 +114,9 @@ class Filter {
   // (crop) or more (pad): the picture keeps its display shape, so its sample aspect ratio
   // changes with the size (sample_aspect_after).
   [[nodiscard]] virtual bool resamples() const { return false; }
+  // Its output pictures are progressive, whatever their input's field order (deinterlace):
+  // the chain marks them so, and the encoder codes them as frames.
+  [[nodiscard]] virtual bool deinterlaces() const { return false; }
   // The chain's colour: the Y'CbCr matrix and range its frames are in (or, in RGB, go back
   // to). Called before configure with the colour so far; a conversion takes it where its own
   // matrix or range is auto, and returns its output's (rgb_to_yuv: the one it converts to).

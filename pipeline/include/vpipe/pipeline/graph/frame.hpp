@@ -59,6 +59,17 @@ struct PlaneLayout {
 // input with `to_8bit` first).
 [[nodiscard]] bool is_8bit(AVPixelFormat pix_fmt);
 
+// How a picture's lines were captured: all at one instant, or as two fields of
+// alternate lines (interlaced video: broadcast 1080i and 576i, DV, DVD), the
+// top field's instant or the bottom's first. FFmpeg's interlaced_frame and
+// top_field_first; filters treat every picture as progressive except the
+// deinterlacer, and the encoder codes interlaced pictures as fields where it can.
+enum class FieldOrder : std::uint8_t { kProgressive, kTopFirst, kBottomFirst };
+[[nodiscard]] FieldOrder field_order_of(const AVFrame& av);
+void set_field_order(FieldOrder fields, AVFrame& av);
+// "progressive", "interlaced, top field first"…
+[[nodiscard]] std::string to_string(FieldOrder fields);
+
 // Device memory of one frame. Either from a memory strategy, or owned by
 // someone else (e.g. a surface of FFmpeg's NVDEC frame pool). Either way it
 // is handed back on the stream it came from (the owner's), after that
@@ -117,6 +128,7 @@ struct Frame {
   // so it outlives the decoded frame: copy_props_from puts it on each new host frame,
   // as FFmpeg's filters copy a frame's properties. Null: the picture had none.
   std::shared_ptr<const AVFrame> side_data;
+  FieldOrder fields = FieldOrder::kProgressive;  // the decoded picture's, kept by the filters
 
   // Wraps a decoded host AVFrame (no copy).
   static Frame from_av_frame(UniqueAVFrame frame, AVRational time_base);
@@ -139,8 +151,11 @@ struct Frame {
   static Frame allocate_device(const FrameFormat& format, DeviceMemoryResource& mr,
                                cudaStream_t stream);
   // Copies timestamps and bookkeeping (not pixels) from another frame, and its side
-  // data onto this frame's AVFrame where it has one (a new host frame, not yet shared).
+  // data and field order onto this frame's AVFrame where it has one (a new host frame,
+  // not yet shared).
   void copy_props_from(const Frame& other);
+  // Its field order, also on its AVFrame where it has one (a new host frame, not yet shared).
+  void set_fields(FieldOrder order);
 };
 
 }  // namespace vpipe

@@ -40,8 +40,16 @@ inline constexpr int kNvdecFrameThreads = 2;
                                                 int nvdec_frames_held = 0,
                                                 HostFramePool* host_pool = nullptr);
 
+// A stream's field order says interlaced pictures (FFmpeg's TT, BB, TB or BT).
+[[nodiscard]] bool is_interlaced(AVFieldOrder order);
+// The encoder codes interlaced pictures as fields (interlaced DCT and motion), given
+// AV_CODEC_FLAG_INTERLACED_DCT and _ME and each frame's field order: libx264 and
+// mpeg2video. Others code each picture as one frame, the field order a tag only.
+[[nodiscard]] bool codes_fields(const AVCodec* codec);
+
 // Opens a video encoder the way transcode() does (quality options from `o`,
-// colour properties from `props` when given, the sample aspect ratio the
+// colour properties and field order from `props` when given (interlaced: coded as
+// fields where codes_fields), the sample aspect ratio the
 // frames have: {0, 1} for unknown; sample_aspect_after gives it for a chain),
 // HDR10 metadata from `hdr10` into the bitstream where the encoder takes it (libx265).
 [[nodiscard]] UniqueAVCodecContext open_video_encoder(

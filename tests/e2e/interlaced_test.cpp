@@ -1,0 +1,101 @@
+// Interlaced video (broadcast 1080i and 576i, DV, DVD: two fields of alternate rows,
+// captured apart) keeps its fields through a transcode, coded as fields, unless the
+// chain deinterlaces it; then the output is progressive and its rows are one field's,
+// the comb gone. A filter that mixes rows before any deinterlace is named in a note.
+// libavcodec, not vpipe, writes the input and reads the outputs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "media_check.hpp"
+
+using namespace vpipe;
+using namespace vpipe::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class Interlaced : public ScratchSuite<Interlaced> {
+ public:
+  static constexpr const char* kName = "interlaced_test";
+  static constexpr bool kNeedsFfmpegTool = false;
+
+ protected:
+  static std::string input() {
+    const std::string p = path("in.mkv");
+    if (!fs::exists(p)) write_interlaced_clip(p);
+    return p;
+  }
+};
+
+// The notes of a run's report.
+std::string notes(const std::string& report) {
+  std::ifstream f(report);
+  return nlohmann::json::parse(f)["notes"].dump();
+}
+
+AVFieldOrder stream_field_order(const std::string& file) {
+  auto ctx = open_input(file);
+  const int v = av_find_best_stream(ctx.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  return ctx->streams[v]->codecpar->field_order;
+}
+
+TEST_F(Interlaced, TheFieldsAreKeptAndCodedAsFields) {
+  const auto in = input();
+  ASSERT_EQ(field_stats(in).top_first, 25) << "the input is interlaced";
+  const auto r = run_vpipe("transcode " + in + " " + path("kept.mkv") + " --device cpu --report " +
+                           path("kept.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto out = field_stats(path("kept.mkv"));
+  EXPECT_EQ(out.count, 25);
+  EXPECT_EQ(out.top_first, 25) << "every picture coded as two fields, top first";
+  EXPECT_GT(out.comb, 120) << "the two fields are the input's (60 and 200), not mixed";
+  EXPECT_NE(stream_field_order(path("kept.mkv")), AV_FIELD_PROGRESSIVE);
+  EXPECT_NE(stream_field_order(path("kept.mkv")), AV_FIELD_UNKNOWN);
+  EXPECT_NE(notes(path("kept.json")).find("kept interlaced, libx264 codes its fields"),
+            std::string::npos)
+      << notes(path("kept.json"));
+}
+
+TEST_F(Interlaced, DeinterlaceMakesThePicturesProgressiveAndTheCombGoes) {
+  const auto in = input();
+  for (const std::string vf : {"deinterlace", "deinterlace,resize=160x120"}) {
+    const auto out_file = path("d.mkv"), report = path("d.json");
+    const auto r = run_vpipe("transcode " + in + " " + out_file + " --device cpu --vf " + vf +
+                             " --report " + report);
+    ASSERT_EQ(r.exit_code, 0) << vf << ": " << r.err;
+    const auto out = field_stats(out_file);
+    EXPECT_EQ(out.count, 25) << vf;
+    EXPECT_EQ(out.progressive, 25) << vf;
+    EXPECT_LT(out.comb, 6) << vf << ": the rows are one field's";
+    EXPECT_NEAR(out.luma, 60, 6) << vf << ": the top field's, captured first";
+    EXPECT_EQ(stream_field_order(out_file), AV_FIELD_PROGRESSIVE) << vf;
+    EXPECT_NE(notes(report).find("deinterlaced, the output is progressive"), std::string::npos)
+        << vf << ": " << notes(report);
+  }
+}
+
+TEST_F(Interlaced, AFilterThatMixesTheFieldsIsNamed) {
+  const auto in = input();
+  const auto r = run_vpipe("transcode " + in + " " + path("mixed.mkv") +
+                           " --device cpu --vf resize=160x120 --report " + path("mixed.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(notes(path("mixed.json")).find("resize=160x120 mixes the two fields"),
+            std::string::npos)
+      << notes(path("mixed.json"));
+  // A progressive input says nothing of fields.
+  write_yuv420p_clip(path("p.mkv"), "libx264", 64, 48, 5, [](int, int, int, int) { return 90; });
+  const auto p = run_vpipe("transcode " + path("p.mkv") + " " + path("p-out.mkv") +
+                           " --device cpu --vf resize=32x24 --report " + path("p.json"));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(notes(path("p.json")).find("interlaced"), std::string::npos) << notes(path("p.json"));
+  EXPECT_EQ(field_stats(path("p-out.mkv")).progressive, 5);
+}
+
+}  // namespace
