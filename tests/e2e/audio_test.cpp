@@ -64,17 +64,12 @@ std::vector<Track> audio_tracks(const std::string& path) {
   return tracks;
 }
 
-class Audio : public ::testing::Test {
+class Audio : public ScratchSuite<Audio> {
+ public:
+  static constexpr const char* kName = "audio_test";
+  static constexpr bool kNeedsFfmpegTool = true;
+
  protected:
-  static fs::path dir() {
-    return fs::temp_directory_path() / ("vpipe_audio_test_" + std::to_string(::getpid()));
-  }
-  static std::string path(const std::string& name) { return (dir() / name).string(); }
-  static void TearDownTestSuite() { fs::remove_all(dir()); }
-  void SetUp() override {
-    VPIPE_NEED_FFMPEG_TOOL();
-    fs::create_directories(dir());
-  }
   // 4 s at 25 fps; `audio`: ffmpeg's output options for the tracks (two sines).
   static std::string input(const std::string& name, const std::string& audio) {
     const std::string p = path(name);

@@ -60,17 +60,12 @@ std::string subtitle_codec(const std::string& path) {
   return line.substr(0, line.find('\n'));
 }
 
-class BesideTheVideo : public ::testing::Test {
+class BesideTheVideo : public ScratchSuite<BesideTheVideo> {
+ public:
+  static constexpr const char* kName = "beside_video_test";
+  static constexpr bool kNeedsFfmpegTool = true;
+
  protected:
-  static fs::path dir() {
-    return fs::temp_directory_path() / ("vpipe_beside_video_test_" + std::to_string(::getpid()));
-  }
-  static std::string path(const std::string& name) { return (dir() / name).string(); }
-  static void TearDownTestSuite() { fs::remove_all(dir()); }
-  void SetUp() override {
-    VPIPE_NEED_FFMPEG_TOOL();
-    fs::create_directories(dir());
-  }
   // 4 s of video at 25 fps with an English SubRip track of `srt`, in Matroska.
   static std::string input(const std::string& name, const std::string& srt) {
     const std::string p = path(name), s = path(name + ".srt");

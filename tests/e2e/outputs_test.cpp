@@ -26,17 +26,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class Outputs : public ::testing::Test {
+class Outputs : public ScratchSuite<Outputs> {
+ public:
+  static constexpr const char* kName = "outputs_test";
+  static constexpr bool kNeedsFfmpegTool = true;
+
  protected:
-  static fs::path dir() {
-    return fs::temp_directory_path() / ("vpipe_outputs_test_" + std::to_string(::getpid()));
-  }
-  static std::string path(const std::string& name) { return (dir() / name).string(); }
-  static void TearDownTestSuite() { fs::remove_all(dir()); }
-  void SetUp() override {
-    VPIPE_NEED_FFMPEG_TOOL();
-    fs::create_directories(dir());
-  }
   // 4 s at 25 fps, 640x360 H.264 with AAC.
   static std::string input() {
     const std::string p = path("in.mp4");
