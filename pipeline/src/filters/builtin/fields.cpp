@@ -57,8 +57,8 @@ class Deinterlace final : public Filter {
   [[nodiscard]] bool deinterlaces() const override { return true; }
   void process(const Frame& in, Frame& out) override {
     const bool flagged = in.fields != FieldOrder::kProgressive;
-    const bool keep_top = parity_ == Parity::kAuto ? in.fields != FieldOrder::kBottomFirst
-                                                   : parity_ == Parity::kTop;
+    const bool keep_top =
+        parity_ == Parity::kAuto ? in.fields != FieldOrder::kBottomFirst : parity_ == Parity::kTop;
     for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
       if (flagged_only_ && !flagged)
         ref::copy_plane(s, d);
