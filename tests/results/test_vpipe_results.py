@@ -107,6 +107,20 @@ class RunNames(unittest.TestCase):
                 self.assertIsNone(common.newest_run("decode"))
         self.assertEqual(common.card("ci-times-2026-12-01"), "GPU")
 
+    def test_the_decode_table_is_the_newest_folder_with_clip_rounds(self):
+        with tempfile.TemporaryDirectory() as results:
+            clips = os.path.join(results, "decode-table-h100-2026-12-05-aaaaaaa")
+            later = os.path.join(results, "decode-table-h100-2026-12-06-bbbbbbb")  # long file only
+            for folder in (clips, later):
+                os.mkdir(folder)
+            open(os.path.join(clips, "hevc-1080p-r1.json"), "w").close()
+            open(os.path.join(later, "long.jsonl"), "w").close()
+            with mock.patch.object(common, "RESULTS", results):
+                self.assertEqual(decode_table.newest(), clips)
+                self.assertEqual(common.newest_run("decode-table", holding="long.jsonl"), later)
+                os.remove(os.path.join(clips, "hevc-1080p-r1.json"))
+                self.assertIsNone(decode_table.newest())
+
 
 class RunCommits(unittest.TestCase):
     def test_a_dirty_build_keeps_its_mark(self):
