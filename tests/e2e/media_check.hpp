@@ -31,12 +31,19 @@
 namespace vpipe::test {
 
 // Built with AddressSanitizer (CI's second pass): timings stretch, RSS grows
-// by the allocator's quarantine.
+// by the allocator's quarantine. GCC says so with __SANITIZE_ADDRESS__, clang
+// (the sanitizer build's compiler) with __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kUnderAsan = true;
-#else
-inline constexpr bool kUnderAsan = false;
+#define VPIPE_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define VPIPE_UNDER_ASAN 1
 #endif
+#endif
+#ifndef VPIPE_UNDER_ASAN
+#define VPIPE_UNDER_ASAN 0
+#endif
+inline constexpr bool kUnderAsan = VPIPE_UNDER_ASAN;
 
 // Built-in paths (tests/paths.cpp), overridable where the tests run from a
 // copied tree (the GPU machine): VPIPE_BIN, VPIPE_MEDIA_DIR and

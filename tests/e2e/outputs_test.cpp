@@ -330,7 +330,7 @@ VPIPE_REGISTER_FILTER(FailAt);
 TEST_F(Outputs, AFilterThatThrowsInOneOutputFailsThatOutputAlone) {
   const auto in = input();
   for (const std::string ladder : {"", "hls", "dash"}) {
-#if defined(__SANITIZE_ADDRESS__)
+#if VPIPE_UNDER_ASAN
     // libavformat 59's hls muxer frees the dynamic buffer of a variant's inner
     // MPEG-TS context in its trailer only, not in its deinit: a rendition that
     // fails (no trailer) leaves 1,344 bytes, which LeakSanitizer cannot tell
@@ -398,7 +398,7 @@ TEST_F(Outputs, ASegmentThatCannotBeWrittenFailsItsRendition) {
   const auto in = input();
   for (const std::string ladder : {"hls", "dash"}) {
     std::string limit = "ulimit -f 100; ";  // 50 kB a file
-#if defined(__SANITIZE_ADDRESS__)
+#if VPIPE_UNDER_ASAN
     // libavformat 59's hls muxer leaks a failed variant's inner buffer (see
     // AFilterThatThrowsInOneOutputFailsThatOutputAlone): not vpipe's, unattributable.
     if (ladder == "hls") limit += "export ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\"; ";
