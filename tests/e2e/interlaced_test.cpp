@@ -1,7 +1,8 @@
 // Interlaced video (broadcast 1080i and 576i, DV, DVD: two fields of alternate rows,
 // captured apart) keeps its fields through a transcode, coded as fields, unless the
 // chain deinterlaces it; then the output is progressive and its rows are one field's,
-// the comb gone. A filter that mixes rows before any deinterlace is named in a note.
+// the comb gone, in every way out (segment encoders, MPEG-2, one output of several).
+// A filter that mixes rows before any deinterlace is named in a note.
 // libavcodec, not vpipe, writes the input and reads the outputs.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -96,6 +97,34 @@ TEST_F(Interlaced, AFilterThatMixesTheFieldsIsNamed) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(notes(path("p.json")).find("interlaced"), std::string::npos) << notes(path("p.json"));
   EXPECT_EQ(field_stats(path("p-out.mkv")).progressive, 5);
+}
+
+// Each way out keeps the fields: encoders on segments at once (each opened with the
+// output's field order), MPEG-2 (which codes fields too), and one output of two, the
+// other deinterlaced by its own chain.
+TEST_F(Interlaced, EveryWayOutKeepsTheFieldsUnlessItsOwnChainDeinterlaces) {
+  const auto in = input();
+  const struct {
+    std::string args;
+    std::string out;
+    bool kept;
+  } runs[] = {
+      {"seg.mkv --encode-segments 2 --gop 10", "seg.mkv", true},
+      {"m2.ts --encoder mpeg2video", "m2.ts", true},
+      {"a.mkv --output " + path("b.mkv") + ":vf=deinterlace", "a.mkv", true},
+      {"a.mkv --output " + path("b.mkv") + ":vf=deinterlace", "b.mkv", false},
+  };
+  for (const auto& run : runs) {
+    const auto r = run_vpipe("transcode " + in + " " + path(run.args) + " --device cpu");
+    ASSERT_EQ(r.exit_code, 0) << run.args << ": " << r.err;
+    const auto s = field_stats(path(run.out));
+    EXPECT_EQ(s.count, 25) << run.args << ": " << run.out;
+    EXPECT_EQ(run.kept ? s.top_first : s.progressive, 25) << run.args << ": " << run.out;
+    if (run.kept)
+      EXPECT_GT(s.comb, 120) << run.args << ": " << run.out;
+    else
+      EXPECT_LT(s.comb, 6) << run.args << ": " << run.out;
+  }
 }
 
 }  // namespace
