@@ -215,6 +215,12 @@ struct CasePlanes {
   // Two thirds (1080p → 720p, 4K → 1440p): a ratio without the half-size fast paths.
   int tw = w * 2 / 3, th = h * 2 / 3;
   DevPlane third_y{tw, th, 1}, third_uv{tw / 2, th / 2, 2}, third_rgba{tw, th, 4};
+  // What the cases read besides the planes: here, as the planes, so that it outlives them.
+  PlaneView nv12_in[2] = {y.v, uv.v}, half_out[2] = {small_y.v, small_uv.v},
+            third_out[2] = {third_y.v, third_uv.v};
+  ColorSpec spec{};
+  std::uint8_t lut[256];
+  CasePlanes(int width, int height) : w(width), h(height) { ref::make_eq_lut(0.05, 1.2, 1.1, lut); }
 };
 
 struct Case {
@@ -249,107 +255,75 @@ std::vector<Case> kernel_cases(CasePlanes& p, DeviceMemoryResource& scratch, cud
   auto& third_uv = p.third_uv;
   auto& third_rgba = p.third_rgba;
   const std::size_t nv12 = y.bytes() + uv.bytes();
-  // The stream, these views, the spec and the table are copied into each case: the cases outlive
-  // this function; the planes are `p`'s, which outlives the cases.
-  const PlaneView nv12_in[2] = {y.v, uv.v}, half_out[2] = {small_y.v, small_uv.v},
-                  third_out[2] = {third_y.v, third_uv.v};
-  const ColorSpec spec{};
-  std::uint8_t lut[256];
-  ref::make_eq_lut(0.05, 1.2, 1.1, lut);
+  auto& nv12_in = p.nv12_in;
+  auto& half_out = p.half_out;
+  auto& third_out = p.third_out;
+  auto& spec = p.spec;
+  auto& lut = p.lut;
+  // The stream is copied into each case, which outlives this function; all else is `p`'s, which
+  // outlives the cases.
   return {
       {"nv12_to_rgb (RGBA out)", nv12 + rgba.bytes(), kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::nv12_to_rgb(y.v, uv.v, rgba.v, spec, s);
-       }},
+       [&, s] { cuda::nv12_to_rgb(y.v, uv.v, rgba.v, spec, s); }},
       {"yuv420p_to_rgb (RGB out)", nv12 + rgb.bytes(), kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::yuv420p_to_rgb(y.v, u.v, v.v, rgb.v, spec, s);
-       }},
+       [&, s] { cuda::yuv420p_to_rgb(y.v, u.v, v.v, rgb.v, spec, s); }},
       {"rgb_to_nv12 (RGBA in)", rgba.bytes() + nv12, kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::rgb_to_nv12(rgba.v, y2.v, uv2.v, spec, s);
-       }},
+       [&, s] { cuda::rgb_to_nv12(rgba.v, y2.v, uv2.v, spec, s); }},
       {"invert (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] { cuda::invert_plane(rgba.v, rgba2.v, s); }},
+       [&, s] { cuda::invert_plane(rgba.v, rgba2.v, s); }},
       {"lut: brightness/contrast/gamma (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::lut_plane(rgba.v, rgba2.v, lut, s);
-       }},
+       [&, s] { cuda::lut_plane(rgba.v, rgba2.v, lut, s); }},
       {"flip h (RGBA plane)", 2 * rgba.bytes(), kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::flip_plane(rgba.v, rgba2.v, true, false, s);
-       }},
+       [&, s] { cuda::flip_plane(rgba.v, rgba2.v, true, false, s); }},
       // resize_planes: the resize filter's call, one launch for both planes
       {"resize NV12 → half, bilinear (Y + UV)", nv12 + small_y.bytes() + small_uv.bytes(),
        kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::resize_planes(nv12_in, half_out, 2, ref::Interp::kBilinear, s);
-       }},
+       [&, s] { cuda::resize_planes(nv12_in, half_out, 2, ref::Interp::kBilinear, s); }},
       {"resize NV12 → half, area (Y + UV)", nv12 + small_y.bytes() + small_uv.bytes(), kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::resize_planes(nv12_in, half_out, 2, ref::Interp::kArea, s);
-       }},
+       [&, s] { cuda::resize_planes(nv12_in, half_out, 2, ref::Interp::kArea, s); }},
       {"resize NV12 → 2/3, area (Y + UV)", nv12 + third_y.bytes() + third_uv.bytes(), kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::resize_planes(nv12_in, third_out, 2, ref::Interp::kArea, s);
-       }},
+       [&, s] { cuda::resize_planes(nv12_in, third_out, 2, ref::Interp::kArea, s); }},
       {"gaussian blur σ=1.5 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::gaussian_blur_plane(y.v, y2.v, 1.5, scratch, s);
-       }},
+       [&, s] { cuda::gaussian_blur_plane(y.v, y2.v, 1.5, scratch, s); }},
       {"gaussian blur σ=1.5 (RGBA plane)", 2 * rgba.bytes(), kNeighbourhoodGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::gaussian_blur_plane(rgba.v, rgba2.v, 1.5, scratch, s);
-       }},
+       [&, s] { cuda::gaussian_blur_plane(rgba.v, rgba2.v, 1.5, scratch, s); }},
       {"box blur r=3 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::box_blur_plane(y.v, y2.v, 3, scratch, s);
-       }},
+       [&, s] { cuda::box_blur_plane(y.v, y2.v, 3, scratch, s); }},
       {"unsharp σ=1.2 amount 0.8 (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::unsharp_plane(y.v, y2.v, 1.2, 0.8, scratch, s);
-       }},
+       [&, s] { cuda::unsharp_plane(y.v, y2.v, 1.2, 0.8, scratch, s); }},
       {"sobel (Y plane)", 2 * y.bytes(), kNeighbourhoodGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] { cuda::sobel_plane(y.v, y2.v, s); }},
+       [&, s] { cuda::sobel_plane(y.v, y2.v, s); }},
       {"pad: letterbox a 4:3-high Y plane", letter.bytes() + y.bytes(), kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::pad_plane(letter.v, y2.v, 0, h / 8, 16, s);
-       }},
+       [&, s] { cuda::pad_plane(letter.v, y2.v, 0, h / 8, 16, s); }},
       {"overlay 256×256 RGBA mark on RGBA", 2 * rgba.bytes() + mark.bytes(), kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::overlay_rgba(rgba.v, mark.v, rgba2.v, 64, 64, 0.8f, s);
-       }},
+       [&, s] { cuda::overlay_rgba(rgba.v, mark.v, rgba2.v, 64, 64, 0.8f, s); }},
       {"p010_to_rgb (RGBA out)", y16.bytes() + uv16.bytes() + rgba.bytes(), kPointwiseGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::p010_to_rgb(y16.v, uv16.v, rgba.v, spec, s);
-       }},
+       [&, s] { cuda::p010_to_rgb(y16.v, uv16.v, rgba.v, spec, s); }},
       {"fused: NV12 → half-size RGBA, one pass", nv12 + small_rgba.bytes(), kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
+       [&, s] {
          cuda::nv12_resize_to_rgb(y.v, uv.v, small_rgba.v, spec, ref::Interp::kBilinear, s);
        }},
       {"chain: resize Y, resize UV, then NV12 → RGBA", nv12 + small_rgba.bytes(), kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
+       [&, s] {
          cuda::resize_plane(y.v, small_y.v, ref::Interp::kBilinear, s);
          cuda::resize_plane(uv.v, small_uv.v, ref::Interp::kBilinear, s);
          cuda::nv12_to_rgb(small_y.v, small_uv.v, small_rgba.v, spec, s);
        }},
       {"fused: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
+       [&, s] {
          cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kBilinear, s);
        }},
       {"chain: the same at 2/3 size", nv12 + third_rgba.bytes(), kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
+       [&, s] {
          cuda::resize_plane(y.v, third_y.v, ref::Interp::kBilinear, s);
          cuda::resize_plane(uv.v, third_uv.v, ref::Interp::kBilinear, s);
          cuda::nv12_to_rgb(third_y.v, third_uv.v, third_rgba.v, spec, s);
        }},
       // area (the default when shrinking): luma averaged over 1.5 × 1.5 footprints
       {"fused area: NV12 → 2/3-size RGBA, one pass", nv12 + third_rgba.bytes(), kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
-         cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kArea, s);
-       }},
+       [&, s] { cuda::nv12_resize_to_rgb(y.v, uv.v, third_rgba.v, spec, ref::Interp::kArea, s); }},
       {"chain area: the same at 2/3 size", nv12 + third_rgba.bytes(), kResizeGoal,
-       [&, s, nv12_in, half_out, third_out, lut, spec] {
+       [&, s] {
          cuda::resize_plane(y.v, third_y.v, ref::Interp::kArea, s);
          cuda::resize_plane(uv.v, third_uv.v, ref::Interp::kArea, s);
          cuda::nv12_to_rgb(third_y.v, third_uv.v, third_rgba.v, spec, s);

@@ -150,3 +150,12 @@ TEST(FfmpegUrl, AnUnknownProtocolIsALocalNameAndUrlsStayAsTheyAre) {
                                 "rtsp://h:554/live", "subfile,,start,0,end,0,,:a.mp4"})
     EXPECT_EQ(ffmpeg_url(url), url);
 }
+
+// check_side_file(): a report or log sent to "-" shares the standard output with
+// nothing else, however the video's output spells it.
+TEST(SideFile, TheStandardOutputIsRefusedOnlyWhenTheVideoGoesThere) {
+  for (const std::string out : {"-", "pipe:", "pipe:1", "fd:1"})
+    EXPECT_THROW(check_side_file("-", "--report", "in.mp4", out), usage_error) << out;
+  for (const std::string out : {"out.mp4", "null", "pipe:2", "udp://h:5000", "fd:3"})
+    EXPECT_NO_THROW(check_side_file("-", "--report", "in.mp4", out)) << out;
+}

@@ -184,6 +184,10 @@ bool is_pipe(std::string_view url) {
   return url == "-" || url.rfind("pipe:", 0) == 0 || url.rfind("fd:", 0) == 0;
 }
 
+bool is_stdout(std::string_view url) {
+  return url == "-" || url == "pipe:" || url == "pipe:1" || url == "fd:1";
+}
+
 std::string network_output_format(std::string_view url) {
   const auto s = scheme_of(url);
   // A pipe ("-", pipe:, fd:) has no name to tell a container by: MPEG-TS, which streams.

@@ -130,7 +130,7 @@ void check_side_file(const std::string& path, const std::string& what, const std
                      const std::string& output) {
   if (path.empty()) return;
   if (path == "-") {  // the standard output: free unless the video goes there
-    if (output == "-" || output == "pipe:" || output == "pipe:1")
+    if (is_stdout(output))
       throw usage_error(fmt::format(
           "{} -: the video goes to the standard output ({}); give {} a file", what, output, what));
     return;

@@ -46,6 +46,8 @@ AVFieldOrder output_field_order(const TranscodeOutput::Source& in, const Transco
     if (!step.filter->is_identity() && !step.filter->is_format_conversion())
       mixing += (mixing.empty() ? "" : ", ") + step.label;
   }
+  // TB and BT read as top and bottom first, as FFmpeg's own tool writes them for pictures
+  // coded as fields (avcodec.h's "displayed first" notwithstanding).
   std::string note = fmt::format("input is interlaced ({} field first): ",
                                  order == AV_FIELD_TT || order == AV_FIELD_TB ? "top" : "bottom");
   if (deinterlaced)

@@ -105,6 +105,9 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 [[nodiscard]] bool is_live_input(std::string_view url);
 // Whether `url` is the standard input or output, or another pipe: "-", pipe:, fd:.
 [[nodiscard]] bool is_pipe(std::string_view url);
+// Whether `url`, as an output, writes to the standard output: "-", "pipe:",
+// "pipe:1", "fd:1".
+[[nodiscard]] bool is_stdout(std::string_view url);
 // Whether a dropped connection can be opened again (rtsp, srt, rtmp, tcp, http):
 // udp and rtp have no connection; they just wait for data.
 [[nodiscard]] bool can_reconnect(std::string_view url);
