@@ -127,4 +127,66 @@ TEST_F(Interlaced, EveryWayOutKeepsTheFieldsUnlessItsOwnChainDeinterlaces) {
   }
 }
 
+// DV in AVI or raw, or DV, ProRes, DNxHD or MJPEG in a file that does not store the field
+// order: the stream's parameters say nothing of fields, its frames do. The first frame
+// decides, as the first frame does for FFmpeg's own tool; either parity is kept.
+TEST_F(Interlaced, AStreamThatSaysNothingOfItsFieldsIsToldByItsFrames) {
+  for (const bool top : {true, false}) {
+    const auto in = path(top ? "tff-dv.mkv" : "bff-dv.mkv"), out = path("dv-out.mkv");
+    write_yuv420p_clip(
+        in, "dvvideo", 720, 576, 10,
+        [](int, int plane, int, int y) { return plane   ? 128
+                                                : y % 2 ? 200
+                                                        : 60; },
+        AV_PIX_FMT_YUV420P,
+        [top](AVFrame* f, int) {
+          set_field_order(top ? FieldOrder::kTopFirst : FieldOrder::kBottomFirst, *f);
+        });
+    ASSERT_EQ(stream_field_order(in), AV_FIELD_UNKNOWN) << "the case: the stream says nothing";
+    const auto src = field_stats(in);
+    ASSERT_EQ(src.progressive, 0) << "DV's frames are interlaced";
+    ASSERT_EQ(src.top_first, top ? 10 : 0);
+    const auto r =
+        run_vpipe("transcode " + in + " " + out + " --device cpu --report " + path("dv.json"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto s = field_stats(out);
+    EXPECT_EQ(s.count, 10);
+    EXPECT_EQ(s.progressive, 0) << (top ? "tff" : "bff") << ": coded as fields";
+    EXPECT_EQ(s.top_first, top ? 10 : 0);
+    EXPECT_GT(s.comb, src.comb * 0.8) << "the fields are not mixed";
+    EXPECT_EQ(stream_field_order(out), top ? AV_FIELD_TT : AV_FIELD_BB);
+    EXPECT_NE(notes(path("dv.json"))
+                  .find(top ? "interlaced (top field first)" : "interlaced (bottom field first)"),
+              std::string::npos)
+        << notes(path("dv.json"));
+  }
+}
+
+// A conversion that changes the chroma's height (4:2:2 or 4:1:1 to 4:2:0: ProRes, DNxHD,
+// broadcast MPEG-2, NTSC DV into libx264's 4:2:0) takes each field apart, as FFmpeg's
+// scale=interl=1 does: else each chroma row averages the two fields', and one field's
+// colour bleeds into the other's.
+TEST_F(Interlaced, AChromaConversionKeepsEachFieldsColour) {
+  const auto in = path("422.mkv"), out = path("420.mkv");
+  write_yuv420p_clip(
+      in, "libx264", 320, 240, 10,
+      [](int, int plane, int, int y) { return plane ? y % 2 ? 200 : 60 : 128; }, AV_PIX_FMT_YUV422P,
+      [](AVFrame* f, int) { set_field_order(FieldOrder::kTopFirst, *f); },
+      [](AVCodecContext* enc) {
+        enc->flags |= AV_CODEC_FLAG_INTERLACED_DCT | AV_CODEC_FLAG_INTERLACED_ME;
+        enc->field_order = AV_FIELD_TT;
+      });
+  const auto src = field_stats(in);
+  ASSERT_EQ(src.top_first, 10);
+  ASSERT_GT(src.chroma_comb, 100) << "each field has its own colour";
+  const auto r = run_vpipe("transcode " + in + " " + out +
+                           " --device cpu --vf format=yuv420p --report " + path("420.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = field_stats(out);
+  EXPECT_EQ(s.count, 10);
+  EXPECT_EQ(s.top_first, 10);
+  EXPECT_GT(s.chroma_comb, src.chroma_comb * 0.8) << "each chroma row is one field's";
+  EXPECT_EQ(notes(path("420.json")).find("mixes"), std::string::npos) << notes(path("420.json"));
+}
+
 }  // namespace

@@ -23,6 +23,10 @@
 #include <utility>
 #include <vector>
 
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
@@ -256,10 +260,12 @@ inline UniqueAVFrame make_yuv420p_frame(int w, int h, std::int64_t pts,
   f->width = w;
   f->height = h;
   av_check(av_frame_get_buffer(f.get(), 0), "frame");
-  const bool wide = pix_fmt == AV_PIX_FMT_YUV420P10LE;
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
+  const bool wide = d->comp[0].depth > 8;
+  const int cw = AV_CEIL_RSHIFT(w, d->log2_chroma_w), ch = AV_CEIL_RSHIFT(h, d->log2_chroma_h);
   for (int p = 0; p < 3; ++p)
-    for (int y = 0; y < (p ? (h + 1) / 2 : h); ++y)
-      for (int x = 0; x < (p ? (w + 1) / 2 : w); ++x) {
+    for (int y = 0; y < (p ? ch : h); ++y)
+      for (int x = 0; x < (p ? cw : w); ++x) {
         std::uint8_t* at = f->data[p] + y * f->linesize[p] + (wide ? 2 * x : x);
         const int v = pixel(p, x, y);
         at[0] = static_cast<std::uint8_t>(v & 0xFF);
@@ -370,12 +376,13 @@ inline void write_interlaced_clip(const std::string& path) {
 // What a file's pictures say of fields, as libavcodec decodes them.
 struct FieldStats {
   int count = 0, top_first = 0, progressive = 0;
-  double comb = 0;  // mean |luma(x, y) - luma(x, y + 1)| over every picture
-  double luma = 0;  // mean luma
+  double comb = 0;         // mean |luma(x, y) - luma(x, y + 1)| over every picture
+  double chroma_comb = 0;  // the same of the first chroma plane (Cb)
+  double luma = 0;         // mean luma
 };
 inline FieldStats field_stats(const std::string& path) {
   FieldStats s;
-  double comb = 0, luma = 0, n = 0;
+  double comb = 0, luma = 0, n = 0, chroma_comb = 0, chroma_n = 0;
   for_each_frame(path, [&](const Frame& f) {
     s.count++;
     s.top_first += f.fields == FieldOrder::kTopFirst;
@@ -386,8 +393,13 @@ inline FieldStats field_stats(const std::string& path) {
         comb += std::abs(y.row(r)[x] - y.row(r + 1)[x]);
         luma += y.row(r)[x];
       }
+    const PlaneView& cb = f.planes[1];
+    for (int r = 0; r + 1 < cb.height; ++r)
+      for (int x = 0; x < cb.width; ++x, ++chroma_n)
+        chroma_comb += std::abs(cb.row(r)[x] - cb.row(r + 1)[x]);
   });
   s.comb = n ? comb / n : 0;
+  s.chroma_comb = chroma_n ? chroma_comb / chroma_n : 0;
   s.luma = n ? luma / n : 0;
   return s;
 }

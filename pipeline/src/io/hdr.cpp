@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "vpipe/pipeline/io/first_frame.hpp"
+
 namespace vpipe {
 
 namespace {
@@ -14,28 +16,14 @@ void take(Hdr10& h, const AVMasteringDisplayMetadata* m, const AVContentLightMet
   if (l && (l->MaxCLL || l->MaxFALL) && !h.light) h.light = *l;
 }
 
-// The first frame a software decoder gives, from a second opening.
+// The first frame's, from a second opening.
 void from_first_frame(Hdr10& h, const std::function<UniqueDemuxContext()>& open_again, int index) {
-  auto in = open_again();
-  const AVCodecParameters* par = in->streams[index]->codecpar;
-  const AVCodec* codec = avcodec_find_decoder(par->codec_id);
-  if (!codec) return;
-  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
-  if (avcodec_parameters_to_context(dec.get(), par) < 0 ||
-      avcodec_open2(dec.get(), codec, nullptr) < 0)
-    return;
-  auto pkt = make_av_packet();
-  auto frame = make_av_frame();
-  for (int n = 0; n < 500 && av_read_frame(in.get(), pkt.get()) >= 0; ++n) {
-    const bool ours = pkt->stream_index == index && avcodec_send_packet(dec.get(), pkt.get()) >= 0;
-    av_packet_unref(pkt.get());
-    if (!ours || avcodec_receive_frame(dec.get(), frame.get()) < 0) continue;
-    const auto* m = av_frame_get_side_data(frame.get(), AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
-    const auto* l = av_frame_get_side_data(frame.get(), AV_FRAME_DATA_CONTENT_LIGHT_LEVEL);
-    take(h, m ? reinterpret_cast<const AVMasteringDisplayMetadata*>(m->data) : nullptr,
-         l ? reinterpret_cast<const AVContentLightMetadata*>(l->data) : nullptr);
-    return;
-  }
+  const auto frame = first_frame(open_again, index);
+  if (!frame) return;
+  const auto* m = av_frame_get_side_data(frame.get(), AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
+  const auto* l = av_frame_get_side_data(frame.get(), AV_FRAME_DATA_CONTENT_LIGHT_LEVEL);
+  take(h, m ? reinterpret_cast<const AVMasteringDisplayMetadata*>(m->data) : nullptr,
+       l ? reinterpret_cast<const AVContentLightMetadata*>(l->data) : nullptr);
 }
 
 long units(AVRational r, double per_unit) { return std::lround(av_q2d(r) / per_unit); }

@@ -24,6 +24,7 @@ extern "C" {
 #include "vpipe/pipeline/graph/fan_out.hpp"
 #include "vpipe/pipeline/graph/host_frames.hpp"
 #include "vpipe/pipeline/io/dash.hpp"
+#include "vpipe/pipeline/io/first_frame.hpp"
 #include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/hw_probe.hpp"
 #include "vpipe/pipeline/io/live.hpp"
@@ -339,8 +340,11 @@ void TranscodeSession::Parts::open_input() {
     report.notes.push_back(cut->describe());
   }
   decoder = open_decoder(video, o);
-  if (o.output != "null")  // a one-pass input is not opened again: that would eat its data
-    hdr10 = read_hdr10(video, can_read_again(o.input) ? open_again : nullptr);
+  if (o.output != "null") {  // a one-pass input is not opened again: that would eat its data
+    const auto again = can_read_again(o.input) ? open_again : nullptr;
+    hdr10 = read_hdr10(video, again);
+    settle_field_order(video, again);
+  }
   if (decoder->pix_fmt == AV_PIX_FMT_NONE || decoder->width <= 0) {
     const bool mp4_piped = !can_read_again(o.input) &&
                            std::string_view(input->iformat->name).find("mp4") != std::string::npos;

@@ -43,8 +43,7 @@ AVFieldOrder output_field_order(const TranscodeOutput::Source& in, const Transco
   bool deinterlaced = false;
   for (const auto& step : plan.chain) {
     if ((deinterlaced = step.filter->deinterlaces())) break;
-    if (!step.filter->is_identity() && !step.filter->is_format_conversion())
-      mixing += (mixing.empty() ? "" : ", ") + step.label;
+    if (!step.filter->keeps_fields()) mixing += (mixing.empty() ? "" : ", ") + step.label;
   }
   // TB and BT read as top and bottom first, as FFmpeg's own tool writes them for pictures
   // coded as fields (avcodec.h's "displayed first" notwithstanding).

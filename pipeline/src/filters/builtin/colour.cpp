@@ -4,6 +4,7 @@
 // info() says all the registry knows of it.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -307,7 +308,8 @@ class Format final : public Filter {
   static FilterInfo info() {
     return {"format",
             "Convert the pixel format with swscale (the chain inserts format=yuv420p where a "
-            "filter needs it).",
+            "filter needs it); an interlaced picture whose chroma changes height converts field "
+            "by field.",
             {{"pix_fmt", ParamType::kString, "", 0, 0, "FFmpeg pixel format name, e.g. nv12", {}}},
             [](const ParamValues& p) { return std::make_unique<Format>(p.get_string("pix_fmt")); },
             "any FFmpeg software pixel format",
@@ -323,33 +325,63 @@ class Format final : public Filter {
   ColorSpec colour(ColorSpec in) override { return colour_ = in; }
   FrameFormat configure(const FrameFormat& in) override {
     in_ = in;
-    sws_.reset(sws_getContext(in.width, in.height, in.pix_fmt, in.width, in.height, target_,
-                              SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr,
-                              nullptr));
+    sws_ = make_sws(in.width, in.height);
     if (!sws_)
       throw not_negotiated(fmt::format("format: swscale cannot convert {} to {}", to_string(in),
                                        av_get_pix_fmt_name(target_)));
-    // The chain's matrix, and its range kept from Y'CbCr to Y'CbCr (swscale would
-    // otherwise take yuvj420p → nv12 for a range conversion, and the output's tags say full).
+    // An interlaced picture whose chroma changes height is converted field by field, as
+    // FFmpeg's scale=interl=1 does: else each chroma row would mix the two fields' rows.
+    // (A palette, data[1], is not a plane to step through.)
+    const auto& from = descriptor(in.pix_fmt);
+    const int in_h = from.log2_chroma_h, out_h = descriptor(target_).log2_chroma_h;
+    const bool apart = in_h != out_h && in.height % (2 << std::max(in_h, out_h)) == 0 &&
+                       !(from.flags & AV_PIX_FMT_FLAG_PAL);
+    field_sws_ = apart ? make_sws(in.width, in.height / 2) : nullptr;
+    return {target_, in.width, in.height};
+  }
+  [[nodiscard]] bool is_identity() const override { return in_.pix_fmt == target_; }
+  [[nodiscard]] bool keeps_fields() const override { return true; }
+  void process(const Frame& in, Frame& out) override {
+    if (in.fields == FieldOrder::kProgressive || !field_sws_) {
+      sws_scale(sws_.get(), in.av->data, in.av->linesize, 0, in.format.height, out.av->data,
+                out.av->linesize);
+      return;
+    }
+    for (int field = 0; field < 2; ++field) {  // every other row, each plane twice as far apart
+      const std::uint8_t* src[4] = {};
+      std::uint8_t* dst[4] = {};
+      int src_stride[4] = {}, dst_stride[4] = {};
+      for (int p = 0; p < 4; ++p) {
+        if (in.av->data[p]) src[p] = in.av->data[p] + field * in.av->linesize[p];
+        if (out.av->data[p]) dst[p] = out.av->data[p] + field * out.av->linesize[p];
+        src_stride[p] = 2 * in.av->linesize[p];
+        dst_stride[p] = 2 * out.av->linesize[p];
+      }
+      sws_scale(field_sws_.get(), src, src_stride, 0, in.format.height / 2, dst, dst_stride);
+    }
+  }
+
+ private:
+  // The chain's matrix, and its range kept from Y'CbCr to Y'CbCr (swscale would otherwise
+  // take yuvj420p → nv12 for a range conversion, and the output's tags say full).
+  UniqueSwsContext make_sws(int w, int h) const {
+    UniqueSwsContext sws(sws_getContext(w, h, in_.pix_fmt, w, h, target_,
+                                        SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
+                                        nullptr, nullptr, nullptr));
+    if (!sws) return sws;
     const int* coefs =
         sws_getCoefficients(colour_.matrix == ColorMatrix::kBT709    ? SWS_CS_ITU709
                             : colour_.matrix == ColorMatrix::kBT2020 ? SWS_CS_BT2020
                                                                      : SWS_CS_ITU601);
     const int full = colour_.range == ColorRange::kFull ? 1 : 0;
-    sws_setColorspaceDetails(sws_.get(), coefs, full, coefs, full, 0, 1 << 16, 1 << 16);
-    return {target_, in.width, in.height};
-  }
-  [[nodiscard]] bool is_identity() const override { return in_.pix_fmt == target_; }
-  void process(const Frame& in, Frame& out) override {
-    sws_scale(sws_.get(), in.av->data, in.av->linesize, 0, in.format.height, out.av->data,
-              out.av->linesize);
+    sws_setColorspaceDetails(sws.get(), coefs, full, coefs, full, 0, 1 << 16, 1 << 16);
+    return sws;
   }
 
- private:
   AVPixelFormat target_;
   FrameFormat in_;
   ColorSpec colour_ = kUntaggedColour;
-  UniqueSwsContext sws_;
+  UniqueSwsContext sws_, field_sws_;  // field_sws_: half height, where fields convert apart
 };
 
 }  // namespace

@@ -117,6 +117,12 @@ class Filter {
   // Its output pictures are progressive, whatever their input's field order (deinterlace):
   // the chain marks them so, and the encoder codes them as frames.
   [[nodiscard]] virtual bool deinterlaces() const { return false; }
+  // Each row of an interlaced picture's output comes from rows of its own field only (an
+  // identity, a conversion within each sample, format's field-by-field swscale): a filter
+  // that is not so and meets fields before a deinterlace is named in the report.
+  [[nodiscard]] virtual bool keeps_fields() const {
+    return is_identity() || is_format_conversion();
+  }
   // The chain's colour: the Y'CbCr matrix and range its frames are in (or, in RGB, go back
   // to). Called before configure with the colour so far; a conversion takes it where its own
   // matrix or range is auto, and returns its output's (rgb_to_yuv: the one it converts to).
