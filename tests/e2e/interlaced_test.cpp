@@ -189,4 +189,22 @@ TEST_F(Interlaced, AChromaConversionKeepsEachFieldsColour) {
   EXPECT_EQ(notes(path("420.json")).find("mixes"), std::string::npos) << notes(path("420.json"));
 }
 
+// A height that does not split into two fields of whole 4:2:0 chroma rows (242 = 2 × 121)
+// cannot be coded as fields: libx264 refuses it. The output is still made, each picture
+// coded as one, the field order a tag, and the note says so.
+TEST_F(Interlaced, AHeightThatDoesNotSplitIntoFieldsIsCodedAsPictures) {
+  const auto in = path("242.mkv"), out = path("242-out.mkv");
+  write_yuv420p_clip(
+      in, "libx264", 320, 242, 10, [](int, int plane, int, int y) { return plane ? 128 : y; },
+      AV_PIX_FMT_YUV420P, {}, [](AVCodecContext* enc) { enc->field_order = AV_FIELD_TT; });
+  ASSERT_EQ(stream_field_order(in), AV_FIELD_TT) << "the container says interlaced";
+  const auto r =
+      run_vpipe("transcode " + in + " " + out + " --device cpu --report " + path("242.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(field_stats(out).count, 10);
+  EXPECT_EQ(stream_field_order(out), AV_FIELD_TT) << "the tag is kept";
+  EXPECT_NE(notes(path("242.json")).find("libx264 codes each picture as one"), std::string::npos)
+      << notes(path("242.json"));
+}
+
 }  // namespace

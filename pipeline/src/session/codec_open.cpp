@@ -96,9 +96,11 @@ bool is_interlaced(AVFieldOrder order) {
   return order != AV_FIELD_UNKNOWN && order != AV_FIELD_PROGRESSIVE;
 }
 
-bool codes_fields(const AVCodec* codec) {
+bool codes_fields(const AVCodec* codec, const FrameFormat& format) {
   const std::string_view name = codec->name;
-  return name == "libx264" || name == "mpeg2video";
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(format.pix_fmt);
+  return (name == "libx264" || name == "mpeg2video") && d &&
+         format.height % (2 << d->log2_chroma_h) == 0;
 }
 
 UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,
@@ -126,7 +128,7 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     enc->color_primaries = props->color_primaries;
     enc->color_trc = props->color_trc;
     enc->field_order = props->field_order;
-    if (is_interlaced(props->field_order) && codes_fields(codec))
+    if (is_interlaced(props->field_order) && codes_fields(codec, format))
       enc->flags |= AV_CODEC_FLAG_INTERLACED_DCT | AV_CODEC_FLAG_INTERLACED_ME;
   }
   enc->thread_count = o.encode_threads;

@@ -51,7 +51,7 @@ AVFieldOrder output_field_order(const TranscodeOutput::Source& in, const Transco
                                  order == AV_FIELD_TT || order == AV_FIELD_TB ? "top" : "bottom");
   if (deinterlaced)
     note += "deinterlaced, the output is progressive";
-  else if (codes_fields(plan.encoder))
+  else if (codes_fields(plan.encoder, plan.output))
     note += fmt::format("kept interlaced, {} codes its fields", plan.encoder->name);
   else
     note += fmt::format("kept interlaced, {} codes each picture as one (the field order a tag)",

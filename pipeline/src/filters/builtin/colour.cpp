@@ -334,13 +334,15 @@ class Format final : public Filter {
     // (A palette, data[1], is not a plane to step through.)
     const auto& from = descriptor(in.pix_fmt);
     const int in_h = from.log2_chroma_h, out_h = descriptor(target_).log2_chroma_h;
-    const bool apart = in_h != out_h && in.height % (2 << std::max(in_h, out_h)) == 0 &&
+    mixes_rows_ = in_h != out_h;  // but for field_sws_, below
+    const bool apart = mixes_rows_ && in.height % (2 << std::max(in_h, out_h)) == 0 &&
                        !(from.flags & AV_PIX_FMT_FLAG_PAL);
     field_sws_ = apart ? make_sws(in.width, in.height / 2) : nullptr;
     return {target_, in.width, in.height};
   }
   [[nodiscard]] bool is_identity() const override { return in_.pix_fmt == target_; }
-  [[nodiscard]] bool keeps_fields() const override { return true; }
+  // (A height whose fields' chroma would not divide evenly, 486 lines, converts whole.)
+  [[nodiscard]] bool keeps_fields() const override { return !mixes_rows_ || field_sws_; }
   void process(const Frame& in, Frame& out) override {
     if (in.fields == FieldOrder::kProgressive || !field_sws_) {
       sws_scale(sws_.get(), in.av->data, in.av->linesize, 0, in.format.height, out.av->data,
@@ -381,6 +383,7 @@ class Format final : public Filter {
   AVPixelFormat target_;
   FrameFormat in_;
   ColorSpec colour_ = kUntaggedColour;
+  bool mixes_rows_ = false;           // the chroma's height changes: rows are resampled
   UniqueSwsContext sws_, field_sws_;  // field_sws_: half height, where fields convert apart
 };
 

@@ -42,10 +42,11 @@ inline constexpr int kNvdecFrameThreads = 2;
 
 // A stream's field order says interlaced pictures (FFmpeg's TT, BB, TB or BT).
 [[nodiscard]] bool is_interlaced(AVFieldOrder order);
-// The encoder codes interlaced pictures as fields (interlaced DCT and motion), given
-// AV_CODEC_FLAG_INTERLACED_DCT and _ME and each frame's field order: libx264 and
-// mpeg2video. Others code each picture as one frame, the field order a tag only.
-[[nodiscard]] bool codes_fields(const AVCodec* codec);
+// The encoder codes interlaced pictures of `format` as fields (interlaced DCT and motion),
+// given AV_CODEC_FLAG_INTERLACED_DCT and _ME and each frame's field order: libx264 and
+// mpeg2video, where each field has whole chroma rows (4:2:0: a height of 4n; libx264
+// refuses others). Else each picture is coded as one frame, the field order a tag only.
+[[nodiscard]] bool codes_fields(const AVCodec* codec, const FrameFormat& format);
 
 // Opens a video encoder the way transcode() does (quality options from `o`,
 // colour properties and field order from `props` when given (interlaced: coded as
