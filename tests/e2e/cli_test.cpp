@@ -66,6 +66,7 @@ TEST_F(BadInput, TextFile) {
   const auto in = write_file("notes.mp4", "this is not a video, just some text\n");
   const auto err = expect_clean_failure("transcode " + in + " " + out_, in);
   EXPECT_NE(err.find("Invalid data"), std::string::npos) << err;
+  EXPECT_EQ(err.find("cut off"), std::string::npos) << "text is no cut recording: " << err;
 }
 
 TEST_F(BadInput, TruncatedMp4) {
@@ -73,7 +74,10 @@ TEST_F(BadInput, TruncatedMp4) {
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   ASSERT_GT(bytes.size(), 100000u);
   const auto in = write_file("truncated.mp4", bytes.substr(0, bytes.size() / 2));
-  expect_clean_failure("transcode " + in + " " + out_, in);
+  const auto err = expect_clean_failure("transcode " + in + " " + out_, in);
+  // The index (moov) is written last: the error says the recording was cut off.
+  EXPECT_NE(err.find("media data but no index"), std::string::npos) << err;
+  EXPECT_NE(err.find("cut off"), std::string::npos) << err;
 }
 
 TEST_F(BadInput, UnwritableOutputPath) {

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -371,6 +374,46 @@ int InputWatch::poll(void* opaque) {
   return 0;
 }
 
+namespace {
+
+// Why a local ISO-BMFF file (MP4, MOV, M4V, 3GP) FFmpeg found invalid cannot be read, where
+// its top-level boxes tell: media data (mdat) but no index (moov), which a recorder writes
+// last; empty when they do not.
+std::string cut_recording_note(const std::string& name) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(name, ec);
+  std::ifstream f(name, std::ios::binary);
+  if (ec || !f) return "";
+  bool moov = false, mdat = false;
+  std::uint64_t at = 0;
+  for (int n = 0; n < 4096 && at + 8 <= size; ++n) {
+    unsigned char h[16];
+    if (!f.seekg(static_cast<std::streamoff>(at)) || !f.read(reinterpret_cast<char*>(h), 8)) break;
+    std::uint64_t box = 0;
+    for (int i = 0; i < 4; ++i) box = box << 8 | h[i];
+    const std::string type(reinterpret_cast<const char*>(h) + 4, 4);
+    if (!std::all_of(type.begin(), type.end(), [](char c) { return std::isprint(c); }))
+      return "";     // not boxes: some other damage
+    if (box == 1) {  // a 64-bit size follows
+      if (!f.read(reinterpret_cast<char*>(h) + 8, 8)) break;
+      box = 0;
+      for (int i = 8; i < 16; ++i) box = box << 8 | h[i];
+    } else if (box == 0) {
+      box = size - at;  // to the end of the file
+    }
+    if (box < 8) return "";
+    moov |= type == "moov";
+    mdat |= type == "mdat";
+    at += box;
+  }
+  if (moov || !mdat) return "";
+  return " (the file has media data but no index, the moov box a recorder writes last: the "
+         "recording was cut off before it finished. FFmpeg cannot read it either; a tool such "
+         "as untrunc can rebuild the index from a whole file of the same camera)";
+}
+
+}  // namespace
+
 std::string ffmpeg_url(const std::string& name) {
   if (name == "-") return "pipe:";  // as the ffmpeg tool: stdin read, stdout written
   const auto colon = name.find(':');
@@ -431,6 +474,9 @@ UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& o
   if (ret < 0 && stalled)
     throw ffmpeg_error(ret, fmt::format("cannot open input '{}': no data for {} s", name,
                                         options.watch->timeout_s()));
+  if (ret == AVERROR_INVALIDDATA)
+    throw ffmpeg_error(ret, fmt::format("cannot open input '{}': {}{}", name, av_error_text(ret),
+                                        cut_recording_note(name)));
   av_check(ret, fmt::format("cannot open input '{}'", name));
   UniqueDemuxContext ctx(raw);
   if (options.watch) options.watch->arm();
