@@ -173,6 +173,22 @@ TEST_F(Audio, AacIntoWebmBecomesOpus) {
   for (const auto& a : t) expect_span(a, 0, 4.0, 960.0 / 48000, "aac → opus");
 }
 
+// AC3's 5.1 is 5.1(side); libopus codes six channels only as 5.1(back) and lists no
+// layouts, so FFmpeg's own tool stops there ("Invalid channel layout"). vpipe gives it the
+// layout it takes, the side pair moved to the back by the resampler: six channels arrive.
+TEST_F(Audio, SurroundIntoOpusTakesTheLayoutOpusCodes) {
+  const auto in = input("ac3.mkv", "-map 1:a -c:a ac3 -af 'aformat=channel_layouts=5.1(side)'");
+  const auto r = run(in, "ac3.webm",
+                     "--encoder libvpx-vp9 --encoder-option deadline=realtime "
+                     "--encoder-option cpu-used=8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = audio_tracks(path("ac3.webm"));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].codec, "opus");
+  EXPECT_EQ(t[0].channels, 6) << "every channel, none folded down";
+  expect_span(t[0], 0, 4.0, 1536.0 / 44100, "ac3 5.1 → opus");
+}
+
 TEST_F(Audio, EncodeCodecAndBitrateOverrideAndACutKeepsSync) {
   const auto r =
       run(two_aac(), "enc.mkv", "--audio-codec libopus --audio-bitrate 48k --ss 1.3 --to 3.1");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+
 #include "vpipe/memory/errors.hpp"
 
 namespace vpipe {
@@ -32,6 +34,37 @@ int sample_rate_for(const AVCodec* codec, int want) {
   return best;
 }
 
+// libopus codes 3 to 8 channels only in Vorbis's orders (its mapping family 1), yet lists
+// no layouts: FFmpeg's own tool fails on AC3's 5.1(side) ("Invalid channel layout").
+const AVChannelLayout kVorbisLayouts[] = {
+    AV_CHANNEL_LAYOUT_MONO,    AV_CHANNEL_LAYOUT_STEREO,       AV_CHANNEL_LAYOUT_SURROUND,
+    AV_CHANNEL_LAYOUT_QUAD,    AV_CHANNEL_LAYOUT_5POINT0_BACK, AV_CHANNEL_LAYOUT_5POINT1_BACK,
+    AV_CHANNEL_LAYOUT_6POINT1, AV_CHANNEL_LAYOUT_7POINT1,      {}};
+
+// The input's channel layout where the encoder takes it (an unordered one read as the usual
+// order of its count), else the encoder's of as many channels (5.1(side) into libopus:
+// 5.1(back), the resampler moving the side pair there), else its widest of fewer, else its
+// first, as FFmpeg's own tool negotiates.
+void channel_layout_for(const AVCodec* codec, const AVChannelLayout& in, AVChannelLayout* out) {
+  av_check(av_channel_layout_copy(out, &in), "audio channel layout");
+  if (out->order == AV_CHANNEL_ORDER_UNSPEC) av_channel_layout_default(out, out->nb_channels);
+  const AVChannelLayout* list = codec->ch_layouts                            ? codec->ch_layouts
+                                : std::string_view(codec->name) == "libopus" ? kVorbisLayouts
+                                                                             : nullptr;
+  if (!list || !list[0].nb_channels) return;
+  const AVChannelLayout* pick = nullptr;
+  for (const AVChannelLayout* l = list; l->nb_channels; ++l) {
+    if (!av_channel_layout_compare(l, out)) return;
+    const bool same = l->nb_channels == out->nb_channels;
+    const bool fewer =
+        l->nb_channels < out->nb_channels &&
+        (!pick || (pick->nb_channels != out->nb_channels && l->nb_channels > pick->nb_channels));
+    if ((same && (!pick || pick->nb_channels != out->nb_channels)) || fewer) pick = l;
+  }
+  av_channel_layout_uninit(out);
+  av_check(av_channel_layout_copy(out, pick ? pick : &list[0]), "audio channel layout");
+}
+
 }  // namespace
 
 AudioReencoder::AudioReencoder(const AVStream* in, const AVCodec* codec, std::int64_t bitrate,
@@ -48,16 +81,15 @@ AudioReencoder::AudioReencoder(const AVStream* in, const AVCodec* codec, std::in
   AVCodecContext* e = encoder_.get();
   e->sample_fmt = sample_format_for(codec, decoder_->sample_fmt);
   e->sample_rate = sample_rate_for(codec, decoder_->sample_rate);
-  av_check(av_channel_layout_copy(&e->ch_layout, &decoder_->ch_layout), "audio channel layout");
-  if (e->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC)
-    av_channel_layout_default(&e->ch_layout, e->ch_layout.nb_channels);
+  channel_layout_for(codec, decoder_->ch_layout, &e->ch_layout);
   e->time_base = {1, e->sample_rate};
   if (bitrate > 0) e->bit_rate = bitrate;
   if (global_header) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  char layout[64] = "";  // (a failed open clears it)
+  av_channel_layout_describe(&e->ch_layout, layout, sizeof layout);
   if (const int ret = avcodec_open2(e, codec, nullptr); ret < 0)
-    throw input_error(fmt::format("cannot open audio encoder {} for {} Hz, {} channels: {}",
-                                  codec->name, e->sample_rate, e->ch_layout.nb_channels,
-                                  av_error_text(ret)));
+    throw input_error(fmt::format("cannot open audio encoder {} for {} Hz, {}: {}", codec->name,
+                                  e->sample_rate, layout, av_error_text(ret)));
   SwrContext* swr = nullptr;
   AVChannelLayout in_layout{};
   av_channel_layout_copy(&in_layout, &decoder_->ch_layout);
