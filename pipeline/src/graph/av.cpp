@@ -392,7 +392,8 @@ std::string cut_recording_note(const std::string& name) {
     std::uint64_t box = 0;
     for (int i = 0; i < 4; ++i) box = box << 8 | h[i];
     const std::string type(reinterpret_cast<const char*>(h) + 4, 4);
-    if (!std::all_of(type.begin(), type.end(), [](char c) { return std::isprint(c); }))
+    if (!std::all_of(type.begin(), type.end(),
+                     [](unsigned char c) { return std::isprint(c) != 0; }))
       return "";     // not boxes: some other damage
     if (box == 1) {  // a 64-bit size follows
       if (!f.read(reinterpret_cast<char*>(h) + 8, 8)) break;

@@ -52,17 +52,16 @@ void channel_layout_for(const AVCodec* codec, const AVChannelLayout& in, AVChann
                                 : std::string_view(codec->name) == "libopus" ? kVorbisLayouts
                                                                              : nullptr;
   if (!list || !list[0].nb_channels) return;
-  const AVChannelLayout* pick = nullptr;
+  const AVChannelLayout *same = nullptr, *fewer = nullptr;
   for (const AVChannelLayout* l = list; l->nb_channels; ++l) {
     if (!av_channel_layout_compare(l, out)) return;
-    const bool same = l->nb_channels == out->nb_channels;
-    const bool fewer =
-        l->nb_channels < out->nb_channels &&
-        (!pick || (pick->nb_channels != out->nb_channels && l->nb_channels > pick->nb_channels));
-    if ((same && (!pick || pick->nb_channels != out->nb_channels)) || fewer) pick = l;
+    if (l->nb_channels == out->nb_channels && !same) same = l;
+    if (l->nb_channels < out->nb_channels && (!fewer || l->nb_channels > fewer->nb_channels))
+      fewer = l;
   }
+  const AVChannelLayout* pick = same ? same : fewer ? fewer : &list[0];
   av_channel_layout_uninit(out);
-  av_check(av_channel_layout_copy(out, pick ? pick : &list[0]), "audio channel layout");
+  av_check(av_channel_layout_copy(out, pick), "audio channel layout");
 }
 
 }  // namespace
