@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <iterator>
 #include <string_view>
 
 #include "vpipe/memory/errors.hpp"
@@ -36,10 +38,19 @@ int sample_rate_for(const AVCodec* codec, int want) {
 
 // libopus codes 3 to 8 channels only in Vorbis's orders (its mapping family 1), yet lists
 // no layouts: FFmpeg's own tool fails on AC3's 5.1(side) ("Invalid channel layout").
-const AVChannelLayout kVorbisLayouts[] = {
-    AV_CHANNEL_LAYOUT_MONO,    AV_CHANNEL_LAYOUT_STEREO,       AV_CHANNEL_LAYOUT_SURROUND,
-    AV_CHANNEL_LAYOUT_QUAD,    AV_CHANNEL_LAYOUT_5POINT0_BACK, AV_CHANNEL_LAYOUT_5POINT1_BACK,
-    AV_CHANNEL_LAYOUT_6POINT1, AV_CHANNEL_LAYOUT_7POINT1,      {}};
+const AVChannelLayout* vorbis_layouts() {
+  static const auto list = [] {
+    constexpr std::uint64_t kMasks[] = {AV_CH_LAYOUT_MONO,         AV_CH_LAYOUT_STEREO,
+                                        AV_CH_LAYOUT_SURROUND,     AV_CH_LAYOUT_QUAD,
+                                        AV_CH_LAYOUT_5POINT0_BACK, AV_CH_LAYOUT_5POINT1_BACK,
+                                        AV_CH_LAYOUT_6POINT1,      AV_CH_LAYOUT_7POINT1};
+    std::array<AVChannelLayout, std::size(kMasks) + 1> l{};  // the last, all zero, ends it
+    for (std::size_t i = 0; i < std::size(kMasks); ++i)
+      av_channel_layout_from_mask(&l[i], kMasks[i]);
+    return l;
+  }();
+  return list.data();
+}
 
 // The input's channel layout where the encoder takes it (an unordered one read as the usual
 // order of its count), else the encoder's of as many channels (5.1(side) into libopus:
@@ -49,7 +60,7 @@ void channel_layout_for(const AVCodec* codec, const AVChannelLayout& in, AVChann
   av_check(av_channel_layout_copy(out, &in), "audio channel layout");
   if (out->order == AV_CHANNEL_ORDER_UNSPEC) av_channel_layout_default(out, out->nb_channels);
   const AVChannelLayout* list = codec->ch_layouts                            ? codec->ch_layouts
-                                : std::string_view(codec->name) == "libopus" ? kVorbisLayouts
+                                : std::string_view(codec->name) == "libopus" ? vorbis_layouts()
                                                                              : nullptr;
   if (!list || !list[0].nb_channels) return;
   const AVChannelLayout *same = nullptr, *fewer = nullptr;
@@ -69,13 +80,7 @@ void channel_layout_for(const AVCodec* codec, const AVChannelLayout& in, AVChann
 AudioReencoder::AudioReencoder(const AVStream* in, const AVCodec* codec, std::int64_t bitrate,
                                bool global_header)
     : in_tb_(in->time_base) {
-  const AVCodecParameters* par = in->codecpar;
-  const AVCodec* dec = avcodec_find_decoder(par->codec_id);
-  if (!dec) throw input_error(fmt::format("no decoder for {}", avcodec_get_name(par->codec_id)));
-  decoder_.reset(avcodec_alloc_context3(dec));
-  av_check(avcodec_parameters_to_context(decoder_.get(), par), "audio decoder parameters");
-  decoder_->pkt_timebase = in->time_base;
-  av_check(avcodec_open2(decoder_.get(), dec, nullptr), "open the audio decoder");
+  decoder_ = open_stream_decoder(in, "audio");
   encoder_.reset(avcodec_alloc_context3(codec));
   AVCodecContext* e = encoder_.get();
   e->sample_fmt = sample_format_for(codec, decoder_->sample_fmt);

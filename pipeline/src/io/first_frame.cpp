@@ -1,16 +1,19 @@
 #include "vpipe/pipeline/io/first_frame.hpp"
 
+#include <exception>
+
+#include "vpipe/pipeline/io/reencode.hpp"
+
 namespace vpipe {
 
 UniqueAVFrame first_frame(const std::function<UniqueDemuxContext()>& open_again, int index) {
   auto in = open_again();
-  const AVCodecParameters* par = in->streams[index]->codecpar;
-  const AVCodec* codec = avcodec_find_decoder(par->codec_id);
-  if (!codec) return nullptr;
-  UniqueAVCodecContext dec(avcodec_alloc_context3(codec));
-  if (avcodec_parameters_to_context(dec.get(), par) < 0 ||
-      avcodec_open2(dec.get(), codec, nullptr) < 0)
-    return nullptr;
+  UniqueAVCodecContext dec;
+  try {
+    dec = open_stream_decoder(in->streams[index], "video");
+  } catch (const std::exception&) {
+    return nullptr;  // nothing to learn here: the session's own decoder will say why
+  }
   auto pkt = make_av_packet();
   auto frame = make_av_frame();
   for (int n = 0; n < 500 && av_read_frame(in.get(), pkt.get()) >= 0; ++n) {

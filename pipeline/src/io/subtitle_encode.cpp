@@ -45,14 +45,7 @@ SubtitleReencoder::SubtitleReencoder(const AVStream* in, AVCodecID to)
     : buffer_(std::size_t{1} << 20) {
   const AVCodec* codec = encoder_for(to);
   if (!codec) throw input_error(fmt::format("no encoder for {}", avcodec_get_name(to)));
-  const AVCodecParameters* par = in->codecpar;
-  const AVCodec* dec = avcodec_find_decoder(par->codec_id);
-  if (!dec) throw input_error(fmt::format("no decoder for {}", avcodec_get_name(par->codec_id)));
-  decoder_.reset(avcodec_alloc_context3(dec));
-  if (!decoder_) throw std::bad_alloc();
-  av_check(avcodec_parameters_to_context(decoder_.get(), par), "subtitle decoder parameters");
-  decoder_->pkt_timebase = in->time_base;  // the cues' times and lengths come from it
-  av_check(avcodec_open2(decoder_.get(), dec, nullptr), "open the subtitle decoder");
+  decoder_ = open_stream_decoder(in, "subtitle");
   encoder_.reset(avcodec_alloc_context3(codec));
   if (!encoder_) throw std::bad_alloc();
   AVCodecContext* e = encoder_.get();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "vpipe/pipeline/graph/av.hpp"
@@ -26,5 +27,10 @@ class StreamReencoder {
   [[nodiscard]] virtual std::vector<UniqueAVPacket> push(const AVPacket* pkt) = 0;
   [[nodiscard]] virtual std::int64_t errors() const = 0;
 };
+
+// A software decoder for stream `in`, opened with its parameters and time base (the
+// packets' times, and cues' lengths, come from it); `what` names it in errors ("audio"):
+// input_error where FFmpeg has no decoder for it, ffmpeg_error where one fails to open.
+[[nodiscard]] UniqueAVCodecContext open_stream_decoder(const AVStream* in, std::string_view what);
 
 }  // namespace vpipe
