@@ -14,7 +14,8 @@ UniqueAVCodecContext open_stream_decoder(const AVStream* in, std::string_view wh
   if (!dec) throw input_error(fmt::format("no decoder for {}", avcodec_get_name(par->codec_id)));
   UniqueAVCodecContext ctx(avcodec_alloc_context3(dec));
   if (!ctx) throw std::bad_alloc();
-  av_check(avcodec_parameters_to_context(ctx.get(), par), fmt::format("{} decoder parameters", what));
+  av_check(avcodec_parameters_to_context(ctx.get(), par),
+           fmt::format("{} decoder parameters", what));
   ctx->pkt_timebase = in->time_base;
   av_check(avcodec_open2(ctx.get(), dec, nullptr), fmt::format("open the {} decoder", what));
   return ctx;
