@@ -80,6 +80,33 @@ TEST_F(BadInput, TruncatedMp4) {
   EXPECT_NE(err.find("cut off"), std::string::npos) << err;
 }
 
+// The boxes alone decide: a 64-bit mdat size (a recording over 4 GiB) is read as one; a file
+// without media data, or whose boxes turn to noise, gets no word of a cut recording.
+TEST_F(BadInput, OnlyAFileWithMediaDataAndNoIndexIsCalledCutOff) {
+  const auto box = [](const std::string& type, const std::string& body) {
+    const auto n = static_cast<std::uint32_t>(8 + body.size());
+    return std::string{char(n >> 24), char(n >> 16 & 0xFF), char(n >> 8 & 0xFF), char(n & 0xFF)} +
+           type + body;
+  };
+  const std::string ftyp = box("ftyp", std::string("isom") + std::string(4, '\0') + "isommp41");
+  // size 1: a 64-bit size follows, here 6 GiB, far past the file's end
+  const std::string big_mdat = std::string{0, 0, 0, 1} + "mdat" +
+                               std::string{0, 0, 0, 1, char(0x80), 0, 0, 0} +
+                               std::string(4096, '\x55');
+  auto in = write_file("cut64.mp4", ftyp + big_mdat);
+  auto err = expect_clean_failure("transcode " + in + " " + out_, in);
+  EXPECT_NE(err.find("media data but no index"), std::string::npos) << err;
+  // Boxes but no media data, and a box run that turns to noise: refused, with no such word.
+  for (const auto& [name, bytes] :
+       {std::pair{"no-mdat.mp4", ftyp + box("free", std::string(16, '\0'))},
+        std::pair{"noise.mp4", ftyp + std::string(4096, '\xff')}}) {
+    in = write_file(name, bytes);
+    err = expect_clean_failure("transcode " + in + " " + out_, in);
+    EXPECT_NE(err.find("Invalid data"), std::string::npos) << name << ": " << err;
+    EXPECT_EQ(err.find("cut off"), std::string::npos) << name << ": " << err;
+  }
+}
+
 TEST_F(BadInput, UnwritableOutputPath) {
   out_ = (dir_ / "no-such-dir" / "out.mp4").string();
   const auto err = expect_clean_failure("transcode " + kSample + " " + out_, out_);
