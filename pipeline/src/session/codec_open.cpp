@@ -98,9 +98,8 @@ bool is_interlaced(AVFieldOrder order) {
 
 bool codes_fields(const AVCodec* codec, const FrameFormat& format) {
   const std::string_view name = codec->name;
-  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(format.pix_fmt);
-  return (name == "libx264" || name == "mpeg2video") && d &&
-         format.height % (2 << d->log2_chroma_h) == 0;
+  return (name == "libx264" || name == "mpeg2video") &&
+         splits_into_fields(format.pix_fmt, format.height);
 }
 
 UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat& format,

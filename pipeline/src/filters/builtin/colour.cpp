@@ -4,7 +4,6 @@
 // info() says all the registry knows of it.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -333,9 +332,9 @@ class Format final : public Filter {
     // FFmpeg's scale=interl=1 does: else each chroma row would mix the two fields' rows.
     // (A palette, data[1], is not a plane to step through.)
     const auto& from = descriptor(in.pix_fmt);
-    const int in_h = from.log2_chroma_h, out_h = descriptor(target_).log2_chroma_h;
-    mixes_rows_ = in_h != out_h;  // but for field_sws_, below
-    const bool apart = mixes_rows_ && in.height % (2 << std::max(in_h, out_h)) == 0 &&
+    mixes_rows_ = from.log2_chroma_h != descriptor(target_).log2_chroma_h;  // but for field_sws_
+    const bool apart = mixes_rows_ && splits_into_fields(in.pix_fmt, in.height) &&
+                       splits_into_fields(target_, in.height) &&
                        !(from.flags & AV_PIX_FMT_FLAG_PAL);
     field_sws_ = apart ? make_sws(in.width, in.height / 2) : nullptr;
     return {target_, in.width, in.height};

@@ -69,6 +69,10 @@ enum class FieldOrder : std::uint8_t { kProgressive, kTopFirst, kBottomFirst };
 void set_field_order(FieldOrder fields, AVFrame& av);
 // "progressive", "interlaced, top field first"…
 [[nodiscard]] std::string to_string(FieldOrder fields);
+// Whether a picture of `height` rows in `pix_fmt` splits into two fields of whole chroma
+// rows (4:2:0: a height of 4n; 4:2:2, 4:4:4: 2n): what coding or converting the fields
+// apart needs.
+[[nodiscard]] bool splits_into_fields(AVPixelFormat pix_fmt, int height);
 
 // Device memory of one frame. Either from a memory strategy, or owned by
 // someone else (e.g. a surface of FFmpeg's NVDEC frame pool). Either way it
