@@ -39,6 +39,8 @@ class Vignette final : public vpipe::Filter {
     return in;
   }
   [[nodiscard]] bool is_identity() const override { return strength_ == 0; }
+  // Each output sample comes from its own input sample: interlaced fields stay apart.
+  [[nodiscard]] bool keeps_fields() const override { return true; }
 
   // CPU: luma scaled, chroma copied.
   void process(const vpipe::Frame& in, vpipe::Frame& out) override {

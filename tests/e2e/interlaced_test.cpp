@@ -90,6 +90,16 @@ TEST_F(Interlaced, AFilterThatMixesTheFieldsIsNamed) {
   EXPECT_NE(notes(path("mixed.json")).find("resize=160x120 mixes the two fields"),
             std::string::npos)
       << notes(path("mixed.json"));
+  // The way back from RGB averages 2x2 blocks, a row of each field, for its chroma; a crop
+  // by 2 rows puts each field's chroma rows beside the other's luma.
+  for (const std::string vf : {"format=rgb24,invert,format=yuv420p", "crop=w=320:h=200:y=2"}) {
+    const auto r2 = run_vpipe("transcode " + in + " " + path("m2.mkv") + " --device cpu --vf " +
+                              vf + " --report " + path("m2.json"));
+    ASSERT_EQ(r2.exit_code, 0) << vf << ": " << r2.err;
+    const std::string named = vf[0] == 'f' ? "format=yuv420p (rgb_to_yuv)" : vf;
+    EXPECT_NE(notes(path("m2.json")).find(named + " mixes"), std::string::npos)
+        << vf << ": " << notes(path("m2.json"));
+  }
   // A progressive input says nothing of fields.
   write_yuv420p_clip(path("p.mkv"), "libx264", 64, 48, 5, [](int, int, int, int) { return 90; });
   const auto p = run_vpipe("transcode " + path("p.mkv") + " " + path("p-out.mkv") +
@@ -97,6 +107,46 @@ TEST_F(Interlaced, AFilterThatMixesTheFieldsIsNamed) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(notes(path("p.json")).find("interlaced"), std::string::npos) << notes(path("p.json"));
   EXPECT_EQ(field_stats(path("p-out.mkv")).progressive, 5);
+}
+
+// A filter that reads no other row keeps the fields apart, and is not named: point
+// operations, drawing, a crop by whole field rows, a flip left to right.
+TEST_F(Interlaced, AFilterThatKeepsEachRowsSamplesIsNotNamed) {
+  const auto in = input();
+  const std::string vf =
+      "invert,eq=contrast=1.1,grayscale,stamp,crop=w=320:h=200:y=20,flip=dir=h,pad=w=320:h=240:"
+      "y=4:color=black";
+  const auto r = run_vpipe("transcode " + in + " " + path("kept2.mkv") + " --device cpu --vf " +
+                           vf + " --report " + path("kept2.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string n = notes(path("kept2.json"));
+  EXPECT_NE(n.find("kept interlaced"), std::string::npos) << n;
+  EXPECT_EQ(n.find("mixes"), std::string::npos) << n;
+  const auto s = field_stats(path("kept2.mkv"));
+  EXPECT_EQ(s.top_first, 25);
+  EXPECT_GT(s.comb, 100) << "the fields, inverted, stay apart";
+}
+
+// Upside down, an even height's rows change field: the field captured first (the input's
+// top, luma 60) is now the bottom one. The pictures are marked bottom first, so the
+// encoder codes them so and a deinterlace after the flip keeps that field.
+TEST_F(Interlaced, UpsideDownTheOtherFieldIsFirst) {
+  const auto in = input();
+  const auto r = run_vpipe("transcode " + in + " " + path("v.mkv") +
+                           " --device cpu --vf flip=dir=v --report " + path("v.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = field_stats(path("v.mkv"));
+  EXPECT_EQ(s.bottom_first, 25) << "top first " << s.top_first;
+  EXPECT_GT(s.comb, 120);
+  const std::string n = notes(path("v.json"));
+  EXPECT_NE(n.find("after flip=dir=v the bottom field is first"), std::string::npos) << n;
+  EXPECT_EQ(n.find("mixes"), std::string::npos) << n;
+  const auto d = run_vpipe("transcode " + in + " " + path("vd.mkv") +
+                           " --device cpu --vf flip=dir=v,deinterlace");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const auto ds = field_stats(path("vd.mkv"));
+  EXPECT_EQ(ds.progressive, 25);
+  EXPECT_NEAR(ds.luma, 60, 6) << "the field captured first, now the bottom rows";
 }
 
 // Each way out keeps the fields: encoders on segments at once (each opened with the

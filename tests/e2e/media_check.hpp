@@ -375,7 +375,7 @@ inline void write_interlaced_clip(const std::string& path) {
 
 // What a file's pictures say of fields, as libavcodec decodes them.
 struct FieldStats {
-  int count = 0, top_first = 0, progressive = 0;
+  int count = 0, top_first = 0, bottom_first = 0, progressive = 0;
   double comb = 0;         // mean |luma(x, y) - luma(x, y + 1)| over every picture
   double chroma_comb = 0;  // the same of the first chroma plane (Cb)
   double luma = 0;         // mean luma
@@ -386,6 +386,7 @@ inline FieldStats field_stats(const std::string& path) {
   for_each_frame(path, [&](const Frame& f) {
     s.count++;
     s.top_first += f.fields == FieldOrder::kTopFirst;
+    s.bottom_first += f.fields == FieldOrder::kBottomFirst;
     s.progressive += f.fields == FieldOrder::kProgressive;
     const PlaneView& y = f.planes[0];
     for (int r = 0; r + 1 < y.height; ++r)

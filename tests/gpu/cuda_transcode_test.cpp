@@ -718,15 +718,18 @@ TEST_F(CudaTranscode, ClosedCaptionsStayWithTheirPicturesThroughNvdecAndCudaFilt
 }
 
 // Interlaced H.264 through NVDEC: its pictures keep their field order through a CUDA filter
-// and the download, and are coded as fields again; or deinterlace (on the CPU, between
-// the CUDA steps) makes them progressive, the comb gone.
+// and the download, and are coded as fields again; upside down (flip=v on the GPU), the
+// bottom field first; or deinterlace (on the CPU, between the CUDA steps) makes them
+// progressive, the comb gone.
 TEST_F(CudaTranscode, InterlacedPicturesKeepTheirFieldsOrAreDeinterlacedThroughNvdec) {
   const std::string in = path("il.mkv");
   write_interlaced_clip(in);
   const struct {
     std::string vf;
-    bool kept;
-  } runs[] = {{"invert", true}, {"deinterlace,resize=160x120", false}};
+    FieldOrder fields;
+  } runs[] = {{"invert", FieldOrder::kTopFirst},
+              {"invert,flip=dir=v", FieldOrder::kBottomFirst},
+              {"deinterlace,resize=160x120", FieldOrder::kProgressive}};
   for (const auto& run : runs) {
     const auto out = path("il_out.mkv"), report = path("il.json");
     const auto r = run_vpipe("transcode " + in + " " + out +
@@ -737,8 +740,12 @@ TEST_F(CudaTranscode, InterlacedPicturesKeepTheirFieldsOrAreDeinterlacedThroughN
     EXPECT_EQ(nlohmann::json::parse(rf)["decode"], "nvdec") << run.vf;
     const FieldStats s = field_stats(out);
     EXPECT_EQ(s.count, 25) << run.vf;
-    EXPECT_EQ(run.kept ? s.top_first : s.progressive, 25) << run.vf;
-    if (run.kept)
+    EXPECT_EQ(run.fields == FieldOrder::kTopFirst      ? s.top_first
+              : run.fields == FieldOrder::kBottomFirst ? s.bottom_first
+                                                       : s.progressive,
+              25)
+        << run.vf;
+    if (run.fields != FieldOrder::kProgressive)
       EXPECT_GT(s.comb, 120) << run.vf << ": the fields inverted (195 and 55), not mixed";
     else
       EXPECT_LT(s.comb, 6) << run.vf << ": the rows are the top field's";

@@ -201,7 +201,7 @@ Flow CudaGraphStage::process(Frame in, Output<Frame>& out) {
     ++stats_.launches;
   }
   gpu_.stop(stream_);
-  result.copy_props_from(in);
+  take_props(result, in, steps);
   in.device->retire_on(stream_);
   return end_.emit(std::move(result), stream_, out);
 }

@@ -158,6 +158,13 @@ void run_steps(const std::vector<ConfiguredFilter*>& steps, const Frame& in, Fra
   }
 }
 
+void take_props(Frame& result, const Frame& in, const std::vector<ConfiguredFilter*>& steps) {
+  result.copy_props_from(in);
+  FieldOrder fields = in.fields;
+  for (const ConfiguredFilter* step : steps) fields = fields_after(*step->filter, fields);
+  result.set_fields(fields);
+}
+
 std::string run_labels(const std::vector<ConfiguredFilter>& run) {
   std::string labels;
   for (const auto& f : run) labels += (labels.empty() ? "" : ",") + f.label;
@@ -179,7 +186,7 @@ Flow CudaFilterStage::process(Frame in, Output<Frame>& out) {
   gpu_.start(stream_);
   run_steps(steps, in, result, mr_, stream_);
   gpu_.stop(stream_);
-  result.copy_props_from(in);
+  take_props(result, in, steps);
   in.device->retire_on(stream_);  // its last use was on this stream
   return end_.emit(std::move(result), stream_, out);
 }

@@ -521,6 +521,12 @@ AVRational sample_aspect_after(const std::vector<ConfiguredFilter>& chain, AVRat
   return sar.num > 0 && sar.den > 0 ? sar : AVRational{0, 1};
 }
 
+FieldOrder fields_after(const Filter& f, FieldOrder in) {
+  if (f.deinterlaces()) return FieldOrder::kProgressive;
+  if (!f.swaps_fields() || in == FieldOrder::kProgressive) return in;
+  return in == FieldOrder::kTopFirst ? FieldOrder::kBottomFirst : FieldOrder::kTopFirst;
+}
+
 void ConfiguredFilter::follow(const FrameFormat& input) {
   if (input == in) return;
   const FrameFormat before = in;

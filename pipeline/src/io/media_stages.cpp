@@ -702,7 +702,7 @@ Flow FilterStage::process(Frame in, Output<Frame>& out) {
   Frame result = Frame::allocate_host(f_.out);
   f_.filter->process(in, result);
   result.copy_props_from(in);
-  if (f_.filter->deinterlaces()) result.set_fields(FieldOrder::kProgressive);
+  result.set_fields(fields_after(*f_.filter, in.fields));
   return out.emit(std::move(result)) ? Flow::kContinue : Flow::kStop;
 }
 

@@ -32,23 +32,44 @@ void copy_display_matrix(const AVStream* in, AVStream* out) {
     std::memcpy(copy, matrix, size);
 }
 
-// The output's field order: the input's, or progressive where the chain deinterlaces. The
-// note says which, and warns where a filter that mixes rows (resize, blur…) meets the fields
-// before any deinterlace does: vpipe's filters, as FFmpeg's, treat each picture as one.
+// TB and BT read as top and bottom first, as FFmpeg's own tool writes them for pictures
+// coded as fields (avcodec.h's "displayed first" notwithstanding).
+const char* first_field(AVFieldOrder order) {
+  return order == AV_FIELD_TT || order == AV_FIELD_TB ? "top" : "bottom";
+}
+AVFieldOrder other_field_first(AVFieldOrder order) {
+  switch (order) {
+    case AV_FIELD_TT:
+      return AV_FIELD_BB;
+    case AV_FIELD_BB:
+      return AV_FIELD_TT;
+    case AV_FIELD_TB:
+      return AV_FIELD_BT;
+    case AV_FIELD_BT:
+      return AV_FIELD_TB;
+    default:
+      return order;
+  }
+}
+
+// The output's field order: the input's, the other field first where the chain swaps them
+// (flip=v), or progressive where it deinterlaces. The note says which, and warns where a
+// filter that mixes rows (resize, blur…) meets the fields before any deinterlace does:
+// vpipe's filters, as FFmpeg's, treat each picture as one.
 AVFieldOrder output_field_order(const TranscodeOutput::Source& in, const TranscodePlan& plan,
                                 TranscodeReport& report) {
-  const AVFieldOrder order = in.video->codecpar->field_order;
-  if (!is_interlaced(order)) return order;
-  std::string mixing;  // the filters that see the two fields as one picture
+  const AVFieldOrder input = in.video->codecpar->field_order;
+  if (!is_interlaced(input)) return input;
+  std::string mixing, swapping;  // the filters that see the fields as one picture; that swap them
+  int swaps = 0;
   bool deinterlaced = false;
   for (const auto& step : plan.chain) {
     if ((deinterlaced = step.filter->deinterlaces())) break;
     if (!step.filter->keeps_fields()) mixing += (mixing.empty() ? "" : ", ") + step.label;
+    if (step.filter->swaps_fields()) swapping += (swaps++ ? ", " : "") + step.label;
   }
-  // TB and BT read as top and bottom first, as FFmpeg's own tool writes them for pictures
-  // coded as fields (avcodec.h's "displayed first" notwithstanding).
-  std::string note = fmt::format("input is interlaced ({} field first): ",
-                                 order == AV_FIELD_TT || order == AV_FIELD_TB ? "top" : "bottom");
+  const AVFieldOrder order = swaps % 2 ? other_field_first(input) : input;
+  std::string note = fmt::format("input is interlaced ({} field first): ", first_field(input));
   if (deinterlaced)
     note += "deinterlaced, the output is progressive";
   else if (codes_fields(plan.encoder, plan.output))
@@ -56,6 +77,8 @@ AVFieldOrder output_field_order(const TranscodeOutput::Source& in, const Transco
   else
     note += fmt::format("kept interlaced, {} codes each picture as one (the field order a tag)",
                         plan.encoder->name);
+  if (!deinterlaced && swaps % 2)
+    note += fmt::format("; after {} the {} field is first", swapping, first_field(order));
   if (!mixing.empty())
     note += fmt::format("; {} mixes the two fields (put deinterlace before it)", mixing);
   report.notes.push_back(note);

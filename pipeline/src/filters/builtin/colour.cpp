@@ -104,6 +104,8 @@ class RgbToYuv final : public Filter {
       ref::rgb_to_yuv420p(in.planes[0], out.planes[0], out.planes[1], out.planes[2], spec_);
   }
   [[nodiscard]] bool is_format_conversion() const override { return true; }
+  // Each chroma sample is the mean of two rows of the picture, one of each field.
+  [[nodiscard]] bool keeps_fields() const override { return false; }
   void process_cuda(const Frame& in, Frame& out, const CudaContext& ctx) override {
     if (target_ == AV_PIX_FMT_NV12)
       cuda::rgb_to_nv12(in.planes[0], out.planes[0], out.planes[1], spec_, ctx.stream);
@@ -186,6 +188,8 @@ class To8Bit final : public Filter {
             true,
             "format=p010le,to_8bit"};
   }
+  // Each output sample is its input sample's alone: the fields stay apart.
+  [[nodiscard]] bool keeps_fields() const override { return true; }
   FrameFormat configure(const FrameFormat& in) override {
     const AVPixelFormat out = eight_bit_twin(in.pix_fmt);
     if (out == AV_PIX_FMT_NONE)
@@ -240,6 +244,8 @@ class Invert final : public Filter {
             true,
             "invert"};
   }
+  // Each output sample is its input sample's alone: the fields stay apart.
+  [[nodiscard]] bool keeps_fields() const override { return true; }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("invert", in);
     return in;
@@ -268,6 +274,8 @@ class Grayscale final : public Filter {
             true,
             "grayscale"};
   }
+  // Each output sample is its input sample's alone: the fields stay apart.
+  [[nodiscard]] bool keeps_fields() const override { return true; }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("grayscale", in);
     const auto& d = descriptor(in.pix_fmt);

@@ -62,9 +62,16 @@ class Crop final : public Filter {
     expect_chroma_aligned("crop", w_, h_, in.pix_fmt);
     expect_chroma_aligned("crop offset", x_, y_, in.pix_fmt);
     identity_ = w_ == in.width && h_ == in.height;
+    pix_fmt_ = in.pix_fmt;
     return {in.pix_fmt, w_, h_};
   }
   [[nodiscard]] bool is_identity() const override { return identity_; }
+  // The picture moves by y rows: by a multiple of the fields' chroma rows it keeps them; by an
+  // odd count (a format with every chroma row) each row lands in the other field.
+  [[nodiscard]] bool keeps_fields() const override {
+    return splits_into_fields(pix_fmt_, y_) || swaps_fields();
+  }
+  [[nodiscard]] bool swaps_fields() const override { return y_ % 2 == 1; }
   void process(const Frame& in, Frame& out) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
       ref::crop_plane(s, d, offset_x(in, p), offset_y(in, p));
@@ -83,6 +90,7 @@ class Crop final : public Filter {
 
  private:
   int w_, h_, x_, y_;
+  AVPixelFormat pix_fmt_ = AV_PIX_FMT_NONE;
   bool identity_ = false;
 };
 
@@ -140,9 +148,16 @@ class Pad final : public Filter {
     expect_chroma_aligned("pad offset", x_, y_, in.pix_fmt);
     fills_ = plane_fills(in.pix_fmt);
     identity_ = w_ == in.width && h_ == in.height;
+    pix_fmt_ = in.pix_fmt;
     return {in.pix_fmt, w_, h_};
   }
   [[nodiscard]] bool is_identity() const override { return identity_; }
+  // The picture moves by y rows: by a multiple of the fields' chroma rows it keeps them; by an
+  // odd count (a format with every chroma row) each row lands in the other field.
+  [[nodiscard]] bool keeps_fields() const override {
+    return splits_into_fields(pix_fmt_, y_) || swaps_fields();
+  }
+  [[nodiscard]] bool swaps_fields() const override { return y_ % 2 == 1; }
   void process(const Frame& in, Frame& out) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
       if (color_ == "edge")
@@ -181,6 +196,7 @@ class Pad final : public Filter {
     return {luma, 128, 128, 255};  // (a fourth plane is alpha: opaque)
   }
   int w_, h_, x_, y_;
+  AVPixelFormat pix_fmt_ = AV_PIX_FMT_NONE;
   std::string color_;
   bool full_range_ = false;  // the chain's (colour())
   std::array<std::uint8_t, 4> fills_{};
@@ -210,8 +226,15 @@ class Flip final : public Filter {
       : h_(dir.find('h') != std::string::npos), v_(dir.find('v') != std::string::npos) {}
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("flip", in);
+    in_ = in;
     return in;
   }
+  // Upside down, row r becomes row height-1-r: of the other field where the height is even,
+  // the chroma rows too where the fields have whole ones (splits_into_fields).
+  [[nodiscard]] bool keeps_fields() const override {
+    return !v_ || splits_into_fields(in_.pix_fmt, in_.height);
+  }
+  [[nodiscard]] bool swaps_fields() const override { return v_ && in_.height % 2 == 0; }
   void process(const Frame& in, Frame& out) override {
     for_each_plane(in, out, [&](int, const PlaneView& s, const PlaneView& d) {
       ref::flip_plane(s, d, h_, v_);
@@ -225,6 +248,7 @@ class Flip final : public Filter {
 
  private:
   bool h_, v_;
+  FrameFormat in_;
 };
 
 }  // namespace

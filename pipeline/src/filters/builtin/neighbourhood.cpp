@@ -228,6 +228,8 @@ class Eq final : public LumaFilter {
       : LumaFilter("eq", false), identity_(brightness == 0 && contrast == 1 && gamma == 1) {
     ref::make_eq_lut(brightness, contrast, gamma, lut_);
   }
+  // Each output sample is its input sample's alone: the fields stay apart.
+  [[nodiscard]] bool keeps_fields() const override { return true; }
   [[nodiscard]] bool is_identity() const override { return identity_; }
 
  private:

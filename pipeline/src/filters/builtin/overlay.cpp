@@ -54,6 +54,8 @@ class Overlay final : public Filter {
         x_(static_cast<int>(x)),
         y_(static_cast<int>(y)),
         opacity_(static_cast<float>(opacity)) {}
+  // It blends an image over the picture's samples and reads none of another row.
+  [[nodiscard]] bool keeps_fields() const override { return true; }
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_RGBA && in.pix_fmt != AV_PIX_FMT_RGB24)
       throw not_negotiated(fmt::format(

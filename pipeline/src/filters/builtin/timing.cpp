@@ -44,6 +44,8 @@ class Delay final : public Filter {
             "delay=ms=40"};
   }
   explicit Delay(int ms) : ms_(ms) {}
+  // Each output sample is its input sample's alone: the fields stay apart.
+  [[nodiscard]] bool keeps_fields() const override { return true; }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("delay", in);
     return in;
@@ -75,6 +77,8 @@ class Stamp final : public Filter {
             false,
             "stamp"};
   }
+  // It draws over the picture's samples and reads none of another row.
+  [[nodiscard]] bool keeps_fields() const override { return true; }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("stamp", in);
     if (descriptor(in.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB)

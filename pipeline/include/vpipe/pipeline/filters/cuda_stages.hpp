@@ -172,6 +172,9 @@ class CudaFilterStage final : public Stage<Frame, Frame> {
 // into `result`.
 void run_steps(const std::vector<ConfiguredFilter*>& steps, const Frame& in, Frame& result,
                DeviceMemoryResource& inner, cudaStream_t stream);
+// `in`'s properties (time, side data, fields) on the steps' `result`, its field order as the
+// steps leave it (fields_after).
+void take_props(Frame& result, const Frame& in, const std::vector<ConfiguredFilter*>& steps);
 // "a,b,c" of the run's labels.
 [[nodiscard]] std::string run_labels(const std::vector<ConfiguredFilter>& run);
 

@@ -123,6 +123,10 @@ class Filter {
   [[nodiscard]] virtual bool keeps_fields() const {
     return is_identity() || is_format_conversion();
   }
+  // Its output's rows keep their field but trade parity (flip=v of an even height, a crop
+  // or pad by an odd number of rows): the field captured first is now the other one, so the
+  // pictures are marked the other way (fields_after).
+  [[nodiscard]] virtual bool swaps_fields() const { return false; }
   // The chain's colour: the Y'CbCr matrix and range its frames are in (or, in RGB, go back
   // to). Called before configure with the colour so far; a conversion takes it where its own
   // matrix or range is auto, and returns its output's (rgb_to_yuv: the one it converts to).
@@ -248,6 +252,10 @@ struct ConfiguredFilter {
 // (unknown) stays unknown.
 [[nodiscard]] AVRational sample_aspect_after(const std::vector<ConfiguredFilter>& chain,
                                              AVRational sar);
+
+// A picture's field order after `f`: progressive after a deinterlace, the other field first
+// after a filter that swaps them, else as it came.
+[[nodiscard]] FieldOrder fields_after(const Filter& f, FieldOrder in);
 
 // Registers the built-in filters (called once by FilterRegistry::instance()).
 void register_builtin_filters(FilterRegistry& registry);
