@@ -842,3 +842,34 @@ TEST_F(EdgeCase, FrameRateContainersWorkAndRefusalsSayWhy) {
     EXPECT_EQ(partial_files(), 0);
   }
 }
+
+// An alpha channel that cannot follow: RGBA (PNG in MOV) or VP9's alpha, which WebM carries
+// beside the pictures (AlphaMode) and FFmpeg's decoder does not read, into an output without
+// one. The note says the output is opaque, and the output claims no AlphaMode (FFmpeg's own
+// tool copies the tag). An output format that takes the alpha keeps it, and says nothing.
+TEST_F(EdgeCase, AnAlphaChannelThatCannotFollowIsNamed) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  const std::string src = "-f lavfi -i testsrc2=size=64x64:rate=25 -t 1 -vf format=";
+  struct Run {
+    std::string in, out, extra;
+    bool named;
+  };
+  std::vector<Run> runs = {{make("a.mov", src + "rgba -c:v png"), "a.mp4", "", true},
+                           {path("a.mov"), "a.mkv", " --encoder ffv1", false}};
+  if (avcodec_find_encoder_by_name("libvpx-vp9"))
+    runs.push_back(
+        {make("a.webm", src + "yuva420p -c:v libvpx-vp9 -deadline realtime"), "b.webm", "", true});
+  for (const auto& run : runs) {
+    const auto r = run_vpipe("transcode " + run.in + " " + path(run.out) + run.extra +
+                             " --report " + path("report.json"));
+    ASSERT_EQ(r.exit_code, 0) << run.out << ": " << r.err;
+    const std::string notes = report()["notes"].dump();
+    EXPECT_EQ(notes.find("alpha channel") != std::string::npos, run.named)
+        << run.out << ": " << notes;
+    if (run.named) {
+      EXPECT_NE(notes.find("is opaque"), std::string::npos) << notes;
+    }
+    auto ctx = vpipe::open_input(path(run.out));
+    EXPECT_EQ(av_dict_get(ctx->streams[0]->metadata, "alpha_mode", nullptr, 0), nullptr) << run.out;
+  }
+}

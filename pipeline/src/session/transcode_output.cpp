@@ -10,6 +10,7 @@
 
 extern "C" {
 #include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include "vpipe/pipeline/io/audio_encode.hpp"
@@ -30,6 +31,26 @@ void copy_display_matrix(const AVStream* in, AVStream* out) {
   if (!matrix) return;
   if (std::uint8_t* copy = new_stream_side_data(out, AV_PKT_DATA_DISPLAYMATRIX, size))
     std::memcpy(copy, matrix, size);
+}
+
+// An input with an alpha channel (RGBA, yuva…, or VP8/VP9 whose alpha rides beside the
+// picture, Matroska's AlphaMode) into an encoder format without one: the note says that
+// the output is opaque, and the output does not repeat the input's AlphaMode tag (FFmpeg's
+// own tool copies it onto a stream that has no alpha).
+void drop_alpha(const AVStream* in, const AVCodecContext& encoder, AVStream* out,
+                TranscodeReport& report) {
+  const AVPixFmtDescriptor* from =
+      av_pix_fmt_desc_get(static_cast<AVPixelFormat>(in->codecpar->format));
+  const AVPixFmtDescriptor* to = av_pix_fmt_desc_get(encoder.pix_fmt);
+  const AVDictionaryEntry* mode = av_dict_get(in->metadata, "alpha_mode", nullptr, 0);
+  const bool side = mode && std::string_view(mode->value) == "1";
+  if (side) av_dict_set(&out->metadata, "alpha_mode", nullptr, 0);
+  if (!side && !(from && from->flags & AV_PIX_FMT_FLAG_ALPHA)) return;
+  if (!side && to && to->flags & AV_PIX_FMT_FLAG_ALPHA) return;
+  report.notes.push_back(
+      fmt::format("the input has an alpha channel{}: the output ({} {}) is opaque",
+                  side ? " beside its pictures, which FFmpeg's decoder does not read" : "",
+                  encoder.codec->name, to ? to->name : "?"));
 }
 
 // TB and BT read as top and bottom first, as FFmpeg's own tool writes them for pictures
@@ -185,6 +206,7 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
   // input's encoder: this output's is another.
   av_dict_copy(&video_out->metadata, in.video->metadata, 0);
   av_dict_set(&video_out->metadata, "encoder", nullptr, 0);
+  drop_alpha(in.video, *encoder, video_out, report);
   video_out->time_base = encoder->time_base;
   video_out->avg_frame_rate = encoder->framerate;
   source_tb_.push_back(encoder->time_base);
