@@ -129,6 +129,15 @@ class Encode(Tmp):
         err = np.abs(back[5].astype(int) - np.roll(ramp, 5, axis=1).astype(int))
         self.assertLessEqual(err.max(), 3)  # RGB → YUV 4:2:0 → RGB of a smooth ramp
 
+    def test_rgb_tensors_name_the_matrix_they_are_converted_with(self):
+        # Untagged, a player reads an HD picture as BT.709; the Encoder converts as BT.601.
+        out = self.path("hd.mp4")
+        with vpipe.Encoder(out, fps=25) as enc:
+            enc.write(np.zeros((720, 1280, 3), np.uint8))
+        tags = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=color_space,color_range", "-of",
+                               "csv=p=0", out], check=True, capture_output=True, text=True).stdout.split()
+        self.assertEqual(tags, ["tv,smpte170m"])
+
     def test_decoded_frames_and_audio_copy_across(self):
         out = self.path("copy.mp4")
         with vpipe.Encoder(out, fps=30, audio_from=SAMPLE) as enc:

@@ -644,6 +644,25 @@ TEST(Plan, TheChainConvertsInTheInputsColourAndTagsTheOutputOnlyWhereItChangesIt
   EXPECT_TRUE(has_note(p, "colour: the chain converts BT.709 full range to BT.2020 full range"));
 }
 
+// An RGB input has no Y'CbCr matrix for the output to keep: the chain's (BT.601, as swscale's)
+// is named in the tags, or a player reads an untagged HD picture as BT.709. RGB out of RGB
+// says nothing.
+TEST(Plan, RgbIntoYCbCrTagsTheMatrixItUsed) {
+  auto o = options("", "out.mkv");
+  o.device = Device::kCpu;
+  const ColorSpec rgb_colour{ColorMatrix::kBT601, ColorRange::kFull};
+  auto p = plan(o, {{AV_PIX_FMT_RGB24, 1280, 720}, "", rgb_colour}, no_gpu());
+  EXPECT_FALSE(is_rgb(p.output.pix_fmt));
+  EXPECT_TRUE(p.recoloured);
+  EXPECT_EQ(p.colour, rgb_colour);
+  EXPECT_TRUE(has_note(p, "colour: RGB converted to Y'CbCr as BT.601 full range"));
+  o.encoder = "ffv1";  // it takes RGB
+  p = plan(o, {{AV_PIX_FMT_RGB24, 1280, 720}, "", rgb_colour}, no_gpu());
+  EXPECT_TRUE(is_rgb(p.output.pix_fmt)) << to_string(p.output);
+  EXPECT_FALSE(p.recoloured);
+  EXPECT_FALSE(has_note(p, "colour:"));
+}
+
 TEST(Colour, OfTagsIsWhatSwscaleTakesThemFor) {
   EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT709, AVCOL_RANGE_MPEG, AV_PIX_FMT_YUV420P),
             (ColorSpec{ColorMatrix::kBT709, ColorRange::kLimited}));

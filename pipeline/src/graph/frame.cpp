@@ -268,6 +268,11 @@ void set_field_order(FieldOrder fields, AVFrame& av) {
   av.top_field_first = fields == FieldOrder::kTopFirst;
 }
 
+bool is_rgb(AVPixelFormat pix_fmt) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
+  return d && (d->flags & AV_PIX_FMT_FLAG_RGB);
+}
+
 bool splits_into_fields(AVPixelFormat pix_fmt, int height) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
   return d && height % (2 << d->log2_chroma_h) == 0;

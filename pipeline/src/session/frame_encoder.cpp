@@ -12,8 +12,10 @@ extern "C" {
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -240,9 +242,15 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   av_check(avformat_alloc_output_context2(&raw, nullptr, nullptr, o.path.c_str()), o.path);
   out.reset(raw);
   files.attach(out.get());
-  enc =
-      open_video_encoder(codec, want, o.time_base, o.frame_rate,
-                         (out->oformat->flags & AVFMT_GLOBALHEADER) != 0, encoder_options, nullptr);
+  // RGB in: the output names the matrix it is converted with (BT.601 limited, swscale's and
+  // rgb_to_yuv's), or a player reads an untagged HD picture as BT.709.
+  UniqueAVCodecContext tags(avcodec_alloc_context3(nullptr));
+  if (!tags) throw std::bad_alloc();
+  if (is_rgb(f.pix_fmt) && !is_rgb(want.pix_fmt))
+    std::tie(tags->colorspace, tags->color_range) = tags_of_colour(kUntaggedColour);
+  enc = open_video_encoder(codec, want, o.time_base, o.frame_rate,
+                           (out->oformat->flags & AVFMT_GLOBALHEADER) != 0, encoder_options,
+                           tags.get());
   video = avformat_new_stream(out.get(), nullptr);
   av_check(avcodec_parameters_from_context(video->codecpar, enc.get()), "encoder parameters");
   video->time_base = enc->time_base;

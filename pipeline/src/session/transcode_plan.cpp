@@ -386,8 +386,14 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
     }
     fit_to_encoder(o, p);
   }
-  p.recoloured = p.colour != in.colour;
-  if (p.recoloured)
+  // RGB in, Y'CbCr out: the chain chose the matrix, so the output names it (players read an
+  // untagged HD picture as BT.709; vpipe's RGB, as swscale's, converts as BT.601).
+  const bool from_rgb = is_rgb(p.decoded.pix_fmt) && !is_rgb(p.output.pix_fmt);
+  p.recoloured = p.colour != in.colour || from_rgb;
+  if (from_rgb)
+    p.notes.push_back(fmt::format("colour: RGB converted to Y'CbCr as {}; the output is tagged so",
+                                  colour_name(p.colour)));
+  else if (p.recoloured)
     p.notes.push_back(fmt::format("colour: the chain converts {} to {}; the output is tagged so",
                                   colour_name(in.colour), colour_name(p.colour)));
   place_cuda_segment(o, p);

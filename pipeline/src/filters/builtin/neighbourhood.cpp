@@ -63,11 +63,8 @@ class Blur final : public Filter {
 
 // ---- box, unsharp, sobel, eq: the tested kernels as filters --------------------
 
-bool is_rgb(const FrameFormat& f) {
-  return (descriptor(f.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB) != 0;
-}
 // The planes a luma filter touches: the first of a YUV or gray frame, every one of RGB.
-bool luma_or_rgb(const FrameFormat& f, int plane) { return plane == 0 || is_rgb(f); }
+bool luma_or_rgb(const FrameFormat& f, int plane) { return plane == 0 || is_rgb(f.pix_fmt); }
 
 class Box final : public Filter {
  public:

@@ -73,6 +73,8 @@ void set_field_order(FieldOrder fields, AVFrame& av);
 // rows (4:2:0: a height of 4n; 4:2:2, 4:4:4: 2n): what coding or converting the fields
 // apart needs.
 [[nodiscard]] bool splits_into_fields(AVPixelFormat pix_fmt, int height);
+// Whether `pix_fmt` holds R, G and B (rgb24, rgba, gbrp…), not Y'CbCr or grey.
+[[nodiscard]] bool is_rgb(AVPixelFormat pix_fmt);
 
 // Device memory of one frame. Either from a memory strategy, or owned by
 // someone else (e.g. a surface of FFmpeg's NVDEC frame pool). Either way it
