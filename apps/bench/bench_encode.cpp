@@ -159,8 +159,7 @@ std::uintmax_t write_joined(const std::string& path, std::vector<EncodedRun>& ru
 // Every frame's pts, decoded back from `path` (libavcodec, presentation order).
 std::vector<std::int64_t> decoded_pts(const std::string& path) {
   auto in = open_input(path);
-  const int vi = av_find_best_stream(in.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  if (vi < 0) throw std::runtime_error(path + ": no video stream");
+  const int vi = video_stream(*in, path);
   TranscodeOptions o;
   o.input = path;
   auto dec = open_decoder(in->streams[vi], o);

@@ -889,3 +889,27 @@ TEST_F(EdgeCase, RgbIntoYCbCrNamesTheMatrixItUsed) {
   EXPECT_EQ(par->color_space, AVCOL_SPC_SMPTE170M);
   EXPECT_EQ(par->color_range, AVCOL_RANGE_JPEG);
 }
+
+// An MP3 with its album cover: the one "video" stream is a still beside the audio (an
+// attached picture). It is not transcoded into a one-frame video: the error says what the
+// stream is, as for a file with no video at all. A real video beside a cover is the one taken.
+TEST_F(EdgeCase, ACoverPictureIsNotTheVideo) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  make("cover.png", "-f lavfi -i color=red:s=64x64 -frames 1");
+  const auto song = make("song.mp3", "-f lavfi -i sine=d=1 -i " + path("cover.png") +
+                                         " -map 0 -map 1 -c:v mjpeg -disposition:v attached_pic");
+  const auto r = run_vpipe("transcode " + song + " " + path("song.mp4"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("song.mp3: no video stream (stream #1 is a cover picture"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(path("song.mp4")));
+  const auto clip = h264_aac("clip.mp4", "160x120", 1);
+  const auto both = make("both.mp4", "-i " + path("cover.png") + " -i " + clip +
+                                         " -map 0 -map 1 -c copy -c:v:0 mjpeg -c:v:1 copy "
+                                         "-disposition:v:0 attached_pic");
+  const auto b = run_vpipe("transcode " + both + " " + path("both-out.mkv"));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(summarize(path("both-out.mkv")).width, 160);
+  EXPECT_EQ(count_frames(path("both-out.mkv")), 25);
+}

@@ -430,6 +430,16 @@ std::string ffmpeg_url(const std::string& name) {
   return "file:" + name;
 }
 
+int video_stream(const AVFormatContext& in, const std::string& path) {
+  auto* ctx = const_cast<AVFormatContext*>(&in);  // (FFmpeg's signature; it reads only)
+  const int best = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (best < 0) throw input_error(fmt::format("{}: no video stream", path));
+  if (!(in.streams[best]->disposition & AV_DISPOSITION_ATTACHED_PIC)) return best;
+  throw input_error(
+      fmt::format("{}: no video stream (stream #{} is a cover picture, one still beside the audio)",
+                  path, best));
+}
+
 UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& options) {
   const std::string path = ffmpeg_url(name);
   AVFormatContext* raw = avformat_alloc_context();

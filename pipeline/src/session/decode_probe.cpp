@@ -28,8 +28,7 @@ VideoPackets read_video_packets(const std::string& path) {
   } catch (const ffmpeg_error& e) {
     throw input_error(e.what());
   }
-  const int v = av_find_best_stream(p.input.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  if (v < 0) throw input_error(fmt::format("{}: no video stream", path));
+  const int v = video_stream(*p.input, path);
   p.video = p.input->streams[v];
   for (;;) {
     UniqueAVPacket pkt = make_av_packet();

@@ -327,8 +327,7 @@ void TranscodeSession::Parts::open_input() {
   } catch (const ffmpeg_error& e) {
     throw input_error(e.what());
   }
-  video_index = av_find_best_stream(input.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  if (video_index < 0) throw input_error(fmt::format("{}: no video stream", o.input));
+  video_index = video_stream(*input, o.input);
   video = input->streams[video_index];
   frame_rate = av_guess_frame_rate(input.get(), video, nullptr);
   const std::function<UniqueDemuxContext()> open_again = [this] {

@@ -235,4 +235,8 @@ struct InputOpenOptions {
 [[nodiscard]] UniqueDemuxContext open_input(const std::string& path,
                                             const InputOpenOptions& options = {});
 
+// The index of `in`'s video stream (FFmpeg's best), not a cover picture (an MP3's or M4A's
+// attached picture is one still, not video). input_error naming `path` where there is none.
+[[nodiscard]] int video_stream(const AVFormatContext& in, const std::string& path);
+
 }  // namespace vpipe
