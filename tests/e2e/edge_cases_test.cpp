@@ -875,19 +875,21 @@ TEST_F(EdgeCase, AnAlphaChannelThatCannotFollowIsNamed) {
 }
 
 // RGB (PNG, a screen capture) into Y'CbCr: the output names the matrix and range vpipe
-// converted with, BT.601 full as swscale's default; untagged, a player reads an HD picture
-// as BT.709 and its colours shift.
+// converted with, BT.601 limited as swscale's default; untagged, a player reads an HD
+// picture as BT.709 and its colours shift.
 TEST_F(EdgeCase, RgbIntoYCbCrNamesTheMatrixItUsed) {
   VPIPE_NEED_FFMPEG_TOOL();
   const auto in =
       make("hd.mov", "-f lavfi -i testsrc2=size=1280x720:rate=25 -t 0.2 -vf format=rgb24 -c:v png");
   const auto r = run_vpipe("transcode " + in + " " + path("hd.mp4"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("RGB converted to Y'CbCr as BT.601 full range"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("RGB converted to Y'CbCr as BT.601 limited range"), std::string::npos)
+      << r.err;
   auto ctx = vpipe::open_input(path("hd.mp4"));
   const AVCodecParameters* par = ctx->streams[0]->codecpar;
   EXPECT_EQ(par->color_space, AVCOL_SPC_SMPTE170M);
-  EXPECT_EQ(par->color_range, AVCOL_RANGE_JPEG);
+  EXPECT_EQ(par->color_range, AVCOL_RANGE_MPEG);
+  EXPECT_EQ(par->format, AV_PIX_FMT_YUV420P);
 }
 
 // An MP3 with its album cover: the one "video" stream is a still beside the audio (an

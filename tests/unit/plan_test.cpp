@@ -650,12 +650,12 @@ TEST(Plan, TheChainConvertsInTheInputsColourAndTagsTheOutputOnlyWhereItChangesIt
 TEST(Plan, RgbIntoYCbCrTagsTheMatrixItUsed) {
   auto o = options("", "out.mkv");
   o.device = Device::kCpu;
-  const ColorSpec rgb_colour{ColorMatrix::kBT601, ColorRange::kFull};
+  const ColorSpec rgb_colour = colour_of_tags(AVCOL_SPC_RGB, AVCOL_RANGE_JPEG, AV_PIX_FMT_RGB24);
   auto p = plan(o, {{AV_PIX_FMT_RGB24, 1280, 720}, "", rgb_colour}, no_gpu());
   EXPECT_FALSE(is_rgb(p.output.pix_fmt));
   EXPECT_TRUE(p.recoloured);
   EXPECT_EQ(p.colour, rgb_colour);
-  EXPECT_TRUE(has_note(p, "colour: RGB converted to Y'CbCr as BT.601 full range"));
+  EXPECT_TRUE(has_note(p, "colour: RGB converted to Y'CbCr as BT.601 limited range"));
   o.encoder = "ffv1";  // it takes RGB
   p = plan(o, {{AV_PIX_FMT_RGB24, 1280, 720}, "", rgb_colour}, no_gpu());
   EXPECT_TRUE(is_rgb(p.output.pix_fmt)) << to_string(p.output);
@@ -671,6 +671,8 @@ TEST(Colour, OfTagsIsWhatSwscaleTakesThemFor) {
   EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT2020_NCL, AVCOL_RANGE_JPEG, AV_PIX_FMT_YUV420P10LE),
             (ColorSpec{ColorMatrix::kBT2020, ColorRange::kFull}));
   EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT470BG, AVCOL_RANGE_MPEG, AV_PIX_FMT_NV12), kUntaggedColour);
+  // PNG's RGB is full range; the Y'CbCr made of it is limited, as swscale makes it.
+  EXPECT_EQ(colour_of_tags(AVCOL_SPC_RGB, AVCOL_RANGE_JPEG, AV_PIX_FMT_RGB24), kUntaggedColour);
   EXPECT_EQ(tags_of_colour({ColorMatrix::kBT2020, ColorRange::kLimited}),
             std::pair(AVCOL_SPC_BT2020_NCL, AVCOL_RANGE_MPEG));
 }

@@ -113,7 +113,7 @@ ColorSpec colour_of_tags(AVColorSpace space, AVColorRange range, AVPixelFormat p
   const bool jpeg_format = pix_fmt == AV_PIX_FMT_YUVJ420P || pix_fmt == AV_PIX_FMT_YUVJ422P ||
                            pix_fmt == AV_PIX_FMT_YUVJ444P || pix_fmt == AV_PIX_FMT_YUVJ440P ||
                            pix_fmt == AV_PIX_FMT_YUVJ411P;
-  if (range == AVCOL_RANGE_JPEG || jpeg_format) c.range = ColorRange::kFull;
+  if ((range == AVCOL_RANGE_JPEG && !is_rgb(pix_fmt)) || jpeg_format) c.range = ColorRange::kFull;
   return c;
 }
 

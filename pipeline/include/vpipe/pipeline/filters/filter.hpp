@@ -31,7 +31,8 @@ namespace vpipe {
 inline constexpr ColorSpec kUntaggedColour{ColorMatrix::kBT601, ColorRange::kLimited};
 // The matrix and range a decoded picture's tags say: JPEG range (or a yuvj format) is
 // full; BT.709 and BT.2020 (non-constant luminance, and constant luminance converted as
-// it) are theirs; any other matrix, or none, is BT.601, as swscale takes it.
+// it) are theirs; any other matrix, or none, is BT.601, as swscale takes it. An RGB picture's
+// range is its RGB's: the Y'CbCr it becomes is limited, as swscale makes it.
 [[nodiscard]] ColorSpec colour_of_tags(AVColorSpace space, AVColorRange range,
                                        AVPixelFormat pix_fmt);
 // The tags that say `c`: its matrix (BT.601 as SMPTE 170M) and range.
