@@ -406,12 +406,21 @@ TEST_F(EdgeCase, OutputsTheContainerCannotTakeAreRefusedOrFitted) {
       run_vpipe("transcode " + kSample + " " + path("f.mp4") + " --encoder ffv1 --frames 5");
   EXPECT_EQ(f.exit_code, 1);
   EXPECT_NE(f.err.find("the mp4 container cannot hold ffv1"), std::string::npos) << f.err;
-  const std::vector<std::pair<std::string, std::string>> native = {
-      {"out.webm", "vp9"}, {"out.ogv", "theora"}, {"out.gif", "gif"}};
+  // A raw elementary stream is its own codec's bitstream alone (H.264 went into .hevc).
+  const auto raw =
+      run_vpipe("transcode " + kSample + " " + path("x.hevc") + " --encoder libx264 --frames 5");
+  EXPECT_EQ(raw.exit_code, 1);
+  EXPECT_NE(raw.err.find("the hevc container cannot hold h264"), std::string::npos) << raw.err;
+  const std::vector<std::pair<std::string, std::string>> native = {{"out.webm", "vp9"},
+                                                                   {"out.ogv", "theora"},
+                                                                   {"out.gif", "gif"},
+                                                                   {"out.hevc", "hevc"},
+                                                                   {"out.m2v", "mpeg2video"}};
   for (const auto& [name, codec] : native) {
     if (!avcodec_find_encoder_by_name(codec == "vp9"      ? "libvpx-vp9"
                                       : codec == "theora" ? "libtheora"
-                                                          : "gif"))
+                                      : codec == "hevc"   ? "libx265"
+                                                          : codec.c_str()))
       continue;  // (this FFmpeg lacks the encoder: the refusal is tested above)
     const auto r =
         run_vpipe("transcode " + kSample + " " + path(name) + " --frames 10 --vf resize=160x90");
@@ -914,4 +923,33 @@ TEST_F(EdgeCase, ACoverPictureIsNotTheVideo) {
   ASSERT_EQ(b.exit_code, 0) << b.err;
   EXPECT_EQ(summarize(path("both-out.mkv")).width, 160);
   EXPECT_EQ(count_frames(path("both-out.mkv")), 25);
+}
+
+// MJPEG, or a yuvj format asked for, is JPEG's full range: limited input is expanded into it,
+// and tagged so. Before, MJPEG refused limited-range yuv420p outright, and --pix-fmt yuvj420p
+// wrote limited samples that every decoder reads as full: a washed-out picture (about 15
+// levels off on average; FFmpeg's own decode to RGB is the judge).
+TEST_F(EdgeCase, AJpegFormatIsFullRangeAndTheSamplesAreExpanded) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  const auto in = h264_aac("in.mp4", "320x240", 1);
+  const auto rgb = [&](const std::string& file) {
+    const auto raw = file + ".rgb";
+    EXPECT_EQ(sh("ffmpeg -nostdin -v error -y -i " + file +
+                 " -frames:v 1 -f rawvideo -pix_fmt rgb24 " + raw),
+              0);
+    return slurp(raw);
+  };
+  const std::string want = rgb(in);
+  for (const std::string args : {"mj.avi --encoder mjpeg", "j.mp4 --pix-fmt yuvj420p"}) {
+    const auto r = run_vpipe("transcode " + in + " " + path(args));
+    ASSERT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("to BT.601 full range; the output is tagged so"), std::string::npos)
+        << r.err;
+    const std::string got = rgb(path(args.substr(0, args.find(' '))));
+    ASSERT_EQ(got.size(), want.size()) << args;
+    double diff = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      diff += std::abs(static_cast<std::uint8_t>(got[i]) - static_cast<std::uint8_t>(want[i]));
+    EXPECT_LT(diff / static_cast<double>(got.size()), 4) << args;
+  }
 }

@@ -110,10 +110,8 @@ ColorSpec colour_of_tags(AVColorSpace space, AVColorRange range, AVPixelFormat p
   if (space == AVCOL_SPC_BT709) c.matrix = ColorMatrix::kBT709;
   if (space == AVCOL_SPC_BT2020_NCL || space == AVCOL_SPC_BT2020_CL)
     c.matrix = ColorMatrix::kBT2020;
-  const bool jpeg_format = pix_fmt == AV_PIX_FMT_YUVJ420P || pix_fmt == AV_PIX_FMT_YUVJ422P ||
-                           pix_fmt == AV_PIX_FMT_YUVJ444P || pix_fmt == AV_PIX_FMT_YUVJ440P ||
-                           pix_fmt == AV_PIX_FMT_YUVJ411P;
-  if ((range == AVCOL_RANGE_JPEG && !is_rgb(pix_fmt)) || jpeg_format) c.range = ColorRange::kFull;
+  if ((range == AVCOL_RANGE_JPEG && !is_rgb(pix_fmt)) || is_jpeg_range(pix_fmt))
+    c.range = ColorRange::kFull;
   return c;
 }
 

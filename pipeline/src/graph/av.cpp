@@ -240,6 +240,11 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
   if (name.substr(0, 4) == "rtp_") name = name.substr(4);  // rtp_mpegts: MPEG-TS
   const auto it = kHolds.find(name);
   if (it != kHolds.end()) return it->second.count(codec) > 0;
+  // A raw elementary stream (.h264, .hevc, .m2v, .yuv: no container, no timestamps) is its own
+  // codec's bitstream alone; H.264 written into a .hevc is a file no reader takes for HEVC.
+  if ((container->flags & AVFMT_NOTIMESTAMPS) && container->video_codec != AV_CODEC_ID_NONE &&
+      avcodec_get_type(codec) == AVMEDIA_TYPE_VIDEO)
+    return codec == container->video_codec;
   // A muxer with no audio codec of its own holds no audio: raw streams (.h264,
   // .hevc, .m2v, .ivf). They said "exactly one stream", at the header.
   if (avcodec_get_type(codec) == AVMEDIA_TYPE_AUDIO && container->audio_codec == AV_CODEC_ID_NONE)

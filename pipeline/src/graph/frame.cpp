@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 #include <vector>
 
 extern "C" {
@@ -271,6 +272,11 @@ void set_field_order(FieldOrder fields, AVFrame& av) {
 bool is_rgb(AVPixelFormat pix_fmt) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
   return d && (d->flags & AV_PIX_FMT_FLAG_RGB);
+}
+
+bool is_jpeg_range(AVPixelFormat pix_fmt) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
+  return d && std::string_view(d->name).substr(0, 4) == "yuvj";
 }
 
 bool splits_into_fields(AVPixelFormat pix_fmt, int height) {

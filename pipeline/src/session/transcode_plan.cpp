@@ -273,6 +273,13 @@ AVPixelFormat asked_format(const TranscodeOptions& o, const AVCodec* codec) {
 
 AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
   if (!codec->pix_fmts) return want;
+  // MJPEG's pictures are JPEG's, full range: its yuvj formats first (format expands the
+  // range; the encoder refuses limited-range yuv420p).
+  const AVPixFmtDescriptor* wd = av_pix_fmt_desc_get(want);
+  if (const std::string name = wd ? wd->name : "";
+      codec->id == AV_CODEC_ID_MJPEG && name.rfind("yuv", 0) == 0 && !is_jpeg_range(want))
+    for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
+      if (av_get_pix_fmt(("yuvj" + name.substr(3)).c_str()) == *f) return *f;
   for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
     if (*f == want) return want;
   // The same picture in another layout (NVDEC's p010le → libx265's yuv420p10le): the depth kept.
@@ -385,6 +392,7 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
       p.output = p.chain.back().out;
     }
     fit_to_encoder(o, p);
+    p.colour = p.chain.empty() ? in.colour : p.chain.back().colour;  // a yuvj format is full
   }
   // RGB in, Y'CbCr out: the chain chose the matrix, so the output names it (players read an
   // untagged HD picture as BT.709; vpipe's RGB, as swscale's, converts as BT.601).

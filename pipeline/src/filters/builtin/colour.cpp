@@ -329,7 +329,12 @@ class Format final : public Filter {
     if (descriptor(target_).flags & AV_PIX_FMT_FLAG_HWACCEL)
       throw chain_error(fmt::format("format: '{}' is a hardware format", name));
   }
-  ColorSpec colour(ColorSpec in) override { return colour_ = in; }
+  // A JPEG format (yuvj420p: MJPEG's) is full range: limited input is expanded into it.
+  ColorSpec colour(ColorSpec in) override {
+    colour_ = in;
+    if (is_jpeg_range(target_)) in.range = ColorRange::kFull;
+    return in;
+  }
   FrameFormat configure(const FrameFormat& in) override {
     in_ = in;
     sws_ = make_sws(in.width, in.height);
@@ -372,7 +377,8 @@ class Format final : public Filter {
 
  private:
   // The chain's matrix, and its range kept from Y'CbCr to Y'CbCr (swscale would otherwise
-  // take yuvj420p → nv12 for a range conversion, and the output's tags say full).
+  // take yuvj420p → nv12 for a range conversion, and the output's tags say full), but into
+  // a JPEG format, which is full range by its name.
   UniqueSwsContext make_sws(int w, int h) const {
     UniqueSwsContext sws(sws_getContext(w, h, in_.pix_fmt, w, h, target_,
                                         SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
@@ -383,7 +389,8 @@ class Format final : public Filter {
                             : colour_.matrix == ColorMatrix::kBT2020 ? SWS_CS_BT2020
                                                                      : SWS_CS_ITU601);
     const int full = colour_.range == ColorRange::kFull ? 1 : 0;
-    sws_setColorspaceDetails(sws.get(), coefs, full, coefs, full, 0, 1 << 16, 1 << 16);
+    sws_setColorspaceDetails(sws.get(), coefs, full, coefs, is_jpeg_range(target_) ? 1 : full, 0,
+                             1 << 16, 1 << 16);
     return sws;
   }
 

@@ -75,6 +75,8 @@ void set_field_order(FieldOrder fields, AVFrame& av);
 [[nodiscard]] bool splits_into_fields(AVPixelFormat pix_fmt, int height);
 // Whether `pix_fmt` holds R, G and B (rgb24, rgba, gbrp…), not Y'CbCr or grey.
 [[nodiscard]] bool is_rgb(AVPixelFormat pix_fmt);
+// Whether `pix_fmt` is one of JPEG's full-range Y'CbCr formats (yuvj420p, yuvj422p…).
+[[nodiscard]] bool is_jpeg_range(AVPixelFormat pix_fmt);
 
 // Device memory of one frame. Either from a memory strategy, or owned by
 // someone else (e.g. a surface of FFmpeg's NVDEC frame pool). Either way it
