@@ -33,6 +33,13 @@ inline void expect_chroma_aligned(std::string_view what, int w, int h, AVPixelFo
         fmt::format("{}: {}x{} must be a multiple of {}x{} for {}", what, w, h, mw, mh, d.name));
 }
 
+// A picture moved down by `rows` (crop, pad) keeps its fields apart where they keep whole
+// chroma rows (splits_into_fields), or where an odd count moves every row, chroma too (a
+// format with every chroma row), into the other field: then it swaps them.
+inline bool shift_keeps_fields(AVPixelFormat fmt, int rows) {
+  return splits_into_fields(fmt, rows) || rows % 2 == 1;
+}
+
 // Ratio of a plane's width to the luma width (chroma of 4:2:0: 0.5).
 inline double plane_scale(const Frame& f, int plane) {
   return static_cast<double>(f.planes[static_cast<std::size_t>(plane)].width) /

@@ -66,11 +66,7 @@ class Crop final : public Filter {
     return {in.pix_fmt, w_, h_};
   }
   [[nodiscard]] bool is_identity() const override { return identity_; }
-  // The picture moves by y rows: by a multiple of the fields' chroma rows it keeps them; by an
-  // odd count (a format with every chroma row) each row lands in the other field.
-  [[nodiscard]] bool keeps_fields() const override {
-    return splits_into_fields(pix_fmt_, y_) || swaps_fields();
-  }
+  [[nodiscard]] bool keeps_fields() const override { return shift_keeps_fields(pix_fmt_, y_); }
   [[nodiscard]] bool swaps_fields() const override { return y_ % 2 == 1; }
   void process(const Frame& in, Frame& out) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
@@ -152,11 +148,7 @@ class Pad final : public Filter {
     return {in.pix_fmt, w_, h_};
   }
   [[nodiscard]] bool is_identity() const override { return identity_; }
-  // The picture moves by y rows: by a multiple of the fields' chroma rows it keeps them; by an
-  // odd count (a format with every chroma row) each row lands in the other field.
-  [[nodiscard]] bool keeps_fields() const override {
-    return splits_into_fields(pix_fmt_, y_) || swaps_fields();
-  }
+  [[nodiscard]] bool keeps_fields() const override { return shift_keeps_fields(pix_fmt_, y_); }
   [[nodiscard]] bool swaps_fields() const override { return y_ % 2 == 1; }
   void process(const Frame& in, Frame& out) override {
     for_each_plane(in, out, [&](int p, const PlaneView& s, const PlaneView& d) {
