@@ -621,6 +621,26 @@ TEST(Plan, TenBitsNarrowedForTheFiltersIsRefusedUnlessAskedForAndWithoutAChainKe
   EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P10LE);
 }
 
+// 12 bits into libx264, which codes 8 or 10: the deepest it codes, and a note (it fell to 8
+// bits without a word).
+TEST(Plan, AnInputDeeperThanTheEncoderCodesKeepsAllTheBitsItCan) {
+  const AVCodec* x264 = avcodec_find_encoder_by_name("libx264");
+  ASSERT_NE(x264, nullptr);
+  bool ten = false;
+  for (const AVPixelFormat* f = x264->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
+    ten |= *f == AV_PIX_FMT_YUV420P10LE;
+  if (!ten) GTEST_SKIP() << "this libx264 codes 8 bits only";
+  EXPECT_EQ(encoder_format(x264, AV_PIX_FMT_YUV420P12LE), AV_PIX_FMT_YUV420P10LE);
+  auto o = options("", "out.mkv");
+  o.device = Device::kCpu;
+  const auto p = plan(o, {{AV_PIX_FMT_YUV420P12LE, 320, 240}, ""}, no_gpu());
+  EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P10LE);
+  EXPECT_TRUE(has_note(p, "12-bit frames: libx264 codes at most 10 bits here, so yuv420p10le"));
+  o.encoder = "mpeg4";  // 8 bits only
+  EXPECT_TRUE(has_note(plan(o, {{AV_PIX_FMT_YUV420P10LE, 320, 240}, ""}, no_gpu()),
+                       "10-bit frames: mpeg4 codes at most 8 bits here, so yuv420p"));
+}
+
 TEST(Plan, NvdecsP010GoesToATenBitEncoderInItsOwnTenBitLayout) {
   const AVCodec* x265 = avcodec_find_encoder_by_name("libx265");
   if (!x265) GTEST_SKIP() << "this FFmpeg has no libx265";

@@ -282,16 +282,26 @@ AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
       if (av_get_pix_fmt(("yuvj" + name.substr(3)).c_str()) == *f) return *f;
   for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
     if (*f == want) return want;
-  // The same picture in another layout (NVDEC's p010le → libx265's yuv420p10le): the depth kept.
+  // The same picture in another layout (NVDEC's p010le → libx265's yuv420p10le): the depth kept;
+  // else the deepest the encoder codes below it (12-bit into libx264: 10 bits, not 8).
   const AVPixFmtDescriptor* w = av_pix_fmt_desc_get(want);
+  AVPixelFormat shallower = AV_PIX_FMT_NONE;
+  int shallower_depth = 0;
   for (const AVPixelFormat* f = codec->pix_fmts; w && *f != AV_PIX_FMT_NONE; ++f) {
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*f);
-    if (d->comp[0].depth == w->comp[0].depth && d->nb_components == w->nb_components &&
-        d->log2_chroma_w == w->log2_chroma_w && d->log2_chroma_h == w->log2_chroma_h &&
-        (d->flags & AV_PIX_FMT_FLAG_RGB) == (w->flags & AV_PIX_FMT_FLAG_RGB) &&
-        !(d->flags & AV_PIX_FMT_FLAG_BE) && !(d->flags & AV_PIX_FMT_FLAG_HWACCEL))
-      return *f;
+    if (d->nb_components != w->nb_components || d->log2_chroma_w != w->log2_chroma_w ||
+        d->log2_chroma_h != w->log2_chroma_h ||
+        (d->flags & AV_PIX_FMT_FLAG_RGB) != (w->flags & AV_PIX_FMT_FLAG_RGB) ||
+        (d->flags & AV_PIX_FMT_FLAG_BE) || (d->flags & AV_PIX_FMT_FLAG_HWACCEL))
+      continue;
+    const int depth = d->comp[0].depth;
+    if (depth == w->comp[0].depth) return *f;
+    if (depth < w->comp[0].depth && depth > shallower_depth) {
+      shallower = *f;
+      shallower_depth = depth;
+    }
   }
+  if (shallower != AV_PIX_FMT_NONE) return shallower;
   for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
     if (*f == AV_PIX_FMT_YUV420P) return *f;
   return codec->pix_fmts[0];
@@ -386,6 +396,11 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
     if (const auto want = o.pix_fmt.empty() ? encoder_format(p.encoder, p.output.pix_fmt)
                                             : asked_format(o, p.encoder);
         want != p.output.pix_fmt) {
+      if (const int from = av_pix_fmt_desc_get(p.output.pix_fmt)->comp[0].depth,
+          to = av_pix_fmt_desc_get(want)->comp[0].depth;
+          to < from && o.pix_fmt.empty())
+        p.notes.push_back(fmt::format("{}-bit frames: {} codes at most {} bits here, so {}", from,
+                                      p.encoder->name, to, av_get_pix_fmt_name(want)));
       auto conv = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))),
                               p.output, p.colour);
       for (auto& c : conv) p.chain.push_back(std::move(c));
