@@ -358,14 +358,15 @@ inline std::vector<Captions> write_captioned_clip(const std::string& path, int f
   return all;
 }
 
-// 25 pictures of 320x240, top field first, coded as fields by libx264: the top field's
-// rows luma 60, the bottom's 200 (a comb as strong as motion leaves), chroma grey.
-inline void write_interlaced_clip(const std::string& path) {
+// `frames` pictures of 320x240 (25), top field first, coded as fields by libx264: the top
+// field's rows luma 60, the bottom's 200 (a comb as strong as motion leaves), chroma grey.
+inline void write_interlaced_clip(const std::string& path,
+                                  AVPixelFormat pix_fmt = AV_PIX_FMT_YUV420P, int frames = 25) {
   write_yuv420p_clip(
-      path, "libx264", 320, 240, 25,
+      path, "libx264", 320, 240, frames,
       [](int, int plane, int, int y) { return plane   ? 128
                                               : y % 2 ? 200
-                                                      : 60; }, AV_PIX_FMT_YUV420P,
+                                                      : 60; }, pix_fmt,
       [](AVFrame* f, int) { set_field_order(FieldOrder::kTopFirst, *f); },
       [](AVCodecContext* enc) {
         enc->flags |= AV_CODEC_FLAG_INTERLACED_DCT | AV_CODEC_FLAG_INTERLACED_ME;
