@@ -130,13 +130,16 @@ class Encode(Tmp):
         self.assertLessEqual(err.max(), 3)  # RGB → YUV 4:2:0 → RGB of a smooth ramp
 
     def test_rgb_tensors_name_the_matrix_they_are_converted_with(self):
-        # Untagged, a player reads an HD picture as BT.709; the Encoder converts as BT.601.
-        out = self.path("hd.mp4")
-        with vpipe.Encoder(out, fps=25) as enc:
-            enc.write(np.zeros((720, 1280, 3), np.uint8))
-        tags = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=color_space,color_range", "-of",
-                               "csv=p=0", out], check=True, capture_output=True, text=True).stdout.split()
-        self.assertEqual(tags, ["tv,smpte170m"])
+        # Untagged, a player reads an HD picture as BT.709; the Encoder converts as BT.601
+        # (limited range; full into MJPEG's yuvj420p, as swscale makes it: its encoder names BT.601 bt470bg).
+        for name, codec, want in (("hd.mp4", "libx264", "tv,smpte170m"), ("hd.avi", "mjpeg", "pc,bt470bg")):
+            out = self.path(name)
+            with vpipe.Encoder(out, codec=codec, fps=25) as enc:
+                enc.write(np.zeros((720, 1280, 3), np.uint8))
+            tags = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                                   "stream=color_space,color_range", "-of", "csv=p=0", out],
+                                  check=True, capture_output=True, text=True).stdout.split()
+            self.assertEqual(tags, [want], name)
 
     def test_decoded_frames_and_audio_copy_across(self):
         out = self.path("copy.mp4")

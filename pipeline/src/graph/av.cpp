@@ -435,9 +435,8 @@ std::string ffmpeg_url(const std::string& name) {
   return "file:" + name;
 }
 
-int video_stream(const AVFormatContext& in, const std::string& path) {
-  auto* ctx = const_cast<AVFormatContext*>(&in);  // (FFmpeg's signature; it reads only)
-  const int best = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+int video_stream(AVFormatContext& in, const std::string& path) {
+  const int best = av_find_best_stream(&in, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   if (best < 0) throw input_error(fmt::format("{}: no video stream", path));
   if (!(in.streams[best]->disposition & AV_DISPOSITION_ATTACHED_PIC)) return best;
   throw input_error(

@@ -242,12 +242,16 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   av_check(avformat_alloc_output_context2(&raw, nullptr, nullptr, o.path.c_str()), o.path);
   out.reset(raw);
   files.attach(out.get());
-  // RGB in: the output names the matrix it is converted with (BT.601 limited, swscale's and
-  // rgb_to_yuv's), or a player reads an untagged HD picture as BT.709.
+  // RGB in: the output names the matrix it is converted with (BT.601, swscale's and
+  // rgb_to_yuv's; limited range, but full into a JPEG format such as MJPEG's yuvj420p), or a
+  // player reads an untagged HD picture as BT.709.
   UniqueAVCodecContext tags(avcodec_alloc_context3(nullptr));
   if (!tags) throw std::bad_alloc();
-  if (is_rgb(f.pix_fmt) && !is_rgb(want.pix_fmt))
-    std::tie(tags->colorspace, tags->color_range) = tags_of_colour(kUntaggedColour);
+  if (is_rgb(f.pix_fmt) && !is_rgb(want.pix_fmt)) {
+    ColorSpec made = kUntaggedColour;
+    if (is_jpeg_range(want.pix_fmt)) made.range = ColorRange::kFull;
+    std::tie(tags->colorspace, tags->color_range) = tags_of_colour(made);
+  }
   enc = open_video_encoder(codec, want, o.time_base, o.frame_rate,
                            (out->oformat->flags & AVFMT_GLOBALHEADER) != 0, encoder_options,
                            tags.get());

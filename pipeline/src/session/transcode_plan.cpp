@@ -273,10 +273,10 @@ AVPixelFormat asked_format(const TranscodeOptions& o, const AVCodec* codec) {
 
 AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
   if (!codec->pix_fmts) return want;
+  const AVPixFmtDescriptor* w = av_pix_fmt_desc_get(want);
   // MJPEG's pictures are JPEG's, full range: its yuvj formats first (format expands the
   // range; the encoder refuses limited-range yuv420p).
-  const AVPixFmtDescriptor* wd = av_pix_fmt_desc_get(want);
-  if (const std::string name = wd ? wd->name : "";
+  if (const std::string name = w ? w->name : "";
       codec->id == AV_CODEC_ID_MJPEG && name.rfind("yuv", 0) == 0 && !is_jpeg_range(want))
     for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
       if (av_get_pix_fmt(("yuvj" + name.substr(3)).c_str()) == *f) return *f;
@@ -284,7 +284,6 @@ AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
     if (*f == want) return want;
   // The same picture in another layout (NVDEC's p010le → libx265's yuv420p10le): the depth kept;
   // else the deepest the encoder codes below it (12-bit into libx264: 10 bits, not 8).
-  const AVPixFmtDescriptor* w = av_pix_fmt_desc_get(want);
   AVPixelFormat shallower = AV_PIX_FMT_NONE;
   int shallower_depth = 0;
   for (const AVPixelFormat* f = codec->pix_fmts; w && *f != AV_PIX_FMT_NONE; ++f) {

@@ -278,10 +278,9 @@ class Grayscale final : public Filter {
   [[nodiscard]] bool keeps_fields() const override { return true; }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("grayscale", in);
-    const auto& d = descriptor(in.pix_fmt);
-    if (d.flags & AV_PIX_FMT_FLAG_RGB)
+    if (is_rgb(in.pix_fmt))
       throw not_negotiated(fmt::format("grayscale: cannot take {} (YUV only)", to_string(in)));
-    identity_ = d.nb_components == 1;
+    identity_ = descriptor(in.pix_fmt).nb_components == 1;
     return in;
   }
   [[nodiscard]] bool is_identity() const override { return identity_; }

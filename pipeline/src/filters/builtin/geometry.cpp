@@ -179,9 +179,8 @@ class Pad final : public Filter {
   // (limited: black is Y 16), full range for RGB, gray and the yuvj formats.
   std::array<std::uint8_t, 4> plane_fills(AVPixelFormat f) const {
     const auto& d = descriptor(f);
-    const bool rgb = d.flags & AV_PIX_FMT_FLAG_RGB;
-    const bool full = full_range_ || rgb || d.nb_components <= 2 ||
-                      std::string_view(d.name).substr(0, 4) == "yuvj";
+    const bool rgb = is_rgb(f);
+    const bool full = full_range_ || rgb || d.nb_components <= 2 || is_jpeg_range(f);
     const int level = color_ == "white" ? 255 : color_ == "gray" ? 128 : 0;
     const auto luma = static_cast<std::uint8_t>(full ? level : 16 + level * 219 / 255);
     if (rgb) return {luma, luma, luma, luma};

@@ -81,7 +81,7 @@ class Stamp final : public Filter {
   [[nodiscard]] bool keeps_fields() const override { return true; }
   FrameFormat configure(const FrameFormat& in) override {
     expect_planar_8bit("stamp", in);
-    if (descriptor(in.pix_fmt).flags & AV_PIX_FMT_FLAG_RGB)
+    if (is_rgb(in.pix_fmt))
       throw not_negotiated(fmt::format("stamp: cannot take {} (YUV only)", to_string(in)));
     if (in.width < 128)
       throw chain_error(fmt::format("stamp: {} is narrower than 128", to_string(in)));

@@ -237,6 +237,6 @@ struct InputOpenOptions {
 
 // The index of `in`'s video stream (FFmpeg's best), not a cover picture (an MP3's or M4A's
 // attached picture is one still, not video). input_error naming `path` where there is none.
-[[nodiscard]] int video_stream(const AVFormatContext& in, const std::string& path);
+[[nodiscard]] int video_stream(AVFormatContext& in, const std::string& path);
 
 }  // namespace vpipe
