@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
 
 using namespace vpipe;
 using namespace vpipe::test;
@@ -94,6 +95,28 @@ TEST(Plugin, BadPluginsFailCleanly) {
     EXPECT_EQ(dup.exit_code, 1);
     EXPECT_NE(dup.err.find("filter 'vignette' is registered twice"), std::string::npos) << dup.err;
   }
+}
+
+// A plugin compiled against another plugin interface (VPIPE_PLUGIN_ABI), or against an older
+// vpipe whose functions this one lacks, is refused by name with what to do, and no filter of it
+// is registered: its Filter's virtual functions need not be where this vpipe calls them.
+TEST(Plugin, APluginOfAnotherInterfaceIsRefusedWithWhatToDo) {
+  const auto dir = fs::path(kBin).parent_path() / "test-plugins";
+  const auto other = run_vpipe("--plugin " + (dir / "other_interface.so").string() + " filters");
+  EXPECT_EQ(other.exit_code, 1) << other.out;
+  EXPECT_NE(other.err.find("compiled against vpipe's plugin interface 0, and this vpipe's is " +
+                           std::to_string(VPIPE_PLUGIN_ABI) + ": rebuild it"),
+            std::string::npos)
+      << other.err;
+  EXPECT_EQ(other.err.find("registered no filter"), std::string::npos) << other.err;
+  EXPECT_EQ(other.out.find("other_interface_test"), std::string::npos) << other.out;
+
+  const auto older = run_vpipe("--plugin " + (dir / "older_vpipe.so").string() + " filters");
+  EXPECT_EQ(older.exit_code, 1) << older.out;
+  EXPECT_NE(older.err.find("this vpipe has no vpipe::register_as_an_older_vpipe_did(int): the "
+                           "plugin was built against another vpipe's headers; rebuild it"),
+            std::string::npos)
+      << older.err;
 }
 
 // The plugin walk-through's "build and run" (issue #40): the user's own build of the

@@ -187,8 +187,13 @@ bool FilterRegistry::add(FilterInfo info) {
   return true;
 }
 
-bool FilterRegistry::add_noexcept(FilterInfo (*make_info)()) noexcept {
+bool FilterRegistry::add_noexcept(FilterInfo (*make_info)(), int plugin_abi) noexcept {
   try {
+    if (plugin_abi != VPIPE_PLUGIN_ABI)
+      throw logic_error(fmt::format(
+          "it was compiled against vpipe's plugin interface {}, and this vpipe's is {}: rebuild "
+          "it against this vpipe's headers (find_package(vpipe) with this vpipe's prefix)",
+          plugin_abi, VPIPE_PLUGIN_ABI));
     return add(make_info());
   } catch (const std::exception& e) {
     try {

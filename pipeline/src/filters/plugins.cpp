@@ -1,14 +1,39 @@
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "vpipe/pipeline/filters/filter.hpp"
 
 namespace vpipe {
+namespace {
+
+// dlerror's text, and where it names a vpipe function this program does not have, that function
+// and the likely cause: a plugin built against another vpipe's headers (one older than the
+// VPIPE_PLUGIN_ABI check, or of a vpipe whose functions changed).
+std::string explain_load_error(const std::string& err) {
+  const std::string marker = "undefined symbol: ";
+  const auto at = err.find(marker);
+  if (at == std::string::npos) return err;
+  const std::string symbol = err.substr(at + marker.size());
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> name(
+      abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
+  const std::string readable = status == 0 && name ? name.get() : symbol;
+  if (readable.find("vpipe::") == std::string::npos) return err;
+  return fmt::format(
+      "{}\n  this vpipe has no {}: the plugin was built against another vpipe's headers; "
+      "rebuild it against this vpipe's (find_package(vpipe) with this vpipe's prefix)",
+      err, readable);
+}
+
+}  // namespace
 
 void load_filter_plugin(const std::string& path) {
   auto& registry = FilterRegistry::instance();  // built-ins first, so duplicates are caught
@@ -25,13 +50,16 @@ void load_filter_plugin(const std::string& path) {
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = dlerror();
-    throw logic_error(
-        fmt::format("cannot load plugin '{}': {}", path, err ? err : "unknown error"));
+    throw logic_error(fmt::format("cannot load plugin '{}': {}", path,
+                                  explain_load_error(err ? err : "unknown error")));
   }
   // The handle is kept for the process's life: its filters stay registered.
   if (!plugins.insert(handle).second) return;  // loaded before (a plugin directory and --plugin)
-  if (auto errors = registry.take_errors(); !errors.empty())
+  if (auto errors = registry.take_errors(); !errors.empty()) {
+    // One error per filter: a plugin of another interface says so once.
+    errors.erase(std::unique(errors.begin(), errors.end()), errors.end());
     throw logic_error(fmt::format("plugin '{}': {}", path, fmt::join(errors, "; ")));
+  }
   // A library that loads but registers nothing is not a plugin (a typo'd
   // path to libz would otherwise pass in silence).
   if (registry.names().size() == before)

@@ -179,8 +179,11 @@ class FilterRegistry {
   bool add(FilterInfo info);
   // For VPIPE_REGISTER_FILTER in a plugin's static initialization, where a
   // throw would terminate the process: records the error instead, for
-  // take_errors(). Returns whether the filter was added.
-  bool add_noexcept(FilterInfo (*make_info)()) noexcept;
+  // take_errors(). `plugin_abi` is the VPIPE_PLUGIN_ABI the filter was compiled
+  // with: another than this program's is refused (its Filter's virtual functions
+  // and FilterInfo's members are not where this program looks for them). Returns
+  // whether the filter was added.
+  bool add_noexcept(FilterInfo (*make_info)(), int plugin_abi) noexcept;
   [[nodiscard]] std::vector<std::string> take_errors();
   [[nodiscard]] bool contains(std::string_view name) const;
   [[nodiscard]] std::vector<std::string> names() const;
@@ -265,6 +268,16 @@ void register_builtin_fusions(FilterRegistry& registry);
 
 }  // namespace vpipe
 
+// The plugin interface's version: raised whenever a change to the headers a filter compiles
+// against (this one and what it includes) moves something a compiled filter relies on: a
+// virtual function of Filter, a member of FilterInfo, ParamSpec, Frame or FrameFormat, an inline
+// function's behaviour. A plugin compiled with another number is refused by name when it loads
+// (FFmpeg and GStreamer refuse modules of another major version the same way). The unit test
+// PluginAbi.* fingerprints those headers, so a change to them cannot land unnoticed.
+#ifndef VPIPE_PLUGIN_ABI  // tests define another, to build a plugin as if of another vpipe
+#define VPIPE_PLUGIN_ABI 1
+#endif
+
 #define VPIPE_CONCAT_INNER_(a, b) a##b
 #define VPIPE_CONCAT_(a, b) VPIPE_CONCAT_INNER_(a, b)
 // Registers FilterClass::info() at static-initialization time. Put it in the
@@ -272,4 +285,4 @@ void register_builtin_fusions(FilterRegistry& registry);
 // (`vpipe --plugin lib.so`); a duplicate name is reported when the plugin loads.
 #define VPIPE_REGISTER_FILTER(FilterClass)                                        \
   [[maybe_unused]] static const bool VPIPE_CONCAT_(vpipe_registered_, __LINE__) = \
-      ::vpipe::FilterRegistry::instance().add_noexcept(&FilterClass::info)
+      ::vpipe::FilterRegistry::instance().add_noexcept(&FilterClass::info, VPIPE_PLUGIN_ABI)
