@@ -108,9 +108,13 @@ void print_summary(const TranscodeReport& r) {
                m->failures);
   fmt::print(stderr,
              "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 "
-             "{:.1f} ms{}{}\n",
+             "{:.1f} ms{}{}{}\n",
              r.input, r.output, r.video_packets_written, r.output_format.width,
              r.output_format.height, r.wall_s, r.fps, r.latency_ms_p50, r.latency_ms_p99,
+             r.encoder_dropped ? fmt::format(", {} of them dropped by the encoder (no bytes: "
+                                             "players repeat the frame before)",
+                                             r.encoder_dropped)
+                               : "",
              r.errors() ? fmt::format(", completed with {} errors", r.errors())
              : r.frames_dropped
                  ? fmt::format(", {} frames dropped (--drop {})", r.frames_dropped, r.drop)

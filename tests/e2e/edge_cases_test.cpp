@@ -953,3 +953,29 @@ TEST_F(EdgeCase, AJpegFormatIsFullRangeAndTheSamplesAreExpanded) {
     EXPECT_LT(diff / static_cast<double>(got.size()), 4) << args;
   }
 }
+
+// Encoders that count frames in their time base take one over the frame rate: Theora from an FLV
+// (time base 1/1000) ran "at 1,000 fps", and its rate control dropped 25 of 30 frames. A frame
+// an encoder's rate control does drop (a packet of no bytes: players repeat the frame before) is
+// counted, and the summary says so.
+TEST_F(EdgeCase, TheoraKeepsEveryFrameAndFramesAnEncoderDropsAreCounted) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  if (!avcodec_find_encoder_by_name("libtheora")) GTEST_SKIP() << "this FFmpeg has no libtheora";
+  const auto in =
+      make("ms.flv", "-f lavfi -i testsrc2=size=352x288:rate=30 -t 1 -c:v libx264 -g 30");
+  auto r = run_vpipe("transcode " + in + " " + path("t.ogv") + " --report " + path("report.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(for_each_frame(path("t.ogv"), [](const vpipe::Frame&) {}), 30) << r.err;
+  EXPECT_EQ(report()["frames"]["encoder_dropped"], 0);
+
+  r = run_vpipe("transcode " + in + " " + path("low.ogv") + " --bitrate 20k --report " +
+                path("report.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto dropped = report()["frames"]["encoder_dropped"].get<int>();
+  EXPECT_GT(dropped, 0);
+  EXPECT_EQ(report()["frames"]["video_packets_written"], 30);
+  EXPECT_EQ(for_each_frame(path("low.ogv"), [](const vpipe::Frame&) {}) + dropped, 30);
+  EXPECT_NE(r.err.find(fmt::format("{} of them dropped by the encoder", dropped)),
+            std::string::npos)
+      << r.err;
+}

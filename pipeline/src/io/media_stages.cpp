@@ -807,13 +807,22 @@ std::int64_t EncoderInput::monotonic_pts(const Frame& frame) {
   return t.pts;
 }
 
+void count_encoded(const AVPacket& pkt, const AVCodecContext& encoder, MediaCounters& counters) {
+  counters.frames_encoded++;
+  if (pkt.size == 0 && counters.encoder_dropped++ == 0)
+    spdlog::warn(
+        "encode: {} dropped a frame to keep its bit rate (a packet of no bytes: players repeat "
+        "the frame before; counted): a higher --bitrate keeps every frame",
+        encoder.codec ? encoder.codec->name : "the encoder");
+}
+
 void EncodeStage::drain(Output<Packet>& out) {
   while (true) {
     Packet p{make_av_packet(), {}};
     const int ret = avcodec_receive_packet(encoder_, p.pkt.get());
     if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
     av_check(ret, "encoding a frame");
-    counters_.frames_encoded++;
+    count_encoded(*p.pkt, *encoder_, counters_);
     p.origin = recall(origin_by_pts_, p.pkt->pts);
     p.pkt->stream_index = out_stream_;
     if (!out.emit(std::move(p))) return;

@@ -134,7 +134,7 @@ bool SegmentedEncodeStage::emit_oldest(Output<Packet>& out) {
   encoding_.pop_front();
   continue_dts(packets, last_dts_);
   for (Packet& p : packets) {
-    counters_.frames_encoded++;
+    count_encoded(*p.pkt, *header_, counters_);
     if (!out.emit(std::move(p))) return false;
   }
   return true;

@@ -90,6 +90,25 @@ void set_user_encoder_options(AVCodecContext* enc, const AVCodec* codec, const T
   }
 }
 
+// Encoders that read their time base as the frame rate, or whose packets count frames in it:
+// MPEG-1/2, H.263 and DV (the input's 1/15360 was "15360 fps", refused), MPEG-4 part 2 past
+// 16 bits, and Theora (its granule counts frames of 1/time base: with FLV's 1/1000, 25 of 30
+// frames vanished in Ogg and Matroska). They take one over the frame rate.
+bool time_base_counts_frames(AVCodecID id, AVRational time_base) {
+  switch (id) {
+    case AV_CODEC_ID_MPEG1VIDEO:
+    case AV_CODEC_ID_MPEG2VIDEO:
+    case AV_CODEC_ID_H263:
+    case AV_CODEC_ID_DVVIDEO:
+    case AV_CODEC_ID_THEORA:
+      return true;
+    case AV_CODEC_ID_MPEG4:
+      return time_base.den > 65535;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 bool is_interlaced(AVFieldOrder order) {
@@ -111,15 +130,11 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   enc->width = format.width;
   enc->height = format.height;
   enc->pix_fmt = format.pix_fmt;
-  enc->time_base = time_base;
+  enc->time_base =
+      time_base_counts_frames(codec->id, time_base) && frame_rate.num > 0 && frame_rate.den > 0
+          ? av_inv_q(frame_rate)
+          : time_base;
   enc->framerate = frame_rate;
-  // MPEG-1/2, H.263 and DV encoders take their frame rate from the time base
-  // (the input's, e.g. 1/15360, was "15360 fps", refused); MPEG-4 part 2 limits it.
-  const auto id = codec->id;
-  if (frame_rate.num > 0 && frame_rate.den > 0 &&
-      (id == AV_CODEC_ID_MPEG1VIDEO || id == AV_CODEC_ID_MPEG2VIDEO || id == AV_CODEC_ID_H263 ||
-       id == AV_CODEC_ID_DVVIDEO || (id == AV_CODEC_ID_MPEG4 && time_base.den > 65535)))
-    enc->time_base = av_inv_q(frame_rate);
   enc->sample_aspect_ratio = sample_aspect;
   if (props) {
     enc->color_range = props->color_range;
@@ -154,6 +169,12 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   } else if (codec->id == AV_CODEC_ID_MPEG4) {
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = FF_QP2LAMBDA * o.qscale;
+  } else if (codec->id == AV_CODEC_ID_THEORA && !o.bitrate) {
+    // libtheora's rate control at FFmpeg's 200 kb/s dropped half of 720p's frames (zero-length
+    // packets: a player repeats the one before). Constant quality drops none: 7 of 0…10, the
+    // quality FFmpeg's guide suggests.
+    enc->flags |= AV_CODEC_FLAG_QSCALE;
+    enc->global_quality = FF_QP2LAMBDA * 7;
   }
   set_user_encoder_options(enc.get(), codec, o, enc_opts);
   const FfmpegErrors ffmpeg;  // the encoder's own words: the detail FFmpeg's code lacks

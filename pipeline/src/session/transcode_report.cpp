@@ -78,6 +78,7 @@ const std::vector<CountField>& count_fields() {
       {"decoded", true, &R::frames_decoded, &C::frames_decoded, &L::frames_decoded,
        "vpipe_frames_decoded_total", "Frames out of the decoder."},
       {"encoded", true, &R::frames_encoded, &C::frames_encoded},
+      {"encoder_dropped", true, &R::encoder_dropped, &C::encoder_dropped},
       {"video_packets_written", true, &R::video_packets_written, &C::video_packets_written,
        &L::frames_written, "vpipe_frames_written_total",
        "Frames encoded and written (or consumed by a null output)."},

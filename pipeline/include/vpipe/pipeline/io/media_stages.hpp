@@ -87,6 +87,12 @@ class ThreadWaker {
 void remember(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts, Clock::time_point t);
 Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts);
 
+struct MediaCounters;
+// One packet out of `encoder`, counted; a packet of no bytes is a frame its rate control dropped
+// (libtheora below the bit rate a picture needs): a player repeats the frame before. Those are
+// counted apart and said once.
+void count_encoded(const AVPacket& pkt, const AVCodecContext& encoder, MediaCounters& counters);
+
 // Counters the stages update while running (read by progress and reports).
 struct MediaCounters {
   std::atomic<std::int64_t> packets_read{0};
@@ -94,7 +100,8 @@ struct MediaCounters {
   std::atomic<std::int64_t> frames_cut{0};  // decoded, shown outside the cut: dropped
   std::atomic<std::int64_t> decode_errors{0};
   std::atomic<std::int64_t> frames_encoded{0};
-  std::atomic<std::int64_t> frames_fitted{0};       // scaled to the encoder's size (size changed)
+  std::atomic<std::int64_t> encoder_dropped{0};  // packets of no bytes: a player repeats the last
+  std::atomic<std::int64_t> frames_fitted{0};    // scaled to the encoder's size (size changed)
   std::atomic<std::int64_t> ts_discontinuities{0};  // timestamp jumps closed up (MPEG-TS)
   // Times not trusted: a frame's that went back or leapt (moved on), a packet's
   // PTS far from its DTS (dropped).

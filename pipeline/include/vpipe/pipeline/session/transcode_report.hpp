@@ -104,6 +104,7 @@ struct TranscodeReport {
   std::int64_t packets_read = 0;
   std::int64_t frames_decoded = 0;
   std::int64_t frames_encoded = 0;
+  std::int64_t encoder_dropped = 0;  // of those, packets of no bytes (MediaCounters)
   std::int64_t video_packets_written = 0;
   std::int64_t other_packets_written = 0;
   std::int64_t decode_errors = 0;
