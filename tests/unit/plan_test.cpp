@@ -639,6 +639,12 @@ TEST(Plan, AnInputDeeperThanTheEncoderCodesKeepsAllTheBitsItCan) {
   o.encoder = "mpeg4";  // 8 bits only
   EXPECT_TRUE(has_note(plan(o, {{AV_PIX_FMT_YUV420P10LE, 320, 240}, ""}, no_gpu()),
                        "10-bit frames: mpeg4 codes at most 8 bits here, so yuv420p"));
+  // GIF's 256 fixed colours: each sample's depth, not the first one's as "at most 2 bits".
+  o = options("", "out.gif");
+  o.device = Device::kCpu;
+  o.encoder = "gif";
+  EXPECT_TRUE(has_note(plan(o, {{AV_PIX_FMT_YUV420P, 320, 240}, ""}, no_gpu()),
+                       "8-bit frames: gif codes 2-3-3-bit samples here, so rgb8 (256 colours)"));
 }
 
 TEST(Plan, NvdecsP010GoesToATenBitEncoderInItsOwnTenBitLayout) {

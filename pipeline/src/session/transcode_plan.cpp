@@ -269,6 +269,26 @@ AVPixelFormat asked_format(const TranscodeOptions& o, const AVCodec* codec) {
   throw input_error(fmt::format("{}: encoder {} does not take pix_fmt {} (it takes {})", o.output,
                                 codec->name, o.pix_fmt, takes));
 }
+
+// The note when the encoder's format holds fewer bits a sample than the frames: "10-bit frames:
+// libx264 codes at most 8 bits here, so yuv420p"; a format whose samples differ in depth (GIF's
+// rgb8) gives each, and its colours. Empty: no bits lost.
+std::string depth_note(AVPixelFormat from, AVPixelFormat to, const char* encoder) {
+  const AVPixFmtDescriptor *f = av_pix_fmt_desc_get(from), *t = av_pix_fmt_desc_get(to);
+  int deepest = 0;
+  std::vector<int> depths;
+  for (int c = 0; c < t->nb_components; ++c) {
+    depths.push_back(t->comp[c].depth);
+    deepest = std::max(deepest, t->comp[c].depth);
+  }
+  if (deepest >= f->comp[0].depth) return {};
+  if (std::all_of(depths.begin(), depths.end(), [&](int d) { return d == deepest; }))
+    return fmt::format("{}-bit frames: {} codes at most {} bits here, so {}", f->comp[0].depth,
+                       encoder, deepest, av_get_pix_fmt_name(to));
+  return fmt::format("{}-bit frames: {} codes {}-bit samples here, so {} ({} colours)",
+                     f->comp[0].depth, encoder, fmt::join(depths, "-"), av_get_pix_fmt_name(to),
+                     1L << av_get_bits_per_pixel(t));
+}
 }  // namespace
 
 AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
@@ -395,11 +415,9 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
     if (const auto want = o.pix_fmt.empty() ? encoder_format(p.encoder, p.output.pix_fmt)
                                             : asked_format(o, p.encoder);
         want != p.output.pix_fmt) {
-      if (const int from = av_pix_fmt_desc_get(p.output.pix_fmt)->comp[0].depth,
-          to = av_pix_fmt_desc_get(want)->comp[0].depth;
-          to < from && o.pix_fmt.empty())
-        p.notes.push_back(fmt::format("{}-bit frames: {} codes at most {} bits here, so {}", from,
-                                      p.encoder->name, to, av_get_pix_fmt_name(want)));
+      if (auto note = depth_note(p.output.pix_fmt, want, p.encoder->name);
+          !note.empty() && o.pix_fmt.empty())
+        p.notes.push_back(std::move(note));
       auto conv = build_chain(parse_chain(fmt::format("format={}", av_get_pix_fmt_name(want))),
                               p.output, p.colour);
       for (auto& c : conv) p.chain.push_back(std::move(c));
