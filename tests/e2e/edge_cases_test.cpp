@@ -979,3 +979,38 @@ TEST_F(EdgeCase, TheoraKeepsEveryFrameAndFramesAnEncoderDropsAreCounted) {
             std::string::npos)
       << r.err;
 }
+
+// The output's clock starts at zero, as FFmpeg's tool makes it: an MPEG-TS that starts at 11.4 s
+// gave an MP4 that showed nothing for 11.4 s, and one whose 33-bit clock wrapped 2.3 s in starts
+// at -2.3 s (libavformat's wrap correction), so the MP4's edit list hid 58 of 150 frames. With
+// --copyts the input's clock is kept.
+TEST_F(EdgeCase, TheOutputStartsAtZeroWhereverTheInputsClockStarts) {
+  VPIPE_NEED_FFMPEG_TOOL();
+  struct Case {
+    std::string name;
+    double offset_s;  // the TS muxer's clock at the start (2^33 / 90 kHz is 95,443.7 s)
+  };
+  for (const Case& c : {Case{"late.ts", 10}, Case{"wrapped.ts", 95440}}) {
+    const auto in = h264_aac(c.name, "160x120", 6, fmt::format("-output_ts_offset {}", c.offset_s));
+    const auto out = path(c.name + ".mp4");
+    const auto r = run_vpipe("transcode " + in + " " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<double> shown;
+    EXPECT_EQ(for_each_frame(out,
+                             [&](const vpipe::Frame& f) {
+                               shown.push_back(static_cast<double>(f.pts) * av_q2d(f.time_base));
+                             }),
+              150)
+        << c.name;
+    ASSERT_FALSE(shown.empty());
+    EXPECT_NEAR(shown.front(), 0, 0.1) << c.name;
+    EXPECT_NEAR(shown.back(), 149 / 25.0, 0.1) << c.name;
+    auto ctx = vpipe::open_input(out);
+    ASSERT_EQ(ctx->nb_streams, 2u) << c.name;
+    EXPECT_NEAR(static_cast<double>(ctx->start_time) / AV_TIME_BASE, 0, 0.1) << c.name;
+  }
+  const auto kept = path("kept.mkv");
+  ASSERT_EQ(run_vpipe("transcode " + path("late.ts") + " " + kept + " --copyts").exit_code, 0);
+  auto ctx = vpipe::open_input(kept);
+  EXPECT_GT(static_cast<double>(ctx->start_time) / AV_TIME_BASE, 10) << "--copyts keeps it";
+}

@@ -74,6 +74,13 @@ double input_origin_s(const AVFormatContext* input) {
                                              : 0.0;
 }
 
+double output_clock_shift_s(const std::optional<Cut>& cut, const AVFormatContext* input,
+                            bool copyts) {
+  if (copyts) return 0;
+  if (cut) return cut->start && cut->shift ? -*cut->start : 0;
+  return -input_origin_s(input);
+}
+
 Cut resolve_cut(const CutRequest& r, const AVFormatContext* input, int video, bool live,
                 const std::function<UniqueDemuxContext()>& open_again) {
   Cut c;

@@ -248,7 +248,8 @@ std::vector<OptionSpec> cut_rows() {
       frame_number("to_frame", &O::end_frame,
                    "stop before this frame, e.g. --ss-frame 300 --to-frame 600 keeps 300 frames"),
       yes_no("copyts", &O::copyts, Form::kSwitch,
-             "keep the input's timestamps in the output (by default a cut starts at zero)"),
+             "keep the input's timestamps in the output (by default it starts at zero, as "
+             "FFmpeg's does: a cut's start, or the input's own)"),
   };
 }
 

@@ -159,6 +159,13 @@ std::string drop_name(DropPolicy d) {
 struct TranscodeSession::Parts {
   Parts(TranscodeOptions options, RunHooks run_hooks);
   void open_input();
+  // What of the input each output is made from (its clock shifted as the demuxer shifts it).
+  TranscodeOutput::Source source() {
+    return {input.get(),           video,
+            video_index,           frame_rate,
+            decoder.get(),         &hdr10,
+            cut ? &*cut : nullptr, output_clock_shift_s(cut, input.get(), o.copyts)};
+  }
   void plan_extras(const std::vector<std::vector<FilterSpec>>& specs, const ProbedInput& probed,
                    const MachineProbe& machine);
   void open_extras();
@@ -266,11 +273,7 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
   report.input_format = plan.decoded;
   report.output_format = plan.output;
   report.effective_chain = plan.labels();
-  if (!plan.null_output)
-    encoder = output.open(
-        o, plan,
-        {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10, cut ? &*cut : nullptr},
-        hooks.interrupt, report);
+  if (!plan.null_output) encoder = output.open(o, plan, source(), hooks.interrupt, report);
   open_extras();
   make_cuda_path();
   wire();
@@ -307,10 +310,7 @@ void TranscodeSession::Parts::open_extras() {
     auto& path = *extra_paths.emplace_back(std::make_unique<ExtraPath>());
     if (e->plan.null_output) continue;
     TranscodeReport scratch;
-    path.encoder = e->output.open(
-        e->o, e->plan,
-        {input.get(), video, video_index, frame_rate, decoder.get(), &hdr10, cut ? &*cut : nullptr},
-        hooks.interrupt, scratch);
+    path.encoder = e->output.open(e->o, e->plan, source(), hooks.interrupt, scratch);
     for (const auto& n : scratch.notes) report.notes.push_back(e->o.output + ": " + n);
   }
 }
@@ -431,17 +431,21 @@ void TranscodeSession::Parts::wire() {
       demux_stage->reconnect(o.reconnect,
                              [this] { return vpipe::open_input(o.input, open_options); });
   }
-  if (cut) demux_stage->cut(*cut);
+  if (cut)
+    demux_stage->cut(*cut);
+  else if (const double shift = output_clock_shift_s(cut, input.get(), o.copyts); shift != 0)
+    demux_stage->start_clock_at(-shift);
   demux_stage->reencode(output.reencoders());
   for (std::size_t k = 1; k < outputs(); ++k)  // every output gets the audio
     demux_stage->also_copy_to(extras[k - 1]->output.index(), mux_in[k],
                               extras[k - 1]->output.reencoders());
-  if (o.max_frames && frame_rate.num > 0) {  // in the output's clock, which a cut may shift
-    const double start = cut && cut->start ? (cut->shift ? 0.0 : *cut->start)
+  if (o.max_frames && frame_rate.num > 0) {  // in the output's clock
+    const double start = cut && cut->start ? *cut->start
                          : video->start_time != AV_NOPTS_VALUE
                              ? static_cast<double>(video->start_time) * av_q2d(video->time_base)
                              : 0.0;
-    demux_stage->copy_until(start + static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
+    demux_stage->copy_until(start + output_clock_shift_s(cut, input.get(), o.copyts) +
+                            static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
   }
   pipeline.add_source<Packet>(std::move(demux_stage), packets);
   auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.frames);

@@ -288,8 +288,9 @@ bool TranscodeOutput::copy_attachment(AVStream* s, TranscodeReport& report) {
   return true;
 }
 
-// The input's chapters, as FFmpeg copies them: those inside a cut, clipped to it and
-// moved with its timestamps. (Muxers without chapters, MPEG-TS, leave them out.)
+// The input's chapters, as FFmpeg copies them: those inside a cut, clipped to it, and
+// moved with the timestamps (the output's clock starts at zero). (Muxers without chapters, MPEG-TS,
+// leave them out.)
 void TranscodeOutput::copy_chapters(const Source& in, TranscodeReport& report) {
   AVFormatContext* oc = file_.ctx.get();
   if (in.input->nb_chapters == 0) return;
@@ -304,7 +305,7 @@ void TranscodeOutput::copy_chapters(const Source& in, TranscodeReport& report) {
   }
   const double from = in.cut && in.cut->start ? *in.cut->start : -1e300;
   const double until = in.cut && in.cut->end ? *in.cut->end : 1e300;
-  const double shift = in.cut && in.cut->start && in.cut->shift ? -*in.cut->start : 0;
+  const double shift = in.clock_shift_s;
   int kept = 0;
   for (unsigned i = 0; i < in.input->nb_chapters; ++i) {
     const AVChapter* c = in.input->chapters[i];

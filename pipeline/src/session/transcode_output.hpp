@@ -98,6 +98,7 @@ class TranscodeOutput {
     const AVCodecContext* decoder;  // its colour properties go to the encoder
     const Hdr10* hdr10 = nullptr;   // its HDR10 metadata, to the stream and the encoder
     const Cut* cut = nullptr;       // the span kept (--ss, --to…): the chapters follow it
+    double clock_shift_s = 0;       // output_clock_shift_s: the chapters move with it
   };
   // Opens the muxer, its streams and its file, and writes the header; returns the video
   // encoder (the session keeps it among its members, in the order they must die). With

@@ -39,6 +39,14 @@ struct Cut {
 // times count from it.
 [[nodiscard]] double input_origin_s(const AVFormatContext* input);
 
+// The shift from the input's clock to the output's, in seconds. The output starts at zero, as
+// FFmpeg's tool makes it: a cut's start, or without one the input's own start, is its zero (an
+// MPEG-TS that starts at 11.4 s gave an MP4 that showed nothing for 11.4 s; one whose 33-bit
+// clock wrapped starts at -2.3 s, and the MP4's edit list hid those frames). copyts: none. A
+// live cut's start is its first packet's, known when read: the demuxer shifts then (0 here).
+[[nodiscard]] double output_clock_shift_s(const std::optional<Cut>& cut,
+                                          const AVFormatContext* input, bool copyts);
+
 // Resolves `r` for the input opened as `input`: times count from the input's
 // start (its start_time, as FFmpeg's -ss); frame numbers are timed by reading
 // the video packets from the start on a second opening (`open_again`): the

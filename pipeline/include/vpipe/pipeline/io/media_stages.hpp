@@ -156,6 +156,12 @@ class DemuxSource final : public Source<Packet> {
   // the frames to keep, drops copied packets outside it, and ends each pass
   // once the video has passed its end (a --loop repeats the span).
   void cut(const Cut& c);
+  // Without a cut: the output's clock starts at zero where the input's starts at `origin_s`
+  // (its start_time, output_clock_shift_s): every timestamp minus it.
+  void start_clock_at(double origin_s) {
+    start_s_ = origin_s;
+    offset_s_ = -origin_s;
+  }
   // Read the input `times` times over (seek back at the end), timestamps
   // continuing: a long run from a short clip (benchmarks, soaks).
   // Each start-over drains the decoder and seeks back to the start (by byte
