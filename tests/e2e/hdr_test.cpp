@@ -3,6 +3,7 @@
 // (mastering display, content light level) reach the output, as ffprobe reads
 // them: in the bitstream (libx265's SEI) and in the container (MP4, MKV).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -97,6 +98,22 @@ TEST_F(Hdr10Input, StaysTenBitWithItsTagsAndMetadataThroughLibx265) {
   expect_hdr10(probe(out), "libx265 → MKV");
   // Lossless: the 10-bit pictures themselves, not 8 bits widened again.
   EXPECT_EQ(hashes(out), hashes(src("hdr.mp4")));
+}
+
+// HEVC in MPEG-TS carries the metadata in the first frame's SEI alone (a stream without it in
+// its parameters: before FirstFrame read pipes, the output had none). A pipe gives one pass:
+// the packets read for that frame are sent on first, so the metadata and every frame arrive.
+TEST_F(Hdr10Input, APipeCarriesItsFirstFramesMetadataAndEveryFrame) {
+  const auto ts = src("hdr.ts"), fifo = src("hdr.fifo"), out = src("piped.mkv");
+  ASSERT_EQ(std::system(("ffmpeg -v error -y -i " + src("hdr.mp4") + " -c copy " + ts).c_str()), 0);
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = run_vpipe("transcode " + fifo + " " + out + " --device cpu --encoder libx265",
+                           "cat " + ts + " > " + fifo + " &");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("HDR10 metadata carried"), std::string::npos) << r.err;
+  expect_hdr10(probe(out), "piped MPEG-TS → libx265 → MKV");
+  EXPECT_EQ(for_each_frame(out, [](const vpipe::Frame&) {}), 25);
 }
 
 TEST_F(Hdr10Input, Libx264High10IntoMp4KeepsItInTheContainer) {

@@ -16,12 +16,12 @@ void take(Hdr10& h, const AVMasteringDisplayMetadata* m, const AVContentLightMet
   if (l && (l->MaxCLL || l->MaxFALL) && !h.light) h.light = *l;
 }
 
-// The first frame's, from a second opening.
-void from_first_frame(Hdr10& h, const std::function<UniqueDemuxContext()>& open_again, int index) {
-  const auto frame = first_frame(open_again, index);
+// The first frame's.
+void from_first_frame(Hdr10& h, FirstFrame& first) {
+  const AVFrame* frame = first.get();
   if (!frame) return;
-  const auto* m = av_frame_get_side_data(frame.get(), AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
-  const auto* l = av_frame_get_side_data(frame.get(), AV_FRAME_DATA_CONTENT_LIGHT_LEVEL);
+  const auto* m = av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA);
+  const auto* l = av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL);
   take(h, m ? reinterpret_cast<const AVMasteringDisplayMetadata*>(m->data) : nullptr,
        l ? reinterpret_cast<const AVContentLightMetadata*>(l->data) : nullptr);
 }
@@ -39,7 +39,7 @@ std::string Hdr10::describe() const {
   return s;
 }
 
-Hdr10 read_hdr10(const AVStream* video, const std::function<UniqueDemuxContext()>& open_again) {
+Hdr10 read_hdr10(const AVStream* video, FirstFrame& first) {
   Hdr10 h;
   take(h,
        reinterpret_cast<const AVMasteringDisplayMetadata*>(
@@ -47,9 +47,8 @@ Hdr10 read_hdr10(const AVStream* video, const std::function<UniqueDemuxContext()
        reinterpret_cast<const AVContentLightMetadata*>(
            stream_side_data(video, AV_PKT_DATA_CONTENT_LIGHT_LEVEL).first));
   const auto trc = video->codecpar->color_trc;
-  if ((!h.mastering || !h.light) && open_again &&
-      (trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67))
-    from_first_frame(h, open_again, video->index);
+  if ((!h.mastering || !h.light) && (trc == AVCOL_TRC_SMPTE2084 || trc == AVCOL_TRC_ARIB_STD_B67))
+    from_first_frame(h, first);
   return h;
 }
 

@@ -226,6 +226,11 @@ bool DemuxSource::reopen(const std::string& why) {
 // The next packet into `pkt` (rewinding for a loop, reopening a live input
 // that went away); nullopt when one was read, else how the input ends.
 std::optional<Flow> DemuxSource::read(AVPacket* pkt) {
+  if (!first_.empty()) {
+    av_packet_move_ref(pkt, first_.front().get());
+    first_.pop_front();
+    return std::nullopt;
+  }
   int ret = 0;
   for (;;) {
     if (watch_) watch_->arm();

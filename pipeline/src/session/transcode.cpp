@@ -197,9 +197,10 @@ struct TranscodeSession::Parts {
   int video_index = -1;
   AVStream* video = nullptr;
   AVRational frame_rate{0, 1};
-  std::optional<Cut> cut;        // --ss/--to/--duration…, resolved against the input
-  Hdr10 hdr10;                   // the input's HDR10 metadata, for the output
-  UniqueAVCodecContext decoder;  // handed to the decode stage when wired
+  std::optional<Cut> cut;                     // --ss/--to/--duration…, resolved against the input
+  Hdr10 hdr10;                                // the input's HDR10 metadata, for the output
+  std::vector<UniqueAVPacket> first_packets;  // a pipe's, read for its first frame: sent first
+  UniqueAVCodecContext decoder;               // handed to the decode stage when wired
   TranscodePlan plan;
   TranscodeOutput output;  // the muxer and its streams; closed when nothing writes it
   std::vector<std::unique_ptr<ExtraOutput>> extras;  // --output: the outputs after the first
@@ -339,10 +340,14 @@ void TranscodeSession::Parts::open_input() {
     report.notes.push_back(cut->describe());
   }
   decoder = open_decoder(video, o);
-  if (o.output != "null") {  // a one-pass input is not opened again: that would eat its data
-    const auto again = can_read_again(o.input) ? open_again : nullptr;
-    hdr10 = read_hdr10(video, again);
-    settle_field_order(video, again);
+  // What the streams do not say, from the first frame: a file is read again for it; a pipe gives
+  // one pass, so the packets read for it go to the demuxer first; a live feed is not held back.
+  if (const bool file = can_read_again(o.input);
+      o.output != "null" && (file || !is_live_input(o.input))) {
+    FirstFrame first(input.get(), video_index, file ? open_again : nullptr);
+    hdr10 = read_hdr10(video, first);
+    settle_field_order(video, first);
+    first_packets = first.take_read();
   }
   if (decoder->pix_fmt == AV_PIX_FMT_NONE || decoder->width <= 0) {
     const bool mp4_piped = !can_read_again(o.input) &&
@@ -431,6 +436,7 @@ void TranscodeSession::Parts::wire() {
       demux_stage->reconnect(o.reconnect,
                              [this] { return vpipe::open_input(o.input, open_options); });
   }
+  demux_stage->send_first(std::move(first_packets));
   if (cut)
     demux_stage->cut(*cut);
   else if (const double shift = output_clock_shift_s(cut, input.get(), o.copyts); shift != 0)

@@ -24,12 +24,11 @@ struct Hdr10 {
   [[nodiscard]] std::string describe() const;  // for the report
 };
 
+class FirstFrame;
 // The stream's side data when the container has it, else, for a PQ or HLG
-// stream, the first decoded frame's (HEVC/AV1 SEI/OBUs), read on a second
-// opening of the input (`open_again`; not called for SDR streams; empty for
-// an input that gives one pass: its side data alone counts).
-[[nodiscard]] Hdr10 read_hdr10(const AVStream* video,
-                               const std::function<UniqueDemuxContext()>& open_again);
+// stream, the first decoded frame's (HEVC/AV1 SEI/OBUs; `first` is not
+// decoded for SDR streams).
+[[nodiscard]] Hdr10 read_hdr10(const AVStream* video, FirstFrame& first);
 
 // x265's words for it: master-display=G(x,y)B(x,y)R(x,y)WP(x,y)L(max,min) in
 // 0.00002 and 0.0001 cd/m² units, max-cll=MaxCLL,MaxFALL, ':'-joined; empty for none.

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -162,6 +163,11 @@ class DemuxSource final : public Source<Packet> {
     start_s_ = origin_s;
     offset_s_ = -origin_s;
   }
+  // Packets read before the pipeline ran (a pipe's, for its first frame: FirstFrame), sent on
+  // before any read from the input, as if read then.
+  void send_first(std::vector<UniqueAVPacket> packets) {
+    for (auto& p : packets) first_.push_back(std::move(p));
+  }
   // Read the input `times` times over (seek back at the end), timestamps
   // continuing: a long run from a short clip (benchmarks, soaks).
   // Each start-over drains the decoder and seeks back to the start (by byte
@@ -243,11 +249,12 @@ class DemuxSource final : public Source<Packet> {
   double out_end_s_ = 0;                      // latest end time written, output seconds
   int loops_left_ = 0;
   std::function<UniqueDemuxContext()> reopen_loop_;
-  UniqueDemuxContext looped_;      // this pass's input, when the loop reopens it
-  bool drain_pending_ = false;     // rewound: tell the decoder before the next packet
-  double offset_s_ = 0;            // added to every timestamp of this pass
-  double pass_end_s_ = 0;          // latest end time seen, source seconds
-  std::optional<double> start_s_;  // earliest time seen
+  UniqueDemuxContext looped_;         // this pass's input, when the loop reopens it
+  bool drain_pending_ = false;        // rewound: tell the decoder before the next packet
+  std::deque<UniqueAVPacket> first_;  // send_first's, not yet sent
+  double offset_s_ = 0;               // added to every timestamp of this pass
+  double pass_end_s_ = 0;             // latest end time seen, source seconds
+  std::optional<double> start_s_;     // earliest time seen
   // Per stream, output seconds: the last packet's time and the one before it,
   // and whether the last one was off the line (held: shifted on its own).
   struct DtsTrack {
