@@ -111,6 +111,18 @@ TEST(Plugin, APluginOfAnotherInterfaceIsRefusedWithWhatToDo) {
   EXPECT_EQ(other.err.find("registered no filter"), std::string::npos) << other.err;
   EXPECT_EQ(other.out.find("other_interface_test"), std::string::npos) << other.out;
 
+  // In the plugin directory, one stale file is skipped with the same words; the others load.
+  const auto plugins = fs::temp_directory_path() / ("vpipe_stale_" + std::to_string(::getpid()));
+  fs::create_directories(plugins);
+  fs::copy_file(dir / "other_interface.so", plugins / "other_interface.so");
+  fs::copy_file(plugin_path(), plugins / "vignette.so");
+  const auto skipped = run_vpipe("filters", "VPIPE_PLUGIN_DIR=" + plugins.string());
+  fs::remove_all(plugins);
+  EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.out.find("vignette\n"), std::string::npos) << skipped.out;
+  EXPECT_NE(skipped.err.find("plugin interface 0"), std::string::npos) << skipped.err;
+  EXPECT_NE(skipped.err.find("skipped"), std::string::npos) << skipped.err;
+
   const auto older = run_vpipe("--plugin " + (dir / "older_vpipe.so").string() + " filters");
   EXPECT_EQ(older.exit_code, 1) << older.out;
   EXPECT_NE(older.err.find("this vpipe has no vpipe::register_as_an_older_vpipe_did(int): the "

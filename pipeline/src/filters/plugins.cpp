@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -80,8 +81,19 @@ std::vector<std::string> load_filter_plugins_from(const std::string& dir,
         std::find(left_out.begin(), left_out.end(), e.path().filename().string()) == left_out.end())
       files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) load_filter_plugin(f);
-  return files;
+  // A plugin of the directory that cannot load (built against another vpipe, a duplicate) is
+  // skipped with a warning, as GStreamer's registry skips one: one stale file must not stop
+  // every command. A plugin named with --plugin fails the run (load_filter_plugin).
+  std::vector<std::string> loaded;
+  for (const auto& f : files) {
+    try {
+      load_filter_plugin(f);
+      loaded.push_back(f);
+    } catch (const std::exception& e) {
+      spdlog::warn("{} (from the plugin directory {}: skipped)", e.what(), dir);
+    }
+  }
+  return loaded;
 }
 
 }  // namespace vpipe

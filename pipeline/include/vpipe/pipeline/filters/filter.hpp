@@ -201,7 +201,7 @@ void load_filter_plugin(const std::string& path);
 // Loads every *.so in `dir` (missing dir: nothing) whose file name is not in `left_out`
 // (the plugins the user names explicitly: their own build of a plugin wins over the
 // installed one of the same name, which would otherwise register its filters twice).
-// Returns the files loaded.
+// One that cannot load is skipped with a warning naming it and why. Returns the files loaded.
 std::vector<std::string> load_filter_plugins_from(const std::string& dir,
                                                   const std::vector<std::string>& left_out = {});
 
