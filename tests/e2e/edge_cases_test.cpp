@@ -406,6 +406,13 @@ TEST_F(EdgeCase, OutputsTheContainerCannotTakeAreRefusedOrFitted) {
       run_vpipe("transcode " + kSample + " " + path("f.mp4") + " --encoder ffv1 --frames 5");
   EXPECT_EQ(f.exit_code, 1);
   EXPECT_NE(f.err.find("the mp4 container cannot hold ffv1"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("or another container (.mkv holds it)"), std::string::npos) << f.err;
+  // The container named is one that holds it, never the one refused (DNxHD: not .mkv).
+  const auto d = run_vpipe("transcode " + kSample + " " + path("d.mkv") +
+                           " --encoder dnxhd --frames 5 --vf resize=1920x1080");
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_NE(d.err.find("the matroska container cannot hold dnxhd"), std::string::npos) << d.err;
+  EXPECT_NE(d.err.find("or another container (.mov holds it)"), std::string::npos) << d.err;
   // A raw elementary stream is its own codec's bitstream alone (H.264 went into .hevc).
   const auto raw =
       run_vpipe("transcode " + kSample + " " + path("x.hevc") + " --encoder libx264 --frames 5");

@@ -7,6 +7,7 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
 #include <libavutil/pixdesc.h>
 }
 
@@ -209,6 +210,17 @@ void check_preset(const AVCodec* codec, const std::string& preset) {
   throw usage_error(fmt::format("preset {}: libx264 takes {}", preset, fmt::join(kX264, ", ")));
 }
 
+// For a refusal: a common container other than `refused` that FFmpeg says holds `codec`
+// (".mov" for DNxHD refused by .mkv), or empty.
+std::string container_holding(AVCodecID codec, const AVOutputFormat* refused) {
+  for (const std::string ext : {".mkv", ".mov", ".mp4", ".avi", ".ts", ".nut"}) {
+    const AVOutputFormat* f = av_guess_format(nullptr, ("x" + ext).c_str(), nullptr);
+    if (f && std::string_view(f->name) != refused->name && container_holds(f, codec) == true)
+      return ext;
+  }
+  return {};
+}
+
 const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
   const AVOutputFormat* container = check_container(o.output);
   std::string name = o.encoder;
@@ -235,11 +247,13 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
                                   container->name, avcodec_get_name(codec->id)));
     return native;
   }
+  const std::string other = container_holding(codec->id, container);
   throw input_error(
       fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
-                  "encoder{} or another container (.mkv holds most)",
+                  "encoder{} or another container{}",
                   o.output, container->name, avcodec_get_name(codec->id), codec->name,
-                  native ? fmt::format(" ({} fits it)", native->name) : std::string()));
+                  native ? fmt::format(" ({} fits it)", native->name) : std::string(),
+                  other.empty() ? std::string() : fmt::format(" ({} holds it)", other)));
 }
 
 QueuePlan plan_queues(std::size_t depth) {
