@@ -647,6 +647,20 @@ TEST(Plan, AnInputDeeperThanTheEncoderCodesKeepsAllTheBitsItCan) {
                        "8-bit frames: gif codes 2-3-3-bit samples here, so rgb8 (256 colours)"));
 }
 
+// A palette picture (PNG's, FLIC's, QuickTime Animation's) is RGB colours by index: into
+// Y'CbCr as RGB is, never the indices coded as grey (libx264's gray: PSNR 7 dB).
+TEST(Plan, APaletteIsRgbColoursNotGreyLevels) {
+  const AVCodec* x264 = avcodec_find_encoder_by_name("libx264");
+  ASSERT_NE(x264, nullptr);
+  EXPECT_EQ(encoder_format(x264, AV_PIX_FMT_PAL8), AV_PIX_FMT_YUV420P);
+  EXPECT_TRUE(is_rgb(AV_PIX_FMT_PAL8));
+  auto o = options("", "out.mp4");
+  o.device = Device::kCpu;
+  const auto p = plan(o, {{AV_PIX_FMT_PAL8, 320, 240}, ""}, no_gpu());
+  EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P);
+  EXPECT_TRUE(has_note(p, "RGB converted to Y'CbCr as BT.601 limited range"));
+}
+
 TEST(Plan, NvdecsP010GoesToATenBitEncoderInItsOwnTenBitLayout) {
   const AVCodec* x265 = avcodec_find_encoder_by_name("libx265");
   if (!x265) GTEST_SKIP() << "this FFmpeg has no libx265";

@@ -271,7 +271,7 @@ void set_field_order(FieldOrder fields, AVFrame& av) {
 
 bool is_rgb(AVPixelFormat pix_fmt) {
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(pix_fmt);
-  return d && (d->flags & AV_PIX_FMT_FLAG_RGB);
+  return d && (d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL));
 }
 
 bool is_jpeg_range(AVPixelFormat pix_fmt) {

@@ -320,7 +320,10 @@ AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
   // else the deepest the encoder codes below it (12-bit into libx264: 10 bits, not 8).
   AVPixelFormat shallower = AV_PIX_FMT_NONE;
   int shallower_depth = 0;
-  for (const AVPixelFormat* f = codec->pix_fmts; w && *f != AV_PIX_FMT_NONE; ++f) {
+  // A palette's one component is an index into RGB colours, not a grey level (pal8 went to
+  // libx264's gray: PSNR 7 dB): no layout of the encoder's is its own.
+  const bool palette = w && (w->flags & AV_PIX_FMT_FLAG_PAL);
+  for (const AVPixelFormat* f = codec->pix_fmts; w && !palette && *f != AV_PIX_FMT_NONE; ++f) {
     const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*f);
     if (d->nb_components != w->nb_components || d->log2_chroma_w != w->log2_chroma_w ||
         d->log2_chroma_h != w->log2_chroma_h ||

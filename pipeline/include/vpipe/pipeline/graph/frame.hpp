@@ -73,7 +73,8 @@ void set_field_order(FieldOrder fields, AVFrame& av);
 // rows (4:2:0: a height of 4n; 4:2:2, 4:4:4: 2n): what coding or converting the fields
 // apart needs.
 [[nodiscard]] bool splits_into_fields(AVPixelFormat pix_fmt, int height);
-// Whether `pix_fmt` holds R, G and B (rgb24, rgba, gbrp…), not Y'CbCr or grey.
+// Whether `pix_fmt` holds R, G and B (rgb24, rgba, gbrp…, or a palette of them: pal8), not
+// Y'CbCr or grey.
 [[nodiscard]] bool is_rgb(AVPixelFormat pix_fmt);
 // Whether `pix_fmt` is one of JPEG's full-range Y'CbCr formats (yuvj420p, yuvj422p…).
 [[nodiscard]] bool is_jpeg_range(AVPixelFormat pix_fmt);
