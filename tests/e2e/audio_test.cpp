@@ -128,6 +128,14 @@ TEST_F(Audio, AnExperimentalCodecOfTheContainerIsReencodedNotARefusedHeader) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(audio_tracks(path("flac.mkv")).size(), 1u);
   EXPECT_EQ(audio_tracks(path("flac.mkv"))[0].codec, "flac");
+  // QuickTime's muxer lists FLAC, then refuses it in its header ("flac only supported in MP4":
+  // the run stopped before a frame): re-encoded there too.
+  r = run(in, "flac.mov");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stream #1 (flac) re-encoded to aac: mov cannot hold it"), std::string::npos)
+      << r.err;
+  ASSERT_EQ(audio_tracks(path("flac.mov")).size(), 1u);
+  EXPECT_EQ(audio_tracks(path("flac.mov"))[0].channels, 6);
   // A ladder's streams go into its segments: HLS's MPEG-TS cannot hold FLAC (it
   // was written as bin_data), DASH's MP4 holds it only as experimental (refused).
   for (const std::string ladder : {"hls", "dash"}) {

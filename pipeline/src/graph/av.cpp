@@ -207,6 +207,12 @@ const AVOutputFormat* output_container(const std::string& output) {
 
 std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec) {
   if (!container) return std::nullopt;
+  // QuickTime's muxer says yes to codecs its header then refuses ("flac only supported in MP4":
+  // FLAC audio from an MKV into .mov stopped the run before a frame): asked of FFmpeg 5.1's tool.
+  static const std::set<AVCodecID> kMovRefuses = {AV_CODEC_ID_FLAC,   AV_CODEC_ID_OPUS,
+                                                  AV_CODEC_ID_TRUEHD, AV_CODEC_ID_VP9,
+                                                  AV_CODEC_ID_VP8,    AV_CODEC_ID_AV1};
+  if (std::string_view(container->name) == "mov" && kMovRefuses.count(codec)) return false;
   const int answer = avformat_query_codec(container, codec, FF_COMPLIANCE_NORMAL);
   if (answer >= 0) return answer == 1;
   // What these muxers write (libavformat's mpegtsenc.c, mpegenc.c, oggenc.c,
