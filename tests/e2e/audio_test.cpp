@@ -151,6 +151,28 @@ TEST_F(Audio, AnExperimentalCodecOfTheContainerIsReencodedNotARefusedHeader) {
   }
 }
 
+// What a muxer's query says yes to and its header then refuses, the run stopped on before a
+// frame: MXF holds 16- or 24-bit PCM at 48 kHz alone, FLV's PCM 44.1 kHz and its halves.
+// The audio is re-encoded to what the muxer takes, at the rate it takes.
+TEST_F(Audio, WhatAMuxersHeaderWouldRefuseIsReencodedToWhatItTakes) {
+  auto r = run(input("mp3.mkv", "-map 1:a -c:a libmp3lame"), "mp3.mxf");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stream #1 (mp3) re-encoded to pcm_s16le: mxf cannot hold it"),
+            std::string::npos)
+      << r.err;
+  auto t = audio_tracks(path("mp3.mxf"));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].codec, "pcm_s16le");
+  EXPECT_EQ(t[0].sample_rate, 48000) << "MXF: 48 kHz only";
+  EXPECT_NEAR(t[0].end - t[0].start, 4.0, 0.1);
+  r = run(input("pcm48.mkv", "-map 2:a -c:a pcm_s16le"), "pcm48.flv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("flv holds it at 44100 Hz, not 48000"), std::string::npos) << r.err;
+  t = audio_tracks(path("pcm48.flv"));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_NE(t[0].codec, "pcm_s16le");
+}
+
 TEST_F(Audio, PcmIntoMp4BecomesAacKeepingItsLanguageAndLength) {
   const auto r = run(pcm(), "pcm.mp4");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -834,8 +834,8 @@ TEST_F(EdgeCase, TwoHundredBitFlipsKeepTheFilesLengthAndOrder) {
 
 // Issue #40: .mpg and .mxf always failed (the encoder's frame rate was read
 // from the input's time base, 1/15360: "15360 fps"), and outputs FFmpeg
-// refuses said only "Invalid argument". Now they work, or the one error line
-// gives FFmpeg's reason.
+// refuses said only "Invalid argument". Now they work (MXF's audio as PCM),
+// or the one error line gives FFmpeg's reason.
 TEST_F(EdgeCase, FrameRateContainersWorkAndRefusalsSayWhy) {
   VPIPE_NEED_FFMPEG_TOOL();
   const auto silent =
@@ -845,9 +845,13 @@ TEST_F(EdgeCase, FrameRateContainersWorkAndRefusalsSayWhy) {
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_EQ(summarize(path(name)).video_packets, 10) << name;
   }
-  // DV takes 25 or 29.97 fps and PCM audio; MXF no AAC: refused, with why.
-  for (const auto& [name, why] :
-       {std::pair{"out.dv", "supply exactly two streams"}, std::pair{"aac.mxf", "'aac'"}}) {
+  // MXF holds PCM audio alone: the AAC track arrives as PCM (its refusal stopped the run).
+  const auto aac = run_vpipe("transcode " + kSample + " " + path("aac.mxf") + " --frames 10");
+  ASSERT_EQ(aac.exit_code, 0) << aac.err;
+  EXPECT_NE(aac.err.find("(aac) re-encoded to pcm_s16le: mxf cannot hold it"), std::string::npos)
+      << aac.err;
+  // DV takes 25 or 29.97 fps and PCM audio: refused, with why.
+  for (const auto& [name, why] : {std::pair{"out.dv", "supply exactly two streams"}}) {
     std::ofstream(path(name)) << "the user's file";  // a late refusal leaves it as it was
     const auto r = run_vpipe("transcode " + kSample + " " + path(name) + " --frames 10");
     EXPECT_EQ(r.exit_code, 1) << name;

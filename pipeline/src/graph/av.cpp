@@ -213,6 +213,11 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
                                                   AV_CODEC_ID_TRUEHD, AV_CODEC_ID_VP9,
                                                   AV_CODEC_ID_VP8,    AV_CODEC_ID_AV1};
   if (std::string_view(container->name) == "mov" && kMovRefuses.count(codec)) return false;
+  // MXF's essence containers hold 16- or 24-bit PCM audio alone (libavformat's mxfenc; its query
+  // said yes to MP3 and AAC, then its header refused them).
+  if (std::string_view(container->name).substr(0, 3) == "mxf" &&
+      avcodec_get_type(codec) == AVMEDIA_TYPE_AUDIO)
+    return codec == AV_CODEC_ID_PCM_S16LE || codec == AV_CODEC_ID_PCM_S24LE;
   const int answer = avformat_query_codec(container, codec, FF_COMPLIANCE_NORMAL);
   if (answer >= 0) return answer == 1;
   // What these muxers write (libavformat's mpegtsenc.c, mpegenc.c, oggenc.c,
@@ -309,6 +314,16 @@ const AVOutputFormat* segment_container(const AVOutputFormat* container, AVCodec
   return av_guess_format(webm ? "webm" : "mp4", nullptr, nullptr);
 }
 
+int container_sample_rate(const AVOutputFormat* container, AVCodecID codec, int rate) {
+  const std::string_view name = container ? container->name : "";
+  if (name.substr(0, 3) == "mxf") return rate == 48000 ? 0 : 48000;  // "only 48khz is implemented"
+  // FLV's audio header has 44.1, 22.05, 11.025 and 5.5 kHz; its MP3 and AAC say 44.1 for any.
+  if (name == "flv" && codec != AV_CODEC_ID_MP3 && codec != AV_CODEC_ID_AAC &&
+      codec != AV_CODEC_ID_SPEEX && rate != 44100 && rate != 22050 && rate != 11025 && rate != 5512)
+    return 44100;
+  return 0;
+}
+
 std::string cannot_hold(const AVOutputFormat* container, const AVCodecParameters* par) {
   const AVOutputFormat* segments = segment_container(container, par->codec_id);
   if (!segments) return {};
@@ -316,6 +331,9 @@ std::string cannot_hold(const AVOutputFormat* container, const AVCodecParameters
                               ? std::string(container->name)
                               : fmt::format("{}'s {} segments", container->name, segments->name);
   if (container_holds(segments, par->codec_id) == false) return who + " cannot hold it";
+  if (par->codec_type == AVMEDIA_TYPE_AUDIO)
+    if (const int rate = container_sample_rate(segments, par->codec_id, par->sample_rate))
+      return fmt::format("{} holds it at {} Hz, not {}", who, rate, par->sample_rate);
   if (segments->flags & AVFMT_NOFILE) return {};
   if (try_muxer(segments, par) == AVERROR_EXPERIMENTAL)
     return fmt::format("{} {} it only as an experimental feature", who,

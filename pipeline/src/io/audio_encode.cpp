@@ -78,13 +78,13 @@ void channel_layout_for(const AVCodec* codec, const AVChannelLayout& in, AVChann
 }  // namespace
 
 AudioReencoder::AudioReencoder(const AVStream* in, const AVCodec* codec, std::int64_t bitrate,
-                               bool global_header)
+                               bool global_header, int rate)
     : in_tb_(in->time_base) {
   decoder_ = open_stream_decoder(in, "audio");
   encoder_.reset(avcodec_alloc_context3(codec));
   AVCodecContext* e = encoder_.get();
   e->sample_fmt = sample_format_for(codec, decoder_->sample_fmt);
-  e->sample_rate = sample_rate_for(codec, decoder_->sample_rate);
+  e->sample_rate = sample_rate_for(codec, rate > 0 ? rate : decoder_->sample_rate);
   channel_layout_for(codec, decoder_->ch_layout, &e->ch_layout);
   e->time_base = {1, e->sample_rate};
   if (bitrate > 0) e->bit_rate = bitrate;

@@ -229,8 +229,9 @@ void TranscodeOutput::add_reencoded(const TranscodeOptions& o, unsigned index, A
                                   segments->name, codec->name));
   add_stream_through(
       index, s,
-      std::make_unique<AudioReencoder>(s, codec, o.audio_bitrate.value_or(0),
-                                       (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0),
+      std::make_unique<AudioReencoder>(
+          s, codec, o.audio_bitrate.value_or(0), (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0,
+          container_sample_rate(oc->oformat, codec->id, s->codecpar->sample_rate)),
       report, why);
 }
 

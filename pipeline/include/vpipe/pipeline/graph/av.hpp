@@ -127,6 +127,9 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 // DASH: WebM for Opus, Vorbis, VP8, VP9, else MP4); any other, itself.
 [[nodiscard]] const AVOutputFormat* segment_container(const AVOutputFormat* container,
                                                       AVCodecID codec);
+// The sample rate `container`'s muxer needs of `codec` audio at `rate`, where it refuses `rate`
+// (MXF: 48 kHz only; FLV's PCM: 44.1 kHz and its halves); 0 where it takes it.
+[[nodiscard]] int container_sample_rate(const AVOutputFormat* container, AVCodecID codec, int rate);
 // Why `container` will not take a stream of `par` as it is ("mp4 cannot hold
 // it", "hls's mpegts segments cannot hold it"), or empty. Asked of the segments'
 // container for a ladder; beyond container_holds, its muxer is tried (its init,

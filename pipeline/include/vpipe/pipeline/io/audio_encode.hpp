@@ -25,9 +25,11 @@ namespace vpipe {
 
 class AudioReencoder final : public StreamReencoder {
  public:
-  // `bitrate` 0: the encoder's default. Throws input_error naming what failed.
-  AudioReencoder(const AVStream* in, const AVCodec* codec, std::int64_t bitrate,
-                 bool global_header);
+  // `bitrate` 0: the encoder's default. `rate` 0: the input's (or the encoder's nearest);
+  // else the rate the container needs (container_sample_rate). Throws input_error naming
+  // what failed.
+  AudioReencoder(const AVStream* in, const AVCodec* codec, std::int64_t bitrate, bool global_header,
+                 int rate = 0);
   [[nodiscard]] const AVCodecContext* encoder() const override { return encoder_.get(); }
   [[nodiscard]] std::vector<UniqueAVPacket> push(const AVPacket* pkt) override;
   [[nodiscard]] std::int64_t errors() const override { return errors_; }
