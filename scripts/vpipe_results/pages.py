@@ -39,7 +39,7 @@ def results_page(s):
            "[HISTORY](HISTORY.md).", "",
            f"**Machine:** {machine.machine_line(s)}.{machine.leases_line(s)}", "",
            *machine.calibration_lines(s), "",
-           f"**In short**: {peers.CHAIN}, the whole process's fps over {s.rounds()} rounds "
+           f"**In short**: {peers.CHAIN}, the whole process's fps "
            f"([section 1](#{anchor(titles[0])}) has the steady-state rates and the command):", "",
            *peers.headline(s), "", "## Contents", ""]
     out += [f"{k}. [{t}](#{anchor(title)})" for k, ((t, _), title) in enumerate(zip(SECTIONS, titles), 1)]

@@ -37,4 +37,4 @@ def section(s):
            f"to 1280×720 + Gaussian σ=1.5, {len(rounds)} rounds; fps over the whole run and after 30 frames.", ""]
     out += table(["path", "encoder", "fps, whole run", "fps, steady", "host→device B/frame", "device→host B/frame"],
                  body)
-    return out + ["", "Command: `scripts/gpu-suite python` (`scripts/gpu-python 3`)."]
+    return out + ["", f"Command: `scripts/gpu-suite python` (`scripts/gpu-python {len(rounds)}`)."]

@@ -1,6 +1,8 @@
 """The memory strategies in the pipeline (vpipe bench pipeline, every strategy × staging, two
 rounds), and bench mem's allocation latency and pinned against pageable staging."""
-from .common import load_json, plural, span, table
+import re
+
+from .common import floor_to, load_json, plural, span, table
 
 MODES = [("decode_only", "decode only"), ("no_encoder", "no encoder"), ("end_to_end", "end to end")]
 
@@ -89,6 +91,19 @@ def staging_section(s):
                   "ring, pageable", "pinned ÷ pageable"], body)
     ratio = [r["ring_pinned_gbps"] / r["ring_pageable_gbps"] for r in d["staging"]]
     out += ["", f"The copy alone: pinned moves {span(ratio, 1)}× pageable's bytes per second. A whole transcode "
-            "gains what section 2 shows, because other stages set its pace.", "",
+            "gains what section 2 shows, because other stages set its pace.", *ring_target_lines(d), "",
             "Command: `scripts/gpu-suite strategies` (`vpipe bench mem --only staging`)."]
     return out
+
+
+def ring_target_lines(d):
+    """The pinned ring against the raw pinned copy, and bench mem's own verdict on it (targets.ring_NNpct)."""
+    key = next((k for k in d.get("targets", {}) if re.fullmatch(r"ring_\d+pct", k)), None)
+    if key is None:
+        return []
+    goal = int(re.search(r"\d+", key).group())
+    share = {f"{r['size']} {r['direction']}": 100 * r["ring_pinned_gbps"] / r["raw_pinned_gbps"] for r in d["staging"]}
+    missed = [f"{what} ({floor_to(pct, 0):.0f} %)" for what, pct in share.items() if pct < goal]
+    verdict = "met in every row" if d["targets"][key] else f"missed: {', '.join(missed) or 'see its log'}"
+    return [f"The ring's pinned copy ran {span(list(share.values()))} % of the raw pinned copy's rate; "
+            f"`bench mem`'s target, ≥ {goal} %, {verdict}."]

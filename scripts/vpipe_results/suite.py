@@ -46,9 +46,6 @@ class Suite:
     def steps(self):
         return [s for p in self.parts for s in p["steps"]]
 
-    def rounds(self):
-        return max(p.get("rounds", 1) for p in self.parts)
-
     def where(self):
         return f"`{rel(self.path)}`"
 

@@ -5,8 +5,8 @@ whichever GPU, a dirty build is named so, the
 decode-queues rows divide by the probe with as many sessions, the decode-surfaces rows range
 over rounds and give each run's surfaces from its reports, and the decode-resize rows group
 rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
-range each phase's mean over the streams across rounds, and a decode table pools the rounds of
-the folder its continues.txt names only where the programs are the same."""
+range each phase's mean over the streams across rounds, a missed ring target names its rows,
+and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same."""
 import json
 import os
 import sys
@@ -15,7 +15,7 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from vpipe_results import common, decode_table, history, pages, peers  # noqa: E402
+from vpipe_results import common, decode_table, history, pages, peers, strategies  # noqa: E402
 
 
 class Ranges(unittest.TestCase):
@@ -63,6 +63,23 @@ class Peers(unittest.TestCase):
             suite = mock.Mock(file=lambda *p: os.path.join(d, *p), where=lambda: d)
             with self.assertRaisesRegex(SystemExit, "is not the median of its runs"):
                 peers.rows(suite)
+
+
+class RingTarget(unittest.TestCase):
+    @staticmethod
+    def staging(ring_4k, met):
+        rows = [{"size": "1080p", "direction": "H2D", "raw_pinned_gbps": 50.0, "ring_pinned_gbps": 50.5},
+                {"size": "4K", "direction": "H2D", "raw_pinned_gbps": 50.0, "ring_pinned_gbps": ring_4k}]
+        return {"staging": rows, "targets": {"ring_90pct": met}}
+
+    def test_a_missed_row_is_named_with_its_share_rounded_down(self):
+        line, = strategies.ring_target_lines(self.staging(42.9, False))
+        self.assertIn("85–101 %", line)
+        self.assertIn("≥ 90 %, missed: 4K H2D (85 %)", line)
+
+    def test_a_met_target_says_so_and_no_target_says_nothing(self):
+        self.assertIn("met in every row", strategies.ring_target_lines(self.staging(49.0, True))[0])
+        self.assertEqual(strategies.ring_target_lines({"staging": []}), [])
 
 
 class Blocks(unittest.TestCase):
