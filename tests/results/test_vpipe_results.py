@@ -5,7 +5,7 @@ whichever GPU, a dirty build is named so, the
 decode-queues rows divide by the probe with as many sessions, the decode-surfaces rows range
 over rounds and give each run's surfaces from its reports, and the decode-resize rows group
 rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
-range each phase's mean over the streams across rounds, a missed ring target names its rows,
+range each phase's mean over the streams across rounds, a missed ring target names its rows, a smoke is held to its time,
 and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same."""
 import json
 import os
@@ -15,7 +15,7 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from vpipe_results import common, decode_table, history, pages, peers, strategies  # noqa: E402
+from vpipe_results import common, decode_table, history, pages, peers, smoke, strategies  # noqa: E402
 
 
 class Ranges(unittest.TestCase):
@@ -80,6 +80,15 @@ class RingTarget(unittest.TestCase):
     def test_a_met_target_says_so_and_no_target_says_nothing(self):
         self.assertIn("met in every row", strategies.ring_target_lines(self.staging(49.0, True))[0])
         self.assertEqual(strategies.ring_target_lines({"staging": []}), [])
+
+
+class SmokeTime(unittest.TestCase):
+    def test_the_smokes_own_time_is_held_to_six_minutes(self):
+        self.assertEqual(smoke.timing("GPU smoke at abc on X, 2026-12-06 10:32 UTC, 360 s"),
+                         "within its 6-minute limit")
+        self.assertEqual(smoke.timing("GPU smoke at abc on X, 2026-12-06 10:32 UTC, 375 s"),
+                         "15 s OVER its 6-minute limit")
+        self.assertEqual(smoke.timing("GPU smoke at abc"), "its time is not recorded")
 
 
 class Blocks(unittest.TestCase):
