@@ -24,6 +24,7 @@
 
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 

@@ -33,6 +33,7 @@
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/io/nvml_load.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/session/decode_probe.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"

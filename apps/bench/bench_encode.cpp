@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 
 #include <fmt/format.h>
@@ -140,7 +141,11 @@ std::uintmax_t write_joined(const std::string& path, std::vector<EncodedRun>& ru
   AVStream* st = avformat_new_stream(out.get(), nullptr);
   av_check(avcodec_parameters_copy(st->codecpar, runs.front().params.get()), path);
   st->time_base = runs.front().time_base;
-  av_check(avio_open(&out->pb, path.c_str(), AVIO_FLAG_WRITE), path);
+  AVDictionary* opts = nullptr;  // the allowed protocols only (protocols.hpp)
+  vpipe::set_open_options(&opts, path, false);
+  const int opened = avio_open2(&out->pb, path.c_str(), AVIO_FLAG_WRITE, nullptr, &opts);
+  av_dict_free(&opts);
+  av_check(opened, path);
   av_check(avformat_write_header(out.get(), nullptr), path + ": writing the header");
   std::int64_t last_dts = AV_NOPTS_VALUE;  // in the runs' time base (every run has the same)
   for (auto& run : runs) {

@@ -13,9 +13,11 @@
 #include "transcode_metrics.hpp"
 #include "vpipe/pipeline/io/live.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/run_files.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
+#include "vpipe/pipeline/session/transcode_files.hpp"
 
 namespace vpipe::cli {
 namespace {
@@ -55,8 +57,6 @@ RunHooks prepare_run(bool tty) {
 int run_streams(const TranscodeOptions& opts, const RunHooks& hooks, const std::string& report_path,
                 bool tty) {
   const int streams = opts.streams;
-  for (int k = 1; k <= streams && streams > 1; ++k)  // each stream's own output, before the work
-    check_side_file(report_path, "--report", opts.input, stream_output_name(opts.output, k));
   const auto multi = transcode_streams(opts, hooks);
   if (tty) fmt::print(stderr, "\n");
   fmt::print(stderr, "vpipe: {} streams in {:.2f} s, {:.1f} fps in total\n", streams, multi.wall_s,
@@ -195,8 +195,13 @@ class TranscodeCommand final : public Command {
 };
 
 int TranscodeCommand::run() {
-  check_side_file(report_path_, "--report", options_.input,
-                  options_.output);  // before the work, not after
+  {  // every file the run touches, the report too: checked before the work, not after
+    RunFiles files;
+    declare_files(files, options_);
+    files.writes(report_path_, "--report");
+    files.check();
+    if (!report_path_.empty() && report_path_ != "-") check_writable(report_path_, "--report");
+  }
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto hooks = prepare_run(tty);
   // The endpoint reads the registry: it goes first.

@@ -12,7 +12,10 @@
 
 #include "vpipe/pipeline/filters/filter.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/io/run_files.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/transcode_files.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
 
 namespace vpipe {
@@ -113,32 +116,12 @@ StreamSpec stream_of(const YAML::Node& n, const std::string& where) {
 }  // namespace
 
 void check_fleet_paths(const FleetConfig& c, const std::string& report) {
-  const auto where = [&](std::size_t i) {
-    return fmt::format("{}: stream '{}'", c.path, c.streams[i].name);
-  };
-  for (std::size_t i = 0; i < c.streams.size(); ++i) {
-    const auto& out = c.streams[i].options.output;
-    if (out == "null") continue;
-    if (same_file(out, c.path))
-      throw input_error(fmt::format("{}: its output {} is the config itself", where(i), out));
-    if (!report.empty() && same_file(out, report))
-      throw input_error(fmt::format("{}: its output {} is the --report file", where(i), out));
-    for (std::size_t j = 0; j < c.streams.size(); ++j) {
-      if (same_file(out, c.streams[j].options.input))
-        throw input_error(
-            fmt::format("{}: its output {} is {} input; vpipe never writes to an input", where(i),
-                        out, i == j ? "its own" : "stream '" + c.streams[j].name + "''s"));
-      if (j > i && same_file(out, c.streams[j].options.output))
-        throw input_error(fmt::format("{}: its output {} is stream '{}''s output too", where(i),
-                                      out, c.streams[j].name));
-    }
-  }
-  if (report.empty()) return;
-  if (same_file(report, c.path))
-    throw input_error(fmt::format("--report {}: that is the config", report));
+  RunFiles files;  // the one list of what the fleet reads and writes, every stream's outputs too
+  files.reads(c.path, "the config");
+  files.writes(report, "--report");
   for (const auto& s : c.streams)
-    if (same_file(report, s.options.input))
-      throw input_error(fmt::format("--report {}: that is stream '{}''s input", report, s.name));
+    declare_files(files, s.options, fmt::format("{}: stream '{}' ", c.path, s.name));
+  files.check();
 }
 
 FleetConfig load_fleet_config(const std::string& path) {

@@ -44,10 +44,10 @@ struct FleetConfig {
 // It also runs check_fleet_paths(), so --check and a SIGHUP re-read refuse the same.
 [[nodiscard]] FleetConfig load_fleet_config(const std::string& path);
 
-// No stream writes to an input (its own or another's), the config, the --report
-// file or another stream's output, and the report is neither the config nor an
-// input: same_file() (paths.hpp) decides, through FFmpeg's prefixes and symlinks.
-// Throws input_error naming the config, the stream and the path.
+// The fleet's files as one RunFiles (io/run_files.hpp): the config and every
+// stream's input read; every stream's outputs (output: and outputs:, ladders,
+// encoder side files) and the --report written. Nothing written is read or
+// written twice. Throws usage_error naming the config, the stream and both roles.
 void check_fleet_paths(const FleetConfig& c, const std::string& report = {});
 
 // Which streams shard `index` of `count` runs: the streams sorted by name,

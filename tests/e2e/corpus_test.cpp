@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 
 extern "C" {
 #include <libavutil/display.h>

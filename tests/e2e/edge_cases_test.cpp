@@ -17,6 +17,7 @@
 #include <random>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 
 using namespace vpipe::test;
 namespace fs = std::filesystem;
@@ -106,7 +107,7 @@ TEST_F(EdgeCase, ReportPathThatIsTheInputOrOutputIsRefused) {
        {in, path("sub/../in.mp4"), path("link.mp4"), path("hard.mp4")}) {
     const auto r = run_vpipe("transcode " + in + " " + path("out.mp4") + " --report " + report);
     EXPECT_EQ(r.exit_code, 2) << report << ": " << r.err;
-    EXPECT_NE(r.err.find("never writes to its input"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("never writes to what it reads"), std::string::npos) << r.err;
     EXPECT_EQ(slurp(in), before) << "the input was written through " << report;
     EXPECT_FALSE(fs::exists(path("out.mp4"))) << "refused before any work";
   }
@@ -119,13 +120,15 @@ TEST_F(EdgeCase, ReportPathThatIsTheInputOrOutputIsRefused) {
   for (const std::string bench : {"pipeline", "decode", "encode", "chain"}) {
     const auto b = run_vpipe("bench " + bench + " " + in + " --json file:" + path("link.mp4"));
     EXPECT_EQ(b.exit_code, 2) << bench << ": " << b.err;
-    EXPECT_NE(b.err.find("never writes to its input"), std::string::npos) << bench << ": " << b.err;
+    EXPECT_NE(b.err.find("never writes to what it reads"), std::string::npos)
+        << bench << ": " << b.err;
     EXPECT_EQ(slurp(in), before) << "bench " << bench << " wrote its JSON over the input";
   }
 }
 
-// 1b. Identity, not names (issue #40): an FFmpeg prefix before either path names the
-//     same file (`vpipe transcode file:in.mp4 in.mp4` destroyed in.mp4 at a5d5cd7), and
+// 1b. Identity, not names (issue #40): "file:" before either path names the same file
+//     (`vpipe transcode file:in.mp4 in.mp4` destroyed in.mp4 at a5d5cd7); FFmpeg's
+//     meta-protocols are refused by name (issue #77: tee: and md5: wrote over the input);
 //     --streams N checks the report against every stream's own output.
 TEST_F(EdgeCase, AnFfmpegPrefixDoesNotHideTheInput) {
   VPIPE_NEED_FFMPEG_TOOL();
@@ -136,16 +139,21 @@ TEST_F(EdgeCase, AnFfmpegPrefixDoesNotHideTheInput) {
                                                         {in, "file:" + in},
                                                         {"cache:" + in, in},
                                                         {in, "async:file:" + in},
-                                                        {"subfile,,start,0,end,0,,:" + in, in}}) {
+                                                        {"subfile,,start,0,end,0,,:" + in, in},
+                                                        {in, "tee:" + in},
+                                                        {in, "md5:" + in}}) {
     const auto r = run_vpipe("transcode " + src + " " + dst);
     EXPECT_EQ(r.exit_code, 2) << src << " → " << dst << ": " << r.err;
-    EXPECT_NE(r.err.find("the output would overwrite the input"), std::string::npos) << r.err;
+    const bool meta = vpipe::scheme_name(src) != "file" || vpipe::scheme_name(dst) != "file";
+    EXPECT_NE(r.err.find(meta ? "vpipe does not" : "vpipe never writes to what it reads"),
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(slurp(in), before) << "the input was written through " << dst;
   }
   const auto r = run_vpipe("transcode " + in + " " + path("out.mp4") + " --streams 2 --report " +
                            path("out-1.mp4"));
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("that is the output file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("are one file"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(path("out-2.mp4"))) << "refused before any work";
 }
 
@@ -670,7 +678,7 @@ TEST_F(EdgeCase, AColonInAFileNameIsNoProtocol) {
   ASSERT_EQ(sh(in_dir + "clip:1.mp4 out:2.mkv --frames 5 2>" + err), 0) << slurp(err);
   EXPECT_EQ(summarize(path("out:2.mkv")).video_packets, 5);
   EXPECT_EQ(sh(in_dir + "clip:1.mp4 clip:1.mp4 --frames 5 2>" + err), 2) << slurp(err);
-  EXPECT_NE(slurp(err).find("would overwrite the input"), std::string::npos) << slurp(err);
+  EXPECT_NE(slurp(err).find("never writes to what it reads"), std::string::npos) << slurp(err);
   EXPECT_EQ(sh(in_dir + "nosuch:1.mp4 o.mkv 2>" + err), 1);
   EXPECT_NE(slurp(err).find("'nosuch:1.mp4': No such file"), std::string::npos) << slurp(err);
 }
@@ -704,8 +712,7 @@ TEST_F(EdgeCase, ADashReadsTheStandardInputAndWritesTheStandardOutput) {
   EXPECT_EQ(nlohmann::json::parse(slurp(report))["frames"]["encoded"], 5);
   EXPECT_EQ(
       sh(kBin + " transcode " + kSample + " - --frames 5 --report - 2>" + err + " >/dev/null"), 2);
-  EXPECT_NE(slurp(err).find("the video goes to the standard output"), std::string::npos)
-      << slurp(err);
+  EXPECT_NE(slurp(err).find("both go to the standard output"), std::string::npos) << slurp(err);
   EXPECT_FALSE(fs::exists(dir_ / "-")) << "no file named '-'";
   for (const std::string twice : {"--loop 2", "--ss-frame 10"}) {
     EXPECT_EQ(sh(feed + kBin + " transcode - " + path("twice.mp4") + " " + twice + " 2>" + err), 2)
@@ -719,9 +726,10 @@ TEST_F(EdgeCase, ADashReadsTheStandardInputAndWritesTheStandardOutput) {
 }
 
 // A writable file in a folder where no new file can be made has nowhere to be
-// staged: it is written in place, as it was before staging existed.
+// staged: written in place, a failed run would destroy it (issue #77, class 10), so it
+// is refused, before any work, and the file keeps its bytes.
 // (Root may create files anywhere: as root, vpipe runs as nobody, owning the file.)
-TEST_F(EdgeCase, AWritableFileInAReadOnlyFolderIsStillWritten) {
+TEST_F(EdgeCase, AWritableFileInAReadOnlyFolderIsRefusedAndKept) {
   const fs::path locked = dir_ / "locked";
   fs::create_directories(locked);
   const auto out = (locked / "out.mp4").string(), err = path("err.txt");
@@ -736,8 +744,9 @@ TEST_F(EdgeCase, AWritableFileInAReadOnlyFolderIsStillWritten) {
   fs::permissions(dir_, fs::perms::all);  // nobody writes err.txt beside it
   const int rc = sh(as_user + kBin + " transcode " + kSample + " " + out + " --frames 10 2>" + err);
   fs::permissions(locked, fs::perms::owner_all);
-  ASSERT_EQ(rc, 0) << slurp(err);
-  EXPECT_EQ(summarize(out).video_packets, 10);
+  EXPECT_EQ(rc, 1) << slurp(err);
+  EXPECT_NE(slurp(err).find("does not let it"), std::string::npos) << slurp(err);
+  EXPECT_EQ(slurp(out), "old");
   EXPECT_EQ(std::distance(fs::directory_iterator(locked), fs::directory_iterator{}), 1);
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 
 using namespace vpipe;
 using namespace vpipe::test;

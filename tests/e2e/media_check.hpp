@@ -31,6 +31,7 @@ extern "C" {
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 
 namespace vpipe::test {
 

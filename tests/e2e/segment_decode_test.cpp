@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/parallel/segment_decode.hpp"
 #include "vpipe/pipeline/session/codec_open.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"

@@ -15,6 +15,7 @@ extern "C" {
 #include <vector>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 using namespace vpipe;

@@ -154,7 +154,7 @@ TEST_F(FleetConfigTest, NoStreamWritesAnInputTheConfigOrAnotherStreamsOutput) {
     return std::string("no error");
   };
   EXPECT_NE(error_of("  - {name: a, input: " + in + ", output: \"file:" + in + "\"}\n")
-                .find("is its own input"),
+                .find("stream 'a' input"),
             std::string::npos);
   EXPECT_NE(error_of("  - {name: a, input: \"udp://127.0.0.1:5000\", output: a.ts}\n"
                      "  - {name: b, input: " +
@@ -162,24 +162,24 @@ TEST_F(FleetConfigTest, NoStreamWritesAnInputTheConfigOrAnotherStreamsOutput) {
                      ", output: x.mp4}\n"
                      "  - {name: c, input: x.ts, output: " +
                      link + "}\n")
-                .find("is stream 'b''s input"),
+                .find("stream 'b' input"),
             std::string::npos)
       << "through a symlink";
   EXPECT_NE(error_of("  - {name: a, input: " + in + ", output: " + (dir / "o.mp4").string() +
                      "}\n"
                      "  - {name: b, input: " +
-                     in + ", output: \"cache:" + (dir / "o.mp4").string() + "\"}\n")
-                .find("is stream 'b''s output too"),
+                     in + ", output: " + (dir / "." / "o.mp4").string() + "}\n")
+                .find("are one file"),
             std::string::npos);
   EXPECT_NE(error_of("  - {name: a, input: " + in + ", output: " + path_.string() + "}\n")
-                .find("is the config itself"),
+                .find("the config '"),
             std::string::npos);
   const std::string ok =
       "  - {name: a, input: " + in + ", output: " + (dir / "o.mp4").string() + "}\n";
   EXPECT_EQ(error_of(ok), "no error");
-  EXPECT_NE(error_of(ok, (dir / "o.mp4").string()).find("is the --report file"), std::string::npos);
-  EXPECT_NE(error_of(ok, "file:" + in).find("that is stream 'a''s input"), std::string::npos);
-  EXPECT_NE(error_of(ok, path_.string()).find("that is the config"), std::string::npos);
+  EXPECT_NE(error_of(ok, (dir / "o.mp4").string()).find("--report '"), std::string::npos);
+  EXPECT_NE(error_of(ok, "file:" + in).find("stream 'a' input"), std::string::npos);
+  EXPECT_NE(error_of(ok, path_.string()).find("is the config"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

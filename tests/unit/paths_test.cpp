@@ -1,6 +1,7 @@
-// same_file(): one identity test for every writer (issue #40). FFmpeg opens "file:P",
-// "cache:P", "async:P", "subfile,,…,,:P" and each part of "concat:A|B" as P, so each
-// of them is the input when P is; symlinks and hard links are the file they name.
+// RunFiles (io/run_files.hpp): the one model of the files a run touches (issue #77).
+// FFmpeg's meta-protocols are refused by name (the protocol table), so what a run
+// touches is what it declares; symlinks, hard links and other spellings of one
+// file are that file; a ladder's folder holds nothing of another role.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -21,6 +22,8 @@
 #include "vpipe/pipeline/io/dash.hpp"
 #include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/io/run_files.hpp"
 
 using namespace vpipe;
 namespace fs = std::filesystem;
@@ -38,26 +41,58 @@ class SameFile : public ::testing::Test {
   std::string in_;
 };
 
-TEST_F(SameFile, EveryPrefixFfmpegOpensAsTheFileIsTheFile) {
-  for (const std::string& url :
-       {in_, "file:" + in_, "file://" + in_, "cache:" + in_, "async:file:" + in_,
-        "subfile,,start,0,end,0,,:" + in_, "concat:" + (dir_ / "other.mp4").string() + "|" + in_,
-        "cache:async:" + in_})
-    EXPECT_TRUE(same_file(url, in_)) << url;
-  EXPECT_FALSE(same_file("pipe:1", in_));
-  EXPECT_FALSE(same_file("udp://127.0.0.1:5000", in_));
-  EXPECT_FALSE(same_file((dir_ / "new.mp4").string(), in_)) << "a new name";
+namespace {
+// The refusal RunFiles gives for `write` written and `read` read, or "" when none.
+std::string refusal(const std::string& read, const std::string& write) {
+  RunFiles files;
+  try {
+    files.reads(read, "input");
+    files.writes(write, "output");
+    files.check();
+  } catch (const usage_error& e) {
+    return e.what();
+  }
+  return {};
+}
+}  // namespace
+
+TEST_F(SameFile, EveryMetaProtocolIsRefusedByNameEitherWay) {
+  for (const std::string proto : {"tee", "md5", "concat", "concatf", "subfile,,start,0,end,0,,",
+                                  "cache", "async", "crypto", "data", "gopher", "unix"}) {
+    const std::string url = proto + ":" + in_;
+    const std::string name = proto.substr(0, proto.find(','));
+    const auto as_output = refusal((dir_ / "x.mp4").string(), url);
+    EXPECT_NE(as_output.find("'" + name + "'"), std::string::npos) << url << ": " << as_output;
+    const auto as_input = refusal(url, (dir_ / "y.mp4").string());
+    EXPECT_NE(as_input.find("'" + name + "'"), std::string::npos) << url << ": " << as_input;
+  }
+  // The allowed ones pass, and a protocol for reading only is refused as an output.
+  EXPECT_EQ(refusal("udp://127.0.0.1:5000", (dir_ / "o.mp4").string()), "");
+  EXPECT_EQ(refusal(in_, "srt://127.0.0.1:5000"), "");
+  EXPECT_EQ(refusal(in_, "pipe:1"), "");
+  EXPECT_NE(refusal(in_, "http://127.0.0.1/x.ts"), "");
+  // The whitelist FFmpeg gets holds no meta-protocol.
+  for (const std::string meta : {"tee", "md5", "concat", "subfile", "cache", "async", "data"})
+    EXPECT_EQ(("," + protocol_whitelist() + ",").find("," + meta + ","), std::string::npos)
+        << protocol_whitelist();
 }
 
-TEST_F(SameFile, LinksAndOtherSpellingsAreTheFile) {
+TEST_F(SameFile, EverySpellingOfTheInputIsTheInput) {
   fs::create_symlink(in_, dir_ / "sym.mp4");
   fs::create_hard_link(in_, dir_ / "hard.mp4");
-  EXPECT_TRUE(same_file((dir_ / "sym.mp4").string(), in_));
-  EXPECT_TRUE(same_file((dir_ / "hard.mp4").string(), "file:" + in_));
-  EXPECT_TRUE(same_file((dir_ / "." / "in.mp4").string(), in_));
+  for (const std::string& url :
+       {in_, "file:" + in_, "file://" + in_, (dir_ / "sym.mp4").string(),
+        (dir_ / "hard.mp4").string(), "file:" + (dir_ / "hard.mp4").string(),
+        (dir_ / "." / "in.mp4").string(), (dir_ / "sub" / ".." / "in.mp4").string()})
+    EXPECT_NE(refusal(in_, url), "") << url;
+  EXPECT_EQ(refusal(in_, "pipe:1"), "");
+  EXPECT_EQ(refusal(in_, (dir_ / "new.mp4").string()), "") << "a new name";
   // A dangling link names its target, which does not exist yet.
   fs::create_symlink(dir_ / "later.mp4", dir_ / "dangling.mp4");
-  EXPECT_TRUE(same_file((dir_ / "dangling.mp4").string(), (dir_ / "later.mp4").string()));
+  RunFiles two;
+  two.writes((dir_ / "dangling.mp4").string(), "output 1");
+  two.writes((dir_ / "later.mp4").string(), "output 2");
+  EXPECT_THROW(two.check(), usage_error);
 }
 
 TEST_F(SameFile, AColonInALocalNameIsAFileNotAProtocol) {
@@ -65,9 +100,38 @@ TEST_F(SameFile, AColonInALocalNameIsAFileNotAProtocol) {
   std::ofstream(colon) << "y";
   const auto cwd = fs::current_path();
   fs::current_path(dir_);
-  EXPECT_TRUE(same_file("a:b.mp4", colon));
-  EXPECT_EQ(local_files_of("a:b.mp4"), std::vector<std::string>{"a:b.mp4"});
+  EXPECT_NE(refusal("a:b.mp4", colon), "");
+  EXPECT_EQ(scheme_name("a:b.mp4"), "file");
+  EXPECT_EQ(ffmpeg_url("a:b.mp4"), "file:a:b.mp4");
+  // A name that starts like a protocol FFmpeg has is refused, with the spelling that is a file.
+  const auto md5 = refusal(in_, "md5:notes.ts");
+  EXPECT_NE(md5.find("./md5:notes.ts"), std::string::npos) << md5;
   fs::current_path(cwd);
+}
+
+TEST_F(SameFile, AScriptOrPlaylistInputNamesItsFilesAndALadderHoldsNoOtherRole) {
+  std::ofstream(dir_ / "list.ffconcat") << "ffconcat version 1.0\nfile 'in.mp4'\nfile other.mp4\n";
+  EXPECT_NE(refusal((dir_ / "list.ffconcat").string(), in_), "");
+  EXPECT_NE(refusal((dir_ / "list.ffconcat").string(), (dir_ / "other.mp4").string()), "");
+  fs::create_directories(dir_ / "hls" / "720p");
+  std::ofstream(dir_ / "hls" / "720p" / "index.m3u8") << "#EXTM3U\n#EXTINF:2,\nseg_00000.ts\n";
+  EXPECT_NE(refusal((dir_ / "hls" / "720p" / "index.m3u8").string(),
+                    (dir_ / "hls" / "720p" / "seg_00000.ts").string()),
+            "");
+  RunFiles ladder;  // the input inside the ladder's folder, or a report inside it
+  ladder.reads((dir_ / "hls" / "720p" / "index.m3u8").string(), "input");
+  ladder.writes_tree((dir_ / "hls").string(), "--hls");
+  EXPECT_THROW(ladder.check(), usage_error);
+  RunFiles report;
+  report.reads(in_, "input");
+  report.writes_tree((dir_ / "hls").string(), "--hls");
+  report.writes((dir_ / "hls" / "master.m3u8").string(), "--report");
+  EXPECT_THROW(report.check(), usage_error);
+  RunFiles apart;  // two ladders side by side are two outputs
+  apart.reads(in_, "input");
+  apart.writes_tree((dir_ / "hls").string(), "stream a --hls");
+  apart.writes_tree((dir_ / "hls2").string(), "stream b --hls");
+  EXPECT_NO_THROW(apart.check());
 }
 
 // write_file(): a report or a benchmark's JSON is written beside its path and

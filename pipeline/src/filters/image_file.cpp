@@ -11,7 +11,11 @@ namespace {
 // The first video frame of `path`, decoded.
 UniqueAVFrame decode_first_picture(const std::string& path) {
   AVFormatContext* raw = nullptr;
-  if (const int ret = avformat_open_input(&raw, path.c_str(), nullptr, nullptr); ret < 0)
+  AVDictionary* opts = nullptr;  // a picture is a local file: no protocol reaches beyond it
+  av_dict_set(&opts, "protocol_whitelist", "file", 0);
+  const int ret = avformat_open_input(&raw, path.c_str(), nullptr, &opts);
+  av_dict_free(&opts);
+  if (ret < 0)
     throw input_error(fmt::format("{}: cannot open the picture: {}", path, av_error_text(ret)));
   UniqueDemuxContext in(raw);
   avformat_find_stream_info(in.get(), nullptr);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/io/containers.hpp"
 
 namespace vpipe {
 

@@ -23,89 +23,12 @@
 
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/io/run_files.hpp"
 
 namespace vpipe {
 
 namespace fs = std::filesystem;
-
-namespace {
-// FFmpeg's protocol name at the start of `url` ("file", "cache", "subfile", "concat", …:
-// letters, digits, '_', '+', '-', '.' and ',' up to the first ':'), or empty.
-std::string protocol_of(const std::string& url) {
-  const auto colon = url.find(':');
-  if (colon == std::string::npos || colon == 0) return {};
-  for (std::size_t i = 0; i < colon; ++i) {
-    const char c = url[i];
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '+' && c != '-' &&
-        c != '.' && c != ',')
-      return {};
-  }
-  return url.substr(0, colon);
-}
-
-void collect_local(const std::string& url, std::vector<std::string>& out, int depth) {
-  if (url.empty() || url == "-" || depth > 8) return;  // "-": stdin or stdout (ffmpeg_url)
-  // "a:b.mp4": a protocol FFmpeg does not have is a local file's name (ffmpeg_url).
-  const std::string proto = ffmpeg_url(url) == url ? protocol_of(url) : std::string();
-  const std::string rest = proto.empty() ? url : url.substr(proto.size() + 1);
-  if (proto.empty()) {
-    out.push_back(url);
-  } else if (proto == "file") {
-    out.push_back(rest);  // "file:a.mp4", "file:///tmp/a.mp4" (FFmpeg keeps the slashes)
-  } else if (proto == "cache" || proto == "async" || proto == "crypto") {
-    collect_local(rest, out, depth + 1);
-  } else if (proto.rfind("subfile", 0) == 0) {
-    collect_local(rest, out, depth + 1);  // "subfile,,start,0,end,0,,:PATH"
-  } else if (proto == "concat") {
-    std::size_t from = 0;
-    for (std::size_t bar; (bar = rest.find('|', from)) != std::string::npos; from = bar + 1)
-      collect_local(rest.substr(from, bar - from), out, depth + 1);
-    collect_local(rest.substr(from), out, depth + 1);
-  }
-  // Other protocols (pipe:, fd:, udp://, http://, …) name no local file.
-}
-
-// (device, inode) of an existing file, through symlinks.
-std::optional<std::pair<dev_t, ino_t>> identity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return std::pair{st.st_dev, st.st_ino};
-}
-// Where a path that does not exist (yet) will be: absolute, dangling symlinks followed
-// (writing through one creates its target), then symlinks in what exists resolved.
-fs::path where_it_will_be(const std::string& path, std::error_code& ec) {
-  fs::path p = fs::absolute(path, ec);
-  std::error_code missing;  // a name that is not there is no error here
-  for (int hops = 0; !ec && hops < 40 && fs::is_symlink(fs::symlink_status(p, missing)); ++hops) {
-    const fs::path target = fs::read_symlink(p, ec);
-    p = target.is_absolute() ? target : p.parent_path() / target;
-  }
-  return ec ? p : fs::weakly_canonical(p, ec);
-}
-}  // namespace
-
-std::vector<std::string> local_files_of(const std::string& url) {
-  std::vector<std::string> out;
-  collect_local(url, out, 0);
-  return out;
-}
-
-bool same_file(const std::string& a, const std::string& b) {
-  for (const auto& x : local_files_of(a))
-    for (const auto& y : local_files_of(b)) {
-      const auto ix = identity(x), iy = identity(y);
-      if (ix && iy) {
-        if (*ix == *iy) return true;
-        continue;
-      }
-      // Not both there yet: the same absolute path, symlinks resolved as far as they exist.
-      std::error_code ea, eb;
-      const auto ca = where_it_will_be(x, ea);
-      const auto cb = where_it_will_be(y, eb);
-      if (!ea && !eb && ca == cb) return true;
-    }
-  return false;
-}
 
 void check_writable(const std::string& path, const std::string& what) {
   struct stat st {};
@@ -114,6 +37,13 @@ void check_writable(const std::string& path, const std::string& what) {
       throw input_error(fmt::format("cannot open {} '{}': it is a folder", what, path));
     if (::access(path.c_str(), W_OK) != 0)
       throw input_error(fmt::format("cannot open {} '{}': {}", what, path, std::strerror(errno)));
+    std::error_code ec;  // a file is written beside itself, then renamed: its folder must allow it
+    const fs::path folder = fs::canonical(path, ec).parent_path();
+    if (S_ISREG(st.st_mode) && !ec && ::access(folder.c_str(), W_OK | X_OK) != 0)
+      throw input_error(fmt::format(
+          "cannot write {} '{}' whole: vpipe writes beside it and renames, and the folder '{}' "
+          "does not let it ({}); the file is untouched",
+          what, path, folder.string(), std::strerror(errno)));
     return;
   }
   const fs::path parent =
@@ -129,19 +59,12 @@ void check_writable(const std::string& path, const std::string& what) {
 void check_side_file(const std::string& path, const std::string& what, const std::string& input,
                      const std::string& output) {
   if (path.empty()) return;
-  if (path == "-") {  // the standard output: free unless the video goes there
-    if (is_stdout(output))
-      throw usage_error(fmt::format(
-          "{} -: the video goes to the standard output ({}); give {} a file", what, output, what));
-    return;
-  }
-  if (same_file(path, input))
-    throw usage_error(
-        fmt::format("{} {}: that is the input; vpipe never writes to its input", what, path));
-  if (output != "null" && same_file(path, output))
-    throw usage_error(
-        fmt::format("{} {}: that is the output file; give the report its own name", what, path));
-  check_writable(path, what);
+  RunFiles files;
+  files.reads(input, "the input");
+  if (output != "null") files.writes(output, "the output");
+  files.writes(path, what);
+  files.check();
+  if (path != "-") check_writable(path, what);
 }
 
 void check_writable_dir(const std::string& dir, const std::string& what) {
@@ -197,28 +120,54 @@ int remove_partial_outputs_now() noexcept {
   return n;
 }
 
+namespace {
+// "NAME.vpipe-partial-PID-N.EXT" beside the file it replaces: unique per output, not per
+// process (fleet streams, several outputs), and cut to fit the file system's name limit.
+std::string partial_name(const fs::path& final_path) {
+  static std::atomic<unsigned> serial{0};
+  const std::string tag = fmt::format(".vpipe-partial-{}-{}", ::getpid(), ++serial);
+  std::string stem = final_path.stem().string(), ext = final_path.extension().string();
+  const long limit = ::pathconf(final_path.parent_path().c_str(), _PC_NAME_MAX);
+  const std::size_t max = limit > 0 ? static_cast<std::size_t>(limit) : 255;
+  if (ext.size() > 32) ext.clear();  // a "name.with.a.long.tail": the tag is enough
+  const std::size_t room = max > tag.size() + ext.size() ? max - tag.size() - ext.size() : 1;
+  if (stem.size() > room) {
+    stem.resize(room);
+    while (!stem.empty() && (static_cast<unsigned char>(stem.back()) & 0xC0) == 0x80)
+      stem.pop_back();  // not in the middle of a UTF-8 character
+    if (!stem.empty() && static_cast<unsigned char>(stem.back()) >= 0xC0) stem.pop_back();
+  }
+  return (final_path.parent_path() / (stem + tag + ext)).string();
+}
+}  // namespace
+
 StagedOutput::StagedOutput(std::string target, bool keep_partial)
     : target_(std::move(target)), write_url_(ffmpeg_url(target_)), keep_(keep_partial) {
-  const std::string proto = protocol_of(write_url_);
-  const auto local = local_files_of(target_);
-  if ((!proto.empty() && proto != "file") || local.size() != 1) return;  // pipe:, URLs: directly
+  if (scheme_name(target_) != "file" || target_ == "-") return;  // pipe:, URLs: directly
+  const std::string local = target_.rfind("file:", 0) == 0 ? target_.substr(5) : target_;
   std::error_code ec;
-  const fs::path final_path = where_it_will_be(local[0], ec);
+  fs::path final_path = fs::absolute(local, ec);
+  std::error_code missing;
+  for (int hops = 0; !ec && hops < 40 && fs::is_symlink(fs::symlink_status(final_path, missing));
+       ++hops) {  // through a symlink, its final target is replaced and the link stays
+    const fs::path to = fs::read_symlink(final_path, ec);
+    final_path = to.is_absolute() ? to : final_path.parent_path() / to;
+  }
+  if (ec) return;
+  final_path = fs::weakly_canonical(final_path, ec);
   if (ec) return;
   const auto st = fs::status(final_path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st)) return;  // a FIFO, a device: directly
   stream_ = false;
-  // A writable file in a folder the user cannot create files in: there is
-  // nowhere to stage, so it is written in place, as before staging existed.
-  if (fs::exists(st) && ::access(final_path.parent_path().c_str(), W_OK) != 0) {
-    write_url_ = "file:" + final_path.string();  // a colon in a name is no protocol
-    return;
-  }
+  // A file in a folder where nothing new can be made cannot be written whole: refused, since
+  // writing it in place would destroy it if the run failed (check_writable says so first).
+  if (::access(final_path.parent_path().c_str(), W_OK | X_OK) != 0)
+    throw input_error(fmt::format(
+        "cannot write output '{}': vpipe writes a file beside it and renames it into place, and "
+        "the folder '{}' does not let it ({}); the file is untouched",
+        target_, final_path.parent_path().string(), std::strerror(errno)));
   final_ = final_path.string();
-  temp_ =
-      (final_path.parent_path() / fmt::format("{}.vpipe-partial-{}{}", final_path.stem().string(),
-                                              ::getpid(), final_path.extension().string()))
-          .string();
+  temp_ = partial_name(final_path);
   write_url_ = "file:" + temp_;
 }
 

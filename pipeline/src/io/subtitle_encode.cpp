@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/io/containers.hpp"
 
 namespace vpipe {
 

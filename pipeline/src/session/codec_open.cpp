@@ -11,6 +11,7 @@ extern "C" {
 
 #include "vpipe/pipeline/graph/host_frames.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 
 namespace vpipe {
 

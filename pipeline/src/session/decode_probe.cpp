@@ -14,6 +14,7 @@
 
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/cuda_stages.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/parallel/segment_decode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 

@@ -25,7 +25,10 @@ extern "C" {
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/io/containers.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/io/run_files.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
 
@@ -209,9 +212,10 @@ FrameEncoder::Impl::Impl(FrameEncoderOptions options) : o(std::move(options)) {
   if (o.frame_rate.num <= 0 || o.frame_rate.den <= 0)
     throw input_error(fmt::format("{}: frame rate {}/{} is not positive", o.path, o.frame_rate.num,
                                   o.frame_rate.den));
-  if (!o.audio_from.empty() && same_file(o.audio_from, o.path))
-    throw usage_error(
-        fmt::format("{}: the output is the audio source; vpipe never writes to its input", o.path));
+  RunFiles files;  // the one check every front end makes (protocols, identity)
+  files.reads(o.audio_from, "audio_from");
+  files.writes(o.path, "output");
+  files.check();
   (void)check_container(o.path);
   check_writable(o.path, "output");
   encoder_options.output = o.path;
@@ -261,7 +265,12 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   add_audio();
   if (!(out->oformat->flags & AVFMT_NOFILE)) {
     file.emplace(o.path, false);
-    av_check(avio_open(&out->pb, file->write_url().c_str(), AVIO_FLAG_WRITE), o.path);
+    AVDictionary* opts = nullptr;  // the allowed protocols only (protocols.hpp)
+    set_open_options(&opts, file->write_url(), false);
+    const int ret =
+        avio_open2(&out->pb, file->write_url().c_str(), AVIO_FLAG_WRITE, nullptr, &opts);
+    av_dict_free(&opts);
+    av_check(ret, o.path);
     file->opened();
   }
   av_check(avformat_write_header(out.get(), nullptr), o.path + ": writing the header");

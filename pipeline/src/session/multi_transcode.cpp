@@ -13,6 +13,7 @@
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
+#include "vpipe/pipeline/session/transcode_files.hpp"
 
 namespace vpipe {
 
@@ -163,6 +164,7 @@ std::string run_stream(const TranscodeOptions& mine, RunHooks hooks, GpuShares& 
 MultiTranscodeReport transcode_streams(const TranscodeOptions& o, const RunHooks& hooks) {
   const int n = o.streams;
   if (n < 1) throw input_error(fmt::format("streams {}: expected 1 or more", n));
+  check_files(o);  // every stream's files together, before any opens
   std::vector<std::string> outputs;
   for (int k = 1; k <= n; ++k)
     outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));

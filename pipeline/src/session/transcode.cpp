@@ -27,15 +27,18 @@ extern "C" {
 #include "vpipe/pipeline/io/first_frame.hpp"
 #include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/hw_probe.hpp"
+#include "vpipe/pipeline/io/ladder_folder.hpp"
 #include "vpipe/pipeline/io/live.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
 #include "vpipe/pipeline/io/nvml_load.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/parallel/segment_decode.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/frame_graph.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/transcode_files.hpp"
 
 namespace vpipe {
 
@@ -52,23 +55,19 @@ constexpr std::size_t kNvdecSegment = 120;
 namespace {
 
 // Whether reading `url` again from its start gives the same input: not a pipe (pipe:,
-// fd:, "-"), a live feed, or a local FIFO, character device or socket (whatever prefix
-// names it: local_files_of). Files, file:/// and seekable network files (http) can.
+// fd:, "-"), a live feed, or a local FIFO, character device or socket. Files, file:///
+// and seekable network files (http) can.
 bool can_read_again(const std::string& url) {
   if (is_pipe(url) || is_live_input(url)) return false;
+  if (scheme_name(url) != "file") return true;
   std::error_code ec;
-  for (const auto& f : local_files_of(url)) {
-    const auto st = fs::status(f, ec);
-    if (fs::is_fifo(st) || fs::is_character_file(st) || fs::is_socket(st)) return false;
-  }
-  return true;
+  const auto st = fs::status(url.rfind("file:", 0) == 0 ? url.substr(5) : url, ec);
+  return !(fs::is_fifo(st) || fs::is_character_file(st) || fs::is_socket(st));
 }
 
 // What can be checked before any file is opened: a typo must not cost a decode.
 void check_paths(const TranscodeOptions& o) {
   std::error_code ec;
-  if (o.output != "null" && same_file(o.input, o.output))
-    throw usage_error(fmt::format("{}: the output would overwrite the input", o.output));
   if (fs::exists(o.input, ec) && fs::is_regular_file(o.input, ec) &&
       fs::file_size(o.input, ec) == 0)
     throw input_error(fmt::format("cannot open input '{}': the file is empty", o.input));
@@ -76,8 +75,8 @@ void check_paths(const TranscodeOptions& o) {
       !ladder_dir(o).empty() && !fs::create_directories(dir, ec) && ec)
     throw input_error(
         fmt::format("cannot make the rendition's folder '{}': {}", dir.string(), ec.message()));
-  if (o.output != "null")  // the local file it names (none: a pipe, a URL)
-    for (const auto& f : local_files_of(o.output)) check_writable(f, "output");
+  if (o.output != "null" && scheme_name(o.output) == "file" && o.output != "-")
+    check_writable(o.output.rfind("file:", 0) == 0 ? o.output.substr(5) : o.output, "output");
   if (o.loop > 1 && !can_read_again(o.input))
     throw usage_error(fmt::format(
         "loop {}: '{}' cannot be read again (a pipe, FIFO or live feed gives one pass); "
@@ -178,8 +177,6 @@ struct TranscodeSession::Parts {
   [[nodiscard]] OutputRef output_ref(std::size_t k);  // 0: the first output
   [[nodiscard]] std::size_t outputs() const { return 1 + extras.size(); }
   void finish_outputs(TranscodeReport& r);
-  // A failed run's ladder: every rendition's index and segments (unless keep_partial).
-  void discard_ladder() noexcept;
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
   void choose_decode_sessions();
   [[nodiscard]] std::int64_t expected_frames() const;
@@ -191,6 +188,9 @@ struct TranscodeSession::Parts {
   TranscodeOptions o;
   RunHooks hooks;
   TranscodeReport report;
+  // --hls/--dash: the ladder is written into its staging folder and moved into place when
+  // finished. Declared before the outputs: they close their files before it is removed.
+  std::optional<LadderFolder> ladder;
   InputWatch watch;  // the input's interrupt callback points here
   InputOpenOptions open_options;
   UniqueDemuxContext input;
@@ -232,6 +232,16 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
       // A file has no stall limit (a slow disk is not a dead feed), but Ctrl-C
       // still ends a wait for it (a FIFO with no writer).
       watch(is_live_input(o.input) ? o.stall_timeout_s : kNoStallLimit, hooks.interrupt) {
+  // This run's files (of --streams, its own: transcode_streams checked them all together).
+  check_files([&] {
+    TranscodeOptions mine = o;
+    mine.streams = 1;
+    return mine;
+  }());
+  if (const std::string dir = ladder_dir(o); !dir.empty()) {
+    ladder.emplace(dir, o.keep_partial);
+    (o.hls.empty() ? o.dash : o.hls) = ladder->staging();  // every rendition is written there
+  }
   std::vector<TranscodeOptions> list = output_list(o);
   o = list.front();                      // several outputs: the first's keys applied
   auto specs = check_before_opening(o);  // once: plan() takes the parsed chain
@@ -244,7 +254,7 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     extras.back()->o = std::move(list[k]);
   }
   report.input = o.input;
-  report.output = o.output;
+  report.output = ladder ? ladder->final_name(o.output) : o.output;
   report.filters = o.filters;
   open_input();
   MachineProbe machine;
@@ -840,8 +850,7 @@ TranscodeReport TranscodeSession::run() {
   p.collect(report);
   report.output_cut = p.mux && p.mux->cut();
   if (!failure.empty()) {
-    report.failure = failure;
-    p.discard_ladder();
+    report.failure = failure;  // a ladder's staging folder goes with the session
     throw transcode_failed(failure, std::move(report), gpu_fault);  // the partial output goes
   }
   if (p.counters.disconnects > 0)
@@ -882,27 +891,24 @@ void remove_rendition(const TranscodeOptions& o, const std::string& path) noexce
 
 }  // namespace
 
-void TranscodeSession::Parts::discard_ladder() noexcept {
-  if (ladder_dir(o).empty() || o.keep_partial) return;
-  for (std::size_t k = 0; k < outputs(); ++k) remove_rendition(o, output_ref(k).o.output);
-}
-
 // Each output closed and put in place; with several, one that failed is
 // reported (its partial file removed) after the others are finished, and the
 // run then fails naming it.
 void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
   if (extras.empty()) {
     output.finished();
-    if (!ladder_dir(o).empty())
+    if (ladder) {
       write_ladder_master(o, {{o.output, plan.output.width, plan.output.height}});
+      ladder->commit();
+    }
     return;
   }
   std::vector<std::string> failed;
-  std::vector<HlsRendition> ladder;
+  std::vector<HlsRendition> finished;
   for (std::size_t k = 0; k < outputs(); ++k) {
     auto out = output_ref(k);
     OutputReport each;
-    each.output = out.o.output;
+    each.output = ladder ? ladder->final_name(out.o.output) : out.o.output;
     each.encoder = out.plan.encoder ? out.plan.encoder->name : "none (null output)";
     each.effective_chain = out.plan.labels();
     each.format = out.plan.output;
@@ -921,12 +927,15 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
     }
     if (!each.failure.empty()) {
       failed.push_back(fmt::format("{}: {}", each.output, each.failure));
-      remove_rendition(o, each.output);  // a ladder's: its playlist and segments
+      remove_rendition(o, out.o.output);  // a ladder's: its playlist and segments
     } else
-      ladder.push_back({each.output, each.format.width, each.format.height});
+      finished.push_back({out.o.output, each.format.width, each.format.height});
     r.outputs.push_back(std::move(each));
   }
-  if (!ladder_dir(o).empty() && !ladder.empty()) write_ladder_master(o, ladder);  // the finished
+  if (ladder && !finished.empty()) {  // the renditions that finished, in place of the old ladder
+    write_ladder_master(o, finished);
+    ladder->commit();
+  }
   if (failed.empty()) return;
   r.failure = fmt::format("{} of {} outputs failed ({}){}", failed.size(), outputs(),
                           fmt::join(failed, "; "),

@@ -14,7 +14,9 @@ extern "C" {
 }
 
 #include "vpipe/pipeline/io/audio_encode.hpp"
+#include "vpipe/pipeline/io/containers.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/subtitle_encode.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/codec_open.hpp"
@@ -124,6 +126,8 @@ UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodeP
   file_.ctx.reset(raw);
   file_.path = o.output;
   AVFormatContext* oc = file_.ctx.get();
+  // A ladder's muxer opens its segments and playlists itself: through the allowed protocols only.
+  oc->protocol_whitelist = av_strdup(protocol_whitelist().c_str());
   file_.files.attach(oc);
   // A live run has no natural end: an MP4/MOV being written is fragmented, so
   // the file is playable at any moment, even if the process is killed. (Not

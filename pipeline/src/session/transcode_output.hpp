@@ -16,6 +16,7 @@
 #include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/hdr.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/reencode.hpp"
 #include "vpipe/pipeline/session/transcode_options.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
@@ -45,9 +46,11 @@ struct OutputFile {
       cb = &stream_cb;
     }
     AVFormatContext* oc = ctx.get();
-    if (const int ret =
-            avio_open2(&oc->pb, file->write_url().c_str(), AVIO_FLAG_WRITE, cb, nullptr);
-        ret < 0)
+    AVDictionary* opts = nullptr;  // the allowed protocols only (protocols.hpp)
+    set_open_options(&opts, file->write_url(), false);
+    const int ret = avio_open2(&oc->pb, file->write_url().c_str(), AVIO_FLAG_WRITE, cb, &opts);
+    av_dict_free(&opts);
+    if (ret < 0)
       throw input_error(fmt::format("cannot open output '{}': {}", target, av_error_text(ret)));
     if (watch) watch->follow(oc->pb);
     file->opened();

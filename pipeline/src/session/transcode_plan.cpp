@@ -13,6 +13,8 @@ extern "C" {
 
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/containers.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 
 namespace vpipe {
 

@@ -92,8 +92,6 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 // decoder's extradata is an avcC or hvcC record (MP4, MKV), else Annex B start codes.
 [[nodiscard]] bool idr_picture(const AVCodecContext& decoder, const AVPacket& pkt);
 
-// A live input: a network URL read as the data arrives (udp, rtp, srt, rtsp,
-// rtmp, tcp), as opposed to a file that can be read at any speed.
 // A stream's side data of `type` (FFmpeg 6.1 moved it into codecpar; one place knows both):
 // its bytes and size, or {nullptr, 0}.
 [[nodiscard]] std::pair<const std::uint8_t*, std::size_t> stream_side_data(
@@ -101,48 +99,6 @@ using UniqueAVBufferRef = std::unique_ptr<AVBufferRef, detail::BufferRefDeleter>
 // New side data of `type` and `size` bytes on `s`, to fill; null when out of memory.
 [[nodiscard]] std::uint8_t* new_stream_side_data(AVStream* s, AVPacketSideDataType type,
                                                  std::size_t size);
-
-[[nodiscard]] bool is_live_input(std::string_view url);
-// Whether `url` is the standard input or output, or another pipe: "-", pipe:, fd:.
-[[nodiscard]] bool is_pipe(std::string_view url);
-// Whether `url`, as an output, writes to the standard output: "-", "pipe:",
-// "pipe:1", "fd:1".
-[[nodiscard]] bool is_stdout(std::string_view url);
-// Whether a dropped connection can be opened again (rtsp, srt, rtmp, tcp, http):
-// udp and rtp have no connection; they just wait for data.
-[[nodiscard]] bool can_reconnect(std::string_view url);
-// The container a network output URL or a pipe carries: "mpegts" for udp, srt
-// and tcp, and for "-", pipe: and fd:; "rtp_mpegts" for rtp; empty for
-// anything else (the name decides).
-[[nodiscard]] std::string network_output_format(std::string_view url);
-
-// The container `output` is written in: the name's extension, or MPEG-TS for
-// a network output. Null when the name says nothing FFmpeg knows.
-[[nodiscard]] const AVOutputFormat* output_container(const std::string& output);
-// Whether `container` can hold `codec`: FFmpeg's own answer where it has one
-// (avformat_query_codec), else a table for the muxers that give none (MPEG-TS,
-// MPEG-PS, Ogg, GIF, Y4M); nullopt when nobody knows (the muxer will say).
-[[nodiscard]] std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec);
-// The container a ladder muxer writes `codec` into (HLS: MPEG-TS segments;
-// DASH: WebM for Opus, Vorbis, VP8, VP9, else MP4); any other, itself.
-[[nodiscard]] const AVOutputFormat* segment_container(const AVOutputFormat* container,
-                                                      AVCodecID codec);
-// The sample rate `container`'s muxer needs of `codec` audio at `rate`, where it refuses `rate`
-// (MXF: 48 kHz only; FLV's PCM: 44.1 kHz and its halves); 0 where it takes it.
-[[nodiscard]] int container_sample_rate(const AVOutputFormat* container, AVCodecID codec, int rate);
-// Why `container` will not take a stream of `par` as it is ("mp4 cannot hold
-// it", "hls's mpegts segments cannot hold it"), or empty. Asked of the segments'
-// container for a ladder; beyond container_holds, its muxer is tried (its init,
-// on a throwaway context writing to memory): libavformat 59 lists FLAC and
-// TrueHD for MP4, then refuses them at the header as experimental.
-[[nodiscard]] std::string cannot_hold(const AVOutputFormat* container,
-                                      const AVCodecParameters* par);
-
-// The name to hand FFmpeg for `name`: "-" is the standard input or output
-// ("pipe:", as for the ffmpeg tool); a name FFmpeg would read as a protocol it
-// does not have ("a:b.mp4", "clip:1.ts") is a local file, so "file:" goes
-// before it; anything else, and any scheme:// URL, is unchanged.
-[[nodiscard]] std::string ffmpeg_url(const std::string& name);
 
 // Watches blocking reads: FFmpeg polls it while it waits for data. A read
 // that waits longer than the stall timeout, or any read once `interrupt`
@@ -227,16 +183,6 @@ class MuxerFiles {
   std::string url_;                                 // the first that failed
   int error_ = 0;
 };
-
-struct InputOpenOptions {
-  InputWatch* watch = nullptr;                             // must outlive the context
-  bool low_latency = false;                                // live: a small probe (0.5 s / 500 kB)
-  std::vector<std::pair<std::string, std::string>> extra;  // --input-option k=v, passed to FFmpeg
-};
-
-// Opens `path` for reading and finds its stream info. Errors name the file.
-[[nodiscard]] UniqueDemuxContext open_input(const std::string& path,
-                                            const InputOpenOptions& options = {});
 
 // The index of `in`'s video stream (FFmpeg's best), not a cover picture (an MP3's or M4A's
 // attached picture is one still, not video). input_error naming `path` where there is none.

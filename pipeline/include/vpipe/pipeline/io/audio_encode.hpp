@@ -14,6 +14,7 @@ extern "C" {
 }
 
 #include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/containers.hpp"
 #include "vpipe/pipeline/io/reencode.hpp"
 
 namespace vpipe {

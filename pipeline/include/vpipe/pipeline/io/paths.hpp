@@ -10,26 +10,14 @@
 
 namespace vpipe {
 
-// The local files an input or output URL reads or writes, as FFmpeg opens them:
-// a plain path; "file:P"; P inside "cache:", "async:", "crypto:" and
-// "subfile,,start,S,end,E,,:P"; each part of "concat:A|B"; a local file whose
-// name has a colon. None for pipe:, fd: and network URLs.
-[[nodiscard]] std::vector<std::string> local_files_of(const std::string& url);
-
-// True when a and b touch the same file: any of their local_files_of() the same
-// (device, inode) through symlinks and hard links, or, where one does not exist
-// yet, the same absolute path with its symlinks resolved. The one identity test
-// every writer uses (the CLI, Python, vpipe run, --streams, reports).
-[[nodiscard]] bool same_file(const std::string& a, const std::string& b);
-
 // Throws input_error unless `path` can be written: an existing regular file
 // (or a symlink to one) we may write, or a new name in a writable directory.
 // Creates nothing and truncates nothing. `what` names the option ("--report").
 void check_writable(const std::string& path, const std::string& what);
 
-// Throws usage_error when `path` (written by `what`) is the input or the
-// output, then checks it is writable. "-" is the standard output: refused
-// only when the output goes there too.
+// A run of one input, one output and one side file (a report, a benchmark's
+// JSON): RunFiles' check over the three (usage_error), then check_writable.
+// "-" is the standard output: refused only when the output goes there too.
 void check_side_file(const std::string& path, const std::string& what, const std::string& input,
                      const std::string& output);
 
@@ -50,8 +38,10 @@ int remove_partial_outputs_now() noexcept;  // how many were registered
 // complete, so a run that fails, is interrupted twice or is killed never destroys
 // a file already at the output path (issue #40). Staged: a plain path or "file:P"
 // naming a regular file or a new name; through a symlink, the link's final target
-// is replaced and the link stays. Written directly: FIFOs, devices, pipe:, URLs,
-// and a writable file in a folder where no new file can be made.
+// is replaced and the link stays. Written directly: FIFOs, devices, pipe:, URLs.
+// A file in a folder where no new file can be made is refused (input_error):
+// written in place, a failed run would destroy it. The temporary name,
+// NAME.vpipe-partial-PID-N.EXT, is unique per output and fits NAME_MAX.
 // Unfinished, the temporary file is removed, or kept under its own name with
 // keep_partial (and a warning naming it).
 class StagedOutput {

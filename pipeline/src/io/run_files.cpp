@@ -1,0 +1,175 @@
+#include "vpipe/pipeline/io/run_files.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
+
+namespace vpipe {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The local file a URL names ("a.mp4", "file:a.mp4", "a:b.mp4"), or none (pipes, URLs).
+std::optional<std::string> local_path(const std::string& url) {
+  if (url.empty() || url == "-" || scheme_name(url) != "file") return std::nullopt;
+  return url.rfind("file:", 0) == 0 ? url.substr(5) : url;
+}
+
+std::optional<std::pair<unsigned long, unsigned long>> identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::pair<unsigned long, unsigned long>{st.st_dev, st.st_ino};
+}
+
+// Where a path will be: absolute, dangling symlinks followed (writing through one
+// creates its target), then the symlinks of what exists resolved.
+std::string where_it_will_be(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  std::error_code missing;  // a name that is not there is no error here
+  for (int hops = 0; !ec && hops < 40 && fs::is_symlink(fs::symlink_status(p, missing)); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  if (!ec) p = fs::weakly_canonical(p, ec);
+  return p.lexically_normal().string();
+}
+
+bool inside(const std::string& path, const std::string& dir) {
+  if (dir.empty() || path.size() <= dir.size()) return false;
+  return path.compare(0, dir.size(), dir) == 0 && (dir.back() == '/' || path[dir.size()] == '/');
+}
+
+// The (device, inode) of every file already in `dir`: a hard link to the input
+// inside a ladder's folder is the input too. Bounded: a ladder is small.
+std::set<std::pair<unsigned long, unsigned long>> ids_in(const std::string& dir) {
+  std::set<std::pair<unsigned long, unsigned long>> out;
+  std::error_code ec;
+  int n = 0;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end && n < 20000;
+       it.increment(ec), ++n)
+    if (const auto id = identity(it->path().string())) out.insert(*id);
+  return out;
+}
+
+bool reads_stdin(const std::string& url) {
+  return url == "-" || url == "pipe:" || url == "pipe:0" || url == "fd:0";
+}
+
+}  // namespace
+
+std::vector<std::string> files_named_by(const std::string& path) {
+  std::vector<std::string> out;
+  std::vector<std::pair<std::string, int>> todo{{path, 0}};
+  std::set<std::string> seen;
+  while (!todo.empty()) {
+    const auto [file, depth] = todo.back();
+    todo.pop_back();
+    std::error_code ec;  // only a regular file: a FIFO's first line is the video (and blocks)
+    if (depth > 4 || !seen.insert(file).second || !fs::is_regular_file(file, ec)) continue;
+    std::ifstream in(file);
+    std::string first;
+    if (!in || !std::getline(in, first)) continue;
+    const bool ffconcat = first.rfind("ffconcat version", 0) == 0;
+    const bool m3u8 = first.rfind("#EXTM3U", 0) == 0;
+    if (!ffconcat && !m3u8) continue;
+    const fs::path dir = fs::path(file).parent_path();
+    for (std::string line; std::getline(in, line);) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      std::string name;
+      if (ffconcat && line.rfind("file ", 0) == 0) {
+        name = line.substr(5);
+        if (name.size() >= 2 && name.front() == '\'' && name.back() == '\'')
+          name = name.substr(1, name.size() - 2);
+      } else if (m3u8 && !line.empty() && line[0] != '#') {
+        name = line;
+      }
+      if (name.empty() || name.find("://") != std::string::npos) continue;  // URLs: no file
+      const auto local = local_path(name);
+      if (!local) continue;
+      const fs::path p = fs::path(*local).is_absolute() ? fs::path(*local) : dir / *local;
+      out.push_back(p.string());
+      if (depth < 4) todo.emplace_back(p.string(), depth + 1);
+    }
+  }
+  return out;
+}
+
+void RunFiles::add(const std::string& name, std::string what, Kind kind) {
+  Entry e{name, std::move(what), kind};
+  e.stdio = kind == Kind::kRead ? reads_stdin(name) : is_stdout(name);
+  if (const auto path = local_path(name)) {
+    e.id = identity(*path);
+    e.where = where_it_will_be(*path);
+  }
+  entries_.push_back(std::move(e));
+}
+
+void RunFiles::reads(const std::string& url, std::string what) {
+  if (url.empty()) return;
+  check_protocol(url, Direction::kRead, what);
+  add(url, what, Kind::kRead);
+  if (const auto path = local_path(url))
+    for (const auto& named : files_named_by(*path))
+      add(named, fmt::format("a file {} '{}' names", what, url), Kind::kRead);
+}
+
+void RunFiles::writes(const std::string& url, std::string what) {
+  if (url.empty() || url == "null") return;
+  check_protocol(url, Direction::kWrite, what);
+  add(url, std::move(what), Kind::kWrite);
+}
+
+void RunFiles::writes_tree(const std::string& dir, std::string what) {
+  if (dir.empty()) return;
+  if (!local_path(dir))
+    throw usage_error(fmt::format("{} '{}': a ladder is written into a local folder", what, dir));
+  add(dir, std::move(what), Kind::kTree);
+}
+
+namespace {
+
+std::string role(const RunFiles::Entry& e) { return fmt::format("{} '{}'", e.what, e.name); }
+
+// Why `a` and `b` cannot both be: empty when they can.
+std::string conflict(const RunFiles::Entry& a, const RunFiles::Entry& b) {
+  using Kind = RunFiles::Kind;
+  if (a.kind == Kind::kRead && b.kind == Kind::kRead) return {};
+  if (a.stdio && b.stdio && a.kind == b.kind)
+    return fmt::format("{} and {} both go to the standard output: give one a file", role(a),
+                       role(b));
+  if (a.where.empty() || b.where.empty()) return {};
+  const bool same = (a.id && b.id && *a.id == *b.id) || a.where == b.where;
+  const RunFiles::Entry* tree = a.kind == Kind::kTree ? &a : b.kind == Kind::kTree ? &b : nullptr;
+  const RunFiles::Entry& other = tree == &a ? b : a;
+  if (tree && (same || inside(other.where, tree->where) || inside(tree->where, other.where) ||
+               (other.id && tree->id && ids_in(tree->where).count(*other.id))))
+    return fmt::format("{} would hold {}: a ladder's folder is written whole; give {} another "
+                       "place",
+                       role(*tree), role(other), other.kind == Kind::kTree ? "one" : "it");
+  if (!same) return {};
+  if (a.kind == Kind::kRead || b.kind == Kind::kRead) {
+    const auto& r = a.kind == Kind::kRead ? a : b;
+    const auto& w = a.kind == Kind::kRead ? b : a;
+    return fmt::format("{} is {}: vpipe never writes to what it reads", role(w), role(r));
+  }
+  return fmt::format("{} and {} are one file: give each its own name", role(a), role(b));
+}
+
+}  // namespace
+
+void RunFiles::check() const {
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    for (std::size_t j = i + 1; j < entries_.size(); ++j)
+      if (const auto why = conflict(entries_[i], entries_[j]); !why.empty())
+        throw usage_error(why);
+}
+
+}  // namespace vpipe
