@@ -11,6 +11,7 @@
 
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
+#include "vpipe/pipeline/session/transcode_report.hpp"
 
 namespace vpipe::cli {
 
@@ -77,10 +78,10 @@ std::vector<int> gpus_of(const std::string& text) {
 void write_json(const std::string& path, const nlohmann::json& j) {
   if (path.empty()) return;
   if (path == "-") {  // the standard output, as for a video output named "-"
-    std::cout << j.dump(2) << '\n' << std::flush;
+    std::cout << vpipe::json_text(j, 2) << '\n' << std::flush;
     return;
   }
-  vpipe::write_file(path, j.dump(2) + '\n', "report");
+  vpipe::write_file(path, vpipe::json_text(j, 2) + '\n', "report");
 }
 
 namespace {

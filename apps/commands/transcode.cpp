@@ -13,6 +13,7 @@
 #include "transcode_metrics.hpp"
 #include "vpipe/pipeline/io/live.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/run_files.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
@@ -200,7 +201,7 @@ int TranscodeCommand::run() {
     declare_files(files, options_);
     files.writes(report_path_, "--report");
     files.check();
-    if (!report_path_.empty() && report_path_ != "-") check_writable(report_path_, "--report");
+    if (const auto local = local_file(report_path_)) check_writable(*local, "--report");
   }
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto hooks = prepare_run(tty);

@@ -812,7 +812,8 @@ void write_soak_outputs(const SoakResult& r, const SoakOptions& o) {
   if (o.out_dir.empty()) return;
   fs::create_directories(o.out_dir);
   const fs::path dir(o.out_dir);
-  vpipe::write_file((dir / "soak.json").string(), r.to_json(o).dump(2) + '\n', "the soak's JSON");
+  vpipe::write_file((dir / "soak.json").string(), vpipe::json_text(r.to_json(o), 2) + '\n',
+                    "the soak's JSON");
   write_html_report(r, o, dir, write_charts(r, dir));
 }
 

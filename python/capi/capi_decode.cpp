@@ -47,10 +47,10 @@ void vpipe_decoder::run() {
   int kind = VPIPE_ERROR_NONE;
   try {
     const vpipe::TranscodeReport r = keep->session->run();
-    text = r.to_json().dump();
+    text = vpipe::json_text(r.to_json());
     if (r.interrupted && !closing) kind = VPIPE_ERROR_INTERRUPTED;
   } catch (const vpipe::transcode_failed& e) {
-    text = e.report.to_json().dump();
+    text = vpipe::json_text(e.report.to_json());
     kind = VPIPE_ERROR_RUNTIME;
     error = e.what();
   } catch (const std::exception& e) {

@@ -252,7 +252,7 @@ int run_several(vpipe_job& j) {
   vpipe::RunHooks hooks;
   hooks.interrupt = &j.keep->interrupt;
   const auto multi = vpipe::transcode_streams(*j.several, hooks);
-  j.report = multi.to_json().dump();
+  j.report = vpipe::json_text(multi.to_json());
   for (std::size_t i = 0; i < multi.failures.size(); ++i)
     if (!multi.failures[i].empty()) {
       vpipe::capi::set_error(fmt::format("stream {}: {}", i + 1, multi.failures[i]),
@@ -295,7 +295,7 @@ int vpipe_transcode_run(vpipe_job* j) {
         if (j->several) return run_several(*j);
         try {
           const vpipe::TranscodeReport r = j->keep->session->run();
-          j->report = r.to_json().dump();
+          j->report = vpipe::json_text(r.to_json());
           if (r.interrupted) {
             vpipe::capi::set_error("interrupted (the output is finalized)",
                                    VPIPE_ERROR_INTERRUPTED);
@@ -303,7 +303,7 @@ int vpipe_transcode_run(vpipe_job* j) {
           }
           return 0;
         } catch (const vpipe::transcode_failed& e) {
-          j->report = e.report.to_json().dump();
+          j->report = vpipe::json_text(e.report.to_json());
           throw;
         }
       },

@@ -25,7 +25,8 @@ LadderFolder::LadderFolder(std::string target, bool keep_partial)
   std::error_code ec;
   fs::create_directories(target_, ec);
   if (ec)
-    throw input_error(fmt::format("cannot make the ladder's folder '{}': {}", target_, ec.message()));
+    throw input_error(
+        fmt::format("cannot make the ladder's folder '{}': {}", target_, ec.message()));
   lock_fd_ = ::open(target_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lock_fd_ < 0)
     throw input_error(
@@ -38,12 +39,13 @@ LadderFolder::LadderFolder(std::string target, bool keep_partial)
         target_));
   }
   static std::atomic<unsigned> serial{0};
-  staging_ = (fs::path(target_) / fmt::format(".vpipe-partial-{}-{}", ::getpid(), ++serial)).string();
+  staging_ =
+      (fs::path(target_) / fmt::format(".vpipe-partial-{}-{}", ::getpid(), ++serial)).string();
   fs::create_directory(staging_, ec);
   if (ec) {
     ::close(lock_fd_);
-    throw input_error(fmt::format("cannot write in the ladder's folder '{}': {}", target_,
-                                  ec.message()));
+    throw input_error(
+        fmt::format("cannot write in the ladder's folder '{}': {}", target_, ec.message()));
   }
 }
 
@@ -51,9 +53,10 @@ LadderFolder::~LadderFolder() {
   if (!done_) {
     std::error_code ec;
     if (keep_)
-      spdlog::warn("{}: the ladder is unfinished; what was written is kept in '{}' "
-                   "(keep_partial); the ladder already there is untouched",
-                   target_, staging_);
+      spdlog::warn(
+          "{}: the ladder is unfinished; what was written is kept in '{}' "
+          "(keep_partial); the ladder already there is untouched",
+          target_, staging_);
     else
       fs::remove_all(staging_, ec);  // only what this run made
   }
@@ -80,8 +83,8 @@ void LadderFolder::commit() {
     moves.push_back({index ? (top ? 2 : 1) : 0, it->path()});
   }
   if (ec)
-    throw input_error(fmt::format("cannot read the finished ladder in '{}': {}", staging_,
-                                  ec.message()));
+    throw input_error(
+        fmt::format("cannot read the finished ladder in '{}': {}", staging_, ec.message()));
   std::stable_sort(moves.begin(), moves.end(),
                    [](const Move& a, const Move& b) { return a.rank < b.rank; });
   for (const auto& m : moves) {

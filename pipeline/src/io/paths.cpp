@@ -64,7 +64,7 @@ void check_side_file(const std::string& path, const std::string& what, const std
   if (output != "null") files.writes(output, "the output");
   files.writes(path, what);
   files.check();
-  if (path != "-") check_writable(path, what);
+  if (const auto local = local_file(path)) check_writable(*local, what);
 }
 
 void check_writable_dir(const std::string& dir, const std::string& what) {
@@ -120,10 +120,20 @@ int remove_partial_outputs_now() noexcept {
   return n;
 }
 
-namespace {
-// "NAME.vpipe-partial-PID-N.EXT" beside the file it replaces: unique per output, not per
-// process (fleet streams, several outputs), and cut to fit the file system's name limit.
-std::string partial_name(const fs::path& final_path) {
+std::string final_target(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  std::error_code missing;  // a name that is not there is no error here
+  for (int hops = 0; !ec && hops < 40 && fs::is_symlink(fs::symlink_status(p, missing)); ++hops) {
+    const fs::path to = fs::read_symlink(p, ec);
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  if (!ec) p = fs::weakly_canonical(p, ec);
+  return p.lexically_normal().string();
+}
+
+std::string staging_name(const std::string& path) {
+  const fs::path final_path(path);
   static std::atomic<unsigned> serial{0};
   const std::string tag = fmt::format(".vpipe-partial-{}-{}", ::getpid(), ++serial);
   std::string stem = final_path.stem().string(), ext = final_path.extension().string();
@@ -139,23 +149,14 @@ std::string partial_name(const fs::path& final_path) {
   }
   return (final_path.parent_path() / (stem + tag + ext)).string();
 }
-}  // namespace
 
 StagedOutput::StagedOutput(std::string target, bool keep_partial)
     : target_(std::move(target)), write_url_(ffmpeg_url(target_)), keep_(keep_partial) {
-  if (scheme_name(target_) != "file" || target_ == "-") return;  // pipe:, URLs: directly
-  const std::string local = target_.rfind("file:", 0) == 0 ? target_.substr(5) : target_;
+  const auto local = local_file(target_);
+  if (!local) return;  // pipe:, URLs: directly
   std::error_code ec;
-  fs::path final_path = fs::absolute(local, ec);
-  std::error_code missing;
-  for (int hops = 0; !ec && hops < 40 && fs::is_symlink(fs::symlink_status(final_path, missing));
-       ++hops) {  // through a symlink, its final target is replaced and the link stays
-    const fs::path to = fs::read_symlink(final_path, ec);
-    final_path = to.is_absolute() ? to : final_path.parent_path() / to;
-  }
-  if (ec) return;
-  final_path = fs::weakly_canonical(final_path, ec);
-  if (ec) return;
+  const fs::path final_path =
+      final_target(*local);  // through a symlink: its target; the link stays
   const auto st = fs::status(final_path, ec);
   if (fs::exists(st) && !fs::is_regular_file(st)) return;  // a FIFO, a device: directly
   stream_ = false;
@@ -167,7 +168,7 @@ StagedOutput::StagedOutput(std::string target, bool keep_partial)
         "the folder '{}' does not let it ({}); the file is untouched",
         target_, final_path.parent_path().string(), std::strerror(errno)));
   final_ = final_path.string();
-  temp_ = partial_name(final_path);
+  temp_ = staging_name(final_path.string());
   write_url_ = "file:" + temp_;
 }
 

@@ -61,13 +61,19 @@ const Protocol* protocol_of(std::string_view url) {
   return nullptr;
 }
 
+std::optional<std::string> local_file(const std::string& url) {
+  if (url.empty() || url == "-" || scheme_name(url) != "file") return std::nullopt;
+  return url.rfind("file:", 0) == 0 ? url.substr(5) : url;
+}
+
 void check_protocol(std::string_view url, Direction way, std::string_view what) {
   const Protocol* p = protocol_of(url);
   const bool reading = way == Direction::kRead;
   if (p && (reading ? p->read : p->write)) return;
   std::string allowed;
   for (const auto& row : kProtocols)
-    if (reading ? row.read : row.write) allowed += (allowed.empty() ? "" : ", ") + std::string(row.scheme);
+    if (reading ? row.read : row.write)
+      allowed += (allowed.empty() ? "" : ", ") + std::string(row.scheme);
   const std::string scheme = scheme_name(url);
   const bool local_spelling = url.find("://") == std::string_view::npos;
   throw usage_error(fmt::format(
@@ -186,9 +192,10 @@ UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& o
   check_protocol(name, Direction::kRead, "input");
   for (const auto& [k, v] : options.extra)
     if (k == "protocol_whitelist" || k == "protocol_blacklist")
-      throw usage_error(fmt::format("input option {}: vpipe sets the protocols itself (the "
-                                    "allowed ones: {})",
-                                    k, protocol_whitelist()));
+      throw usage_error(
+          fmt::format("input option {}: vpipe sets the protocols itself (the "
+                      "allowed ones: {})",
+                      k, protocol_whitelist()));
   const std::string path = ffmpeg_url(name);
   AVFormatContext* raw = avformat_alloc_context();
   if (!raw) throw ffmpeg_error(AVERROR(ENOMEM), "avformat_alloc_context: out of memory");
@@ -198,7 +205,8 @@ UniqueDemuxContext open_input(const std::string& name, const InputOpenOptions& o
     av_dict_set(&opts, "probesize", "500000", 0);        // bytes: a few frames of a live feed
     av_dict_set(&opts, "analyzeduration", "500000", 0);  // µs
   }
-  set_open_options(&opts, path, options.low_latency);  // the allowed protocols, a live row's options
+  set_open_options(&opts, path,
+                   options.low_latency);  // the allowed protocols, a live row's options
   for (const auto& [k, v] : options.extra) av_dict_set(&opts, k.c_str(), v.c_str(), 0);
   if (options.watch) {
     options.watch->reset();

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 
 namespace vpipe {
@@ -16,30 +17,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The local file a URL names ("a.mp4", "file:a.mp4", "a:b.mp4"), or none (pipes, URLs).
-std::optional<std::string> local_path(const std::string& url) {
-  if (url.empty() || url == "-" || scheme_name(url) != "file") return std::nullopt;
-  return url.rfind("file:", 0) == 0 ? url.substr(5) : url;
-}
-
 std::optional<std::pair<unsigned long, unsigned long>> identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   return std::pair<unsigned long, unsigned long>{st.st_dev, st.st_ino};
-}
-
-// Where a path will be: absolute, dangling symlinks followed (writing through one
-// creates its target), then the symlinks of what exists resolved.
-std::string where_it_will_be(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  std::error_code missing;  // a name that is not there is no error here
-  for (int hops = 0; !ec && hops < 40 && fs::is_symlink(fs::symlink_status(p, missing)); ++hops) {
-    const fs::path target = fs::read_symlink(p, ec);
-    p = target.is_absolute() ? target : p.parent_path() / target;
-  }
-  if (!ec) p = fs::weakly_canonical(p, ec);
-  return p.lexically_normal().string();
 }
 
 bool inside(const std::string& path, const std::string& dir) {
@@ -92,7 +73,7 @@ std::vector<std::string> files_named_by(const std::string& path) {
         name = line;
       }
       if (name.empty() || name.find("://") != std::string::npos) continue;  // URLs: no file
-      const auto local = local_path(name);
+      const auto local = local_file(name);
       if (!local) continue;
       const fs::path p = fs::path(*local).is_absolute() ? fs::path(*local) : dir / *local;
       out.push_back(p.string());
@@ -105,9 +86,9 @@ std::vector<std::string> files_named_by(const std::string& path) {
 void RunFiles::add(const std::string& name, std::string what, Kind kind) {
   Entry e{name, std::move(what), kind};
   e.stdio = kind == Kind::kRead ? reads_stdin(name) : is_stdout(name);
-  if (const auto path = local_path(name)) {
+  if (const auto path = local_file(name)) {
     e.id = identity(*path);
-    e.where = where_it_will_be(*path);
+    e.where = final_target(*path);
   }
   entries_.push_back(std::move(e));
 }
@@ -116,7 +97,7 @@ void RunFiles::reads(const std::string& url, std::string what) {
   if (url.empty()) return;
   check_protocol(url, Direction::kRead, what);
   add(url, what, Kind::kRead);
-  if (const auto path = local_path(url))
+  if (const auto path = local_file(url))
     for (const auto& named : files_named_by(*path))
       add(named, fmt::format("a file {} '{}' names", what, url), Kind::kRead);
 }
@@ -129,7 +110,7 @@ void RunFiles::writes(const std::string& url, std::string what) {
 
 void RunFiles::writes_tree(const std::string& dir, std::string what) {
   if (dir.empty()) return;
-  if (!local_path(dir))
+  if (!local_file(dir))
     throw usage_error(fmt::format("{} '{}': a ladder is written into a local folder", what, dir));
   add(dir, std::move(what), Kind::kTree);
 }
@@ -151,9 +132,10 @@ std::string conflict(const RunFiles::Entry& a, const RunFiles::Entry& b) {
   const RunFiles::Entry& other = tree == &a ? b : a;
   if (tree && (same || inside(other.where, tree->where) || inside(tree->where, other.where) ||
                (other.id && tree->id && ids_in(tree->where).count(*other.id))))
-    return fmt::format("{} would hold {}: a ladder's folder is written whole; give {} another "
-                       "place",
-                       role(*tree), role(other), other.kind == Kind::kTree ? "one" : "it");
+    return fmt::format(
+        "{} would hold {}: a ladder's folder is written whole; give {} another "
+        "place",
+        role(*tree), role(other), other.kind == Kind::kTree ? "one" : "it");
   if (!same) return {};
   if (a.kind == Kind::kRead || b.kind == Kind::kRead) {
     const auto& r = a.kind == Kind::kRead ? a : b;
@@ -168,8 +150,7 @@ std::string conflict(const RunFiles::Entry& a, const RunFiles::Entry& b) {
 void RunFiles::check() const {
   for (std::size_t i = 0; i < entries_.size(); ++i)
     for (std::size_t j = i + 1; j < entries_.size(); ++j)
-      if (const auto why = conflict(entries_[i], entries_[j]); !why.empty())
-        throw usage_error(why);
+      if (const auto why = conflict(entries_[i], entries_[j]); !why.empty()) throw usage_error(why);
 }
 
 }  // namespace vpipe

@@ -59,9 +59,10 @@ namespace {
 // and seekable network files (http) can.
 bool can_read_again(const std::string& url) {
   if (is_pipe(url) || is_live_input(url)) return false;
-  if (scheme_name(url) != "file") return true;
+  const auto local = local_file(url);
+  if (!local) return true;
   std::error_code ec;
-  const auto st = fs::status(url.rfind("file:", 0) == 0 ? url.substr(5) : url, ec);
+  const auto st = fs::status(*local, ec);
   return !(fs::is_fifo(st) || fs::is_character_file(st) || fs::is_socket(st));
 }
 
@@ -75,8 +76,8 @@ void check_paths(const TranscodeOptions& o) {
       !ladder_dir(o).empty() && !fs::create_directories(dir, ec) && ec)
     throw input_error(
         fmt::format("cannot make the rendition's folder '{}': {}", dir.string(), ec.message()));
-  if (o.output != "null" && scheme_name(o.output) == "file" && o.output != "-")
-    check_writable(o.output.rfind("file:", 0) == 0 ? o.output.substr(5) : o.output, "output");
+  if (const auto local = local_file(o.output); local && o.output != "null")
+    check_writable(*local, "output");
   if (o.loop > 1 && !can_read_again(o.input))
     throw usage_error(fmt::format(
         "loop {}: '{}' cannot be read again (a pipe, FIFO or live feed gives one pass); "
@@ -239,7 +240,7 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     return mine;
   }());
   if (const std::string dir = ladder_dir(o); !dir.empty()) {
-    ladder.emplace(dir, o.keep_partial);
+    ladder.emplace(local_file(dir).value_or(dir), o.keep_partial);  // "file:DIR" is DIR
     (o.hls.empty() ? o.dash : o.hls) = ladder->staging();  // every rendition is written there
   }
   std::vector<TranscodeOptions> list = output_list(o);

@@ -2,8 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <string_view>
+
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
@@ -20,49 +29,94 @@ struct SideFile {
   bool writes;
 };
 constexpr std::array kSideFiles{
-    SideFile{"stats", true},          SideFile{"dump-yuv", true},   SideFile{"csv", true},
-    SideFile{"analysis-save", true},  SideFile{"recon", true},      SideFile{"tcfile-out", true},
-    SideFile{"analysis-reuse-file", true}, SideFile{"qpfile", false}, SideFile{"cqmfile", false},
-    SideFile{"zonefile", false},      SideFile{"dhdr10-info", false}, SideFile{"analysis-load", false},
-    SideFile{"lambda-file", false},   SideFile{"scaling-list", false}, SideFile{"tcfile-in", false},
+    SideFile{"stats", true},
+    SideFile{"dump-yuv", true},
+    SideFile{"csv", true},
+    SideFile{"analysis-save", true},
+    SideFile{"recon", true},
+    SideFile{"tcfile-out", true},
+    SideFile{"analysis-reuse-file", true},
+    SideFile{"qpfile", false},
+    SideFile{"cqmfile", false},
+    SideFile{"zonefile", false},
+    SideFile{"dhdr10-info", false},
+    SideFile{"analysis-load", false},
+    SideFile{"lambda-file", false},
+    SideFile{"scaling-list", false},
+    SideFile{"tcfile-in", false},
 };
 // The codec libraries' own lists: "key=value" pairs joined by ':'.
 constexpr std::array<std::string_view, 5> kParamLists{"x264-params", "x264opts", "x265-params",
                                                       "svtav1-params", "aom-params"};
 
-void declare_side_file(RunFiles& files, std::string_view key, const std::string& value,
-                       const std::string& who) {
+bool side_file_writes(std::string_view key, bool pass_reads) {
   for (const auto& s : kSideFiles)
-    if (s.key == key) {
-      const std::string what = fmt::format("{}encoder option {}", who, key);
-      s.writes ? files.writes(value, what) : files.reads(value, what);
-    }
+    if (s.key == key) return s.writes && !(key == "stats" && pass_reads);
+  return false;
+}
+bool is_side_file(std::string_view key) {
+  return std::any_of(kSideFiles.begin(), kSideFiles.end(),
+                     [&](const SideFile& s) { return s.key == key; });
 }
 
-void declare_encoder_files(RunFiles& files, const TranscodeOptions& o, const std::string& who) {
-  for (const auto& kv : o.encoder_options) {
+constexpr std::string_view kNoValue = "\x01";  // a flag in a library's list ("no-mbtree")
+
+// Calls fn(key, value, writes) for each file an encoder option names, `value` by
+// reference: staging rewrites it. A library's list is split and joined again.
+template <class Fn>
+void for_each_side_file(std::vector<std::string>& options, Fn fn) {
+  for (auto& kv : options) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
-    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    const std::string key = kv.substr(0, eq);
+    std::string value = kv.substr(eq + 1);
     if (std::find(kParamLists.begin(), kParamLists.end(), key) == kParamLists.end()) {
-      declare_side_file(files, key, value, who);
+      if (is_side_file(key)) fn(std::string_view(key), value, side_file_writes(key, false));
+      kv = key + "=" + value;
       continue;
     }
-    bool pass = false, stats = false;
+    std::vector<std::pair<std::string, std::string>> pairs;
     for (std::size_t at = 0; at <= value.size();) {
       const auto colon = std::min(value.find(':', at), value.size());
       const std::string pair = value.substr(at, colon - at);
       const auto e = pair.find('=');
-      const std::string k = pair.substr(0, e);
-      if (e != std::string::npos) declare_side_file(files, k, pair.substr(e + 1), who);
-      pass |= k == "pass";
-      stats |= k == "stats";
+      pairs.emplace_back(pair.substr(0, e),
+                         e == std::string::npos ? std::string(kNoValue) : pair.substr(e + 1));
       at = colon + 1;
     }
-    if (pass && !stats)  // the library's default name, in the working folder
-      declare_side_file(files, "stats", key.rfind("x265", 0) == 0 ? "x265_2pass.log" : "x264_2pass.log",
-                        who);
+    // x264/x265 read the stats file in passes 2 and 3 (3 rewrites it in place: not staged).
+    const bool pass_reads = std::any_of(pairs.begin(), pairs.end(), [](const auto& p) {
+      return p.first == "pass" && (p.second == "2" || p.second == "3");
+    });
+    std::string joined;
+    for (auto& [k, v] : pairs) {
+      if (is_side_file(k) && v != kNoValue)
+        fn(std::string_view(k), v, side_file_writes(k, pass_reads));
+      joined += (joined.empty() ? "" : ":") + k + (v == kNoValue ? "" : "=" + v);
+    }
+    kv = key + "=" + joined;
   }
+}
+
+void declare_encoder_files(RunFiles& files, const TranscodeOptions& o, const std::string& who) {
+  auto options = o.encoder_options;  // a copy: declaring changes nothing
+  for_each_side_file(options, [&](std::string_view key, std::string& value, bool writes) {
+    const std::string what = fmt::format("{}encoder option {}", who, key);
+    if (!writes) return files.reads(value, what);
+    if (o.encode_segments > 1)
+      throw usage_error(
+          fmt::format("{} {}: --encode-segments runs {} encoders, which would all "
+                      "write that one file",
+                      what, value, o.encode_segments));
+    files.writes(value, what);
+    if (key == "stats") files.writes(value + ".mbtree", what + " (its .mbtree)");
+  });
+  for (const auto& kv : o.encoder_options)  // a 2-pass run names no file: the library's own
+    for (const auto* list : {"x264-params=", "x265-params="})
+      if (kv.rfind(list, 0) == 0 && kv.find("pass=1") != std::string::npos &&
+          kv.find("stats=") == std::string::npos)
+        files.writes(kv.rfind("x264", 0) == 0 ? "x264_2pass.log" : "x265_2pass.log",
+                     who + "encoder pass 1");
 }
 
 void declare_run(RunFiles& files, const TranscodeOptions& o, const std::string& who) {
@@ -87,6 +141,41 @@ void declare_files(RunFiles& files, const TranscodeOptions& o, const std::string
     each.output = stream_output_name(o.output, k);
     declare_run(files, each, fmt::format("{}stream {} ", who, k));
   }
+}
+
+void EncoderSideFiles::stage(TranscodeOptions& o) {
+  for_each_side_file(o.encoder_options, [&](std::string_view, std::string& value, bool writes) {
+    const auto target = local_file(value);
+    if (!writes || !target) return;
+    const std::string where = final_target(*target);
+    files_.push_back({where, staging_name(where)});
+    value = files_.back().temp;
+  });
+}
+
+namespace {
+constexpr std::array<std::string_view, 3> kSiblings{"", ".mbtree", ".cutree"};  // x264, x265
+}  // namespace
+
+void EncoderSideFiles::commit() {
+  for (const auto& f : files_)
+    for (const auto suffix : kSiblings) {
+      const std::string from = f.temp + std::string(suffix), to = f.target + std::string(suffix);
+      std::error_code ec;
+      if (std::filesystem::exists(from, ec) && ::rename(from.c_str(), to.c_str()) != 0)
+        throw input_error(fmt::format("cannot put the encoder's file '{}' in place: {}", to,
+                                      std::strerror(errno)));
+    }
+  files_.clear();
+}
+
+EncoderSideFiles::~EncoderSideFiles() {
+  for (const auto& f : files_)  // not committed: what the encoder began goes
+    for (const auto suffix : kSiblings)
+      for (const auto* temp : {"", ".temp"}) {
+        std::error_code ec;
+        std::filesystem::remove(f.temp + std::string(suffix) + temp, ec);
+      }
 }
 
 void check_files(const TranscodeOptions& o) {

@@ -154,6 +154,7 @@ UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodeP
     av_opt_set_int(oc->priv_data, "use_template", 1, 0);
     av_opt_set_int(oc->priv_data, "use_timeline", 1, 0);
   }
+  file_.side.stage(o);  // the encoder's own files: beside their targets until finished
   auto encoder = add_video(o, plan, in, report);
   copy_other_streams(o, in, report);
   copy_chapters(in, report);

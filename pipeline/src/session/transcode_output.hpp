@@ -5,6 +5,7 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/reencode.hpp"
+#include "vpipe/pipeline/session/transcode_files.hpp"
 #include "vpipe/pipeline/session/transcode_options.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
 #include "vpipe/pipeline/session/transcode_report.hpp"
@@ -29,6 +31,21 @@ namespace vpipe {
 // it, before the watch its I/O context polls, and before `files`, which its last
 // closes report to.
 struct OutputFile {
+  OutputFile() = default;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  // The encoder's own files are put in place only now: the session frees its encoders
+  // (declared after the outputs) first, and they write those files to the end.
+  ~OutputFile() {
+    if (!side_ready) return;  // unfinished: EncoderSideFiles removes what was begun
+    try {
+      side.commit();
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+    }
+  }
+  EncoderSideFiles side;             // x264 stats, dump-yuv…: beside their targets until then
+  bool side_ready = false;           // the output was finished: commit them
   std::optional<OutputWatch> watch;  // a stream's writes: Ctrl-C ends one that blocks
   MuxerFiles files;                  // the files the muxer opens itself (HLS, DASH segments)
   std::optional<StagedOutput> file;
@@ -68,6 +85,7 @@ struct OutputFile {
     ctx.reset();
     if (file && file->staged() && !headerless) check_it_opens();
     if (file) file->commit();
+    side_ready = true;
   }
 
  private:

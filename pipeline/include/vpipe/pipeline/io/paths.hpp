@@ -74,6 +74,16 @@ class StagedOutput {
   bool done_ = false;
 };
 
+// Where writing `path` (a local name) puts the bytes: absolute, symlinks followed to
+// their final target, dangling ones too (writing through one creates its target).
+// The one resolution StagedOutput, RunFiles and the encoder's side files use.
+[[nodiscard]] std::string final_target(const std::string& path);
+
+// The name a file is written under beside `path` until it is whole:
+// "NAME.vpipe-partial-PID-N.EXT", unique per output (not per process: fleet streams,
+// several outputs), cut to fit the file system's name limit.
+[[nodiscard]] std::string staging_name(const std::string& path);
+
 // Writes `text` to `path` the way StagedOutput writes a video: beside it,
 // then renamed over it, so a report, a benchmark's JSON or a soak's page is
 // whole or not there, and an old one survives a failed write. Throws

@@ -14,6 +14,7 @@
 // FFmpeg opens beneath it.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,7 +28,7 @@ namespace vpipe {
 enum class Direction { kRead, kWrite };
 
 struct Protocol {
-  std::string_view scheme;        // "udp" in udp://…, "pipe" in pipe:1; "file" for local names
+  std::string_view scheme;           // "udp" in udp://…, "pipe" in pipe:1; "file" for local names
   bool read = false, write = false;  // allowed as an input, as an output
   bool live = false;                 // read as the data arrives, at the sender's pace
   bool reconnects = false;           // a dropped connection can be opened again
@@ -46,6 +47,10 @@ struct Protocol {
 // The scheme FFmpeg would open `url` with: "file" for local names, else the
 // letters before ':' ("tee" in "tee:a.ts|b.ts", "udp" in udp://…).
 [[nodiscard]] std::string scheme_name(std::string_view url);
+
+// The local file `url` names ("a.mp4", "file:a.mp4", "a:b.mp4"), or nullopt for pipes
+// and URLs: the one place that strips "file:".
+[[nodiscard]] std::optional<std::string> local_file(const std::string& url);
 
 // Throws usage_error when `url` may not be opened that way, naming `what`
 // ("output", "--report") and the protocol: "output 'tee:in.ts': vpipe does not

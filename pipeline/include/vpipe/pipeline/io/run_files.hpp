@@ -40,7 +40,7 @@ class RunFiles {
     std::string name;  // as the user wrote it
     std::string what;  // the role: "input", "--report", "output 2", "stream 'cam1' input"
     Kind kind;
-    bool stdio = false;                                  // the standard input or output
+    bool stdio = false;                                         // the standard input or output
     std::optional<std::pair<unsigned long, unsigned long>> id;  // (device, inode) if it exists
     std::string where;  // absolute, symlinks resolved; empty: not a local file (a URL)
   };

@@ -23,6 +23,12 @@
 
 namespace vpipe {
 
+// JSON text that never throws on a string that is not UTF-8 (a file's name is bytes, and
+// "odd_\xff.mp4" stopped every report): such bytes are written as U+FFFD.
+[[nodiscard]] inline std::string json_text(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // Three quantiles of a histogram, in the unit the field's name gives.
 struct Percentiles {
   double p50 = 0, p99 = 0, max = 0;
