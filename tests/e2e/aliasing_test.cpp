@@ -39,9 +39,9 @@ namespace fs = std::filesystem;
 // The logical files a case may name. kInLadder lies inside the ladder's folder.
 enum Logical { kIn, kOld, kNew1, kNew2, kLong, kOdd, kInLadder, kLogicalCount };
 const std::string kLongName = std::string(246, 'L') + ".mp4";  // 250 bytes
-const std::string kOddName = "odd_\xff\xfe.mp4";                // not UTF-8
-const char* const kRel[kLogicalCount] = {"in.mp4",         "old.mp4",           "new1.mp4",
-                                         "new2.mkv",       kLongName.c_str(),   kOddName.c_str(),
+const std::string kOddName = "odd_\xff\xfe.mp4";               // not UTF-8
+const char* const kRel[kLogicalCount] = {"in.mp4",         "old.mp4",         "new1.mp4",
+                                         "new2.mkv",       kLongName.c_str(), kOddName.c_str(),
                                          "ladder/prev.mp4"};
 const bool kExists[kLogicalCount] = {true, true, false, false, false, false, true};
 
@@ -58,11 +58,11 @@ struct Role {
 
 struct Case {
   Role input;
-  std::vector<Role> outputs;         // files, or (ladder) rendition names with no file
-  std::optional<Role> side;          // x264-params=dump-yuv=…: a file the encoder writes
-  std::optional<Role> report;        // CLI only
-  std::optional<std::string> ladder; // the --hls folder, as spelled
-  bool fault = false;                // a 4 KiB file-size limit: every write past it fails
+  std::vector<Role> outputs;          // files, or (ladder) rendition names with no file
+  std::optional<Role> side;           // x264-params=dump-yuv=…: a file the encoder writes
+  std::optional<Role> report;         // CLI only
+  std::optional<std::string> ladder;  // the --hls folder, as spelled
+  bool fault = false;                 // a 4 KiB file-size limit: every write past it fails
   std::string describe() const {
     std::string d = "input " + input.spelling;
     for (const auto& o : outputs) d += " | output " + o.spelling;
@@ -122,12 +122,18 @@ class Aliasing : public ::testing::Test {
   std::string spell(Logical f, std::mt19937_64& rng) const {
     const std::string rel = kRel[f];
     switch (rng() % 7) {
-      case 0: return rel;
-      case 1: return "./" + rel;
-      case 2: return (box_ / rel).string();
-      case 3: return "sub/../" + rel;
-      case 4: return "file:" + rel;
-      case 5: return (box_ / "sub" / ".." / rel).string();
+      case 0:
+        return rel;
+      case 1:
+        return "./" + rel;
+      case 2:
+        return (box_ / rel).string();
+      case 3:
+        return "sub/../" + rel;
+      case 4:
+        return "file:" + rel;
+      case 5:
+        return (box_ / "sub" / ".." / rel).string();
       default:
         if (f == kIn) return rng() % 2 ? "link_in.mp4" : "hard_in.mp4";
         if (f == kOld) return "link_old.mp4";
@@ -335,7 +341,8 @@ TEST_F(Aliasing, TheCommandLineDeclaresItsReportToo) {
     const auto q = [](const std::string& s) { return "'" + s + "'"; };
     std::string args = "transcode " + q(c.input.spelling) + " " + q(c.outputs[0].spelling) +
                        " --device cpu --preset ultrafast";
-    for (std::size_t k = 1; k < c.outputs.size(); ++k) args += " --output " + q(c.outputs[k].spelling);
+    for (std::size_t k = 1; k < c.outputs.size(); ++k)
+      args += " --output " + q(c.outputs[k].spelling);
     if (c.ladder) args += " --hls " + q(*c.ladder) + " --segment 1s";
     if (c.side) args += " --encoder-option " + q("x264-params=dump-yuv=" + c.side->spelling);
     if (c.report) args += " --report " + q(c.report->spelling);

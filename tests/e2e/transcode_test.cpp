@@ -275,10 +275,10 @@ TEST_F(TranscodeE2E, EncoderControlReachesTheEncoderAndMistakesFailFirst) {
   for (std::size_t i = 0; i < k.key.size(); ++i) EXPECT_EQ(k.key[i], i % 10 == 0) << i;
   const auto none = path("none.mp4");
   r = run_vpipe(base + none + " --frames 10 --encoder-option no_such_knob=1");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);  // a usage error, caught before the work (issue #77)
   EXPECT_NE(r.err.find("encoder libx264 has no option 'no_such_knob'"), std::string::npos) << r.err;
   r = run_vpipe(base + none + " --frames 10 --encoder mpeg4 --pix-fmt yuv444p");
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("encoder mpeg4 does not take pix_fmt yuv444p (it takes yuv420p)"),
             std::string::npos)
       << r.err;

@@ -12,6 +12,7 @@ extern "C" {
 #include "vpipe/pipeline/graph/host_frames.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/session/transcode_plan.hpp"
 
 namespace vpipe {
 
@@ -112,6 +113,61 @@ bool time_base_counts_frames(AVCodecID id, AVRational time_base) {
 
 }  // namespace
 
+void check_encoder_options(const TranscodeOptions& o) {
+  const TranscodeOptions defaults;
+  const bool given = !o.profile.empty() || !o.level.empty() || o.bitrate || o.maxrate ||
+                     o.bufsize || !o.encoder_options.empty() || o.preset != defaults.preset;
+  // auto may become NVENC, whose options are not libx264's: the real open says.
+  if (o.output == "null" || !given || (o.encoder == "auto" && !o.encoder_options.empty())) return;
+  const AVCodec* codec =
+      avcodec_find_encoder_by_name(o.encoder == "auto" ? "libx264" : o.encoder.c_str());
+  if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) return;  // choose_encoder names it later
+  const FrameFormat format{encoder_format(codec, AV_PIX_FMT_YUV420P), 1280, 720};
+  TranscodeOptions bare = o;  // the encoder alone first: if even that fails, the input decides
+  bare.profile.clear();
+  bare.level.clear();
+  bare.bitrate.reset();
+  bare.maxrate.reset();
+  bare.bufsize.reset();
+  bare.encoder_options.clear();
+  bare.preset = defaults.preset;
+  bare.encode_threads = 1;
+  const int level = av_log_get_level();
+  av_log_set_level(AV_LOG_QUIET);  // a trial: its banner and refusals are not the user's news
+  const auto open = [&](const TranscodeOptions& with) {
+    (void)open_video_encoder(codec, format, {1, 25}, {25, 1}, false, with, nullptr);
+  };
+  try {
+    open(bare);
+  } catch (const std::exception&) {
+    av_log_set_level(level);
+    return;
+  }
+  TranscodeOptions mine = o;
+  mine.encode_threads = 1;
+  try {
+    open(mine);
+  } catch (const usage_error&) {
+    av_log_set_level(level);
+    throw;
+  } catch (const std::exception& e) {
+    av_log_set_level(level);
+    std::string asked;
+    const auto add = [&](std::string_view key, const std::string& value) {
+      if (!value.empty()) asked += fmt::format("{}{} {}", asked.empty() ? "" : ", ", key, value);
+    };
+    add("profile", o.profile);
+    add("level", o.level);
+    add("bitrate", o.bitrate ? std::to_string(*o.bitrate) : "");
+    add("maxrate", o.maxrate ? std::to_string(*o.maxrate) : "");
+    add("bufsize", o.bufsize ? std::to_string(*o.bufsize) : "");
+    add("preset", o.preset != defaults.preset ? o.preset : "");
+    for (const auto& kv : o.encoder_options) add("encoder_option", kv);
+    throw usage_error(fmt::format("{} (it opens without them; asked: {})", e.what(), asked));
+  }
+  av_log_set_level(level);
+}
+
 bool is_interlaced(AVFieldOrder order) {
   return order != AV_FIELD_UNKNOWN && order != AV_FIELD_PROGRESSIVE;
 }
@@ -189,7 +245,7 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     throw input_error(fmt::format("{}: cannot open encoder {} for {}: {}{}", o.output, codec->name,
                                   to_string(format), av_error_text(ret), ffmpeg.why()));
   if (!unknown.empty())
-    throw input_error(fmt::format(
+    throw usage_error(fmt::format(
         "{}: encoder {} has no option {} (encoder_option; `ffmpeg -h encoder={}` lists its own)",
         o.output, codec->name, unknown, codec->name));
   return enc;

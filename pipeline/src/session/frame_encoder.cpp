@@ -436,7 +436,18 @@ FrameEncoder::~FrameEncoder() {
 void FrameEncoder::write(const Frame& frame, std::optional<std::int64_t> pts) {
   Impl& m = *impl_;
   if (m.finished) throw logic_error(m.o.path + ": write after close");
-  if (!m.enc) m.open(frame.format);
+  if (!m.worker) {  // the first frame opens the encoder; one that fails leaves nothing open
+    try {
+      m.open(frame.format);
+    } catch (...) {
+      m.worker.reset();
+      m.out.reset();   // closes the file…
+      m.file.reset();  // …before its unfinished temporary is removed
+      m.enc.reset();
+      m.video = nullptr;
+      throw;
+    }
+  }
   if (frame.format != m.format)
     throw input_error(
         fmt::format("{}: frame {} is {}, the video is {}; every frame must have the first "
@@ -470,7 +481,8 @@ void FrameEncoder::write(const Frame& frame, std::optional<std::int64_t> pts) {
 
 void FrameEncoder::close() {
   Impl& m = *impl_;
-  if (std::exchange(m.finished, true) || !m.enc) return;
+  // Never opened, or its open failed (a header the muxer refused): nothing to finish.
+  if (std::exchange(m.finished, true) || !m.worker) return;
   m.worker->finish();
   m.worker.reset();
   m.send(nullptr);

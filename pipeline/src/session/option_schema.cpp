@@ -618,6 +618,11 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
     const auto key = std::string_view(spec).substr(at + 1, eq - at - 1);
     const OptionSpec* s = find_option(key);
     if (s && s->per_output) cuts.push_back(at);
+    if (s && s->form == Form::kPositional)  // "b.mkv:output=c.mkv" wrote a file of that name
+      throw usage_error(
+          fmt::format("output {}: '{}' is not an output's key; the path goes first "
+                      "(PATH:key=value…)",
+                      spec, key));
     if (s && !s->per_output && s->form != Form::kPositional)
       throw usage_error(
           fmt::format("output {}: '{}' is the run's option, not one output's: give "

@@ -224,6 +224,9 @@ void TranscodeOutput::add_reencoded(const TranscodeOptions& o, unsigned index, A
   const AVCodec* codec = o.audio_codec.empty()
                              ? avcodec_find_encoder(usual_audio_codec(oc->oformat))
                              : avcodec_find_encoder_by_name(o.audio_codec.c_str());
+  if ((!codec || codec->type != AVMEDIA_TYPE_AUDIO) && !o.audio_codec.empty())
+    throw usage_error(
+        fmt::format("audio_codec {}: FFmpeg has no audio encoder of that name", o.audio_codec));
   if (!codec || codec->type != AVMEDIA_TYPE_AUDIO)
     throw input_error(fmt::format("{}: no audio encoder {} for stream #{} ({})", o.output,
                                   o.audio_codec.empty() ? "for this container" : o.audio_codec,
@@ -350,8 +353,9 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
   AVFormatContext* oc = file_.ctx.get();
   output_index_.assign(in.input->nb_streams, -1);
   reencoder_of_.assign(in.input->nb_streams, nullptr);
-  const AudioMode mode =
-      o.audio == AudioMode::kAuto && !o.audio_codec.empty() ? AudioMode::kEncode : o.audio;
+  const AudioMode mode = o.audio == AudioMode::kAuto && (!o.audio_codec.empty() || o.audio_bitrate)
+                             ? AudioMode::kEncode
+                             : o.audio;
   for (unsigned i = 0; i < in.input->nb_streams; ++i) {
     AVStream* s = in.input->streams[i];
     const auto type = s->codecpar->codec_type;

@@ -1,4 +1,5 @@
 #include "vpipe/pipeline/session/transcode_plan.hpp"
+#include "vpipe/pipeline/session/codec_open.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -282,7 +283,7 @@ AVPixelFormat asked_format(const TranscodeOptions& o, const AVCodec* codec) {
     if (*f == want) return want;
     takes += fmt::format("{}{}", takes.empty() ? "" : ", ", av_get_pix_fmt_name(*f));
   }
-  throw input_error(fmt::format("{}: encoder {} does not take pix_fmt {} (it takes {})", o.output,
+  throw usage_error(fmt::format("{}: encoder {} does not take pix_fmt {} (it takes {})", o.output,
                                 codec->name, o.pix_fmt, takes));
 }
 
@@ -375,6 +376,17 @@ void check_cut(const TranscodeOptions& o) {
 }  // namespace
 
 void check_options(const TranscodeOptions& o) {
+  if (const AVCodec* a =
+          o.audio_codec.empty() ? nullptr : avcodec_find_encoder_by_name(o.audio_codec.c_str());
+      !o.audio_codec.empty() && (!a || a->type != AVMEDIA_TYPE_AUDIO))
+    throw usage_error(
+        fmt::format("audio_codec {}: FFmpeg has no audio encoder of that name", o.audio_codec));
+  // An audio option on copied audio would do nothing: refused (auto re-encodes for them).
+  if (o.audio == AudioMode::kCopy && (o.audio_bitrate || !o.audio_codec.empty()))
+    throw usage_error(
+        fmt::format("{}: the audio is copied (audio copy), so it is not encoded; "
+                    "leave audio at auto or encode to apply it",
+                    o.audio_bitrate ? "audio_bitrate" : "audio_codec"));
   if (o.loop < 1) throw usage_error(fmt::format("loop {}: expected 1 or more", o.loop));
   if (!(o.stall_timeout_s > 0))
     throw usage_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));
@@ -405,6 +417,7 @@ void check_options(const TranscodeOptions& o) {
 
 std::vector<FilterSpec> check_before_opening(const TranscodeOptions& o) {
   check_options(o);
+  check_encoder_options(o);  // a bad profile, level, rate or encoder_option: before any work
   auto specs = parse_chain(o.filters);
   for (const auto& s : specs) (void)parse_params(FilterRegistry::instance().info(s.name), s.args);
   return specs;

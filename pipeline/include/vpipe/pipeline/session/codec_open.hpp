@@ -48,6 +48,12 @@ inline constexpr int kNvdecFrameThreads = 2;
 // refuses others). Else each picture is coded as one frame, the field order a tag only.
 [[nodiscard]] bool codes_fields(const AVCodec* codec, const FrameFormat& format);
 
+// The encoder options of `o` (profile, level, rates, preset, encoder_option) tried on
+// the encoder it names (libx264 for auto) before any input is opened: one it refuses, or
+// a key it does not know, is a usage_error naming the options. Where the encoder will not
+// open even without them (a size or rate only the input tells), nothing is said here.
+void check_encoder_options(const TranscodeOptions& o);
+
 // Opens a video encoder the way transcode() does (quality options from `o`,
 // colour properties and field order from `props` when given (interlaced: coded as
 // fields where codes_fields), the sample aspect ratio the
