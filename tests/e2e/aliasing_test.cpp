@@ -5,7 +5,7 @@
 // the run is refused before anything is written. No vpipe code decides what a case
 // expects: the generator knows which logical file each spelling names.
 //
-// VPIPE_ALIASING_CASES (default 1200 in-process, a tenth of that through the CLI) and
+// VPIPE_ALIASING_CASES (default 2000 in-process, a tenth of that through the CLI) and
 // VPIPE_ALIASING_SEED (default fixed) set the run; a failure prints both and the case.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -100,7 +100,7 @@ class Aliasing : public ::testing::Test {
   }
   static int cases() {
     const char* n = std::getenv("VPIPE_ALIASING_CASES");
-    return n ? std::atoi(n) : 1200;
+    return n ? std::atoi(n) : 2000;
   }
 
   // A fresh sandbox: the files that exist before a run, links to some of them.
