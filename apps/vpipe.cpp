@@ -85,6 +85,7 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
 void open_standard_fds() {
   for (int fd = 0; fd <= 2; ++fd)
     if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      if (fd == 1) vpipe::cli::note_closed_stdout();
       const int null = ::open("/dev/null", O_RDWR);  // the lowest free descriptor: fd
       if (null >= 0 && null != fd) {
         ::dup2(null, fd);
@@ -94,6 +95,13 @@ void open_standard_fds() {
 }
 
 }  // namespace
+
+// "vpipe: error: …" on stderr, never throwing: with stderr full (2>/dev/full) the message is
+// lost, not turned into an abort inside the handler that reports the first error.
+void say_error(const std::string& why) noexcept {
+  const std::string line = "vpipe: error: " + why + "\n";
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
 
 int main(int argc, char** argv) {
   open_standard_fds();
@@ -119,14 +127,14 @@ int main(int argc, char** argv) {
     c.finish();
     return c.chosen().run();
   } catch (const vpipe::usage_error& e) {  // a bad option value: like CLI11's own checks
-    fmt::print(stderr, "vpipe: error: {}\n", e.what());
+    say_error(e.what());
     return vpipe::cli::kUsage;
   } catch (const vpipe::chain_error& e) {  // bad --vf text
-    fmt::print(stderr, "vpipe: error: {}\n", e.what());
+    say_error(e.what());
     return vpipe::cli::kUsage;
   } catch (const std::exception& e) {
-    if (isatty(STDERR_FILENO)) fmt::print(stderr, "\n");
-    fmt::print(stderr, "vpipe: error: {}\n", e.what());
+    if (isatty(STDERR_FILENO)) (void)!::write(STDERR_FILENO, "\n", 1);
+    say_error(e.what());
     const int stopped = vpipe::cli::signal_exit_status();  // Ctrl-C ended a wait: "interrupted"
     return stopped ? stopped : vpipe::cli::kFailed;
   }

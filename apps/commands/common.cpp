@@ -75,10 +75,21 @@ std::vector<int> gpus_of(const std::string& text) {
   }
 }
 
+namespace {
+std::atomic<bool> g_stdout_closed{false};
+}  // namespace
+void note_closed_stdout() { g_stdout_closed = true; }
+bool stdout_was_closed() { return g_stdout_closed; }
+
 void write_json(const std::string& path, const nlohmann::json& j) {
   if (path.empty()) return;
   if (path == "-") {  // the standard output, as for a video output named "-"
+    if (stdout_was_closed())
+      throw vpipe::usage_error("--report -: the standard output is closed; give the report a file");
     std::cout << vpipe::json_text(j, 2) << '\n' << std::flush;
+    if (!std::cout)  // a full disk or a reader gone: the report did not arrive
+      throw vpipe::input_error(
+          "--report -: the report could not be written to the standard output");
     return;
   }
   vpipe::write_file(path, vpipe::json_text(j, 2) + '\n', "report");

@@ -55,6 +55,10 @@ void parse_size(const std::string& text, const char* flag, int& width, int& heig
 
 // Writes `j` to `path` whole or not at all (nothing when path is empty).
 void write_json(const std::string& path, const nlohmann::json& j);
+// Whether the standard output was closed when vpipe started (main made it /dev/null):
+// a report for it would be lost, so `--report -` is refused.
+void note_closed_stdout();
+[[nodiscard]] bool stdout_was_closed();
 
 // The stop signals. First SIGINT/SIGTERM/SIGHUP: stop_signal() holds it and the
 // run stops gracefully (outputs finalized). Second: leave at once, removing the

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <map>
+#include <system_error>
 
 #include "commands/command.hpp"
 #include "commands/common.hpp"
@@ -201,6 +202,8 @@ int TranscodeCommand::run() {
     declare_files(files, options_);
     files.writes(report_path_, "--report");
     files.check();
+    if (report_path_ == "-" && stdout_was_closed())
+      throw usage_error("--report -: the standard output is closed; give the report a file");
     if (const auto local = local_file(report_path_)) check_writable(*local, "--report");
   }
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -227,8 +230,11 @@ int TranscodeCommand::run() {
     print_outputs(e.report);                       // several outputs: which finished
     throw;
   }
-  if (tty) fmt::print(stderr, "\n");
-  print_summary(r);
+  try {  // messages only: with stderr full (2>/dev/full) the finished run still counts
+    if (tty) fmt::print(stderr, "\n");
+    print_summary(r);
+  } catch (const std::system_error&) {
+  }
   write_json(report_path_, r.to_json());
   if (r.interrupted) return signal_exit_status();
   // The output is complete and playable, but frames were damaged or lost.
