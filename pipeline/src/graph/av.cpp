@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -50,10 +51,23 @@ std::mutex g_capture_owner;  // one FfmpegErrors at a time
 std::mutex g_capture_m;
 std::string* g_captured = nullptr;  // under g_capture_m
 std::string g_text;                 // what the live FfmpegErrors kept
+std::string g_ignored;              // the options a codec said it ignored (warnings)
 
 // FFmpeg writes a message in pieces ("Supported codecs are: ", "pcm_s16le ", …,
 // "\n"): the pieces are joined, each line led by the name of what wrote it.
 extern "C" void capture_ffmpeg_log(void* ptr, int level, const char* format, va_list args) {
+  // libx265's wrapper only warns of a key or value x265 refused ("Unknown option: %s."), and
+  // goes on without it: kept apart, so the option is refused rather than ignored.
+  if (level == AV_LOG_WARNING &&
+      (std::strstr(format, "Unknown option") || std::strstr(format, "Invalid value for"))) {
+    va_list copy;
+    va_copy(copy, args);
+    char text[256];
+    std::vsnprintf(text, sizeof text, format, copy);
+    va_end(copy);
+    std::lock_guard lock(g_capture_m);
+    if (g_captured && g_ignored.size() < 1024) g_ignored += text;
+  }
   if (level <= AV_LOG_ERROR) {
     va_list copy;
     va_copy(copy, args);
@@ -76,6 +90,7 @@ FfmpegErrors::FfmpegErrors() {
   g_capture_owner.lock();
   std::lock_guard lock(g_capture_m);
   g_text.clear();
+  g_ignored.clear();
   g_captured = &g_text;
   av_log_set_callback(capture_ffmpeg_log);
 }
@@ -102,6 +117,14 @@ std::string FfmpegErrors::why() const {
   while (!out.empty() && out.back() == ' ') out.pop_back();
   if (out.size() > 240) out = out.substr(0, 237) + "...";
   return out.empty() ? out : " (why: " + out + ")";
+}
+
+std::string FfmpegErrors::ignored() const {
+  std::lock_guard lock(g_capture_m);
+  std::string out = g_ignored;
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
 }
 
 int av_check(int ret, std::string_view what) {

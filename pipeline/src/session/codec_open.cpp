@@ -244,6 +244,9 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   if (ret < 0)
     throw input_error(fmt::format("{}: cannot open encoder {} for {}: {}{}", o.output, codec->name,
                                   to_string(format), av_error_text(ret), ffmpeg.why()));
+  if (const auto ignored = ffmpeg.ignored(); !ignored.empty())
+    throw usage_error(fmt::format("{}: encoder {} would go on without an option given: {}",
+                                  o.output, codec->name, ignored));
   if (!unknown.empty())
     throw usage_error(fmt::format(
         "{}: encoder {} has no option {} (encoder_option; `ffmpeg -h encoder={}` lists its own)",

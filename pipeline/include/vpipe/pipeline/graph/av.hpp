@@ -43,6 +43,9 @@ class FfmpegErrors {
   FfmpegErrors& operator=(const FfmpegErrors&) = delete;
   // " (why: …)" from the first messages kept, or empty when none came.
   [[nodiscard]] std::string why() const;
+  // The options a codec warned it did not take and went on without ("Unknown option:
+  // bogus."), or empty.
+  [[nodiscard]] std::string ignored() const;
 };
 
 namespace detail {
