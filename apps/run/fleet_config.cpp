@@ -68,11 +68,13 @@ YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const st
 // What the session would refuse before its first frame, refused at load (and
 // so by --check): the filter chain, the container, the encoder and its preset.
 void check_before_work(const TranscodeOptions& o, const std::string& here) {
-  try {
-    (void)check_before_opening(o);
-    if (o.output != "null") {
-      TranscodePlan p;
-      (void)choose_encoder(o, {}, p);
+  try {  // each output as the session makes it (a ladder's: DIR/NAME/index.m3u8)
+    for (const auto& each : output_list(o)) {
+      (void)check_before_opening(each);
+      if (each.output != "null") {
+        TranscodePlan p;
+        (void)choose_encoder(each, {}, p);
+      }
     }
   } catch (const std::exception& e) {
     throw usage_error(fmt::format("{}: {}", here, e.what()));
