@@ -795,3 +795,28 @@ TEST(Outputs, ALadderNamesEachRenditionsPlaylistOrManifestInItsFolder) {
         << e.what();
   }
 }
+
+// Issue #77: a rendition named like the ladder's own files, and a misspelt key right after
+// an output's path (which became a file of that name), are refused; a filter's own
+// ":key=value" after vf= stays the filter's.
+TEST(Outputs, NamesThatWouldBeTheLaddersOwnAndMisspeltKeysAreRefused) {
+  TranscodeOptions top;
+  top.input = "in.mp4";
+  top.hls = "out";
+  for (const std::string name : {"master.m3u8", "manifest.mpd", ".vpipe-partial-1-1", ".x"}) {
+    top.output = name;
+    EXPECT_THROW((void)output_list(top), usage_error) << name;
+  }
+  top.hls.clear();
+  top.output = "a.mp4";
+  for (const std::string spec : {"b.mkv:bogus=1", "b.mkv:output=c.mkv", "b.mkv:input=c.mkv"}) {
+    top.outputs = {spec};
+    EXPECT_THROW((void)output_list(top), usage_error) << spec;
+  }
+  top.outputs = {"b.mkv:vf=resize=320x180:interp=bilinear:crf=30"};
+  const auto all = output_list(top);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].output, "b.mkv");
+  EXPECT_EQ(all[1].filters, "resize=320x180:interp=bilinear");
+  EXPECT_EQ(all[1].crf, 30);
+}

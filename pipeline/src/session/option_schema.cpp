@@ -617,6 +617,15 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
     if (eq == std::string::npos) break;
     const auto key = std::string_view(spec).substr(at + 1, eq - at - 1);
     const OptionSpec* s = find_option(key);
+    // ":word=" right after the path that names no key is a misspelt one ("b.mkv:bogus=1"
+    // became a file of that name); after a key it is that key's value ("vf=resize=…:interp=…").
+    if (!s && cuts.empty() && !key.empty() &&
+        key.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string_view::npos)
+      throw usage_error(
+          fmt::format("output {}: '{}' is not an option ('vpipe options' lists the "
+                      "keys an output takes); a file whose name holds ':{}=': "
+                      "rename it",
+                      spec, key, key));
     if (s && s->per_output) cuts.push_back(at);
     if (s && s->form == Form::kPositional)  // "b.mkv:output=c.mkv" wrote a file of that name
       throw usage_error(
@@ -651,6 +660,11 @@ std::string rendition_path(const TranscodeOptions& top, const std::string& name)
                      name.find_first_not_of(
                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                          "0123456789_-.") == std::string::npos;
+  if (plain && (name[0] == '.' || name == "master.m3u8" || name == "manifest.mpd"))
+    throw usage_error(
+        fmt::format("{}: '{}' would be the ladder's own file or folder (its master, "
+                    "or a hidden staging folder); name the rendition e.g. 720p",
+                    flag, name));
   if (!plain)
     throw usage_error(
         fmt::format("{}: '{}' is not a rendition name (letters, digits, _-. "
