@@ -146,7 +146,7 @@ FleetConfig load_fleet_config(const std::string& path) {
     try {
       StreamSpec s = stream_of(merged(root["defaults"], node, path, where), where);
       if (!names.insert(s.name).second)
-        throw input_error(fmt::format("{}: the name '{}' is used twice", where, s.name));
+        throw usage_error(fmt::format("{}: the name '{}' is used twice", where, s.name));
       c.streams.push_back(std::move(s));
     } catch (const YAML::Exception& e) {
       throw input_error(fmt::format("{}: {} (line {})", where, e.msg, e.mark.line + 1));

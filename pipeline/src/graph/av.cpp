@@ -57,9 +57,11 @@ std::string g_ignored;              // the options a codec said it ignored (warn
 // "\n"): the pieces are joined, each line led by the name of what wrote it.
 extern "C" void capture_ffmpeg_log(void* ptr, int level, const char* format, va_list args) {
   // libx265's wrapper only warns of a key or value x265 refused ("Unknown option: %s."), and
-  // goes on without it: kept apart, so the option is refused rather than ignored.
-  if (level == AV_LOG_WARNING &&
-      (std::strstr(format, "Unknown option") || std::strstr(format, "Invalid value for"))) {
+  // libx264's of an x264-params pair ("Error parsing option"); both go on without it: kept
+  // apart, so the option is refused rather than ignored.
+  if (level <= AV_LOG_WARNING &&
+      (std::strstr(format, "Unknown option") || std::strstr(format, "Invalid value for") ||
+       std::strstr(format, "Error parsing option"))) {
     va_list copy;
     va_copy(copy, args);
     char text[256];

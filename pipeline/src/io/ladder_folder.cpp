@@ -10,11 +10,15 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
 
 namespace vpipe {
 
@@ -39,17 +43,23 @@ LadderFolder::LadderFolder(std::string target, bool keep_partial)
         target_));
   }
   static std::atomic<unsigned> serial{0};
+  static thread_local std::mt19937 bits{std::random_device{}()};  // a name nobody can guess
   staging_ =
-      (fs::path(target_) / fmt::format(".vpipe-partial-{}-{}", ::getpid(), ++serial)).string();
-  fs::create_directory(staging_, ec);
-  if (ec) {
+      (fs::path(target_) / fmt::format(".vpipe-partial-{}-{}-{:08x}", ::getpid(), ++serial, bits()))
+          .string();
+  if (!fs::create_directory(staging_, ec) || ec) {
     ::close(lock_fd_);
     throw input_error(
         fmt::format("cannot write in the ladder's folder '{}': {}", target_, ec.message()));
   }
+  if (!keep_) {  // a second Ctrl-C removes it at once, as it does an unfinished file
+    register_partial_output(staging_);
+    registered_ = true;
+  }
 }
 
 LadderFolder::~LadderFolder() {
+  if (registered_) unregister_partial_output(staging_);
   if (!done_) {
     std::error_code ec;
     if (keep_)
@@ -87,6 +97,16 @@ void LadderFolder::commit() {
         fmt::format("cannot read the finished ladder in '{}': {}", staging_, ec.message()));
   std::stable_sort(moves.begin(), moves.end(),
                    [](const Move& a, const Move& b) { return a.rank < b.rank; });
+  for (const auto& m : moves) {  // each folder on the way a real one: a link leads out of DIR
+    const fs::path rel = fs::relative(m.from, staging_);
+    fs::path at = target_;
+    for (auto part = rel.begin(); std::next(part) != rel.end(); ++part)
+      if (at /= *part; fs::is_symlink(fs::symlink_status(at, ec)))
+        throw input_error(
+            fmt::format("cannot put the finished ladder in place: '{}' is a "
+                        "symbolic link, and the ladder stays inside '{}'",
+                        at.string(), target_));
+  }
   for (const auto& m : moves) {
     const fs::path to = fs::path(target_) / fs::relative(m.from, staging_);
     fs::create_directories(to.parent_path(), ec);
@@ -95,6 +115,7 @@ void LadderFolder::commit() {
                                     to.string(), ec ? ec.message() : std::strerror(errno)));
   }
   done_ = true;
+  if (std::exchange(registered_, false)) unregister_partial_output(staging_);
   fs::remove_all(staging_, ec);
 }
 

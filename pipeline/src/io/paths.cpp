@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,7 +36,7 @@ void check_writable(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode))
-      throw input_error(fmt::format("cannot open {} '{}': it is a folder", what, path));
+      throw usage_error(fmt::format("cannot open {} '{}': it is a folder", what, path));
     if (::access(path.c_str(), W_OK) != 0)
       throw input_error(fmt::format("cannot open {} '{}': {}", what, path, std::strerror(errno)));
     std::error_code ec;  // a file is written beside itself, then renamed: its folder must allow it
@@ -105,13 +107,45 @@ void unregister_partial_output(const std::string& path) {
   }
 }
 
+namespace {
+struct LinuxDirent64 {  // getdents64's record (no libc wrapper in glibc 2.36)
+  ino64_t d_ino;
+  off64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
+// `name` in `parent` removed, a folder with everything in it (a ladder's staging folder),
+// with system calls alone: async-signal-safe (no opendir, no allocation). Depth-bounded.
+bool remove_now(int parent, const char* name, int depth) noexcept {
+  if (::unlinkat(parent, name, 0) == 0) return true;
+  if ((errno != EISDIR && errno != EPERM) || depth > 4) return false;
+  const int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  alignas(8) char buf[4096];
+  for (bool removed = true; removed;) {  // from the start again after each pass that removed
+    removed = false;
+    ::lseek(fd, 0, SEEK_SET);
+    for (long n; (n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
+      for (long at = 0; at < n;) {
+        const auto* d = reinterpret_cast<const LinuxDirent64*>(buf + at);
+        at += d->d_reclen;
+        if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0)
+          removed |= remove_now(fd, d->d_name, depth + 1);
+      }
+  }
+  ::close(fd);
+  return ::unlinkat(parent, name, AT_REMOVEDIR) == 0;
+}
+}  // namespace
+
 int remove_partial_outputs_now() noexcept {
   int n = 0;
   for (auto& slot : g_partial) {
     const char* p = slot.exchange(nullptr);
     if (!p) continue;
     ++n;
-    const bool gone = ::unlink(p) == 0;
+    const bool gone = remove_now(AT_FDCWD, p, 0);  // a file, or a ladder's staging folder
     say("vpipe: stopped at once (second signal): ");
     say(gone ? "removed the unfinished output '" : "could not remove the unfinished output '");
     say(p);
@@ -135,7 +169,9 @@ std::string final_target(const std::string& path) {
 std::string staging_name(const std::string& path) {
   const fs::path final_path(path);
   static std::atomic<unsigned> serial{0};
-  const std::string tag = fmt::format(".vpipe-partial-{}-{}", ::getpid(), ++serial);
+  // Random bits too: a name nobody can guess, so nobody can plant a link under it first.
+  static thread_local std::mt19937 bits{std::random_device{}()};
+  const std::string tag = fmt::format(".vpipe-partial-{}-{}-{:08x}", ::getpid(), ++serial, bits());
   std::string stem = final_path.stem().string(), ext = final_path.extension().string();
   const long limit = ::pathconf(final_path.parent_path().c_str(), _PC_NAME_MAX);
   const std::size_t max = limit > 0 ? static_cast<std::size_t>(limit) : 255;
@@ -168,7 +204,20 @@ StagedOutput::StagedOutput(std::string target, bool keep_partial)
         "the folder '{}' does not let it ({}); the file is untouched",
         target_, final_path.parent_path().string(), std::strerror(errno)));
   final_ = final_path.string();
-  temp_ = staging_name(final_path.string());
+  // Made here, new and ours (O_EXCL, no link followed): FFmpeg then opens this very file.
+  for (int tries = 0; tries < 8 && temp_.empty(); ++tries) {
+    const std::string name = staging_name(final_path.string());
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      temp_ = name;
+    } else if (errno != EEXIST) {
+      throw input_error(fmt::format("cannot write output '{}': cannot create a file beside it: {}",
+                                    target_, std::strerror(errno)));
+    }
+  }
+  if (temp_.empty())
+    throw input_error(fmt::format("cannot write output '{}': no unused name beside it", target_));
   write_url_ = "file:" + temp_;
 }
 
@@ -183,8 +232,12 @@ void StagedOutput::opened() {
 void StagedOutput::commit() {
   done_ = true;
   if (std::exchange(registered_, false)) unregister_partial_output(temp_);
-  if (!staged() || !opened_) return;
   std::error_code ec;
+  if (!staged()) return;
+  if (!opened_) {  // made, never written: not an output
+    fs::remove(temp_, ec);
+    return;
+  }
   if (const auto old = fs::status(final_, ec); fs::is_regular_file(old))
     fs::permissions(temp_, old.permissions(), ec);  // the user's file keeps its mode
   if (::rename(temp_.c_str(), final_.c_str()) != 0) {
@@ -197,8 +250,8 @@ void StagedOutput::commit() {
 
 StagedOutput::~StagedOutput() {
   if (registered_) unregister_partial_output(temp_);
-  if (!staged() || !opened_ || done_) return;
-  if (keep_) {
+  if (!staged() || done_) return;
+  if (keep_ && opened_) {
     spdlog::warn("{}: unfinished; kept as '{}' (keep_partial){}", target_, temp_,
                  fs::exists(final_) ? "; the file already there is untouched" : "");
     return;

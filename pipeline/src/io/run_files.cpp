@@ -1,10 +1,13 @@
 #include "vpipe/pipeline/io/run_files.hpp"
 
 #include <fmt/format.h>
+#include <glob.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include "vpipe/memory/errors.hpp"
@@ -17,10 +20,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::pair<unsigned long, unsigned long>> identity(const std::string& path) {
+using Id = std::pair<unsigned long, unsigned long>;
+
+// (device, inode) of what a stat says, but a device (/dev/null): two roles may share it.
+std::optional<Id> id_of(const struct stat& st) {
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return std::nullopt;
+  return Id{st.st_dev, st.st_ino};
+}
+std::optional<Id> identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return std::pair<unsigned long, unsigned long>{st.st_dev, st.st_ino};
+  return id_of(st);
+}
+// What the standard input or output is (a file: `vpipe transcode - in.ts < in.ts`).
+std::optional<Id> identity(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  return id_of(st);
 }
 
 bool inside(const std::string& path, const std::string& dir) {
@@ -45,6 +61,48 @@ bool reads_stdin(const std::string& url) {
 }
 
 }  // namespace
+
+std::vector<std::string> files_of_pattern(const std::string& path) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (fs::exists(path, ec)) return out;  // a file of that name: itself
+  const fs::path p(path);
+  const std::string name = p.filename().string();
+  std::regex pattern;
+  if (static const std::regex printf_d("%0?[0-9]*d"); std::regex_search(name, printf_d)) {
+    std::string re;  // image2's sequence: "seq%03d.png" reads seq000.png, seq001.png…
+    for (std::size_t i = 0; i < name.size(); ++i) {
+      std::smatch m;
+      const std::string rest = name.substr(i);
+      if (std::regex_search(rest, m, printf_d, std::regex_constants::match_continuous)) {
+        re += "[0-9]+";
+        i += m.length(0) - 1;
+      } else if (name[i] == '%' && i + 1 < name.size() && name[i + 1] == '%') {
+        re += "%";
+        ++i;
+      } else {
+        re += std::isalnum(static_cast<unsigned char>(name[i])) ? std::string(1, name[i])
+                                                                : "\\" + std::string(1, name[i]);
+      }
+    }
+    pattern = std::regex(re);
+  } else if (name.find_first_of("*?[") != std::string::npos) {
+    glob_t g{};  // pattern_type=glob
+    if (::glob(path.c_str(), 0, nullptr, &g) == 0)
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
+    return out;
+  } else {
+    return out;
+  }
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  int n = 0;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end && n < 100000;
+       it.increment(ec), ++n)
+    if (std::regex_match(it->path().filename().string(), pattern))
+      out.push_back((p.parent_path() / it->path().filename()).string());
+  return out;
+}
 
 std::vector<std::string> files_named_by(const std::string& path) {
   std::vector<std::string> out;
@@ -71,10 +129,18 @@ std::vector<std::string> files_named_by(const std::string& path) {
           name = name.substr(1, name.size() - 2);
       } else if (m3u8 && !line.empty() && line[0] != '#') {
         name = line;
+      } else if (const auto uri = line.find("URI=\""); m3u8 && uri != std::string::npos) {
+        // #EXT-X-MAP (an fMP4 init segment), #EXT-X-MEDIA (another rendition), #EXT-X-KEY…
+        const auto end = line.find('"', uri + 5);
+        if (end != std::string::npos) name = line.substr(uri + 5, end - uri - 5);
       }
+      if (name.rfind("file://", 0) == 0) name = name.substr(7);  // file:///abs: a local file
       if (name.empty() || name.find("://") != std::string::npos) continue;  // URLs: no file
       const auto local = local_file(name);
-      if (!local) continue;
+      if (!local) {  // "tee:a.mp4", "cache:…": reads() refuses it by name
+        out.push_back(name);
+        continue;
+      }
       const fs::path p = fs::path(*local).is_absolute() ? fs::path(*local) : dir / *local;
       out.push_back(p.string());
       if (depth < 4) todo.emplace_back(p.string(), depth + 1);
@@ -86,6 +152,7 @@ std::vector<std::string> files_named_by(const std::string& path) {
 void RunFiles::add(const std::string& name, std::string what, Kind kind) {
   Entry e{name, std::move(what), kind};
   e.stdio = kind == Kind::kRead ? reads_stdin(name) : is_stdout(name);
+  if (e.stdio) e.id = identity(kind == Kind::kRead ? STDIN_FILENO : STDOUT_FILENO);
   if (const auto path = local_file(name)) {
     e.id = identity(*path);
     e.where = final_target(*path);
@@ -97,9 +164,15 @@ void RunFiles::reads(const std::string& url, std::string what) {
   if (url.empty()) return;
   check_protocol(url, Direction::kRead, what);
   add(url, what, Kind::kRead);
-  if (const auto path = local_file(url))
-    for (const auto& named : files_named_by(*path))
-      add(named, fmt::format("a file {} '{}' names", what, url), Kind::kRead);
+  const auto path = local_file(url);
+  if (!path) return;
+  for (const auto& named : files_named_by(*path)) {
+    const std::string by = fmt::format("a file {} '{}' names", what, url);
+    check_protocol(named, Direction::kRead, by);
+    add(named, by, Kind::kRead);
+  }
+  for (const auto& each : files_of_pattern(*path))  // an image sequence: every picture it reads
+    add(each, fmt::format("a picture of {} '{}'", what, url), Kind::kRead);
 }
 
 void RunFiles::writes(const std::string& url, std::string what) {
@@ -126,12 +199,14 @@ std::string conflict(const RunFiles::Entry& a, const RunFiles::Entry& b) {
   if (a.stdio && b.stdio && a.kind == b.kind)
     return fmt::format("{} and {} both go to the standard output: give one a file", role(a),
                        role(b));
-  if (a.where.empty() || b.where.empty()) return {};
-  const bool same = (a.id && b.id && *a.id == *b.id) || a.where == b.where;
+  const bool same_id = a.id && b.id && *a.id == *b.id;  // a path or the standard input/output
+  if ((a.where.empty() || b.where.empty()) && !same_id) return {};
+  const bool same = same_id || (!a.where.empty() && a.where == b.where);
   const RunFiles::Entry* tree = a.kind == Kind::kTree ? &a : b.kind == Kind::kTree ? &b : nullptr;
   const RunFiles::Entry& other = tree == &a ? b : a;
-  if (tree && (same || inside(other.where, tree->where) || inside(tree->where, other.where) ||
-               (other.id && tree->id && ids_in(tree->where).count(*other.id))))
+  if (tree && !other.where.empty() &&
+      (same || inside(other.where, tree->where) || inside(tree->where, other.where) ||
+       (other.id && tree->id && ids_in(tree->where).count(*other.id))))
     return fmt::format(
         "{} would hold {}: a ladder's folder is written whole; give {} another "
         "place",

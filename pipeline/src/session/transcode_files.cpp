@@ -1,6 +1,8 @@
 #include "vpipe/pipeline/session/transcode_files.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -11,6 +13,7 @@
 #include <string_view>
 
 #include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/io/containers.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 
@@ -18,6 +21,8 @@
 #include "vpipe/pipeline/session/option_schema.hpp"
 
 namespace vpipe {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -49,15 +54,27 @@ constexpr std::array kSideFiles{
 constexpr std::array<std::string_view, 5> kParamLists{"x264-params", "x264opts", "x265-params",
                                                       "svtav1-params", "aom-params"};
 
+// x264 and x265 take "dump_yuv" for "dump-yuv": one spelling to look up.
+std::string dashed(std::string_view key) {
+  std::string k(key);
+  std::replace(k.begin(), k.end(), '_', '-');
+  return k;
+}
 bool side_file_writes(std::string_view key, bool pass_reads) {
+  const std::string k = dashed(key);
   for (const auto& s : kSideFiles)
-    if (s.key == key) return s.writes && !(key == "stats" && pass_reads);
+    if (s.key == k) return s.writes && !(k == "stats" && pass_reads);
   return false;
 }
 bool is_side_file(std::string_view key) {
+  const std::string k = dashed(key);
   return std::any_of(kSideFiles.begin(), kSideFiles.end(),
-                     [&](const SideFile& s) { return s.key == key; });
+                     [&](const SideFile& s) { return s.key == k; });
 }
+// What a 2-pass stats file comes with: x264 and x265 write NAME.temp and rename it, and
+// x264's macroblock tree (NAME.mbtree) and x265's CU tree (NAME.cutree) the same way.
+constexpr std::array<std::string_view, 6> kStatsSiblings{".temp",   ".mbtree",      ".mbtree.temp",
+                                                         ".cutree", ".cutree.temp", ""};
 
 constexpr std::string_view kNoValue = "\x01";  // a flag in a library's list ("no-mbtree")
 
@@ -109,14 +126,24 @@ void declare_encoder_files(RunFiles& files, const TranscodeOptions& o, const std
                       "write that one file",
                       what, value, o.encode_segments));
     files.writes(value, what);
-    if (key == "stats") files.writes(value + ".mbtree", what + " (its .mbtree)");
+    if (dashed(key) == "stats")
+      for (const auto sibling : kStatsSiblings)
+        if (!sibling.empty()) files.writes(value + std::string(sibling), what + " (beside it)");
   });
-  for (const auto& kv : o.encoder_options)  // a 2-pass run names no file: the library's own
-    for (const auto* list : {"x264-params=", "x265-params="})
-      if (kv.rfind(list, 0) == 0 && kv.find("pass=1") != std::string::npos &&
-          kv.find("stats=") == std::string::npos)
-        files.writes(kv.rfind("x264", 0) == 0 ? "x264_2pass.log" : "x265_2pass.log",
-                     who + "encoder pass 1");
+  // A 2-pass run that names no stats file (pass=1 in a library's list, or flags=+pass1)
+  // writes the library's own, in the working folder.
+  bool pass = false, named = false;
+  for (const auto& kv : o.encoder_options) {
+    pass |= kv.find("pass=1") != std::string::npos || kv.find("pass=3") != std::string::npos ||
+            (kv.rfind("flags=", 0) == 0 && kv.find("pass1") != std::string::npos);
+    named |= kv.rfind("stats=", 0) == 0 || kv.find(":stats=") != std::string::npos ||
+             kv.find("-params=stats=") != std::string::npos ||
+             kv.find("opts=stats=") != std::string::npos;
+  }
+  if (pass && !named)
+    for (const auto* log : {"x264_2pass.log", "x265_2pass.log"})
+      for (const auto sibling : kStatsSiblings)
+        files.writes(log + std::string(sibling), who + "encoder pass 1");
 }
 
 void declare_run(RunFiles& files, const TranscodeOptions& o, const std::string& who) {
@@ -126,7 +153,24 @@ void declare_run(RunFiles& files, const TranscodeOptions& o, const std::string& 
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const std::string what =
         outputs.size() > 1 ? fmt::format("{}output {}", who, k + 1) : who + "output";
-    if (ladder_dir(o).empty()) files.writes(outputs[k].output, what);
+    if (ladder_dir(o).empty()) {
+      // FFmpeg's hls and dash muxers write segments beside the playlist, in place, under
+      // names nobody declared (out0.ts replaced an input of that name): a ladder does it whole.
+      const AVOutputFormat* f =
+          local_file(outputs[k].output) ? output_container(outputs[k].output) : nullptr;
+      if (f && (std::string_view(f->name) == "hls" || std::string_view(f->name) == "dash"))
+        throw usage_error(fmt::format(
+            "{} '{}': a playlist's segments would be written beside it, in place; give the "
+            "outputs as renditions with --{} DIR, which writes the ladder whole",
+            what, outputs[k].output, f->name));
+      files.writes(outputs[k].output, what);
+    } else if (std::error_code ec;
+               fs::is_symlink(fs::symlink_status(fs::path(outputs[k].output).parent_path(), ec))) {
+      throw usage_error(
+          fmt::format("{} '{}': the rendition's folder is a symbolic link; vpipe "
+                      "writes a ladder inside its folder only",
+                      what, outputs[k].output));
+    }
     declare_encoder_files(files, outputs[k], who);
   }
 }
@@ -148,7 +192,22 @@ void EncoderSideFiles::stage(TranscodeOptions& o) {
     const auto target = local_file(value);
     if (!writes || !target) return;
     const std::string where = final_target(*target);
-    files_.push_back({where, staging_name(where)});
+    std::string temp;
+    for (int tries = 0; tries < 8 && temp.empty(); ++tries) {  // new and ours, as StagedOutput's
+      temp = staging_name(where);
+      const int fd =
+          ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+      if (fd < 0 && errno != EEXIST)
+        throw input_error(fmt::format("encoder file '{}': cannot create a file beside it: {}",
+                                      where, std::strerror(errno)));
+      if (fd < 0)
+        temp.clear();
+      else
+        ::close(fd);
+    }
+    if (temp.empty())
+      throw input_error(fmt::format("encoder file '{}': no unused name beside it", where));
+    files_.push_back({where, temp});
     value = files_.back().temp;
   });
 }

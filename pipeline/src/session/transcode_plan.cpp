@@ -382,11 +382,13 @@ void check_options(const TranscodeOptions& o) {
     throw usage_error(
         fmt::format("audio_codec {}: FFmpeg has no audio encoder of that name", o.audio_codec));
   // An audio option on copied audio would do nothing: refused (auto re-encodes for them).
-  if (o.audio == AudioMode::kCopy && (o.audio_bitrate || !o.audio_codec.empty()))
+  if ((o.audio == AudioMode::kCopy || o.audio == AudioMode::kNone) &&
+      (o.audio_bitrate || !o.audio_codec.empty()))
     throw usage_error(
-        fmt::format("{}: the audio is copied (audio copy), so it is not encoded; "
+        fmt::format("{}: the audio is {} (audio {}), so it is not encoded; "
                     "leave audio at auto or encode to apply it",
-                    o.audio_bitrate ? "audio_bitrate" : "audio_codec"));
+                    o.audio_bitrate ? "audio_bitrate" : "audio_codec",
+                    o.audio == AudioMode::kCopy ? "copied" : "left out", name_of(o.audio)));
   if (o.loop < 1) throw usage_error(fmt::format("loop {}: expected 1 or more", o.loop));
   if (!(o.stall_timeout_s > 0))
     throw usage_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));

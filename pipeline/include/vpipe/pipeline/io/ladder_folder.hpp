@@ -32,6 +32,7 @@ class LadderFolder {
   int lock_fd_ = -1;  // the target folder, flock'ed
   bool keep_ = false;
   bool done_ = false;
+  bool registered_ = false;  // a second Ctrl-C removes the staging folder
 };
 
 }  // namespace vpipe

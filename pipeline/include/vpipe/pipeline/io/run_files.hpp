@@ -56,4 +56,8 @@ class RunFiles {
 // relative to its folder; none for anything else. Depth-limited.
 [[nodiscard]] std::vector<std::string> files_named_by(const std::string& path);
 
+// The pictures an image-sequence input reads: "seq%03d.png" (image2's numbering) or a glob
+// ("seq*.png", pattern_type=glob), from its folder; none for a name that exists as it is.
+[[nodiscard]] std::vector<std::string> files_of_pattern(const std::string& path);
+
 }  // namespace vpipe
