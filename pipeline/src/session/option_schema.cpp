@@ -45,6 +45,8 @@ std::int64_t parse_bitrate(const std::string& s, std::string_view what) {
                                                    : -1;
   if (end == s.c_str() || mult < 0 || !(v > 0) || !(v * mult < 1e12))
     throw usage_error(fmt::format("{} {}: expected bits per second or 800k, 5M", what, s));
+  if (v * mult < 1000)  // encoders count kbit/s: below 1k is 0 to them (x264: "not specified")
+    throw usage_error(fmt::format("{} {}: expected 1k or more (bits per second)", what, s));
   return static_cast<std::int64_t>(v * mult);
 }
 
