@@ -51,8 +51,9 @@ TEST_F(RunFilesCli, EveryFileARunWouldWriteIsDeclaredAndAConflictRefused) {
   make("in.ts", "-i in.mp4 -c copy");
   for (int i = 1; i <= 3; ++i) make("seq" + std::to_string(i) + ".png", "-i in.mp4 -frames:v 1");
   fs::create_directories(dir() / "pl");
-  make("pl/index.m3u8", "-i in.mp4 -c copy -hls_time 0.2 -hls_segment_type fmp4 "
-                        "-hls_fmp4_init_filename init.mp4");
+  make("pl/index.m3u8",
+       "-i in.mp4 -c copy -hls_time 0.2 -hls_segment_type fmp4 "
+       "-hls_fmp4_init_filename init.mp4");
   std::ofstream(dir() / "l.ffconcat") << "ffconcat version 1.0\nfile 'tee:a.mp4'\n";
   fs::create_directories(dir() / "src");
   fs::create_directories(dir() / "lad");
@@ -66,11 +67,17 @@ TEST_F(RunFilesCli, EveryFileARunWouldWriteIsDeclaredAndAConflictRefused) {
   };
   for (const Case& k : std::vector<Case>{
            {"transcode in.mp4 o.mp4 --encoder libx264 --encoder-option "
-            "x264-params=dump_yuv=in.mp4" + c, "in.mp4"},
+            "x264-params=dump_yuv=in.mp4" +
+                c,
+            "in.mp4"},
            {"transcode in.mp4 o.mp4 --encoder libx264 --encoder-option "
-            "x264-params=dump-yuv=a.yuv:dump_yuv=in.mp4" + c, "in.mp4"},
+            "x264-params=dump-yuv=a.yuv:dump_yuv=in.mp4" +
+                c,
+            "in.mp4"},
            {"transcode in.mp4.temp o.mp4 --encoder libx264 --encoder-option "
-            "x264-params=stats=in.mp4:pass=1" + c, "in.mp4.temp"},
+            "x264-params=stats=in.mp4:pass=1" +
+                c,
+            "in.mp4.temp"},
            {"transcode x264_2pass.log o.mp4 --encoder libx264 --encoder-option flags=+pass1" + c,
             "x264_2pass.log"},
            {"transcode in.ts out.m3u8" + c, "in.ts"},
@@ -105,10 +112,11 @@ TEST_F(RunFilesCli, ASecondSignalDuringALadderRemovesItsStagingFolder) {
   make("in.mp4", "-f lavfi -i testsrc2=size=320x180:rate=25 -t 4 -c:v libx264 -g 25");
   ASSERT_EQ(vpipe_in_dir("transcode in.mp4 720p --device cpu --hls quit --segment 1s"), 0);
   const std::string master = slurp(path("quit/master.m3u8"));
-  const std::string cmd = "cd " + dir().string() + " && (" + kBin +
-                          " transcode in.mp4 720p --device cpu --realtime --loop 3 --hls quit --segment 1s "
-                          "2>err2.txt & P=$!; sleep 1.5; kill -INT $P; kill -TERM $P; "
-                          "wait $P; exit $?)";
+  const std::string cmd =
+      "cd " + dir().string() + " && (" + kBin +
+      " transcode in.mp4 720p --device cpu --realtime --loop 3 --hls quit --segment 1s "
+      "2>err2.txt & P=$!; sleep 1.5; kill -INT $P; kill -TERM $P; "
+      "wait $P; exit $?)";
   const int rc = sh(cmd);  // 128 + whichever of the two the kernel delivered second
   EXPECT_TRUE(rc == 130 || rc == 143) << rc << ": " << slurp(path("err2.txt"));
   EXPECT_NE(slurp(path("err2.txt")).find("removed the unfinished output"), std::string::npos)

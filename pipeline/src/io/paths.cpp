@@ -166,6 +166,21 @@ std::string final_target(const std::string& path) {
   return p.lexically_normal().string();
 }
 
+std::string create_staging_file(const std::string& path, const std::string& what) {
+  for (int tries = 0; tries < 8; ++tries) {
+    std::string name = staging_name(path);
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      return name;
+    }
+    if (errno != EEXIST)
+      throw input_error(fmt::format("cannot write {}: cannot create a file beside it: {}", what,
+                                    std::strerror(errno)));
+  }
+  throw input_error(fmt::format("cannot write {}: no unused name beside it", what));
+}
+
 std::string staging_name(const std::string& path) {
   const fs::path final_path(path);
   static std::atomic<unsigned> serial{0};
@@ -204,20 +219,7 @@ StagedOutput::StagedOutput(std::string target, bool keep_partial)
         "the folder '{}' does not let it ({}); the file is untouched",
         target_, final_path.parent_path().string(), std::strerror(errno)));
   final_ = final_path.string();
-  // Made here, new and ours (O_EXCL, no link followed): FFmpeg then opens this very file.
-  for (int tries = 0; tries < 8 && temp_.empty(); ++tries) {
-    const std::string name = staging_name(final_path.string());
-    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd >= 0) {
-      ::close(fd);
-      temp_ = name;
-    } else if (errno != EEXIST) {
-      throw input_error(fmt::format("cannot write output '{}': cannot create a file beside it: {}",
-                                    target_, std::strerror(errno)));
-    }
-  }
-  if (temp_.empty())
-    throw input_error(fmt::format("cannot write output '{}': no unused name beside it", target_));
+  temp_ = create_staging_file(final_path.string(), fmt::format("output '{}'", target_));
   write_url_ = "file:" + temp_;
 }
 

@@ -192,21 +192,7 @@ void EncoderSideFiles::stage(TranscodeOptions& o) {
     const auto target = local_file(value);
     if (!writes || !target) return;
     const std::string where = final_target(*target);
-    std::string temp;
-    for (int tries = 0; tries < 8 && temp.empty(); ++tries) {  // new and ours, as StagedOutput's
-      temp = staging_name(where);
-      const int fd =
-          ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-      if (fd < 0 && errno != EEXIST)
-        throw input_error(fmt::format("encoder file '{}': cannot create a file beside it: {}",
-                                      where, std::strerror(errno)));
-      if (fd < 0)
-        temp.clear();
-      else
-        ::close(fd);
-    }
-    if (temp.empty())
-      throw input_error(fmt::format("encoder file '{}': no unused name beside it", where));
+    const std::string temp = create_staging_file(where, fmt::format("encoder file '{}'", where));
     files_.push_back({where, temp});
     value = files_.back().temp;
   });

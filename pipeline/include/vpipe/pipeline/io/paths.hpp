@@ -83,6 +83,10 @@ class StagedOutput {
 // "NAME.vpipe-partial-PID-N.EXT", unique per output (not per process: fleet streams,
 // several outputs), cut to fit the file system's name limit.
 [[nodiscard]] std::string staging_name(const std::string& path);
+// A staging_name() made as a new, empty file of this process's (O_EXCL, no link followed),
+// so that whoever writes it next (FFmpeg, an encoder) writes this very file: a name someone
+// planted a link under is never used. Throws input_error naming `what`.
+[[nodiscard]] std::string create_staging_file(const std::string& path, const std::string& what);
 
 // Writes `text` to `path` the way StagedOutput writes a video: beside it,
 // then renamed over it, so a report, a benchmark's JSON or a soak's page is
