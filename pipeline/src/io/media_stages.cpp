@@ -30,18 +30,15 @@ Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int6
 // ---- demux -----------------------------------------------------------------
 
 DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_stream,
-                         std::vector<int> output_index, QueuePtr<Packet> copy_out,
                          MediaCounters& counters, bool realtime)
     : input_(input),
       path_(std::move(path)),
       video_stream_(video_stream),
       counters_(counters),
-      realtime_(realtime) {
-  also_copy_to(std::move(output_index), std::move(copy_out), {});
-}
+      realtime_(realtime) {}
 
-void DemuxSource::also_copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
-                               std::vector<StreamReencoder*> reencoders) {
+void DemuxSource::copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
+                          std::vector<StreamReencoder*> reencoders) {
   copy_out->add_producer();
   targets_.push_back({std::move(output_index), std::move(copy_out), std::move(reencoders)});
 }

@@ -212,10 +212,10 @@ FrameEncoder::Impl::Impl(FrameEncoderOptions options) : o(std::move(options)) {
   if (o.frame_rate.num <= 0 || o.frame_rate.den <= 0)
     throw input_error(fmt::format("{}: frame rate {}/{} is not positive", o.path, o.frame_rate.num,
                                   o.frame_rate.den));
-  RunFiles files;  // the one check every front end makes (protocols, identity)
-  files.reads(o.audio_from, "audio_from");
-  files.writes(o.path, "output");
-  files.check();
+  RunFiles run_files;  // the one check every front end makes (protocols, identity)
+  run_files.reads(o.audio_from, "audio_from");
+  run_files.writes(o.path, "output");
+  run_files.check();
   (void)check_container(o.path);
   check_writable(o.path, "output");
   encoder_options.output = o.path;

@@ -90,35 +90,21 @@ void check_paths(const TranscodeOptions& o) {
         o.input));
 }
 
-// An output after the first (--output): its options, plan and muxer. Dies after
-// the pipeline, as the first output's muxer does.
-struct ExtraOutput {
+// One output, whichever it is (output 1 is output N): its options and plan (read-only once
+// planned), its muxer, its frame path and its counters. Members die last first: the encoder
+// (which may hold a ring slot) before the rings, the muxer when nothing writes it.
+struct OutputPart {
   TranscodeOptions o;
   TranscodePlan plan;
-  TranscodeOutput output;
-  std::shared_ptr<BranchHealth> health = std::make_shared<BranchHealth>();
-};
-
-// Its frame path: its rings, then the encoder that may hold one of their slots,
-// and counters of its own (the first output's are the session's).
-struct ExtraPath {
+  TranscodeOutput output;  // closed, and removed unless finished, when nothing writes it
   std::optional<FrameGraph> graph;
   UniqueAVCodecContext encoder;
+  // The first output's also count the input's side (packets read, frames decoded): the run's
+  // report is of the first output, as its `output` names it.
   MediaCounters counters;
-  MuxSink* mux = nullptr;  // owned by the pipeline
-};
-
-// One output's part of the wiring: what wire_output() needs of it.
-struct OutputRef {
-  const TranscodeOptions& o;
-  TranscodePlan& plan;
-  TranscodeOutput& output;
-  FrameGraph& graph;
-  AVCodecContext* encoder;
-  MediaCounters& counters;
-  MuxSink*& mux;
-  std::shared_ptr<BranchHealth> health;  // null: one output, whose failure is the run's
-  std::string label;
+  MuxSink* mux = nullptr;                // owned by the pipeline: woken from a write by Ctrl-C
+  std::shared_ptr<BranchHealth> health;  // several outputs: each fails alone; one: null
+  std::string label;                     // several outputs: its number from 1
 };
 
 // Steps [from, to) of a plan's chain for the stages that run them (the stages own
@@ -145,6 +131,29 @@ std::string drop_name(DropPolicy d) {
                                                             : Drop::kBlock));
 }
 
+// The run's description in its report, from its options and plan (the first output's).
+void describe_run(TranscodeReport& report, const TranscodeOptions& o, const TranscodePlan& plan,
+                  std::string output) {
+  report.input = o.input;
+  report.output = std::move(output);
+  report.filters = o.filters;
+  if (plan.live)
+    report.notes.push_back(fmt::format(
+        "live input: low-latency open, drop policy {}, stall timeout {} s, {}",
+        drop_name(plan.drop), o.stall_timeout_s,
+        can_reconnect(o.input) ? fmt::format("up to {} reconnect(s)", o.reconnect)
+                               : std::string("no connection to reopen (it waits for data)")));
+  report.notes.insert(report.notes.end(), plan.notes.begin(), plan.notes.end());
+  report.device = plan.device == Device::kCuda ? "cuda" : "cpu";
+  report.decode = plan.nvdec ? "nvdec" : "cpu";
+  report.encoder = plan.encoder ? plan.encoder->name : "none (null output)";
+  report.live = plan.live;
+  report.drop = drop_name(plan.drop);
+  report.input_format = plan.decoded;
+  report.output_format = plan.output;
+  report.effective_chain = plan.labels();
+}
+
 }  // namespace
 
 // Every resource of one run, declared in the order they must die, last first:
@@ -166,17 +175,19 @@ struct TranscodeSession::Parts {
             decoder.get(),         &hdr10,
             cut ? &*cut : nullptr, output_clock_shift_s(cut, input.get(), o.copyts)};
   }
-  void plan_extras(const std::vector<std::vector<FilterSpec>>& specs, const ProbedInput& probed,
-                   const MachineProbe& machine);
-  void open_extras();
+  void plan_outputs(std::vector<std::vector<FilterSpec>> specs, const ProbedInput& probed,
+                    const MachineProbe& machine);
+  void open_outputs();
   void make_cuda_path();
   void wire();
   void wire_fork(QueuePtr<Frame> frames, const std::vector<QueuePtr<Packet>>& mux_in);
-  void wire_output(OutputRef out, QueuePtr<Frame> frames, QueuePtr<Packet> mux_in,
+  void wire_output(OutputPart& out, QueuePtr<Frame> frames, QueuePtr<Packet> mux_in,
                    std::size_t shared, bool on_device);
   [[nodiscard]] std::size_t shared_steps() const;
-  [[nodiscard]] OutputRef output_ref(std::size_t k);  // 0: the first output
-  [[nodiscard]] std::size_t outputs() const { return 1 + extras.size(); }
+  // The run's decode, queues and report are the first output's plan and counters (every
+  // output's plan agrees on the decode: plan_outputs).
+  [[nodiscard]] TranscodePlan& run_plan() const { return outs.front()->plan; }
+  [[nodiscard]] MediaCounters& run_counters() const { return outs.front()->counters; }
   void finish_outputs(TranscodeReport& r);
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
   void choose_decode_sessions();
@@ -184,8 +195,11 @@ struct TranscodeSession::Parts {
   std::unique_ptr<DecodeStage> plain_decode();
   void collect(TranscodeReport& r) const;
   [[nodiscard]] MemoryReport memory_report() const;
+  [[nodiscard]] std::size_t pinned_bytes() const;  // every output's rings, the decode pool
   [[nodiscard]] LiveStats live_stats(Clock::time_point t0) const;
 
+  // The run's options: the input's, the decode's and the memory's (the first output's keys
+  // applied, as FFmpeg applies them); each output keeps its own in its OutputPart.
   TranscodeOptions o;
   RunHooks hooks;
   TranscodeReport report;
@@ -202,25 +216,20 @@ struct TranscodeSession::Parts {
   Hdr10 hdr10;                                // the input's HDR10 metadata, for the output
   std::vector<UniqueAVPacket> first_packets;  // a pipe's, read for its first frame: sent first
   UniqueAVCodecContext decoder;               // handed to the decode stage when wired
-  TranscodePlan plan;
-  TranscodeOutput output;  // the muxer and its streams; closed when nothing writes it
-  std::vector<std::unique_ptr<ExtraOutput>> extras;  // --output: the outputs after the first
-  std::shared_ptr<BranchHealth> health = std::make_shared<BranchHealth>();  // the first output's
+  int decode_sessions = 1;                    // o's, or what auto chose
   std::optional<MemoryStrategy> own_strategy;
   MemoryStrategy* strategy = nullptr;   // own_strategy, or the one --streams share
   std::unique_ptr<RetryAdaptor> retry;  // out of memory: trim, retry, then fail
   StreamSet streams;
   std::unique_ptr<NvdecContext> nvdec;       // NVDEC's frames hold its surfaces
   std::unique_ptr<HostFramePool> host_pool;  // CPU decode straight into pinned memory
-  std::optional<FrameGraph> graph;           // its ring slots are frames, the encoder's too
-  UniqueAVCodecContext encoder;
-  std::vector<std::unique_ptr<ExtraPath>> extra_paths;  // the extras' rings and encoders
-  MediaCounters counters;
+  // Every output alike: their rings' slots are frames (the encoders' too), so after the
+  // streams and memory; their muxers close when the pipeline no longer writes them.
+  std::vector<std::unique_ptr<OutputPart>> outs;
   std::optional<FlightLimit> flight;  // frames hold its tickets
   std::mutex sessions_mutex;          // --decode-sessions: workers open their sessions at once
   Pipeline pipeline;
   DemuxSource* demux = nullptr;      // owned by the pipeline: woken from a blocking read by Ctrl-C
-  MuxSink* mux = nullptr;            // owned by the pipeline: woken from a blocking write by Ctrl-C
   FanOut<Frame>* fan_out = nullptr;  // owned by the pipeline (several outputs)
   SegmentDecodeStage* segments = nullptr;  // owned by the pipeline (--decode-sessions)
   std::string auto_sessions_note;          // --decode-sessions auto: what it chose, and why
@@ -244,19 +253,19 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     (o.hls.empty() ? o.dash : o.hls) = ladder->staging();  // every rendition is written there
   }
   std::vector<TranscodeOptions> list = output_list(o);
-  o = list.front();                      // several outputs: the first's keys applied
-  auto specs = check_before_opening(o);  // once: plan() takes the parsed chain
-  check_paths(o);
-  std::vector<std::vector<FilterSpec>> extra_specs;
-  for (std::size_t k = 1; k < list.size(); ++k) {
-    extra_specs.push_back(check_before_opening(list[k]));
-    check_paths(list[k]);
-    extras.push_back(std::make_unique<ExtraOutput>());
-    extras.back()->o = std::move(list[k]);
+  o = list.front();                            // several outputs: the first's keys applied
+  std::vector<std::vector<FilterSpec>> specs;  // parsed once: plan() takes them
+  for (auto& each : list) {
+    specs.push_back(check_before_opening(each));
+    check_paths(each);
+    auto& out = *outs.emplace_back(std::make_unique<OutputPart>());
+    out.o = std::move(each);
+    if (list.size() > 1) {
+      out.health = std::make_shared<BranchHealth>();
+      out.label = std::to_string(outs.size());
+    }
   }
-  report.input = o.input;
-  report.output = ladder ? ladder->final_name(o.output) : o.output;
-  report.filters = o.filters;
+  decode_sessions = o.decode_sessions;
   open_input();
   MachineProbe machine;
   if (o.device != Device::kCpu) machine.cuda_unavailable = cuda_unavailable_reason();
@@ -264,29 +273,13 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     const auto n = probe_nvenc();
     return std::pair{n.usable, n.detail};
   };
-  const ProbedInput probed{
-      {decoder->pix_fmt, decoder->width, decoder->height},
-      nvdec_unsupported_reason(video->codecpar),
-      colour_of_tags(decoder->colorspace, decoder->color_range, decoder->pix_fmt)};
-  plan = vpipe::plan(o, std::move(specs), probed, machine);
-  plan_extras(extra_specs, probed, machine);
-  if (plan.live)
-    report.notes.push_back(fmt::format(
-        "live input: low-latency open, drop policy {}, stall timeout {} s, {}",
-        drop_name(plan.drop), o.stall_timeout_s,
-        can_reconnect(o.input) ? fmt::format("up to {} reconnect(s)", o.reconnect)
-                               : std::string("no connection to reopen (it waits for data)")));
-  report.notes.insert(report.notes.end(), plan.notes.begin(), plan.notes.end());
-  report.device = plan.device == Device::kCuda ? "cuda" : "cpu";
-  report.decode = plan.nvdec ? "nvdec" : "cpu";
-  report.encoder = plan.encoder ? plan.encoder->name : "none (null output)";
-  report.live = plan.live;
-  report.drop = drop_name(plan.drop);
-  report.input_format = plan.decoded;
-  report.output_format = plan.output;
-  report.effective_chain = plan.labels();
-  if (!plan.null_output) encoder = output.open(o, plan, source(), hooks.interrupt, report);
-  open_extras();
+  plan_outputs(std::move(specs),
+               {{decoder->pix_fmt, decoder->width, decoder->height},
+                nvdec_unsupported_reason(video->codecpar),
+                colour_of_tags(decoder->colorspace, decoder->color_range, decoder->pix_fmt)},
+               machine);
+  describe_run(report, o, run_plan(), ladder ? ladder->final_name(o.output) : o.output);
+  open_outputs();
   make_cuda_path();
   wire();
 }
@@ -294,36 +287,35 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
 // Every output decodes the same frames: where one output's plan takes NVDEC (a
 // CUDA filter first), the others are planned again with it (their frames then
 // start on the device, and come down where they need the host).
-void TranscodeSession::Parts::plan_extras(const std::vector<std::vector<FilterSpec>>& specs,
-                                          const ProbedInput& probed, const MachineProbe& machine) {
-  bool nvdec_wanted = plan.nvdec;
-  for (std::size_t k = 0; k < extras.size(); ++k) {
-    extras[k]->plan = vpipe::plan(extras[k]->o, specs[k], probed, machine);
-    nvdec_wanted = nvdec_wanted || extras[k]->plan.nvdec;
+void TranscodeSession::Parts::plan_outputs(std::vector<std::vector<FilterSpec>> specs,
+                                           const ProbedInput& probed, const MachineProbe& machine) {
+  bool nvdec_wanted = false;
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    outs[k]->plan = vpipe::plan(outs[k]->o, specs[k], probed, machine);
+    nvdec_wanted = nvdec_wanted || outs[k]->plan.nvdec;
   }
-  if (!nvdec_wanted) return;
-  auto agree = [&](TranscodeOptions& each, TranscodePlan& p, std::vector<FilterSpec> chain) {
-    if (p.nvdec) return;
-    each.decode = Decode::kNvdec;
-    p = vpipe::plan(each, std::move(chain), probed, machine);
-    if (!p.nvdec)
+  for (std::size_t k = 0; nvdec_wanted && k < outs.size(); ++k) {
+    auto& out = *outs[k];
+    if (out.plan.nvdec) continue;
+    out.o.decode = Decode::kNvdec;
+    out.plan = vpipe::plan(out.o, std::move(specs[k]), probed, machine);
+    if (!out.plan.nvdec)
       throw usage_error(
           fmt::format("{}: the outputs cannot share one decode (NVDEC for some, "
                       "not for this one); give --decode cpu or --decode nvdec",
-                      each.output));
-  };
-  for (std::size_t k = 0; k < extras.size(); ++k) agree(extras[k]->o, extras[k]->plan, specs[k]);
-  agree(o, plan, check_before_opening(o));
+                      out.o.output));
+  }
+  o.decode = run_plan().nvdec ? Decode::kNvdec : o.decode;
 }
 
-// Each output after the first: its muxer and encoder, its notes named by its path.
-void TranscodeSession::Parts::open_extras() {
-  for (auto& e : extras) {
-    auto& path = *extra_paths.emplace_back(std::make_unique<ExtraPath>());
-    if (e->plan.null_output) continue;
+// Each output's muxer and encoder; with several, its notes named by its path.
+void TranscodeSession::Parts::open_outputs() {
+  for (auto& out : outs) {
+    if (out->plan.null_output) continue;
     TranscodeReport scratch;
-    path.encoder = e->output.open(e->o, e->plan, source(), hooks.interrupt, scratch);
-    for (const auto& n : scratch.notes) report.notes.push_back(e->o.output + ": " + n);
+    out->encoder = out->output.open(out->o, out->plan, source(), hooks.interrupt,
+                                    outs.size() == 1 ? report : scratch);
+    for (const auto& n : scratch.notes) report.notes.push_back(out->o.output + ": " + n);
   }
 }
 
@@ -370,15 +362,16 @@ void TranscodeSession::Parts::open_input() {
   }
 }
 
-// The strategy, its retry gate, NVDEC or the pinned decode pool, the graph.
+// The strategy, its retry gate, NVDEC or the pinned decode pool, each output's graph.
 void TranscodeSession::Parts::make_cuda_path() {
+  const TranscodePlan& plan = run_plan();
   CudaPath cuda;
   cuda.streams = &streams;
   cuda.host = o.host;
   cuda.download_copy = o.download_copy;
   cuda.graphs = o.graphs;
-  bool device_memory = plan.device_memory;
-  for (const auto& e : extras) device_memory = device_memory || e->plan.device_memory;
+  const bool device_memory =
+      std::ranges::any_of(outs, [](const auto& out) { return out->plan.device_memory; });
   if (device_memory) {
     if (hooks.shared_memory) {
       strategy = hooks.shared_memory;
@@ -407,37 +400,22 @@ void TranscodeSession::Parts::make_cuda_path() {
     host_pool = std::make_unique<HostFramePool>(HostMemory::kPinned);
     decoder = open_decoder(video, o, nullptr, 0, host_pool.get());
   }
-  graph.emplace(cuda, plan.drop, plan.queues);
-  for (auto& path : extra_paths) path->graph.emplace(cuda, plan.drop, plan.queues);
-}
-
-OutputRef TranscodeSession::Parts::output_ref(std::size_t k) {
-  if (k == 0)
-    return {o,
-            plan,
-            output,
-            *graph,
-            encoder.get(),
-            counters,
-            mux,
-            extras.empty() ? nullptr : health,
-            extras.empty() ? "" : "1"};
-  auto& e = *extras[k - 1];
-  auto& path = *extra_paths[k - 1];
-  return {e.o,           e.plan,   e.output, *path.graph,          path.encoder.get(),
-          path.counters, path.mux, e.health, std::to_string(k + 1)};
+  for (auto& out : outs) out->graph.emplace(cuda, plan.drop, plan.queues);
 }
 
 void TranscodeSession::Parts::wire() {
+  const TranscodePlan& plan = run_plan();
   if (o.max_in_flight > 0) flight.emplace(o.max_in_flight, plan.drop != DropPolicy::kBlock);
   auto packets = pipeline.make_queue<Packet>("demux→decode", plan.queues.packets);
-  std::vector<QueuePtr<Packet>> mux_in;
-  for (std::size_t k = 0; k < outputs(); ++k)
-    mux_in.push_back(
-        pipeline.make_queue<Packet>(k ? fmt::format("→mux {}", k + 1) : "→mux", plan.queues.mux));
-  auto demux_stage = std::make_unique<DemuxSource>(input.get(), o.input, video_index,
-                                                   output.index(), mux_in[0], counters, o.realtime);
+  auto demux_stage =
+      std::make_unique<DemuxSource>(input.get(), o.input, video_index, run_counters(), o.realtime);
   demux = demux_stage.get();
+  std::vector<QueuePtr<Packet>> mux_in;
+  for (const auto& out : outs) {  // every output gets the copied streams (audio…)
+    mux_in.push_back(pipeline.make_queue<Packet>(out->label.empty() ? "→mux" : "→mux " + out->label,
+                                                 plan.queues.mux));
+    demux_stage->copy_to(out->output.index(), mux_in.back(), out->output.reencoders());
+  }
   demux_stage->interrupt(hooks.interrupt);
   if (o.loop > 1)
     demux_stage->loop(o.loop, [this] { return vpipe::open_input(o.input, open_options); });
@@ -452,10 +430,6 @@ void TranscodeSession::Parts::wire() {
     demux_stage->cut(*cut);
   else if (const double shift = output_clock_shift_s(cut, input.get(), o.copyts); shift != 0)
     demux_stage->start_clock_at(-shift);
-  demux_stage->reencode(output.reencoders());
-  for (std::size_t k = 1; k < outputs(); ++k)  // every output gets the audio
-    demux_stage->also_copy_to(extras[k - 1]->output.index(), mux_in[k],
-                              extras[k - 1]->output.reencoders());
   if (o.max_frames && frame_rate.num > 0) {  // in the output's clock
     const double start = cut && cut->start ? *cut->start
                          : video->start_time != AV_NOPTS_VALUE
@@ -465,10 +439,10 @@ void TranscodeSession::Parts::wire() {
                             static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
   }
   pipeline.add_source<Packet>(std::move(demux_stage), packets);
-  auto frames = graph->frame_queue(pipeline, "decode→", plan.queues.frames);
+  auto frames = outs.front()->graph->frame_queue(pipeline, "decode→", plan.queues.frames);
   add_decode(packets, frames);
-  if (extras.empty())
-    wire_output(output_ref(0), frames, mux_in[0], 0, plan.nvdec);
+  if (outs.size() == 1)
+    wire_output(*outs.front(), frames, mux_in.front(), 0, plan.nvdec);
   else
     wire_fork(frames, mux_in);
 }
@@ -479,6 +453,8 @@ void TranscodeSession::Parts::wire() {
 // memory (DecodeStage), so no output holds a decode surface.
 void TranscodeSession::Parts::wire_fork(QueuePtr<Frame> frames,
                                         const std::vector<QueuePtr<Packet>>& mux_in) {
+  TranscodePlan& plan = run_plan();
+  FrameGraph& first_graph = *outs.front()->graph;
   const std::size_t shared = shared_steps();
   bool on_device = plan.nvdec;
   if (shared > 0) {
@@ -487,34 +463,32 @@ void TranscodeSession::Parts::wire_fork(QueuePtr<Frame> frames,
     report.notes.push_back(
         fmt::format("outputs: {} run once, before the fork", fmt::join(labels, ",")));
     auto [steps, cuda] = take_steps(plan, 0, shared);
-    frames = graph->add_chain(pipeline, frames, std::move(steps), cuda, plan.nvdec);
-    on_device = graph->on_device();
+    frames = first_graph.add_chain(pipeline, frames, std::move(steps), cuda, plan.nvdec);
+    on_device = first_graph.on_device();
   }
   std::vector<FanOut<Frame>::Branch> branches;
-  for (std::size_t k = 0; k < outputs(); ++k) {
-    auto ref = output_ref(k);
+  for (const auto& out : outs)
     branches.push_back(
-        {ref.graph.frame_queue(pipeline, fmt::format("fork→{}", k + 1), plan.queues.frames),
-         k ? extras[k - 1]->health : health});
-  }
+        {out->graph->frame_queue(pipeline, "fork→" + out->label, plan.queues.frames), out->health});
   auto fork = std::make_unique<FanOut<Frame>>(branches);
   fan_out = fork.get();
   pipeline.add_sink<Frame>(std::move(fork), frames);
-  for (std::size_t k = 0; k < outputs(); ++k)
-    wire_output(output_ref(k), branches[k].queue, mux_in[k], shared, on_device);
+  for (std::size_t k = 0; k < outs.size(); ++k)
+    wire_output(*outs[k], branches[k].queue, mux_in[k], shared, on_device);
 }
 
 // How many leading steps every output's chain has alike (label, formats, on the
 // GPU or not): the run's --vf, and more where the outputs' own chains agree.
 std::size_t TranscodeSession::Parts::shared_steps() const {
   auto on_gpu = [](const TranscodePlan& p, std::size_t i) { return p.cuda && p.cuda->contains(i); };
-  std::size_t n = plan.chain.size();
-  for (const auto& e : extras) {
-    const auto& c = e->plan.chain;
+  const TranscodePlan& first = run_plan();
+  std::size_t n = first.chain.size();
+  for (const auto& out : outs) {
+    const auto& c = out->plan.chain;
     std::size_t i = 0;
-    while (i < n && i < c.size() && c[i].label == plan.chain[i].label &&
-           c[i].in == plan.chain[i].in && c[i].out == plan.chain[i].out &&
-           on_gpu(e->plan, i) == on_gpu(plan, i))
+    while (i < n && i < c.size() && c[i].label == first.chain[i].label &&
+           c[i].in == first.chain[i].in && c[i].out == first.chain[i].out &&
+           on_gpu(out->plan, i) == on_gpu(first, i))
       ++i;
     n = i;
   }
@@ -524,17 +498,17 @@ std::size_t TranscodeSession::Parts::shared_steps() const {
 // One output's chain, download, encoder and muxer after `frames`. With several
 // outputs each of its stages fails the output alone (BranchStage, BranchSink).
 // `shared` of its steps ran before the fork, which leaves frames on the device or not.
-void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
+void TranscodeSession::Parts::wire_output(OutputPart& out, QueuePtr<Frame> frames,
                                           QueuePtr<Packet> mux_in, std::size_t shared,
                                           bool on_device) {
   const bool empty_chain = out.plan.chain.empty();
-  if (out.health) out.graph.isolate(out.health, out.label);
+  if (out.health) out.graph->isolate(out.health, out.label);
   auto [filters, cuda] = take_steps(out.plan, shared, out.plan.chain.size());
-  frames = out.graph.add_chain(pipeline, frames, std::move(filters), cuda, on_device);
+  frames = out.graph->add_chain(pipeline, frames, std::move(filters), cuda, on_device);
   // Frames end in host memory, where an encoder takes them; a decode-only
   // null run (no filter), or one asked to, leaves them on the device.
   if (!(out.plan.null_output && (empty_chain || hooks.frames_on_device)))
-    frames = out.graph.to_host(pipeline, frames, out.plan.output);
+    frames = out.graph->to_host(pipeline, frames, out.plan.output);
   if (out.plan.null_output) {
     auto sink = std::make_unique<NullSink>(out.counters, hooks.on_frame);
     sink->read_stamps(o.read_stamps);
@@ -548,20 +522,19 @@ void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
     pipeline.add_stage<Frame, Packet>(std::move(encode), frames, mux_in);
   };
   if (out.o.encode_segments > 1) {
-    const auto& oo = out.o;
-    const TranscodePlan& pl = out.plan;
-    AVCodecContext* enc = out.encoder;
-    auto open = [this, &oo, &pl, enc, global = global_video_header(out.output.ctx()->oformat)] {
-      return open_video_encoder(pl.encoder, pl.output, video->time_base, frame_rate, global, oo,
-                                enc, enc->sample_aspect_ratio, &hdr10);
+    auto open = [this, &out, global = global_video_header(out.output.ctx()->oformat)] {
+      AVCodecContext* enc = out.encoder.get();
+      return open_video_encoder(out.plan.encoder, out.plan.output, video->time_base, frame_rate,
+                                global, out.o, enc, enc->sample_aspect_ratio, &hdr10);
     };
-    auto encode = std::make_unique<SegmentedEncodeStage>(open, enc, out.output.video()->index,
-                                                         out.counters, oo.encode_segments, oo.gop);
+    auto encode =
+        std::make_unique<SegmentedEncodeStage>(open, out.encoder.get(), out.output.video()->index,
+                                               out.counters, out.o.encode_segments, out.o.gop);
     encode->read_stamps(o.read_stamps);
     add_encode(std::move(encode));
   } else {
     auto encode =
-        std::make_unique<EncodeStage>(out.encoder, out.output.video()->index, out.counters);
+        std::make_unique<EncodeStage>(out.encoder.get(), out.output.video()->index, out.counters);
     encode->read_stamps(o.read_stamps);
     if (!ladder_dir(out.o).empty()) encode->force_keyframes(out.o.segment_s);  // aligned segments
     add_encode(std::move(encode));
@@ -581,8 +554,9 @@ void TranscodeSession::Parts::wire_output(OutputRef out, QueuePtr<Frame> frames,
 // One decoder, or --decode-sessions N decoding segments at once, each with
 // its own session (NVDEC: its own frames context, which holds a segment).
 void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames) {
+  const TranscodePlan& plan = run_plan();
   choose_decode_sessions();
-  if (o.decode_sessions <= 1) {
+  if (decode_sessions <= 1) {
     pipeline.add_stage<Packet, Frame>(plain_decode(), packets, frames);
     return;
   }
@@ -590,7 +564,7 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
     DecoderSession s;
     std::lock_guard lock(
         sessions_mutex);  // StreamSet and the strategy's first use are not concurrent
-    if (plan.nvdec) {
+    if (nvdec) {
       s.nvdec = std::make_unique<NvdecContext>(*retry, streams.make());
       // Its frames are copies (segment_decode.cpp): no surface is held downstream.
       s.context = open_decoder(video, o, s.nvdec.get(), kNvdecFramesHeldCopying);
@@ -604,14 +578,14 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
   if (measure_sessions) {  // a CPU encoder's threads: its own setting, or every core
     const bool cpu_encoder = plan.encoder && !(plan.encoder->capabilities & AV_CODEC_CAP_HARDWARE);
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    measure.governor =
-        make_pipeline_governor(pipeline, counters.latency_ns,
-                               cpu_encoder ? (o.encode_threads > 0 ? o.encode_threads : cores) : 0,
-                               o.decode_sessions, expected_frames());
+    const int threads = outs.front()->o.encode_threads;
+    measure.governor = make_pipeline_governor(pipeline, run_counters().latency_ns,
+                                              cpu_encoder ? (threads > 0 ? threads : cores) : 0,
+                                              decode_sessions, expected_frames());
     measure.plain = plain_decode();  // decodes as --decode-sessions 1 until auto decided
   }
-  auto stage = std::make_unique<SegmentDecodeStage>(o.decode_sessions, session, video->time_base,
-                                                    o.max_frames, counters, most,
+  auto stage = std::make_unique<SegmentDecodeStage>(decode_sessions, session, video->time_base,
+                                                    o.max_frames, run_counters(), most,
                                                     kSegmentsPerSession, std::move(measure));
   segments = stage.get();
   pipeline.add_stage<Packet, Frame>(std::move(stage), packets, frames);
@@ -621,7 +595,7 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
 // they are, each holding a ticket of --max-in-flight).
 std::unique_ptr<DecodeStage> TranscodeSession::Parts::plain_decode() {
   auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames,
-                                              counters, nvdec.get());
+                                              run_counters(), nvdec.get());
   if (flight) decode->limit_in_flight(&*flight);
   return decode;
 }
@@ -629,7 +603,8 @@ std::unique_ptr<DecodeStage> TranscodeSession::Parts::plain_decode() {
 // --decode-sessions auto: auto_decode_sessions() with this input, NVML's
 // decoder load now, and the budget or the device's free memory.
 void TranscodeSession::Parts::choose_decode_sessions() {
-  if (o.decode_sessions != TranscodeOptions::kAutoSessions) return;
+  if (decode_sessions != TranscodeOptions::kAutoSessions) return;
+  const TranscodePlan& plan = run_plan();
   AutoSessionsInput in;
   in.nvdec = plan.nvdec;
   in.live = plan.live || o.realtime || !network_output_format(o.output).empty();
@@ -646,7 +621,7 @@ void TranscodeSession::Parts::choose_decode_sessions() {
       in.memory_bytes = free;
   }
   const AutoSessions pick = auto_decode_sessions(in, TranscodeOptions::kAutoNvdecSessions);
-  o.decode_sessions = pick.sessions;
+  decode_sessions = pick.sessions;
   measure_sessions = pick.sessions > 1;
   auto_sessions_note =
       fmt::format("decode: decode_sessions auto: {} ({})", pick.sessions, pick.why);
@@ -671,6 +646,7 @@ std::int64_t TranscodeSession::Parts::expected_frames() const {
 }
 
 void TranscodeSession::Parts::collect(TranscodeReport& r) const {
+  const MediaCounters& counters = run_counters();
   if (!auto_sessions_note.empty()) r.notes.push_back(auto_sessions_note);
   if (cut)
     r.notes.push_back(
@@ -695,7 +671,7 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
     if (!st.measured.empty())  // last: the line bench decode's table shows
       r.notes.push_back("decode: decode_sessions auto, measured: " + st.measured);
   }
-  if (const auto g = graph ? graph->graph_stats() : std::nullopt)
+  if (const auto g = outs.front()->graph ? outs.front()->graph->graph_stats() : std::nullopt)
     r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused{}",
                                   g->launches, g->captures, g->updates_refused,
                                   g->fallback.empty() ? "" : "; then launches: " + g->fallback));
@@ -743,28 +719,35 @@ MemoryReport TranscodeSession::Parts::memory_report() const {
   m.reserved_bytes = strategy->strategy().usage().reserved;
   m.host_staging = name_of(o.host);
   m.download = o.download_copy ? "copied out of the slot" : "slot is the encoder's frame";
-  m.pinned_bytes =
-      graph->pinned_bytes() + (host_pool ? static_cast<std::size_t>(host_pool->bytes()) : 0);
-  if (const auto* ring = graph->upload_ring()) m.upload_ring = ring_report(*ring);
-  if (const auto* up = graph->upload_stage())
+  m.pinned_bytes = pinned_bytes();
+  const FrameGraph& graph = *outs.front()->graph;  // the rings before the fork
+  if (const auto* ring = graph.upload_ring()) m.upload_ring = ring_report(*ring);
+  if (const auto* up = graph.upload_stage())
     m.upload = MemoryReport::Upload{up->direct(), up->unstaged()};
   if (host_pool)
     m.decoded_into_pinned =
         MemoryReport::PinnedDecode{host_pool->frames(), host_pool->buffers(), host_pool->bytes()};
-  if (const auto* ring = graph->download_ring()) m.download_ring = ring_report(*ring);
+  if (const auto* ring = graph.download_ring()) m.download_ring = ring_report(*ring);
   if (nvdec)
     m.nvdec_pool = MemoryReport::NvdecPool{nvdec->pool_buffers(), nvdec->pool_bytes(),
                                            nvdec->decode_surfaces(), std::string(nvdec->api())};
   return m;
 }
 
+std::size_t TranscodeSession::Parts::pinned_bytes() const {
+  std::size_t bytes = host_pool ? static_cast<std::size_t>(host_pool->bytes()) : 0;
+  for (const auto& out : outs) bytes += out->graph->pinned_bytes();
+  return bytes;
+}
+
 TranscodeSession::TranscodeSession(TranscodeOptions options, RunHooks hooks)
     : parts_(std::make_unique<Parts>(std::move(options), std::move(hooks))) {}
 TranscodeSession::~TranscodeSession() = default;
-const TranscodePlan& TranscodeSession::plan() const { return parts_->plan; }
+const TranscodePlan& TranscodeSession::plan() const { return parts_->run_plan(); }
 
 // While a run goes on: what a metrics endpoint shows (any thread).
 LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
+  const MediaCounters& counters = run_counters();
   LiveStats s;
   s.stream = hooks.stream_label;
   s.input = o.input;
@@ -789,8 +772,7 @@ LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
         usage.reserved ? static_cast<std::int64_t>(*usage.reserved) : s.memory_in_use;
     s.allocation_failures = st.failures;
     s.allocation_retries = retry ? static_cast<std::int64_t>(retry->retries()) : 0;
-    s.pinned_bytes =
-        static_cast<std::int64_t>(graph->pinned_bytes()) + (host_pool ? host_pool->bytes() : 0);
+    s.pinned_bytes = static_cast<std::int64_t>(pinned_bytes());
   }
   return s;
 }
@@ -822,13 +804,13 @@ TranscodeReport TranscodeSession::run() {
         if (Clock::now() >= next_wake) {  // a read or write blocked in the kernel: break it
           next_wake = Clock::now() + std::chrono::milliseconds(250);
           p.demux->wake();
-          for (std::size_t k = 0; k < p.outputs(); ++k)
-            if (MuxSink* m = p.output_ref(k).mux) m->wake();
+          for (const auto& out : p.outs)
+            if (out->mux) out->mux->wake();
         }
       }
       if (p.hooks.on_progress && Clock::now() >= next_progress) {
         next_progress += std::chrono::milliseconds(250);
-        p.hooks.on_progress({p.counters.video_packets_written.load(), total,
+        p.hooks.on_progress({p.run_counters().video_packets_written.load(), total,
                              std::chrono::duration<double>(Clock::now() - t0).count()});
       }
     }
@@ -847,14 +829,14 @@ TranscodeReport TranscodeSession::run() {
   monitor.join();
   report.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   if (p.hooks.on_progress)
-    p.hooks.on_progress({p.counters.video_packets_written.load(), total, report.wall_s});
+    p.hooks.on_progress({p.run_counters().video_packets_written.load(), total, report.wall_s});
   p.collect(report);
-  report.output_cut = p.mux && p.mux->cut();
+  report.output_cut = p.outs.front()->mux && p.outs.front()->mux->cut();
   if (!failure.empty()) {
     report.failure = failure;  // a ladder's staging folder goes with the session
     throw transcode_failed(failure, std::move(report), gpu_fault);  // the partial output goes
   }
-  if (p.counters.disconnects > 0)
+  if (p.run_counters().disconnects > 0)
     report.notes.push_back(
         "the live input ended with a read error (the sender closed the connection)");
   if (report.stalls > 0)
@@ -862,9 +844,10 @@ TranscodeReport TranscodeSession::run() {
         "the input stalled {} time(s) (no data for {} s){}", report.stalls, p.o.stall_timeout_s,
         report.reconnects ? fmt::format("; reconnected {} time(s)", report.reconnects)
                           : std::string()));
-  if (report.frames_decoded == 0 && p.cut && p.counters.frames_cut > 0)
+  const auto frames_cut = p.run_counters().frames_cut.load();
+  if (report.frames_decoded == 0 && p.cut && frames_cut > 0)
     throw input_error(fmt::format("{}: no frame is shown inside the {} ({} decoded, all outside)",
-                                  p.o.input, p.cut->describe(), p.counters.frames_cut.load()));
+                                  p.o.input, p.cut->describe(), frames_cut));
   if (report.frames_decoded == 0)
     throw input_error(fmt::format("{}: no video frame could be decoded", p.o.input));
   p.finish_outputs(report);
@@ -894,20 +877,13 @@ void remove_rendition(const TranscodeOptions& o, const std::string& path) noexce
 
 // Each output closed and put in place; with several, one that failed is
 // reported (its partial file removed) after the others are finished, and the
-// run then fails naming it.
+// run then fails naming it. A ladder's master lists the renditions that finished.
 void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
-  if (extras.empty()) {
-    output.finished();
-    if (ladder) {
-      write_ladder_master(o, {{o.output, plan.output.width, plan.output.height}});
-      ladder->commit();
-    }
-    return;
-  }
+  const bool several = outs.size() > 1;
   std::vector<std::string> failed;
   std::vector<HlsRendition> finished;
-  for (std::size_t k = 0; k < outputs(); ++k) {
-    auto out = output_ref(k);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    const OutputPart& out = *outs[k];
     OutputReport each;
     each.output = ladder ? ladder->final_name(out.o.output) : out.o.output;
     each.encoder = out.plan.encoder ? out.plan.encoder->name : "none (null output)";
@@ -918,11 +894,12 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
     each.latency_ms_p50 = static_cast<double>(out.counters.latency_ns.percentile(0.50)) * 1e-6;
     each.latency_ms_p99 = static_cast<double>(out.counters.latency_ns.percentile(0.99)) * 1e-6;
     each.fork_wait_s = fan_out ? fan_out->blocked_s(k) : 0;
-    each.failure = out.health->failed() ? out.health->why() : "";
+    each.failure = out.health && out.health->failed() ? out.health->why() : "";
     if (each.failure.empty() && !out.plan.null_output) {
       try {
-        out.output.finished();
+        outs[k]->output.finished();
       } catch (const std::exception& e) {
+        if (!several) throw;  // the run's own failure, as it is
         each.failure = e.what();
       }
     }
@@ -931,16 +908,16 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
       remove_rendition(o, out.o.output);  // a ladder's: its playlist and segments
     } else
       finished.push_back({out.o.output, each.format.width, each.format.height});
-    r.outputs.push_back(std::move(each));
+    if (several) r.outputs.push_back(std::move(each));
   }
   if (ladder && !finished.empty()) {  // the renditions that finished, in place of the old ladder
     write_ladder_master(o, finished);
     ladder->commit();
   }
   if (failed.empty()) return;
-  r.failure = fmt::format("{} of {} outputs failed ({}){}", failed.size(), outputs(),
+  r.failure = fmt::format("{} of {} outputs failed ({}){}", failed.size(), outs.size(),
                           fmt::join(failed, "; "),
-                          failed.size() < outputs() ? "; the others were finished" : "");
+                          failed.size() < outs.size() ? "; the others were finished" : "");
   throw transcode_failed(r.failure, r);
 }
 

@@ -132,26 +132,21 @@ struct MediaCounters {
 void record_stamp(const Frame& frame, MediaCounters& counters);
 
 // Reads packets: the video stream's go downstream, mapped streams' straight
-// to the muxer's queue (`copy_out`, which this stage closes when done).
+// to each output's muxer queue (copy_to; this stage closes them when done).
 class DemuxSource final : public Source<Packet> {
  public:
   // realtime: release packets no faster than their timestamps (a file rehearsing a live feed).
-  DemuxSource(AVFormatContext* input, std::string path, int video_stream,
-              std::vector<int> output_index, QueuePtr<Packet> copy_out, MediaCounters& counters,
+  DemuxSource(AVFormatContext* input, std::string path, int video_stream, MediaCounters& counters,
               bool realtime = false);
   // With a frame limit: copied packets from this time (seconds) on are
   // dropped, so audio ends with the video, whatever the demuxer read ahead.
   void copy_until(double seconds) { copy_until_s_ = seconds; }
-  // Input stream → the re-encoder its packets go through before the muxer
-  // (reencode.hpp; null: copied as they are). Flushed at the end; the packets
-  // one could not take count as damaged.
-  void reencode(std::vector<StreamReencoder*> by_stream) {
-    targets_.front().reencoders = std::move(by_stream);
-  }
-  // Another output the copied streams go to (one decode, many outputs): its
-  // mapping, its muxer's queue and its re-encoders, as for the first.
-  void also_copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
-                    std::vector<StreamReencoder*> reencoders);
+  // An output the copied streams go to (one decode, any number of outputs): input stream →
+  // its output stream (-1: not copied), its muxer's queue, and input stream → the
+  // re-encoder its packets go through first (reencode.hpp; null: copied as they are).
+  // Re-encoders are flushed at the end; the packets one could not take count as damaged.
+  void copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
+               std::vector<StreamReencoder*> reencoders);
   // A cut (cut.hpp), resolved: seeks before its start (where it has one and
   // the input is a file), shifts the timestamps, marks the video packets with
   // the frames to keep, drops copied packets outside it, and ends each pass
