@@ -5,6 +5,11 @@
 // the run is refused before anything is written. No vpipe code decides what a case
 // expects: the generator knows which logical file each spelling names.
 //
+// Faults: a full disk (RLIMIT_FSIZE, in-process, ladders too: the old ladder in the folder
+// must stay as it was), and through the CLI a second signal at a random moment and a second
+// vpipe on the same files at once. After a fault each declared output is whole and playable,
+// or as it was.
+//
 // VPIPE_ALIASING_CASES (default 2000 in-process, a tenth of that through the CLI) and
 // VPIPE_ALIASING_SEED (default fixed) set the run; a failure prints both and the case.
 #include <gtest/gtest.h>
@@ -56,20 +61,33 @@ struct Role {
   }
 };
 
+// What goes wrong during a case's run.
+enum class Fault {
+  kNone,
+  kFullDisk,      // a 4 KiB file-size limit: every write past it fails
+  kSecondSignal,  // CLI: SIGINT, then SIGINT or SIGTERM, at random moments of a paced run
+  kTwoRuns,       // CLI: the same command twice at once
+};
+
 struct Case {
   Role input;
   std::vector<Role> outputs;          // files, or (ladder) rendition names with no file
   std::optional<Role> side;           // x264-params=dump-yuv=…: a file the encoder writes
   std::optional<Role> report;         // CLI only
   std::optional<std::string> ladder;  // the --hls folder, as spelled
-  bool fault = false;                 // a 4 KiB file-size limit: every write past it fails
+  Fault fault = Fault::kNone;
+  int signal_ms = 0, second_ms = 0;  // kSecondSignal: when the first and the second land
   std::string describe() const {
     std::string d = "input " + input.spelling;
     for (const auto& o : outputs) d += " | output " + o.spelling;
     if (side) d += " | dump-yuv " + side->spelling;
     if (report) d += " | report " + report->spelling;
     if (ladder) d += " | --hls " + *ladder;
-    if (fault) d += " | RLIMIT_FSIZE 4 KiB";
+    if (fault == Fault::kFullDisk) d += " | RLIMIT_FSIZE 4 KiB";
+    if (fault == Fault::kSecondSignal)
+      d += " | signals at " + std::to_string(signal_ms) + " and +" + std::to_string(second_ms) +
+           " ms";
+    if (fault == Fault::kTwoRuns) d += " | two runs at once";
     return d;
   }
 };
@@ -87,6 +105,12 @@ class Aliasing : public ::testing::Test {
     o.max_frames = 3;
     o.filters = "resize=64x36";
     av_log_set_level(AV_LOG_ERROR);  // thousands of encoders: their banners would drown a failure
+    (void)transcode(o);
+    o.input = tiny_;  // a ladder of the last run, in the folder every case may write
+    o.output = "r1";
+    o.hls = (base_ / "old_ladder").string();
+    o.segment_s = 1;
+    o.filters.clear();
     (void)transcode(o);
   }
   static void TearDownTestSuite() {
@@ -107,7 +131,7 @@ class Aliasing : public ::testing::Test {
   void make_sandbox() {
     fs::remove_all(box_);
     fs::create_directories(box_ / "sub");
-    fs::create_directories(box_ / "ladder");
+    fs::copy(base_ / "old_ladder", box_ / "ladder", fs::copy_options::recursive);
     fs::copy_file(tiny_, box_ / kRel[kIn]);
     fs::copy_file(tiny_, box_ / kRel[kInLadder]);
     std::ofstream(box_ / kRel[kOld]) << "the user's old file";
@@ -158,7 +182,13 @@ class Aliasing : public ::testing::Test {
         const Logical f = any();
         c.outputs.push_back({f, spell(f, rng)});
       }
-      c.fault = rng() % 5 == 0;
+    }
+    if (rng() % 5 == 0) c.fault = Fault::kFullDisk;
+    if (cli) {  // signals and a second process need a process of their own
+      const auto r = rng() % 8;
+      c.fault = r == 0 ? Fault::kSecondSignal : r == 1 ? Fault::kTwoRuns : Fault::kNone;
+      c.signal_ms = 50 + static_cast<int>(rng() % 900);
+      c.second_ms = static_cast<int>(rng() % 150);
     }
     if (rng() % 4 == 0) {  // inside x264-params ':' parts the list: no "file:" spelling there
       const Logical f = any();
@@ -218,7 +248,39 @@ class Aliasing : public ::testing::Test {
       if (o.file != kLogicalCount) out.insert(o.written());
     if (c.side) out.insert(c.side->written());
     if (c.report) out.insert(c.report->written());
+    if (c.ladder) {
+      out.insert("ladder/master.m3u8");
+      for (const auto& o : c.outputs) out.insert("ladder/" + o.spelling + "/");  // its tree
+    }
     return out;
+  }
+
+  static bool may(const std::set<std::string>& declared, const std::string& name) {
+    if (declared.count(name)) return true;
+    const auto slash = name.find('/', name.find('/') + 1);  // ladder/RENDITION/…
+    return name.rfind("ladder/", 0) == 0 && slash != std::string::npos &&
+           declared.count(name.substr(0, slash + 1));
+  }
+
+  // After a fault: each declared output file that changed is whole and playable.
+  void check_whole(const Case& c, const std::map<std::string, std::string>& before,
+                   const std::map<std::string, std::string>& after, const std::string& err) {
+    for (const auto& o : c.outputs) {
+      if (o.file == kLogicalCount) continue;
+      const auto was = before.find(o.written());
+      const auto now = after.find(o.written());
+      if (now == after.end() || (was != before.end() && was->second == now->second)) continue;
+      EXPECT_GT(summarize((box_ / o.written()).string()).video_packets, 0)
+          << o.written() << " is neither as it was nor playable; " << err;
+    }
+    if (!c.ladder || !after.count("ladder/master.m3u8")) return;
+    const auto master = after.at("ladder/master.m3u8");
+    for (std::size_t at = master.find(".m3u8"); at != std::string::npos;
+         at = master.find(".m3u8", at + 1)) {  // every playlist the master names is there
+      const auto start = master.rfind('\n', at) + 1;
+      const auto name = "ladder/" + master.substr(start, at + 5 - start);
+      EXPECT_TRUE(after.count(name)) << "the master names " << name << ", not there; " << err;
+    }
   }
 
   void check(const Case& c, bool refused, bool failed, const std::string& err,
@@ -226,9 +288,12 @@ class Aliasing : public ::testing::Test {
     const auto after = snapshot();
     const bool conflict = conflicts(c);
     EXPECT_EQ(refused, conflict) << (conflict ? "not refused" : "refused") << ": " << err;
-    const auto may_change = (refused || failed) ? std::set<std::string>{} : declared(c);
+    // A fault's run may have finished its outputs (a signal after the last frame).
+    const bool faulted = c.fault == Fault::kSecondSignal || c.fault == Fault::kTwoRuns;
+    const auto may_change =
+        (refused || (failed && !faulted)) ? std::set<std::string>{} : declared(c);
     for (const auto& [name, bytes] : before) {
-      if (may_change.count(name)) continue;
+      if (may(may_change, name)) continue;
       const auto it = after.find(name);
       EXPECT_TRUE(it != after.end() && it->second == bytes) << name << " lost its bytes; " << err;
     }
@@ -236,18 +301,21 @@ class Aliasing : public ::testing::Test {
       EXPECT_EQ(name.find(".vpipe-partial"), std::string::npos) << "left behind: " << name;
       const bool made = !before.count(name);
       if (!made) continue;
-      const bool ladder_file = c.ladder && name.rfind("ladder/", 0) == 0;
-      EXPECT_TRUE(!(refused || failed) && (may_change.count(name) || ladder_file))
-          << "a file nobody declared: " << name << "; " << err;
+      EXPECT_TRUE(may(may_change, name)) << "a file nobody declared: " << name << "; " << err;
     }
-    if (refused || failed) return;
-    for (const auto& o : c.outputs)
-      if (o.file != kLogicalCount)
+    if (faulted) check_whole(c, before, after, err);
+    if (refused || failed || faulted) return;
+    for (const auto& o : c.outputs) {
+      if (o.file != kLogicalCount) {
         EXPECT_EQ(summarize((box_ / o.written()).string()).video_packets, 3) << o.written();
-    if (c.ladder)
-      for (const auto& o : c.outputs)
+      }
+    }
+    if (c.ladder) {
+      for (const auto& o : c.outputs) {
         EXPECT_TRUE(fs::exists(box_ / "ladder" / o.spelling / "index.m3u8")) << o.spelling;
-    if (c.ladder) EXPECT_TRUE(fs::exists(box_ / "ladder" / "master.m3u8"));
+      }
+      EXPECT_TRUE(fs::exists(box_ / "ladder" / "master.m3u8"));
+    }
   }
 
   TranscodeOptions options_of(const Case& c) const {
@@ -288,7 +356,7 @@ TEST_F(Aliasing, EveryFileNotDeclaredAsOutputKeepsItsBytes) {
     const pid_t child = ::fork();
     if (child == 0) {
       std::FILE* err = std::fopen(err_file.c_str(), "w");
-      if (c.fault) {
+      if (c.fault == Fault::kFullDisk) {
         std::signal(SIGXFSZ, SIG_IGN);  // as vpipe's CLI: a write past the limit fails (EFBIG)
         rlimit small{4096, 4096};
         ::setrlimit(RLIMIT_FSIZE, &small);
@@ -313,8 +381,12 @@ TEST_F(Aliasing, EveryFileNotDeclaredAsOutputKeepsItsBytes) {
     const bool refused = code == 2, failed = code != 0 && code != 2;
     std::string err = slurp_file(err_file);
     EXPECT_TRUE(code == 0 || code == 1 || code == 2) << "ended by signal " << code - 128;
-    if (c.fault && !refused) EXPECT_TRUE(failed) << "a 4 KiB limit and the run did not fail";
-    if (!c.fault) EXPECT_FALSE(failed) << err;
+    if (c.fault == Fault::kFullDisk && !refused) {
+      EXPECT_TRUE(failed) << "a 4 KiB limit and the run did not fail";
+    }
+    if (c.fault == Fault::kNone) {
+      EXPECT_FALSE(failed) << err;
+    }
     check(c, refused, failed, err, before);
     refused_n += refused;
     failed_n += failed;
@@ -327,13 +399,45 @@ TEST_F(Aliasing, EveryFileNotDeclaredAsOutputKeepsItsBytes) {
   EXPECT_GT(ran_n, 0);
 }
 
-// Through the command line, where --report is a role too.
+// The exit codes of `args` run in the case's sandbox under its fault: one run, or two at once.
+std::vector<int> run_cli(const Case& c, const std::string& args, const fs::path& box,
+                         const fs::path& base) {
+  const auto q = [](const std::string& s) { return "'" + s + "'"; };
+  const std::string vpipe = kBin + " " + args;
+  const std::string codes = (base / "codes.txt").string(), err = (base / "err.txt").string();
+  std::string script;
+  switch (c.fault) {
+    case Fault::kSecondSignal:  // paced, so that the signals land mid-run (12 × 0.12 s)
+      script = vpipe + " --realtime --loop 12 2>" + q(err) + " & P=$!; sleep " +
+               std::to_string(c.signal_ms / 1000.0) + "; kill -INT $P 2>/dev/null; sleep " +
+               std::to_string(c.second_ms / 1000.0) + "; kill -" +
+               (c.second_ms % 2 ? "TERM" : "INT") + " $P 2>/dev/null; wait $P; echo $? >" +
+               q(codes);
+      break;
+    case Fault::kTwoRuns:
+      script = vpipe + " --realtime --loop 4 2>" + q(err) + " & A=$!; " + vpipe +
+               " --realtime --loop 4 2>>" + q(err) +
+               " & B=$!; wait $A; a=$?; wait $B; echo $a $? >" + q(codes);
+      break;
+    default:
+      script = vpipe + " 2>" + q(err) + "; echo $? >" + q(codes);
+  }
+  const std::string cmd = "cd " + q(box.string()) + " && (" + script + ") </dev/null >/dev/null";
+  (void)std::system(cmd.c_str());
+  std::ifstream in(codes);
+  std::vector<int> out;
+  for (int code = 0; in >> code;) out.push_back(code);
+  return out;
+}
+
+// Through the command line, where --report is a role too, and where signals and a second
+// process are the faults.
 TEST_F(Aliasing, TheCommandLineDeclaresItsReportToo) {
   std::mt19937_64 rng(seed() + 1);
   const int n = std::max(1, cases() / 10);
+  int faulted = 0, stopped = 0;
   for (int i = 0; i < n; ++i) {
-    Case c = generate(rng, true);
-    c.fault = false;
+    const Case c = generate(rng, true);
     SCOPED_TRACE("VPIPE_ALIASING_SEED=" + std::to_string(seed()) + " CLI case " +
                  std::to_string(i) + ": " + c.describe());
     make_sandbox();
@@ -346,11 +450,34 @@ TEST_F(Aliasing, TheCommandLineDeclaresItsReportToo) {
     if (c.ladder) args += " --hls " + q(*c.ladder) + " --segment 1s";
     if (c.side) args += " --encoder-option " + q("x264-params=dump-yuv=" + c.side->spelling);
     if (c.report) args += " --report " + q(c.report->spelling);
-    const auto run = run_vpipe(args, "cd " + q(box_.string()) + " &&");
-    const bool refused = run.exit_code == 2, failed = run.exit_code != 0 && !refused;
-    EXPECT_FALSE(failed) << run.err;
-    check(c, refused, failed, run.err, before);
+    const auto codes = run_cli(c, args, box_, base_);
+    const std::string err = slurp_file((base_ / "err.txt").string());
+    ASSERT_EQ(codes.size(), c.fault == Fault::kTwoRuns ? 2u : 1u) << err;
+    const bool refused = codes[0] == 2;
+    bool failed = false;
+    for (const int code : codes) {
+      EXPECT_TRUE(code == 0 || code == 1 || code == 2 || code == 130 || code == 143)
+          << "exit " << code << "; " << err;
+      EXPECT_EQ(code == 2, refused) << "one of two runs refused; " << err;
+      failed = failed || (code != 0 && code != 2);
+    }
+    if (c.fault == Fault::kNone) {
+      EXPECT_FALSE(failed) << err;
+    }
+    if (c.fault == Fault::kTwoRuns && !refused) {  // one may be turned away (a ladder's lock)
+      EXPECT_TRUE(codes[0] == 0 || codes[1] == 0) << "neither of two runs finished; " << err;
+    }
+    faulted += c.fault != Fault::kNone;
+    stopped += codes[0] == 130 || codes[0] == 143;
+    check(c, refused, failed, err, before);
     if (HasFailure()) break;
+  }
+  std::printf(
+      "aliasing through the CLI: %d cases, %d with a second signal or a second run, %d of them "
+      "stopped by the signals\n",
+      n, faulted, stopped);
+  if (n >= 100) {  // the signals must land mid-run, or the fault is not tried
+    EXPECT_GT(stopped, 0);
   }
 }
 
