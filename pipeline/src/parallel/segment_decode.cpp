@@ -21,6 +21,10 @@ bool is_open_gop(const std::vector<std::int64_t>& pts) {
 
 namespace {
 
+constexpr const char* kDecodeOrderTimes =
+    "timestamps in decode order (pts = dts, with B-frames: a raw stream remuxed), so GOPs "
+    "cannot be told open or closed";
+
 UniqueAVPacket clone(const AVPacket* p) {
   UniqueAVPacket c(av_packet_clone(p));
   if (!c) throw std::bad_alloc();
@@ -396,6 +400,10 @@ Flow SegmentDecodeStage::process(Packet packet, Output<Frame>& out) {
     return take_over("a packet without a timestamp (a raw stream)", out);
   }
   const bool key = (packet.pkt->flags & AV_PKT_FLAG_KEY) != 0;
+  if (key && times_in_decode_order()) {
+    current_.push_back(std::move(packet.pkt));
+    return take_over(kDecodeOrderTimes, out);
+  }
   // A segment starts at a keyframe; packets before the first one go with the
   // first segment, decoded from the start as one decoder would.
   if (key && !current_.empty()) submit(out);
@@ -431,6 +439,7 @@ Flow SegmentDecodeStage::through_plain(Packet packet, Output<Frame>& out) {
     return plain_->process(std::move(packet), out);
   }
   const bool key = (packet.pkt->flags & AV_PKT_FLAG_KEY) != 0;
+  if ((governor_ || widen_at_key_) && key && times_in_decode_order()) keep_plain(kDecodeOrderTimes);
   if (widen_at_key_ && key) return widen(std::move(packet), out);
   if (governor_ || widen_at_key_) {
     if (packet.pkt->pts == AV_NOPTS_VALUE) {
@@ -495,6 +504,12 @@ Flow SegmentDecodeStage::govern() {
 
 // Auto stays at one session before it decided: the span cannot be cut into
 // segments from here (the governor is dropped; the report says why).
+bool SegmentDecodeStage::times_in_decode_order() const {
+  return reorders_ && current_.size() > 1 &&
+         std::all_of(current_.begin(), current_.end(),
+                     [](const UniqueAVPacket& p) { return p->pts == p->dts; });
+}
+
 void SegmentDecodeStage::keep_plain(const std::string& why) {
   spdlog::info("decode: decode_sessions auto: 1 ({})", why);
   governor_.reset();

@@ -587,6 +587,7 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
   auto stage = std::make_unique<SegmentDecodeStage>(decode_sessions, session, video->time_base,
                                                     o.max_frames, run_counters(), most,
                                                     kSegmentsPerSession, std::move(measure));
+  stage->reorders(video->codecpar->video_delay > 0);
   segments = stage.get();
   pipeline.add_stage<Packet, Frame>(std::move(stage), packets, frames);
 }

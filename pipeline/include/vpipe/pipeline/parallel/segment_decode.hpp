@@ -172,6 +172,11 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
                      std::optional<std::int64_t> limit, MediaCounters& counters,
                      std::size_t max_segment = 600, int per_session = kSegmentsPerSession,
                      Auto measure = {});
+  // Whether the stream shows pictures in another order than it decodes them (B-frames:
+  // codecpar->video_delay > 0). Then a GOP whose every packet has pts = dts carries the
+  // decode order's times, not the display's (a raw stream remuxed with -c copy): segments
+  // cannot be told open from closed, nor frames matched to them, so one session decodes.
+  void reorders(bool yes) { reorders_ = yes; }
   // The measured span of step 2: from the kMarkFrames-th frame out to the kDecideFrames-th.
   static constexpr std::int64_t kMarkFrames = 30, kDecideFrames = 150;
   ~SegmentDecodeStage() override;  // stops and joins the workers
@@ -244,6 +249,9 @@ class SegmentDecodeStage final : public Stage<Packet, Frame> {
                                                    // downstream may still use its context
   bool widen_at_key_ = false;    // auto chose more: segments from the next keyframe
   std::int64_t plain_base_ = 0;  // counters_.frames_decoded before the plain decoder
+  bool reorders_ = false;
+  // Whether the gathered GOP's times are the decode order's where the stream reorders.
+  [[nodiscard]] bool times_in_decode_order() const;
   std::vector<UniqueAVPacket> current_, previous_;
   std::int64_t next_seq_ = 0, next_emit_ = 0, next_index_ = 0;
   bool fresh_next_ = true;                // the next segment follows a start-over (or is the first)
