@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <string_view>
+#include <vector>
 
 #include "vpipe/pipeline/io/protocols.hpp"
 
@@ -16,24 +17,36 @@ const AVOutputFormat* output_container(const std::string& output) {
   return av_guess_format(net.empty() ? nullptr : net.c_str(), output.c_str(), nullptr);
 }
 
-std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec) {
-  if (!container) return std::nullopt;
-  // QuickTime's muxer says yes to codecs its header then refuses ("flac only supported in MP4":
-  // FLAC audio from an MKV into .mov stopped the run before a frame): asked of FFmpeg 5.1's tool.
-  static const std::set<AVCodecID> kMovRefuses = {AV_CODEC_ID_FLAC,   AV_CODEC_ID_OPUS,
-                                                  AV_CODEC_ID_TRUEHD, AV_CODEC_ID_VP9,
-                                                  AV_CODEC_ID_VP8,    AV_CODEC_ID_AV1};
-  if (std::string_view(container->name) == "mov" && kMovRefuses.count(codec)) return false;
-  // MXF's essence containers hold 16- or 24-bit PCM audio alone (libavformat's mxfenc; its query
-  // said yes to MP3 and AAC, then its header refused them).
-  if (std::string_view(container->name).substr(0, 3) == "mxf" &&
-      avcodec_get_type(codec) == AVMEDIA_TYPE_AUDIO)
-    return codec == AV_CODEC_ID_PCM_S16LE || codec == AV_CODEC_ID_PCM_S24LE;
-  const int answer = avformat_query_codec(container, codec, FF_COMPLIANCE_NORMAL);
-  if (answer >= 0) return answer == 1;
-  // What these muxers write (libavformat's mpegtsenc.c, mpegenc.c, oggenc.c,
-  // gif.c, webpenc.c, yuv4mpegenc.c): they refuse, or mangle, everything else.
-  static const std::map<std::string_view, std::set<AVCodecID>> kHolds = {
+namespace {
+
+using Codecs = std::set<AVCodecID>;
+
+// One container's facts where FFmpeg 5.1's own answer (avformat_query_codec) is missing or
+// wrong: asked of its muxers' headers by tests/unit/containers_test.cpp. Adding a container
+// is one row.
+struct ContainerRow {
+  std::string_view muxer;       // its name in FFmpeg ("rtp_mpegts" is read as "mpegts")
+  Codecs holds;                 // everything it takes, where its muxer has no query; empty: ask it
+  Codecs refuses;               // what its query says yes to and its header refuses
+  std::optional<Codecs> audio;  // the only audio it takes
+};
+
+const Codecs kProgramStream = {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MP2,
+                               AV_CODEC_ID_MP3,        AV_CODEC_ID_AC3,        AV_CODEC_ID_DTS,
+                               AV_CODEC_ID_PCM_DVD};
+const Codecs kDvdStream = {
+    AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_H264,
+    AV_CODEC_ID_MP2,        AV_CODEC_ID_MP3,        AV_CODEC_ID_AC3,
+    AV_CODEC_ID_DTS,        AV_CODEC_ID_PCM_DVD,    AV_CODEC_ID_DVD_SUBTITLE};
+const Codecs kOgg = {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8,  AV_CODEC_ID_VORBIS,
+                     AV_CODEC_ID_OPUS,   AV_CODEC_ID_FLAC, AV_CODEC_ID_SPEEX};
+
+const std::vector<ContainerRow>& container_rows() {
+  static const std::vector<ContainerRow> rows = {
+      // What these muxers write (mpegtsenc.c, mpegenc.c in its MPEG-PS, Video CD, Super VCD
+      // and DVD forms, oggenc.c, gif.c, webpenc.c, yuv4mpegenc.c, flacenc.c): they refuse, or
+      // mangle,
+      // everything else. FFmpeg 5.1 names .vob svcd, whose header refused AAC.
       {"mpegts",
        {AV_CODEC_ID_MPEG1VIDEO,   AV_CODEC_ID_MPEG2VIDEO,  AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264,
         AV_CODEC_ID_HEVC,         AV_CODEC_ID_VVC,         AV_CODEC_ID_CAVS,  AV_CODEC_ID_DIRAC,
@@ -41,27 +54,63 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
         AV_CODEC_ID_AAC,          AV_CODEC_ID_AAC_LATM,    AV_CODEC_ID_AC3,   AV_CODEC_ID_EAC3,
         AV_CODEC_ID_DTS,          AV_CODEC_ID_TRUEHD,      AV_CODEC_ID_OPUS,  AV_CODEC_ID_S302M,
         AV_CODEC_ID_DVB_SUBTITLE, AV_CODEC_ID_DVB_TELETEXT}},
-      {"mpeg",
-       {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_MP2, AV_CODEC_ID_MP3,
-        AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD}},
-      {"vob",
-       {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_H264, AV_CODEC_ID_MP2,
-        AV_CODEC_ID_MP3, AV_CODEC_ID_AC3, AV_CODEC_ID_DTS, AV_CODEC_ID_PCM_DVD,
-        AV_CODEC_ID_DVD_SUBTITLE}},
-      {"ogg",
-       {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC,
-        AV_CODEC_ID_SPEEX}},
-      {"ogv",
-       {AV_CODEC_ID_THEORA, AV_CODEC_ID_VP8, AV_CODEC_ID_VORBIS, AV_CODEC_ID_OPUS, AV_CODEC_ID_FLAC,
-        AV_CODEC_ID_SPEEX}},
+      {"mpeg", kProgramStream},
+      {"vcd", kProgramStream},
+      {"vob", kDvdStream},
+      {"svcd", kDvdStream},
+      {"dvd", kDvdStream},
+      {"ogg", kOgg},
+      {"ogv", kOgg},
       {"gif", {AV_CODEC_ID_GIF}},
       {"webp", {AV_CODEC_ID_WEBP}},
-      {"yuv4mpegpipe", {AV_CODEC_ID_WRAPPED_AVFRAME, AV_CODEC_ID_RAWVIDEO}},
+      {"yuv4mpegpipe", {AV_CODEC_ID_WRAPPED_AVFRAME}},  // libavformat 59: raw frames, wrapped
+      {"flac", {AV_CODEC_ID_FLAC}},  // and a cover picture, which is no video stream
+      // QuickTime's muxer says yes to codecs its header then refuses ("flac only supported in
+      // MP4": FLAC audio from an MKV into .mov stopped the run before a frame).
+      {"mov",
+       {},
+       {AV_CODEC_ID_FLAC, AV_CODEC_ID_OPUS, AV_CODEC_ID_TRUEHD, AV_CODEC_ID_VP9, AV_CODEC_ID_VP8,
+        AV_CODEC_ID_AV1}},
+      {"mp4", {}, {AV_CODEC_ID_FLAC, AV_CODEC_ID_TRUEHD}},     // "experimental" at the header
+      {"matroska", {}, {AV_CODEC_ID_RV10, AV_CODEC_ID_RV20}},  // "not yet implemented"
+      // FLV's video is Sorenson's H.263 (flv1), not H.263 or MPEG-4; its Speex 16 kHz mono.
+      {"flv", {}, {AV_CODEC_ID_H263, AV_CODEC_ID_MPEG4, AV_CODEC_ID_SPEEX}},
+      // MXF's essence containers hold 16- or 24-bit PCM audio alone (mxfenc; its query said
+      // yes to MP3 and AAC, then its header refused them).
+      {"mxf", {}, {}, Codecs{AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE}},
+      {"mxf_d10", {}, {}, Codecs{AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE}},
+      {"mxf_opatom", {}, {}, Codecs{AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE}},
   };
+  return rows;
+}
+
+const ContainerRow* row_of(const AVOutputFormat* container) {
   std::string_view name = container->name;
   if (name.substr(0, 4) == "rtp_") name = name.substr(4);  // rtp_mpegts: MPEG-TS
-  const auto it = kHolds.find(name);
-  if (it != kHolds.end()) return it->second.count(codec) > 0;
+  for (const auto& row : container_rows())
+    if (row.muxer == name) return &row;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID codec) {
+  if (!container) return std::nullopt;
+  const bool audio = avcodec_get_type(codec) == AVMEDIA_TYPE_AUDIO;
+  if (const ContainerRow* row = row_of(container)) {
+    if (!row->holds.empty()) return row->holds.count(codec) > 0;
+    if (row->refuses.count(codec)) return false;
+    if (audio && row->audio) return row->audio->count(codec) > 0;
+  }
+  const int answer = avformat_query_codec(container, codec, FF_COMPLIANCE_NORMAL);
+  // Matroska's query lists its own codec ids; any other video with a RIFF tag it writes as
+  // V_MS/VFW/FOURCC, and audio with a WAV tag as A_MS/ACM, as FFmpeg's tool does (huffyuv).
+  if (answer == 0 && std::string_view(container->name) == "matroska") {
+    const AVCodecTag* const video[] = {avformat_get_riff_video_tags(), nullptr};
+    const AVCodecTag* const audio_tags[] = {avformat_get_riff_audio_tags(), nullptr};
+    return av_codec_get_tag(audio ? audio_tags : video, codec) != 0;
+  }
+  if (answer >= 0) return answer == 1;
   // A raw elementary stream (.h264, .hevc, .m2v, .yuv: no container, no timestamps) is its own
   // codec's bitstream alone; H.264 written into a .hevc is a file no reader takes for HEVC.
   if ((container->flags & AVFMT_NOTIMESTAMPS) && container->video_codec != AV_CODEC_ID_NONE &&
@@ -69,13 +118,13 @@ std::optional<bool> container_holds(const AVOutputFormat* container, AVCodecID c
     return codec == container->video_codec;
   // A muxer with no audio codec of its own holds no audio: raw streams (.h264,
   // .hevc, .m2v, .ivf). They said "exactly one stream", at the header.
-  if (avcodec_get_type(codec) == AVMEDIA_TYPE_AUDIO && container->audio_codec == AV_CODEC_ID_NONE)
-    return false;
+  if (audio && container->audio_codec == AV_CODEC_ID_NONE) return false;
   return std::nullopt;
 }
 
 namespace {
-// The muxer's own answer for one stream of `par`: its init's return.
+// The muxer's own answer for one stream of `par`: its header written into memory (0, or what its
+// init or header returned). A trial: its messages are not the user's news.
 int try_muxer(const AVOutputFormat* container, const AVCodecParameters* par) {
   AVFormatContext* raw = nullptr;
   if (avformat_alloc_output_context2(&raw, container, nullptr, nullptr) < 0 || !raw) return 0;
@@ -93,7 +142,12 @@ int try_muxer(const AVOutputFormat* container, const AVCodecParameters* par) {
     return 0;
   s->codecpar->codec_tag = 0;
   s->time_base = {1, par->sample_rate > 0 ? par->sample_rate : 90000};
-  return avformat_init_output(raw, nullptr);
+  const int level = av_log_get_level();
+  av_log_set_level(AV_LOG_QUIET);
+  int ret = avformat_init_output(raw, nullptr);
+  if (ret >= 0) ret = avformat_write_header(raw, nullptr);
+  av_log_set_level(level);
+  return ret;
 }
 }  // namespace
 
@@ -128,9 +182,12 @@ std::string cannot_hold(const AVOutputFormat* container, const AVCodecParameters
     if (const int rate = container_sample_rate(segments, par->codec_id, par->sample_rate))
       return fmt::format("{} holds it at {} Hz, not {}", who, rate, par->sample_rate);
   if (segments->flags & AVFMT_NOFILE) return {};
-  if (try_muxer(segments, par) == AVERROR_EXPERIMENTAL)
+  const int trial = try_muxer(segments, par);
+  if (trial == AVERROR_EXPERIMENTAL)
     return fmt::format("{} {} it only as an experimental feature", who,
                        segments == container ? "holds" : "hold");
+  if (trial < 0)
+    return fmt::format("{}'s muxer refuses it at its header ({})", who, av_error_text(trial));
   return {};
 }
 

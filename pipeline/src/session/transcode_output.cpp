@@ -273,9 +273,20 @@ void TranscodeOutput::add_stream_through(unsigned index, AVStream* s,
   output_index_[index] = os->index;
   reencoder_of_[index] = enc.get();
   source_tb_.push_back(os->time_base);
-  report.notes.push_back(fmt::format("stream #{} ({}) re-encoded to {}: {}", index,
-                                     avcodec_get_name(s->codecpar->codec_id),
-                                     enc->encoder()->codec->name, why));
+  // What the encoder changed beside the codec: channels mixed down (8 into MP2 or MP3 arrive
+  // as 2), a sample rate it or the container needs.
+  const AVCodecContext* e = enc->encoder();
+  std::string changed;
+  if (const int in = s->codecpar->ch_layout.nb_channels, out = e->ch_layout.nb_channels;
+      s->codecpar->codec_type == AVMEDIA_TYPE_AUDIO && in > 0 && out != in)
+    changed += fmt::format(", {} channels mixed to {} ({} has no {}-channel layout)", in, out,
+                           e->codec->name, in);
+  if (const int in = s->codecpar->sample_rate;
+      s->codecpar->codec_type == AVMEDIA_TYPE_AUDIO && in > 0 && e->sample_rate != in)
+    changed += fmt::format(", {} Hz resampled to {} Hz", in, e->sample_rate);
+  report.notes.push_back(fmt::format("stream #{} ({}) re-encoded to {}{}: {}", index,
+                                     avcodec_get_name(s->codecpar->codec_id), e->codec->name,
+                                     changed, why));
   reencoders_.push_back(std::move(enc));
 }
 
