@@ -113,6 +113,10 @@ bool time_base_counts_frames(AVCodecID id, AVRational time_base) {
 
 }  // namespace
 
+bool closes_without_frames(const AVCodec* codec) {
+  return std::string_view(codec->name) != "libsvtav1";
+}
+
 void check_encoder_options(const TranscodeOptions& o) {
   const TranscodeOptions defaults;
   const bool given = !o.profile.empty() || !o.level.empty() || o.bitrate || o.maxrate ||
@@ -122,6 +126,7 @@ void check_encoder_options(const TranscodeOptions& o) {
   const AVCodec* codec =
       avcodec_find_encoder_by_name(o.encoder == "auto" ? "libx264" : o.encoder.c_str());
   if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) return;  // choose_encoder names it later
+  if (!closes_without_frames(codec)) return;                // the real open checks them
   const FrameFormat format{encoder_format(codec, AV_PIX_FMT_YUV420P), 1280, 720};
   TranscodeOptions bare = o;  // the encoder alone first: if even that fails, the input decides
   bare.profile.clear();

@@ -160,9 +160,19 @@ void place_cuda_segment(const TranscodeOptions& o, TranscodePlan& p) {
 }  // namespace
 
 bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f) {
-  if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || codec->wrapper_name ||
-      std::string_view(codec->name).rfind("lib", 0) == 0)
+  // A trial open: hardware encoders answer for their device, not the size, and SVT-AV1
+  // cannot be closed unfed. The libraries are asked too: libvpx, libaom and rav1e take odd
+  // 4:2:0 sizes (FFmpeg writes them so), libx264 and libx265 do not.
+  const bool library = std::string_view(codec->name).rfind("lib", 0) == 0;  // its wrapper's name
+  if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || (codec->wrapper_name && !library) ||
+      !closes_without_frames(codec))
     return false;
+  const int level = av_log_get_level();
+  av_log_set_level(AV_LOG_QUIET);  // a trial: its banner and refusal are not the user's news
+  const struct Restore {
+    int level;
+    ~Restore() { av_log_set_level(level); }
+  } restore{level};
   UniqueAVCodecContext c(avcodec_alloc_context3(codec));
   if (!c) return false;
   c->width = f.width;

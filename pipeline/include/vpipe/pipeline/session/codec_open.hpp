@@ -48,6 +48,11 @@ inline constexpr int kNvdecFrameThreads = 2;
 // refuses others). Else each picture is coded as one frame, the field order a tag only.
 [[nodiscard]] bool codes_fields(const AVCodec* codec, const FrameFormat& format);
 
+// Whether an encoder opened and never given a frame can be closed. SVT-AV1 1.4 (Debian 12's
+// libsvtav1) waits for ever in svt_av1_enc_deinit then, with an end of stream sent or not:
+// a trial open of it (check_encoder_options) hung vpipe before the first frame.
+[[nodiscard]] bool closes_without_frames(const AVCodec* codec);
+
 // The encoder options of `o` (profile, level, rates, preset, encoder_option) tried on
 // the encoder it names (libx264 for auto) before any input is opened: one it refuses, or
 // a key it does not know, is a usage_error naming the options. Where the encoder will not
