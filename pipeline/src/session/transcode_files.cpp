@@ -1,8 +1,6 @@
 #include "vpipe/pipeline/session/transcode_files.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -71,12 +69,41 @@ bool is_side_file(std::string_view key) {
   return std::any_of(kSideFiles.begin(), kSideFiles.end(),
                      [&](const SideFile& s) { return s.key == k; });
 }
-// What a 2-pass stats file comes with: x264 and x265 write NAME.temp and rename it, and
-// x264's macroblock tree (NAME.mbtree) and x265's CU tree (NAME.cutree) the same way.
-constexpr std::array<std::string_view, 6> kStatsSiblings{".temp",   ".mbtree",      ".mbtree.temp",
-                                                         ".cutree", ".cutree.temp", ""};
+// A 2-pass stats file and what comes with it: x264's macroblock tree (NAME.mbtree) and
+// x265's CU tree (NAME.cutree). Each is written as its name plus kWhileWritten, then renamed.
+constexpr std::array<std::string_view, 3> kStatsFiles{"", ".mbtree", ".cutree"};
+constexpr std::string_view kWhileWritten = ".temp";
 
 constexpr std::string_view kNoValue = "\x01";  // a flag in a library's list ("no-mbtree")
+
+// A codec library's list, "key=value:key:…", as pairs (a flag's value is kNoValue).
+std::vector<std::pair<std::string, std::string>> split_list(const std::string& value) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::size_t at = 0; at <= value.size();) {
+    const auto colon = std::min(value.find(':', at), value.size());
+    const std::string pair = value.substr(at, colon - at);
+    const auto e = pair.find('=');
+    pairs.emplace_back(pair.substr(0, e),
+                       e == std::string::npos ? std::string(kNoValue) : pair.substr(e + 1));
+    at = colon + 1;
+  }
+  return pairs;
+}
+
+// Whether the options run a first (or third) pass: pass=1 or 3 in a library's list, or the
+// codec context's flags=+pass1.
+bool first_pass(const std::vector<std::string>& options) {
+  for (const auto& kv : options) {
+    const auto eq = kv.find('=');
+    const std::string key = kv.substr(0, eq),
+                      value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    if (key == "flags" && value.find("pass1") != std::string::npos) return true;
+    if (std::find(kParamLists.begin(), kParamLists.end(), key) == kParamLists.end()) continue;
+    for (const auto& [k, v] : split_list(value))
+      if (k == "pass" && (v == "1" || v == "3")) return true;
+  }
+  return false;
+}
 
 // Calls fn(key, value, writes) for each file an encoder option names, `value` by
 // reference: staging rewrites it. A library's list is split and joined again.
@@ -92,15 +119,7 @@ void for_each_side_file(std::vector<std::string>& options, Fn fn) {
       kv = key + "=" + value;
       continue;
     }
-    std::vector<std::pair<std::string, std::string>> pairs;
-    for (std::size_t at = 0; at <= value.size();) {
-      const auto colon = std::min(value.find(':', at), value.size());
-      const std::string pair = value.substr(at, colon - at);
-      const auto e = pair.find('=');
-      pairs.emplace_back(pair.substr(0, e),
-                         e == std::string::npos ? std::string(kNoValue) : pair.substr(e + 1));
-      at = colon + 1;
-    }
+    auto pairs = split_list(value);
     // x264/x265 read the stats file in passes 2 and 3 (3 rewrites it in place: not staged).
     const bool pass_reads = std::any_of(pairs.begin(), pairs.end(), [](const auto& p) {
       return p.first == "pass" && (p.second == "2" || p.second == "3");
@@ -116,9 +135,17 @@ void for_each_side_file(std::vector<std::string>& options, Fn fn) {
 }
 
 void declare_encoder_files(RunFiles& files, const TranscodeOptions& o, const std::string& who) {
+  const auto writes_stats = [&](const std::string& name, const std::string& what) {
+    for (const auto file : kStatsFiles)
+      for (const auto temp : {std::string_view(), kWhileWritten})
+        if (!file.empty() || !temp.empty())
+          files.writes(name + std::string(file) + std::string(temp), what + " (beside it)");
+  };
   auto options = o.encoder_options;  // a copy: declaring changes nothing
+  bool named = false;                // a stats file named: the libraries' default is not used
   for_each_side_file(options, [&](std::string_view key, std::string& value, bool writes) {
     const std::string what = fmt::format("{}encoder option {}", who, key);
+    named |= dashed(key) == "stats";
     if (!writes) return files.reads(value, what);
     if (o.encode_segments > 1)
       throw usage_error(
@@ -126,24 +153,14 @@ void declare_encoder_files(RunFiles& files, const TranscodeOptions& o, const std
                       "write that one file",
                       what, value, o.encode_segments));
     files.writes(value, what);
-    if (dashed(key) == "stats")
-      for (const auto sibling : kStatsSiblings)
-        if (!sibling.empty()) files.writes(value + std::string(sibling), what + " (beside it)");
+    if (dashed(key) == "stats") writes_stats(value, what);
   });
-  // A 2-pass run that names no stats file (pass=1 in a library's list, or flags=+pass1)
-  // writes the library's own, in the working folder.
-  bool pass = false, named = false;
-  for (const auto& kv : o.encoder_options) {
-    pass |= kv.find("pass=1") != std::string::npos || kv.find("pass=3") != std::string::npos ||
-            (kv.rfind("flags=", 0) == 0 && kv.find("pass1") != std::string::npos);
-    named |= kv.rfind("stats=", 0) == 0 || kv.find(":stats=") != std::string::npos ||
-             kv.find("-params=stats=") != std::string::npos ||
-             kv.find("opts=stats=") != std::string::npos;
-  }
-  if (pass && !named)
-    for (const auto* log : {"x264_2pass.log", "x265_2pass.log"})
-      for (const auto sibling : kStatsSiblings)
-        files.writes(log + std::string(sibling), who + "encoder pass 1");
+  // A 2-pass run that names no stats file writes the library's own, in the working folder.
+  if (first_pass(o.encoder_options) && !named)
+    for (const std::string log : {"x264_2pass.log", "x265_2pass.log"}) {
+      files.writes(log, who + "encoder pass 1");
+      writes_stats(log, who + "encoder pass 1");
+    }
 }
 
 void declare_run(RunFiles& files, const TranscodeOptions& o, const std::string& who) {
@@ -198,13 +215,9 @@ void EncoderSideFiles::stage(TranscodeOptions& o) {
   });
 }
 
-namespace {
-constexpr std::array<std::string_view, 3> kSiblings{"", ".mbtree", ".cutree"};  // x264, x265
-}  // namespace
-
 void EncoderSideFiles::commit() {
   for (const auto& f : files_)
-    for (const auto suffix : kSiblings) {
+    for (const auto suffix : kStatsFiles) {
       const std::string from = f.temp + std::string(suffix), to = f.target + std::string(suffix);
       std::error_code ec;
       if (std::filesystem::exists(from, ec) && ::rename(from.c_str(), to.c_str()) != 0)
@@ -216,10 +229,10 @@ void EncoderSideFiles::commit() {
 
 EncoderSideFiles::~EncoderSideFiles() {
   for (const auto& f : files_)  // not committed: what the encoder began goes
-    for (const auto suffix : kSiblings)
-      for (const auto* temp : {"", ".temp"}) {
+    for (const auto suffix : kStatsFiles)
+      for (const auto temp : {std::string_view(), kWhileWritten}) {
         std::error_code ec;
-        std::filesystem::remove(f.temp + std::string(suffix) + temp, ec);
+        std::filesystem::remove(f.temp + std::string(suffix) + std::string(temp), ec);
       }
 }
 
