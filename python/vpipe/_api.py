@@ -71,7 +71,8 @@ class Decoder(_lib.Closing):
 
 
 def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max_frames=None,
-           budget=None, prefetch=4, loop=None, queue_depth=None, decode_sessions=None):
+           budget=None, prefetch=4, loop=None, queue_depth=None, decode_sessions=None,
+           ss=None, to=None, duration=None):
     """Decodes `source` (a file or a live URL) and yields vpipe.Frame objects.
 
     device="cuda" keeps frames on the GPU, in memory from the `mem` strategy
@@ -81,12 +82,15 @@ def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max
     you; the decoder pauses beyond that. A frame you hold keeps its memory:
     `.clone()` the tensors you keep and let the frames go. decode_sessions=N
     decodes segments (GOPs) of the one input with N sessions at once (as
-    `vpipe transcode --decode-sessions`).
+    `vpipe transcode --decode-sessions`). ss, to and duration cut the input
+    frame-exactly, as `vpipe transcode --ss/--to/--duration` do: seconds, or
+    "HH:MM:SS.mmm" text, e.g. decode(path, ss=90, duration=2.5).
     Errors are vpipe.InputError / vpipe.VpipeError with vpipe's message.
     """
     return Decoder(source, device=device, decode=decoder, mem=mem, filters=filters,
                    max_frames=max_frames, budget=budget, prefetch=prefetch, loop=loop,
-                   queue_depth=queue_depth, decode_sessions=decode_sessions)
+                   queue_depth=queue_depth, decode_sessions=decode_sessions, ss=ss, to=to,
+                   duration=duration)
 
 
 def decode_many(sources, *, batch=None, **kw):

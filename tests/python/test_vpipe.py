@@ -73,6 +73,19 @@ class Decode(Tmp):
             got = np.concatenate([y.reshape(-1), u.reshape(-1), v.reshape(-1)])
             np.testing.assert_array_equal(got, ref)
 
+    def test_a_cut_gives_the_frames_ffmpegs_trim_gives(self):
+        ours = [f for f in vpipe.decode(SAMPLE, device="cpu", ss=1, duration=0.5)]
+        theirs = ffmpeg_frames(SAMPLE, "yuv420p", 1280, 720, 1000,
+                               extra=("-vf", "trim=start=1:duration=0.5,setpts=PTS-STARTPTS"))
+        self.assertEqual(len(ours), len(theirs))
+        self.assertGreater(len(ours), 5)
+        for f, ref in zip(ours, theirs):
+            got = np.concatenate([np.from_dlpack(p).reshape(-1) for p in f.planes])
+            np.testing.assert_array_equal(got, ref)
+        self.assertEqual(len(list(vpipe.decode(SAMPLE, device="cpu", ss="00:00:01", to=1.2))),
+                         len(ffmpeg_frames(SAMPLE, "gray", 1280, 720, 1000,
+                                           extra=("-vf", "trim=start=1:end=1.2,setpts=PTS-STARTPTS"))))
+
     def test_odd_sized_mpeg2_decodes_every_frame(self):
         frames = decoded(ODD)
         self.assertEqual(len(frames), frame_count(ODD))
