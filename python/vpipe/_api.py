@@ -285,7 +285,45 @@ def transcode(input, output, *, vf="", py_filter=None, py_format="rgb24", array=
         del keep
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP during a run: it ends as Ctrl-C does (the output drained and finalized,
+    no temporary file left), then the signal is delivered again with its default action."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _finish_on_termination():
+    """On the main thread, where SIGTERM and SIGHUP would kill Python at once (their default):
+    they raise _Terminated for the run's loop instead, for as long as the run goes on."""
+    import signal
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    kept = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            kept[signum] = signal.signal(signum, lambda n, _f: (_ for _ in ()).throw(_Terminated(n)))
+    try:
+        yield
+    finally:
+        for signum, handler in kept.items():
+            signal.signal(signum, handler)
+
+
 def _run_job(options, errors):
+    with _finish_on_termination():
+        terminated = None
+        try:
+            return _run_job_unguarded(options, errors)
+        except _Terminated as e:
+            terminated = e.signum
+    os.kill(os.getpid(), terminated)  # the handler is the default again: the process ends
+
+
+def _run_job_unguarded(options, errors):
     job = lib.vpipe_transcode_open(options)
     if not job:
         raise _lib.error()
@@ -305,7 +343,7 @@ def _run_job(options, errors):
     while not done.is_set():
         try:
             done.wait(_POLL_MS / 1000)
-        except KeyboardInterrupt as e:
+        except (KeyboardInterrupt, _Terminated) as e:
             lib.vpipe_transcode_interrupt(job)  # drains, finalizes the output
             interrupted = interrupted or e
     try:

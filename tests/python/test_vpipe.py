@@ -318,13 +318,13 @@ class Readme(Tmp):
 
 
 class CtrlC(Tmp):
-    def run_and_interrupt(self, body):
+    def run_and_interrupt(self, body, sig=signal.SIGINT):
         script = textwrap.dedent(body)
         p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=os.environ)
         self.assertEqual(p.stdout.readline().strip(), "started")
         time.sleep(0.5)
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
         out, err = p.communicate(timeout=60)
         return p.returncode, out, err
 
@@ -355,6 +355,23 @@ class CtrlC(Tmp):
         self.assertEqual(rc, 0, err)
         self.assertIn("interrupted cleanly", out)
         self.assertGreater(frame_count(out_file), 0)
+
+
+    def test_sigterm_or_sighup_in_a_transcode_finalizes_the_output_then_ends_python(self):
+        # Python's default for both is to die at once: the output's temporary file was left,
+        # and no output. Now the run drains and finalizes, then the signal ends the process.
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            folder = self.path(f"sig{int(sig)}")
+            os.mkdir(folder)
+            out_file = os.path.join(folder, "stopped.mp4")
+            rc, out, err = self.run_and_interrupt(f"""
+                import vpipe
+                print("started", flush=True)
+                vpipe.transcode({SAMPLE!r}, {out_file!r}, vf="resize=320x180", device="cpu", loop=1000)
+            """, sig)
+            self.assertEqual(rc, -sig, err)
+            self.assertEqual(sorted(os.listdir(folder)), ["stopped.mp4"], "no temporary file left")
+            self.assertGreater(frame_count(out_file), 0)
 
 
 if __name__ == "__main__":
