@@ -63,8 +63,8 @@ int header_takes(const AVOutputFormat* format, std::vector<const AVCodecParamete
   for (const AVCodecParameters* par : pars) {
     AVStream* s = avformat_new_stream(raw, nullptr);
     (void)avcodec_parameters_copy(s->codecpar, par);
-    s->time_base = par->codec_type == AVMEDIA_TYPE_AUDIO ? AVRational{1, par->sample_rate}
-                                                         : AVRational{1, 25};
+    s->time_base =
+        par->codec_type == AVMEDIA_TYPE_AUDIO ? AVRational{1, par->sample_rate} : AVRational{1, 25};
     s->avg_frame_rate = {25, 1};
   }
   (void)avio_open_dyn_buf(&raw->pb);
@@ -78,9 +78,9 @@ int header_takes(const AVOutputFormat* format, std::vector<const AVCodecParamete
 }
 
 // The containers a user of vpipe writes, by the names they give their files.
-const char* const kExtensions[] = {"mp4", "m4v", "mov", "mkv", "mka", "webm", "ts",  "m2ts",
-                                   "mpg", "vob", "avi", "flv", "mxf", "ogg", "ogv", "nut",
-                                   "asf", "wmv", "3gp", "gif", "y4m", "wav", "mp3", "aac",
+const char* const kExtensions[] = {"mp4", "m4v",  "mov",  "mkv",  "mka",  "webm", "ts",  "m2ts",
+                                   "mpg", "vob",  "avi",  "flv",  "mxf",  "ogg",  "ogv", "nut",
+                                   "asf", "wmv",  "3gp",  "gif",  "y4m",  "wav",  "mp3", "aac",
                                    "ac3", "flac", "opus", "h264", "hevc", "ivf"};
 
 // A video stream `format` takes by itself, to go beside an audio stream (MXF and DV hold no
