@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -131,6 +132,32 @@ TEST_F(Outputs, OneThatFailsIsReportedAndRemovedAndTheOthersFinish) {
   EXPECT_EQ(j["outputs"][0]["status"], "ok");
   EXPECT_EQ(j["outputs"][1]["status"], "ok");
   EXPECT_NE(j["outputs"][2]["status"].get<std::string>().find("failed"), std::string::npos);
+}
+
+// A rendition's codec is asked of its segments' container (HLS: MPEG-TS, DASH: MP4 or WebM),
+// before anything is written: VP9 in HLS was written as bin_data and exited 0. The refusal
+// names the rendition where the ladder puts it, not the staging folder, and a ladder's folder
+// this run made is gone. Each output's plan notes (fit, encoder) are named by its path.
+TEST_F(Outputs, ARenditionItsSegmentsCannotHoldIsRefusedByItsOwnName) {
+  const auto in = input();
+  for (const auto& [ladder, enc, where] :
+       {std::tuple{"hls", "libvpx-vp9", "/b/index.m3u8: hls's mpegts segments cannot hold vp9"},
+        std::tuple{"dash", "ffv1", "/b/manifest.mpd: dash's mp4 segments cannot hold ffv1"}}) {
+    const auto dir = path(std::string("refused_") + ladder);
+    const auto r = run_vpipe("transcode " + in + " a --output b:encoder=" + enc + " --" + ladder +
+                             " " + dir + " --device cpu");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(dir + where), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(".vpipe-partial"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << "the folder this run made, left empty";
+  }
+  const std::string odd =
+      env_or("VPIPE_MEDIA_DIR", kBuiltinMediaDir) + std::string("/odd-720x405.mpg");
+  const auto r = run_vpipe("transcode " + odd + " " + path("n1.mkv") + ":encoder=ffv1 --output " +
+                           path("n2.mkv") + ":encoder=libx264 --frames 5 --device cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(path("n2.mkv") + ": fit pad: 720x405 padded to 720x406"), std::string::npos)
+      << "output 2's note, named" << r.err;
 }
 
 // The run's --vf runs once, before the fork; each output's chain after it. The

@@ -45,15 +45,15 @@ const std::vector<ContainerRow>& container_rows() {
   static const std::vector<ContainerRow> rows = {
       // What these muxers write (mpegtsenc.c, mpegenc.c in its MPEG-PS, Video CD, Super VCD
       // and DVD forms, oggenc.c, gif.c, webpenc.c, yuv4mpegenc.c, flacenc.c): they refuse, or
-      // mangle,
-      // everything else. FFmpeg 5.1 names .vob svcd, whose header refused AAC.
-      {"mpegts",
-       {AV_CODEC_ID_MPEG1VIDEO,   AV_CODEC_ID_MPEG2VIDEO,  AV_CODEC_ID_MPEG4, AV_CODEC_ID_H264,
-        AV_CODEC_ID_HEVC,         AV_CODEC_ID_VVC,         AV_CODEC_ID_CAVS,  AV_CODEC_ID_DIRAC,
-        AV_CODEC_ID_VC1,          AV_CODEC_ID_AV1,         AV_CODEC_ID_MP2,   AV_CODEC_ID_MP3,
-        AV_CODEC_ID_AAC,          AV_CODEC_ID_AAC_LATM,    AV_CODEC_ID_AC3,   AV_CODEC_ID_EAC3,
-        AV_CODEC_ID_DTS,          AV_CODEC_ID_TRUEHD,      AV_CODEC_ID_OPUS,  AV_CODEC_ID_S302M,
-        AV_CODEC_ID_DVB_SUBTITLE, AV_CODEC_ID_DVB_TELETEXT}},
+      // mangle, everything else. FFmpeg 5.1 writes AV1 into MPEG-TS as bin_data (no video),
+      // and names .vob svcd, whose header refused AAC.
+      {"mpegts", {AV_CODEC_ID_MPEG1VIDEO, AV_CODEC_ID_MPEG2VIDEO,   AV_CODEC_ID_MPEG4,
+                  AV_CODEC_ID_H264,       AV_CODEC_ID_HEVC,         AV_CODEC_ID_VVC,
+                  AV_CODEC_ID_CAVS,       AV_CODEC_ID_DIRAC,        AV_CODEC_ID_VC1,
+                  AV_CODEC_ID_MP2,        AV_CODEC_ID_MP3,          AV_CODEC_ID_AAC,
+                  AV_CODEC_ID_AAC_LATM,   AV_CODEC_ID_AC3,          AV_CODEC_ID_EAC3,
+                  AV_CODEC_ID_DTS,        AV_CODEC_ID_TRUEHD,       AV_CODEC_ID_OPUS,
+                  AV_CODEC_ID_S302M,      AV_CODEC_ID_DVB_SUBTITLE, AV_CODEC_ID_DVB_TELETEXT}},
       {"mpeg", kProgramStream},
       {"vcd", kProgramStream},
       {"vob", kDvdStream},
@@ -75,6 +75,8 @@ const std::vector<ContainerRow>& container_rows() {
       {"matroska", {}, {AV_CODEC_ID_RV10, AV_CODEC_ID_RV20}},  // "not yet implemented"
       // FLV's video is Sorenson's H.263 (flv1), not H.263 or MPEG-4; its Speex 16 kHz mono.
       {"flv", {}, {AV_CODEC_ID_H263, AV_CODEC_ID_MPEG4, AV_CODEC_ID_SPEEX}},
+      // AVI's header takes FLAC and Opus (a WAV tag), whose packets no reader decodes from it.
+      {"avi", {}, {AV_CODEC_ID_FLAC, AV_CODEC_ID_OPUS}},
       // MXF's essence containers hold 16- or 24-bit PCM audio alone (mxfenc; its query said
       // yes to MP3 and AAC, then its header refused them).
       {"mxf", {}, {}, Codecs{AV_CODEC_ID_PCM_S16LE, AV_CODEC_ID_PCM_S24LE}},

@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 LadderFolder::LadderFolder(std::string target, bool keep_partial)
     : target_(std::move(target)), keep_(keep_partial) {
   std::error_code ec;
-  fs::create_directories(target_, ec);
+  made_target_ = fs::create_directories(target_, ec);
   if (ec)
     throw input_error(
         fmt::format("cannot make the ladder's folder '{}': {}", target_, ec.message()));
@@ -68,7 +68,8 @@ LadderFolder::~LadderFolder() {
           "(keep_partial); the ladder already there is untouched",
           target_, staging_);
     else
-      fs::remove_all(staging_, ec);  // only what this run made
+      fs::remove_all(staging_, ec);                              // only what this run made
+    if (made_target_ && !keep_) (void)::rmdir(target_.c_str());  // this run's, left empty
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);  // the lock goes with it
 }
@@ -76,6 +77,13 @@ LadderFolder::~LadderFolder() {
 std::string LadderFolder::final_name(const std::string& staged) const {
   if (staged.compare(0, staging_.size(), staging_) != 0) return staged;
   return target_ + staged.substr(staging_.size());
+}
+
+std::string LadderFolder::in_final_names(std::string text) const {
+  for (auto at = text.find(staging_); at != std::string::npos;
+       at = text.find(staging_, at + target_.size()))
+    text.replace(at, staging_.size(), target_);
+  return text;
 }
 
 void LadderFolder::commit() {

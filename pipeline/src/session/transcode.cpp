@@ -143,7 +143,6 @@ void describe_run(TranscodeReport& report, const TranscodeOptions& o, const Tran
         drop_name(plan.drop), o.stall_timeout_s,
         can_reconnect(o.input) ? fmt::format("up to {} reconnect(s)", o.reconnect)
                                : std::string("no connection to reopen (it waits for data)")));
-  report.notes.insert(report.notes.end(), plan.notes.begin(), plan.notes.end());
   report.device = plan.device == Device::kCuda ? "cuda" : "cpu";
   report.decode = plan.nvdec ? "nvdec" : "cpu";
   report.encoder = plan.encoder ? plan.encoder->name : "none (null output)";
@@ -167,6 +166,7 @@ void describe_run(TranscodeReport& report, const TranscodeOptions& o, const Tran
 // steps (input, CUDA path, wiring, decode sessions, report) each a member under 80 lines.
 struct TranscodeSession::Parts {
   Parts(TranscodeOptions options, RunHooks run_hooks);
+  void build();
   void open_input();
   // What of the input each output is made from (its clock shifted as the demuxer shifts it).
   TranscodeOutput::Source source() {
@@ -189,6 +189,10 @@ struct TranscodeSession::Parts {
   [[nodiscard]] TranscodePlan& run_plan() const { return outs.front()->plan; }
   [[nodiscard]] MediaCounters& run_counters() const { return outs.front()->counters; }
   void finish_outputs(TranscodeReport& r);
+  // An output as the user named it (a ladder's rendition by its final place, not the staging's).
+  [[nodiscard]] std::string shown_name(const OutputPart& out) const {
+    return ladder ? ladder->final_name(out.o.output) : out.o.output;
+  }
   void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
   void choose_decode_sessions();
   [[nodiscard]] std::int64_t expected_frames() const;
@@ -252,6 +256,17 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     ladder.emplace(local_file(dir).value_or(dir), o.keep_partial);  // "file:DIR" is DIR
     (o.hls.empty() ? o.dash : o.hls) = ladder->staging();  // every rendition is written there
   }
+  try {
+    build();
+  } catch (const usage_error& e) {  // a rendition is named where the user will find it
+    throw usage_error(ladder ? ladder->in_final_names(e.what()) : e.what());
+  } catch (const input_error& e) {
+    throw input_error(ladder ? ladder->in_final_names(e.what()) : e.what());
+  }
+}
+
+// The outputs planned and opened, the CUDA path made, the stages wired.
+void TranscodeSession::Parts::build() {
   std::vector<TranscodeOptions> list = output_list(o);
   o = list.front();                            // several outputs: the first's keys applied
   std::vector<std::vector<FilterSpec>> specs;  // parsed once: plan() takes them
@@ -279,6 +294,9 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
                 colour_of_tags(decoder->colorspace, decoder->color_range, decoder->pix_fmt)},
                machine);
   describe_run(report, o, run_plan(), ladder ? ladder->final_name(o.output) : o.output);
+  for (const auto& out : outs)  // each output's plan notes (fit, encoder auto…), named by it
+    for (const auto& n : out->plan.notes)
+      report.notes.push_back(outs.size() == 1 ? n : shown_name(*out) + ": " + n);
   open_outputs();
   make_cuda_path();
   wire();
@@ -315,7 +333,7 @@ void TranscodeSession::Parts::open_outputs() {
     TranscodeReport scratch;
     out->encoder = out->output.open(out->o, out->plan, source(), hooks.interrupt,
                                     outs.size() == 1 ? report : scratch);
-    for (const auto& n : scratch.notes) report.notes.push_back(out->o.output + ": " + n);
+    for (const auto& n : scratch.notes) report.notes.push_back(shown_name(*out) + ": " + n);
   }
 }
 
@@ -833,6 +851,10 @@ TranscodeReport TranscodeSession::run() {
     p.hooks.on_progress({p.run_counters().video_packets_written.load(), total, report.wall_s});
   p.collect(report);
   report.output_cut = p.outs.front()->mux && p.outs.front()->mux->cut();
+  if (p.ladder) {  // what the user reads names the ladder's folder, not its staging
+    failure = p.ladder->in_final_names(failure);
+    for (auto& n : report.notes) n = p.ladder->in_final_names(n);
+  }
   if (!failure.empty()) {
     report.failure = failure;  // a ladder's staging folder goes with the session
     throw transcode_failed(failure, std::move(report), gpu_fault);  // the partial output goes
@@ -886,7 +908,7 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
   for (std::size_t k = 0; k < outs.size(); ++k) {
     const OutputPart& out = *outs[k];
     OutputReport each;
-    each.output = ladder ? ladder->final_name(out.o.output) : out.o.output;
+    each.output = shown_name(out);
     each.encoder = out.plan.encoder ? out.plan.encoder->name : "none (null output)";
     each.effective_chain = out.plan.labels();
     each.format = out.plan.output;
@@ -896,6 +918,7 @@ void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
     each.latency_ms_p99 = static_cast<double>(out.counters.latency_ns.percentile(0.99)) * 1e-6;
     each.fork_wait_s = fan_out ? fan_out->blocked_s(k) : 0;
     each.failure = out.health && out.health->failed() ? out.health->why() : "";
+    if (ladder) each.failure = ladder->in_final_names(each.failure);
     if (each.failure.empty() && !out.plan.null_output) {
       try {
         outs[k]->output.finished();

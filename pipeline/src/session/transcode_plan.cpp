@@ -252,19 +252,27 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
   if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
     throw usage_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
   check_preset(codec, o.preset);
-  if (container_holds(container, codec->id) != false) return codec;
+  // A ladder's rendition is written into its segments' container (HLS: MPEG-TS): asked of it.
+  const auto holds = [&](AVCodecID id) {
+    return container_holds(segment_container(container, id), id) != false;
+  };
+  if (holds(codec->id)) return codec;
   // --encoder auto and a container without H.264 (.webm, .ogv, .gif): its own codec.
   const AVCodec* native = avcodec_find_encoder(container->video_codec);
-  if (o.encoder == "auto" && native && container_holds(container, native->id) != false) {
+  if (o.encoder == "auto" && native && holds(native->id)) {
     p.notes.push_back(fmt::format("encoder auto: {} ({} cannot hold {})", native->name,
                                   container->name, avcodec_get_name(codec->id)));
     return native;
   }
   const std::string other = container_holding(codec->id, container);
+  const AVOutputFormat* segments = segment_container(container, codec->id);
+  const std::string who = segments == container
+                              ? fmt::format("the {} container", container->name)
+                              : fmt::format("{}'s {} segments", container->name, segments->name);
   throw input_error(
-      fmt::format("{}: the {} container cannot hold {} video (encoder {}); pick another "
+      fmt::format("{}: {} cannot hold {} video (encoder {}); pick another "
                   "encoder{} or another container{}",
-                  o.output, container->name, avcodec_get_name(codec->id), codec->name,
+                  o.output, who, avcodec_get_name(codec->id), codec->name,
                   native ? fmt::format(" ({} fits it)", native->name) : std::string(),
                   other.empty() ? std::string() : fmt::format(" ({} holds it)", other)));
 }

@@ -22,6 +22,8 @@ class LadderFolder {
   [[nodiscard]] const std::string& staging() const { return staging_; }
   // A path under staging() as it will be once committed (reports name that one).
   [[nodiscard]] std::string final_name(const std::string& staged) const;
+  // `text` (a message) with the staging folder's name put back to the ladder's.
+  [[nodiscard]] std::string in_final_names(std::string text) const;
   // Every file of the staging folder moved into the target: segments first, then each
   // rendition's playlist or manifest, the master last; then the staging folder removed.
   void commit();
@@ -32,7 +34,8 @@ class LadderFolder {
   int lock_fd_ = -1;  // the target folder, flock'ed
   bool keep_ = false;
   bool done_ = false;
-  bool registered_ = false;  // a second Ctrl-C removes the staging folder
+  bool registered_ = false;   // a second Ctrl-C removes the staging folder
+  bool made_target_ = false;  // this run made the ladder's folder: an unfinished run removes it
 };
 
 }  // namespace vpipe
