@@ -819,4 +819,17 @@ TEST(Outputs, NamesThatWouldBeTheLaddersOwnAndMisspeltKeysAreRefused) {
   EXPECT_EQ(all[1].output, "b.mkv");
   EXPECT_EQ(all[1].filters, "resize=320x180:interp=bilinear");
   EXPECT_EQ(all[1].crf, 30);
+  // A key as its flag spells it (encode-segments) is the key (encode_segments); and one
+  // output takes keys after its path as several do (it was "cannot tell the container").
+  top.outputs = {"b.mkv:encode-segments=3:encoder=mpeg4"};
+  EXPECT_EQ(output_list(top)[1].encode_segments, 3);
+  EXPECT_EQ(output_list(top)[1].encoder, "mpeg4");
+  top.outputs.clear();
+  top.output = "one.mp4:encoder=mpeg4";
+  top.filters = "resize=320x180";
+  const auto one = output_list(top);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].output, "one.mp4");
+  EXPECT_EQ(one[0].encoder, "mpeg4");
+  EXPECT_EQ(one[0].filters, "resize=320x180");
 }

@@ -617,7 +617,8 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
   for (std::size_t at = spec.find(':'); at != std::string::npos; at = spec.find(':', at + 1)) {
     const auto eq = spec.find('=', at + 1);
     if (eq == std::string::npos) break;
-    const auto key = std::string_view(spec).substr(at + 1, eq - at - 1);
+    std::string key = spec.substr(at + 1, eq - at - 1);
+    std::replace(key.begin(), key.end(), '-', '_');  // encode-segments, as the flag spells it
     const OptionSpec* s = find_option(key);
     // ":word=" right after the path that names no key is a misspelt one ("b.mkv:bogus=1"
     // became a file of that name); after a key it is that key's value ("vf=resize=…:interp=…").
@@ -650,8 +651,9 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
     const std::string kv = spec.substr(cuts[k] + 1, cuts[k + 1] - cuts[k] - 1);
     const auto eq = kv.find('=');
-    set_option(o, kv.substr(0, eq), kv.substr(eq + 1), fmt::format("output {}", o.output),
-               kCommandLine);
+    std::string key = kv.substr(0, eq);
+    std::replace(key.begin(), key.end(), '-', '_');
+    set_option(o, key, kv.substr(eq + 1), fmt::format("output {}", o.output), kCommandLine);
   }
   return o;
 }
@@ -680,8 +682,7 @@ std::string rendition_path(const TranscodeOptions& top, const std::string& name)
 std::vector<TranscodeOptions> output_list(const TranscodeOptions& top) {
   if (!top.hls.empty() && !top.dash.empty())
     throw usage_error("--hls and --dash: one ladder a run; write the other in a second run");
-  if (top.outputs.empty() && ladder_dir(top).empty()) return {top};
-  std::vector<TranscodeOptions> all{output_options(top, top.output)};
+  std::vector<TranscodeOptions> all{output_options(top, top.output)};  // "one.mp4:encoder=…" too
   for (const auto& spec : top.outputs) all.push_back(output_options(top, spec));
   if (!top.filters.empty())  // the run's chain first, then each output's own
     for (auto& o : all) o.filters = top.filters + (o.filters.empty() ? "" : "," + o.filters);
