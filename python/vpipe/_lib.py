@@ -1,6 +1,9 @@
 """The C library (python/capi/vpipe_capi.h) through ctypes, and its errors."""
 import ctypes
+import decimal
 import json
+import math
+import numbers
 import os
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_int, c_int64, c_uint64,
                     c_void_p)
@@ -107,9 +110,22 @@ def error(kind=None, message=None):
     return cls(message)
 
 
+def _value(key, v):
+    """An option's value as vpipe's parser reads it: a number's plain decimal text (JSON would
+    write 1e-05, which no time or size is written as), a Fraction or Decimal as a number, and
+    nan or inf refused by name."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or isinstance(v, int):
+        return v
+    v = float(v)
+    if not math.isfinite(v):
+        raise ValueError(f"{key}={v}: not a finite number")
+    text = repr(v)
+    return format(decimal.Decimal(text), "f") if "e" in text or "E" in text else v
+
+
 def options(**kw):
     """JSON text of the options that are set (None: the library's default)."""
-    return json.dumps({k: v for k, v in kw.items() if v is not None}).encode()
+    return json.dumps({k: _value(k, v) for k, v in kw.items() if v is not None}).encode()
 
 
 def capsule(tensor_ptr):

@@ -86,6 +86,15 @@ class Decode(Tmp):
                          len(ffmpeg_frames(SAMPLE, "gray", 1280, 720, 1000,
                                            extra=("-vf", "trim=start=1:end=1.2,setpts=PTS-STARTPTS"))))
 
+    def test_times_as_any_python_number(self):
+        from fractions import Fraction
+        # 1e-05 is JSON's spelling of 0.00001, which vpipe's time parser refused; a Fraction
+        # was "not JSON serializable"; nan reached the parser as a JSON error.
+        for ss in (0.00001, 1e-9, Fraction(1, 2)):
+            self.assertEqual(len(list(vpipe.decode(SAMPLE, device="cpu", ss=ss, max_frames=2))), 2, ss)
+        with self.assertRaisesRegex(ValueError, "ss=nan"):
+            vpipe.decode(SAMPLE, device="cpu", ss=float("nan"))
+
     def test_odd_sized_mpeg2_decodes_every_frame(self):
         frames = decoded(ODD)
         self.assertEqual(len(frames), frame_count(ODD))
