@@ -160,15 +160,17 @@ void place_cuda_segment(const TranscodeOptions& o, TranscodePlan& p) {
 }  // namespace
 
 bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f) {
-  // A trial open: hardware encoders answer for their device, not the size, and SVT-AV1
-  // cannot be closed unfed. The libraries are asked too: libvpx, libaom and rav1e take odd
-  // 4:2:0 sizes (FFmpeg writes them so), libx264 and libx265 do not.
-  const bool library = std::string_view(codec->name).rfind("lib", 0) == 0;  // its wrapper's name
-  if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || (codec->wrapper_name && !library) ||
-      !closes_without_frames(codec))
-    return false;
+  // The library encoders are not tried: libx264 leaks when its open fails, SVT-AV1 cannot be
+  // closed unfed. These take odd 4:2:0 sizes, as FFmpeg's tool writes them (checked against it
+  // by EdgeCase.OddSizesFitTheEncoder); libx264, libx265, libsvtav1 and xvid do not.
+  static constexpr std::string_view kOddSizes[] = {"libvpx", "libvpx-vp9", "libaom-av1", "librav1e",
+                                                   "libtheora"};
+  const std::string_view name = codec->name;
+  if (name.rfind("lib", 0) == 0)
+    return std::find(std::begin(kOddSizes), std::end(kOddSizes), name) != std::end(kOddSizes);
+  if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || codec->wrapper_name) return false;
   const int level = av_log_get_level();
-  av_log_set_level(AV_LOG_QUIET);  // a trial: its banner and refusal are not the user's news
+  av_log_set_level(AV_LOG_QUIET);  // a trial: its refusal is not the user's news
   const struct Restore {
     int level;
     ~Restore() { av_log_set_level(level); }
