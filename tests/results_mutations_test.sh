@@ -5,7 +5,8 @@
 # (issue #42): an archived run's entry missing from order.json; README's generated block with its
 # markers deleted (its text then passes for typed) or copied; the suite's raw runs edited under
 # their stored median; the raw runs and the median edited together (the page then differs); a file
-# copied from one run's folder into another's; an empty log; a run folder nothing reads or names.
+# copied from one run's folder into another's; an empty log; a run folder nothing reads or names;
+# a run's commit.txt or gpu.txt saying another commit or card than its folder's name.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -69,4 +70,25 @@ check_fails "a run nothing reads" "lost-h200-2026-12-03-0000000: no page reads o
 fresh
 mkdir -p "$tmp/tree/docs/results/archive/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/archive/lost-h200-2026-12-03-0000000/run.json"
 check_fails "an archived run HISTORY does not list" "lacks 0000000"
+# A run's files say another commit or card than its folder's name (issue #82): two runs drawn
+# at random (seed printed) from those whose folder holds commit.txt, and from those with gpu.txt.
+seed=${VPIPE_RESULTS_SEED:-$RANDOM}
+echo "results mutations: seed $seed (VPIPE_RESULTS_SEED)"
+pick() {  # pick FILE N: N run folders (relative to docs/results) holding FILE, drawn by the seed
+  (cd "$src/docs/results" && ls -d */"$1" archive/*/"$1" 2>/dev/null | xargs -n1 dirname |
+    grep -E -- '-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9a-f]{7}' |
+    python3 -c "import random,sys; r=sys.stdin.read().split(); random.seed($seed); print(*random.sample(r, min($2, len(r))))")
+}
+for run in $(pick commit.txt 2); do
+  fresh
+  echo 0123456789abcdef0123456789abcdef01234567 >"$tmp/tree/docs/results/$run/commit.txt"
+  check_fails "$run's commit.txt naming another commit" "commit.txt names 0123456789ab"
+done
+for run in $(pick gpu.txt 2); do
+  fresh
+  card=$(basename "$run" | grep -oE -- '-h[12]00-' | tr -d - | tr a-z A-Z)
+  other=$([[ $card == H100 ]] && echo H200 || echo H100)
+  echo "NVIDIA $other 80GB HBM3, 580.159.04, 81559 MiB" >"$tmp/tree/docs/results/$run/gpu.txt"
+  check_fails "$run's gpu.txt naming the other card" "gpu.txt names no $card"
+done
 echo "ok: without git the check passes; every mutation fails it"

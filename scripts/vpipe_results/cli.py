@@ -12,7 +12,8 @@ from .common import ROOT
 
 def problems_in(s):
     out = [p for path, names in pages.BLOCKS.items() for p in pages.block_problems(path, names)]
-    out += integrity.copies_and_empty_files() + decode_table.continuation_problems()
+    out += integrity.copies_and_empty_files() + integrity.names_and_contents()
+    out += decode_table.continuation_problems()
     out += [f"docs/results/archive/order.json or changes.json lacks {c} or differs from git (run scripts/results "
             "in a git checkout)" for c in history.stale(archived_commits(), s.commit)]
     return out

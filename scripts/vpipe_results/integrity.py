@@ -3,7 +3,7 @@ run's (one call's output copied into another's), an empty file, and a run nothin
 import hashlib
 import os
 
-from .common import ARCHIVE, READ, RESULTS, rel
+from .common import ARCHIVE, READ, RESULTS, RUN_NAME, rel
 
 # Archived runs known to hold other calls' files (a script reused its output folder, fixed since).
 KNOWN_COPIES = {
@@ -42,6 +42,26 @@ def copies_and_empty_files():
     stale = [f"KNOWN_COPIES names {n}, which is not under docs/results/archive/" for n in KNOWN_COPIES
              if not os.path.exists(os.path.join(ARCHIVE, n))]
     return problems + stale
+
+
+def names_and_contents():
+    """A run's folder name says its commit and card (KIND-CARD-DATE-COMMIT); what the run wrote
+    must say the same: commit.txt the commit it built (issue #82: one changed to another commit
+    passed), gpu.txt the card it ran on."""
+    problems = []
+    for name, top in run_folders():
+        m = RUN_NAME.match(name)
+        if not m or not os.path.isdir(top):
+            continue
+        commit_txt, gpu_txt = os.path.join(top, "commit.txt"), os.path.join(top, "gpu.txt")
+        if m["commit"] and os.path.exists(commit_txt):
+            built = (open(commit_txt, encoding="utf-8").read().split() or [""])[0]
+            if not built.startswith(m["commit"]):
+                problems.append(f"{rel(commit_txt)} names {built[:12] or 'nothing'}, the folder {m['commit']}")
+        if m["card"] and m["card"] != "cpu" and os.path.exists(gpu_txt):
+            if m["card"].upper() not in open(gpu_txt, encoding="utf-8").read():
+                problems.append(f"{rel(gpu_txt)} names no {m['card'].upper()}, as the folder does")
+    return problems
 
 
 def unread_runs(pages):
