@@ -6,7 +6,8 @@
 # markers deleted (its text then passes for typed) or copied; the suite's raw runs edited under
 # their stored median; the raw runs and the median edited together (the page then differs); a file
 # copied from one run's folder into another's; an empty log; a run folder nothing reads or names;
-# a run's commit.txt or gpu.txt saying another commit or card than its folder's name.
+# a run's commit.txt or gpu.txt saying another commit or card than its folder's name; a run's
+# folder holding only its README.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -91,4 +92,8 @@ for run in $(pick gpu.txt 2); do
   echo "NVIDIA $other 80GB HBM3, 580.159.04, 81559 MiB" >"$tmp/tree/docs/results/$run/gpu.txt"
   check_fails "$run's gpu.txt naming the other card" "gpu.txt names no $card"
 done
+fresh
+run=$(pick commit.txt 1)
+find "$tmp/tree/docs/results/$run" -type f ! -name README.md -delete
+check_fails "$run holding only its README" "holds no data, only a README"
 echo "ok: without git the check passes; every mutation fails it"

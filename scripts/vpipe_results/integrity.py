@@ -45,13 +45,18 @@ def copies_and_empty_files():
 
 
 def names_and_contents():
-    """A run's folder name says its commit and card (KIND-CARD-DATE-COMMIT); what the run wrote
-    must say the same: commit.txt the commit it built (issue #82: one changed to another commit
-    passed), gpu.txt the card it ran on."""
+    """A run's folder holds what the run wrote, not prose alone (issue #82: a folder holding only
+    a README, named like a cited run, passed); its name says its commit and card
+    (KIND-CARD-DATE-COMMIT), and what the run wrote must say the same: commit.txt the commit it
+    built (one changed to another commit passed), gpu.txt the card it ran on."""
     problems = []
     for name, top in run_folders():
         m = RUN_NAME.match(name)
-        if not m or not os.path.isdir(top):
+        if not os.path.isdir(top):
+            continue
+        if not any(f != "README.md" for _, _, files in os.walk(top) for f in files):
+            problems.append(f"{rel(top)} holds no data, only a README")
+        if not m:
             continue
         commit_txt, gpu_txt = os.path.join(top, "commit.txt"), os.path.join(top, "gpu.txt")
         if m["commit"] and os.path.exists(commit_txt):
