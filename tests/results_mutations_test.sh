@@ -23,6 +23,7 @@ fresh
 export GIT_CEILING_DIRECTORIES=$tmp
 (cd "$tmp/tree" && git rev-parse 2>/dev/null) && { echo "FAIL: the copy is inside a git tree"; exit 1; }
 python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; echo "FAIL: no git, and the check failed"; exit 1; }
+grep -q "no git history here" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: without git, the check did not say what it could not compare"; exit 1; }
 suite=$(ls -d "$tmp"/tree/docs/results/suite-* | tail -1)
 python3 - "$tmp/tree/docs/results/archive/order.json" <<'PY'
 import json, sys

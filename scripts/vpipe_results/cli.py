@@ -43,6 +43,9 @@ def main(argv=None):
             print(f"results: {path}: written from {s.name}")
     texts = [open(p, encoding="utf-8").read() for p in glob.glob(os.path.join(ROOT, "docs", "*.md")) +
              [os.path.join(ROOT, "README.md")]]
+    if a.check and history.git("rev-parse", "HEAD") is None:  # said, not dropped silently
+        print("results: no git history here: archive/order.json and changes.json are checked as "
+              "stored, not against git's commit times and code changes", file=sys.stderr)
     found = problems_in(s) + [f"{r}: no page reads or names it" for r in integrity.unread_runs(texts)]
     for p in found:
         print(f"results: {p}", file=sys.stderr)
