@@ -76,9 +76,10 @@ check_fails "an archived run HISTORY does not list" "lacks 0000000"
 # at random (seed printed) from those whose folder holds commit.txt, and from those with gpu.txt.
 seed=${VPIPE_RESULTS_SEED:-$RANDOM}
 echo "results mutations: seed $seed (VPIPE_RESULTS_SEED)"
-pick() {  # pick FILE N: N run folders (relative to docs/results) holding FILE, drawn by the seed
+pick() {  # pick FILE N [NAMED]: N run folders (relative to docs/results) holding FILE whose
+          # name holds NAMED too, drawn by the seed
   (cd "$src/docs/results" && ls -d */"$1" archive/*/"$1" 2>/dev/null | xargs -n1 dirname |
-    grep -E -- '-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9a-f]{7}' |
+    grep -E -- '-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9a-f]{7}' | grep -E -- "${3:-.}" |
     python3 -c "import random,sys; r=sys.stdin.read().split(); random.seed($seed); print(*random.sample(r, min($2, len(r))))")
 }
 for run in $(pick commit.txt 2); do
@@ -86,7 +87,7 @@ for run in $(pick commit.txt 2); do
   echo 0123456789abcdef0123456789abcdef01234567 >"$tmp/tree/docs/results/$run/commit.txt"
   check_fails "$run's commit.txt naming another commit" "commit.txt names 0123456789ab"
 done
-for run in $(pick gpu.txt 2); do
+for run in $(pick gpu.txt 2 '-h[12]00-'); do
   fresh
   card=$(basename "$run" | grep -oE -- '-h[12]00-' | tr -d - | tr a-z A-Z)
   other=$([[ $card == H100 ]] && echo H200 || echo H100)
