@@ -36,6 +36,7 @@ extern "C" {
 #include "vpipe/memory/crash_trace.hpp"
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
 
 namespace {
 
@@ -78,6 +79,29 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+// FFmpeg's tool's flags on a command line CLI11 refused: one line each, with vpipe's name
+// (the schema's FFmpeg spellings, and the few FFmpeg flags that are no option here).
+std::string ffmpeg_hints(int argc, char** argv) {
+  static const std::pair<std::string_view, std::string_view> kNotOptions[] = {
+      {"-i", "give IN as the first argument: vpipe transcode IN OUT"},
+      {"-y", "not needed: vpipe replaces OUT when the run succeeds (a failed run keeps it)"},
+      {"-an", "--audio none"},
+      {"-f", "vpipe picks the container from OUT's extension"},
+      {"-hwaccel", "--decode nvdec (--device cuda runs the filters on the GPU)"},
+  };
+  std::string hints;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a.size() < 2 || a[0] != '-' || a[1] == '-') continue;
+    if (const auto* row = vpipe::find_ffmpeg_spelling(a))
+      hints += fmt::format("vpipe: {} is FFmpeg's; vpipe's is {} ({})\n", a, row->flag,
+                           row->value.empty() ? "a switch" : row->value);
+    for (const auto& [flag, instead] : kNotOptions)
+      if (a == flag) hints += fmt::format("vpipe: {} is FFmpeg's; in vpipe: {}\n", a, instead);
+  }
+  return hints;
+}
+
 // A closed stdin, stdout or stderr (`2>&-`, a daemon's launcher) becomes
 // /dev/null: messages then go nowhere instead of aborting the run at its last
 // line (fmt throws on a closed stream), and no output file is opened as fd 2,
@@ -115,6 +139,7 @@ int main(int argc, char** argv) {
     c.app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = c.app.exit(e);  // prints help, or the usage error
+    if (rc != 0) fmt::print(stderr, "{}", ffmpeg_hints(argc, argv));
     return rc == 0 ? vpipe::cli::kDone : vpipe::cli::kUsage;
   }
   av_log_set_level(c.verbose ? AV_LOG_WARNING : AV_LOG_QUIET);

@@ -118,7 +118,8 @@ class PythonFilter final : public vpipe::Filter {
         },
         "any 8-bit layout (format=rgb24 before it gives H×W×3 tensors)",
         true,
-        "format=rgb24,python=slot=1"};
+        "format=rgb24,python=slot=1",
+        ""};  // FFmpeg's: the same name, or none
   }
   vpipe::FrameFormat configure(const vpipe::FrameFormat& in) override {
     (void)vpipe::plane_layout(in);  // throws for layouts a tensor cannot describe
@@ -176,9 +177,9 @@ vpipe_encoder* vpipe_encoder_open(const char* options_json) {
         o.encoder = j.value("encoder", o.encoder);
         o.frame_rate = rational(j.value("fps", json()), o.frame_rate);
         o.time_base = rational(j.value("time_base", json()), o.time_base);
-        o.crf = j.value("crf", o.crf);
+        if (j.contains("crf") && !j["crf"].is_null()) o.crf = j["crf"].get<int>();
         o.preset = j.value("preset", o.preset);
-        o.qscale = j.value("qscale", o.qscale);
+        if (j.contains("qscale") && !j["qscale"].is_null()) o.qscale = j["qscale"].get<int>();
         o.audio_from = j.value("audio_from", std::string());
         auto e = std::make_unique<vpipe_encoder>();
         e->encoder = std::make_unique<vpipe::FrameEncoder>(std::move(o));

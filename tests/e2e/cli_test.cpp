@@ -6,10 +6,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "media_check.hpp"
+#include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
 
 using namespace vpipe::test;
 namespace fs = std::filesystem;
@@ -47,6 +50,48 @@ class BadInput : public ::testing::Test {
   fs::path dir_;
   std::string out_;
 };
+
+// Issue #79 item 6: an FFmpeg user's flags and filter names are answered with vpipe's, one
+// line each, generated from the schema's FFmpeg spellings and the filters' FFmpeg names.
+TEST(FfmpegNames, EveryFfmpegSpellingIsAnsweredWithVpipesFlag) {
+  int cases = 0;
+  for (const auto& row : vpipe::option_schema())
+    for (const auto& spelling : row.ffmpeg) {
+      const auto r = run_vpipe("transcode " + kSample + " /tmp/never.mp4 " + spelling + " 1");
+      EXPECT_EQ(r.exit_code, 2) << spelling;
+      EXPECT_NE(r.err.find(spelling + " is FFmpeg's; vpipe's is " + row.flag), std::string::npos)
+          << r.err;
+      EXPECT_FALSE(fs::exists("/tmp/never.mp4"));
+      ++cases;
+    }
+  EXPECT_GE(cases, 30);
+  const auto i = run_vpipe("transcode -i " + kSample + " /tmp/never.mp4");
+  EXPECT_NE(i.err.find("-i is FFmpeg's; in vpipe: give IN as the first argument"),
+            std::string::npos)
+      << i.err;
+}
+
+TEST(FfmpegNames, EveryFfmpegFilterNameIsAnsweredWithVpipesFilter) {
+  auto& filters = vpipe::FilterRegistry::instance();
+  int cases = 0;
+  for (const auto& ours : filters.names()) {
+    std::istringstream names(filters.info(ours).ffmpeg);
+    for (std::string theirs; names >> theirs; ++cases) {
+      try {
+        (void)filters.info(theirs);
+        ADD_FAILURE() << theirs << " is a vpipe filter too";
+      } catch (const vpipe::chain_error& e) {
+        EXPECT_NE(std::string(e.what()).find("FFmpeg's " + theirs + " is vpipe's " + ours),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  }
+  EXPECT_GE(cases, 10);
+  const auto r = run_vpipe("transcode " + kSample + " /tmp/never.mp4 --vf scale=640:360");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("vpipe's resize, e.g. resize=1280x720"), std::string::npos) << r.err;
+}
 
 }  // namespace
 

@@ -196,14 +196,23 @@ class Encode(Tmp):
         with self.assertRaisesRegex(vpipe.InputError, "cannot tell the container"):
             vpipe.Encoder(self.path("out.nosuchext"))
 
+    def test_a_quality_option_the_encoder_does_not_take_is_refused(self):
+        # Issue #79: crf given to ffv1 (lossless, no crf) was accepted and dropped.
+        ramp = np.zeros((16, 16, 3), dtype=np.uint8)
+        with self.assertRaisesRegex(vpipe.VpipeError, "encoder ffv1 takes no crf"):
+            with vpipe.Encoder(self.path("q.mkv"), codec="ffv1", fps=25, crf=10) as enc:
+                enc.write(ramp)
+        self.assertFalse(os.path.exists(self.path("q.mkv")))
+
     def test_odd_sizes_are_padded_for_encoders_that_need_even_ones(self):
         # Issue #40: the Encoder refused 65x63 where the CLI pads (--fit pad).
         # libx264 takes 4:2:0 in multiples of 2x2: the right column and bottom
         # row are repeated. ffv1 takes odd sizes: they stay.
         ramp = np.tile(np.arange(65, dtype=np.uint8)[None, :, None] * 3, (63, 1, 3))
-        for name, codec, size in (("x.mp4", "libx264", (66, 64)), ("f.mkv", "ffv1", (65, 63))):
+        for name, codec, size, quality in (("x.mp4", "libx264", (66, 64), {"crf": 0}),
+                                           ("f.mkv", "ffv1", (65, 63), {})):
             out = self.path(name)
-            with vpipe.Encoder(out, codec=codec, fps=25, crf=0) as enc:
+            with vpipe.Encoder(out, codec=codec, fps=25, **quality) as enc:
                 for _ in range(5):
                     enc.write(ramp)
             back = [np.array(np.from_dlpack(f)) for f in vpipe.decode(out, device="cpu", filters="format=rgb24")]

@@ -29,9 +29,9 @@ namespace fs = std::filesystem;
 // container functions moved to io/protocols.hpp and io/containers.hpp, free functions of the
 // same signatures in the same library; FfmpegErrors::ignored(), a new non-virtual member:
 // nothing a compiled plugin uses moved, so 1.)
-constexpr int kRecordedAbi = 1;
+constexpr int kRecordedAbi = 2;
 constexpr const char* kRecordedHeaders =
-    "856bd0625665804d326c89f78bcbdef474a98abd1df4dc1ba3adf625fb545a2f";
+    "ef366e8f2f37fde28d6175952a87cd7253b5703c9988ecf7350c804401ba002e";
 
 fs::path source_dir() {
   const char* env = std::getenv("VPIPE_SOURCE_DIR");

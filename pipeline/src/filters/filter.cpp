@@ -220,9 +220,14 @@ std::vector<std::string> FilterRegistry::names() const {
 
 const FilterInfo& FilterRegistry::info(std::string_view name) const {
   auto it = filters_.find(name);
-  if (it == filters_.end())
+  if (it == filters_.end()) {
+    for (const auto& [ours, info] : filters_)  // FFmpeg's name for one of ours
+      if ((" " + info.ffmpeg + " ").find(fmt::format(" {} ", name)) != std::string::npos)
+        throw chain_error(fmt::format("unknown filter '{}': FFmpeg's {} is vpipe's {}, e.g. {}",
+                                      name, name, ours, info.example));
     throw chain_error(fmt::format("unknown filter '{}' (available: {}; see 'vpipe filters')", name,
                                   fmt::join(names(), ", ")));
+  }
   return it->second;
 }
 

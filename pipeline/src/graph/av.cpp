@@ -134,6 +134,11 @@ int av_check(int ret, std::string_view what) {
   return ret;
 }
 
+int send_video_frame(AVCodecContext* enc, AVFrame* frame) {
+  if (frame && (enc->flags & AV_CODEC_FLAG_QSCALE)) frame->quality = enc->global_quality;
+  return avcodec_send_frame(enc, frame);
+}
+
 UniqueAVFrame make_av_frame() {
   UniqueAVFrame f(av_frame_alloc());
   if (!f) throw ffmpeg_error(AVERROR(ENOMEM), "av_frame_alloc: out of memory");

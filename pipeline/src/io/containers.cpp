@@ -144,11 +144,9 @@ int try_muxer(const AVOutputFormat* container, const AVCodecParameters* par) {
     return 0;
   s->codecpar->codec_tag = 0;
   s->time_base = {1, par->sample_rate > 0 ? par->sample_rate : 90000};
-  const int level = av_log_get_level();
-  av_log_set_level(AV_LOG_QUIET);
+  const QuietFfmpegLog quiet;
   int ret = avformat_init_output(raw, nullptr);
   if (ret >= 0) ret = avformat_write_header(raw, nullptr);
-  av_log_set_level(level);
   return ret;
 }
 }  // namespace

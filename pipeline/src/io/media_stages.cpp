@@ -717,7 +717,7 @@ Flow EncodeStage::process(Frame frame, Output<Packet>& out) {
   frame = input_.prepare(std::move(frame), read_stamps_);
   AVFrame* av = frame.av.get();
   remember(origin_by_pts_, av->pts, frame.origin);
-  av_check(avcodec_send_frame(encoder_, av), "encoding a frame");
+  av_check(send_video_frame(encoder_, av), "encoding a frame");
   drain(out);
   return out.downstream_stopped() ? Flow::kStop : Flow::kContinue;
 }
@@ -832,7 +832,7 @@ void EncodeStage::drain(Output<Packet>& out) {
 }
 
 void EncodeStage::finish(Output<Packet>& out) {
-  av_check(avcodec_send_frame(encoder_, nullptr), "flushing the encoder");
+  av_check(send_video_frame(encoder_, nullptr), "flushing the encoder");
   drain(out);
 }
 

@@ -57,10 +57,10 @@ std::vector<Packet> encode_frames(AVCodecContext* encoder, std::span<Frame> fram
   };
   for (Frame& f : frames) {
     remember(origin, f.av->pts, f.origin);
-    av_check(avcodec_send_frame(encoder, f.av.get()), "encoding frames");
+    av_check(send_video_frame(encoder, f.av.get()), "encoding frames");
     drain();
   }
-  av_check(avcodec_send_frame(encoder, nullptr), "flushing an encoder");
+  av_check(send_video_frame(encoder, nullptr), "flushing an encoder");
   drain();
   return packets;
 }

@@ -12,6 +12,7 @@ extern "C" {
 #include "vpipe/pipeline/graph/host_frames.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/session/encoder_controls.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
 
 namespace vpipe {
@@ -63,32 +64,31 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, N
 
 namespace {
 
-// The user's encoder settings: rate control, the profile and level (the encoder's own
-// option where it has one, libx264's strings, else the codec context's), and each
-// encoder_option, put in `opts` after vpipe's defaults so that the user's win.
+// The user's rate caps and profile (the encoder's own option where it has one, libx264's
+// strings, else the codec context's), and each encoder_option, put in `opts` after vpipe's
+// settings so that the user's win. Quality, preset, level and bit rate: apply_controls.
 void set_user_encoder_options(AVCodecContext* enc, const AVCodec* codec, const TranscodeOptions& o,
                               AVDictionary*& opts) {
-  if (o.bitrate) enc->bit_rate = *o.bitrate;
   if (o.maxrate) enc->rc_max_rate = *o.maxrate;
   if (o.bufsize) enc->rc_buffer_size = static_cast<int>(*o.bufsize);
-  for (const auto& [key, value] : {std::pair{"profile", &o.profile}, {"level", &o.level}}) {
-    if (value->empty()) continue;
+  if (!o.profile.empty()) {
     // The encoder's own option first (set directly: open would try the context's first).
-    const bool own = enc->priv_data && av_opt_find(enc->priv_data, key, nullptr, 0, 0);
-    if (av_opt_set(own ? enc->priv_data : static_cast<void*>(enc), key, value->c_str(), 0) < 0)
+    const bool own = enc->priv_data && av_opt_find(enc->priv_data, "profile", nullptr, 0, 0);
+    if (av_opt_set(own ? enc->priv_data : static_cast<void*>(enc), "profile", o.profile.c_str(),
+                   0) < 0)
       throw input_error(
-          fmt::format("{}: encoder {} takes no {} '{}'", o.output, codec->name, key, *value));
+          fmt::format("{}: encoder {} takes no profile '{}'", o.output, codec->name, o.profile));
   }
   for (const auto& kv : o.encoder_options) {
     const auto eq = kv.find('=');
     const std::string key = kv.substr(0, eq);
-    std::string value = kv.substr(eq + 1);
-    // x265's own list keeps what vpipe set (the log level, HDR10 metadata) before the
-    // user's, which x265 reads last and so wins.
-    if (const AVDictionaryEntry* was = av_dict_get(opts, key.c_str(), nullptr, 0);
-        was && key == "x265-params")
-      value = std::string(was->value) + ":" + value;
-    av_dict_set(&opts, key.c_str(), value.c_str(), 0);
+    const std::string value = kv.substr(eq + 1);
+    // x264's and x265's own lists keep what vpipe set (the stream's rate, the log level,
+    // HDR10 metadata, the level) before the user's, which the library reads last: it wins.
+    if (key == "x264-params" || key == "x265-params")
+      add_library_param(opts, key.c_str(), value);
+    else
+      av_dict_set(&opts, key.c_str(), value.c_str(), 0);
   }
 }
 
@@ -117,60 +117,76 @@ bool closes_without_frames(const AVCodec* codec) {
   return std::string_view(codec->name) != "libsvtav1";
 }
 
-void check_encoder_options(const TranscodeOptions& o) {
+namespace {
+
+// "profile high, crf 18": the options of `o` an encoder is given, for a refusal.
+std::string options_asked(const TranscodeOptions& o) {
+  std::string asked;
+  const auto add = [&](std::string_view key, const std::string& value) {
+    if (!value.empty()) asked += fmt::format("{}{} {}", asked.empty() ? "" : ", ", key, value);
+  };
+  const auto number = [](const auto& v) { return v ? std::to_string(*v) : std::string(); };
+  add("profile", o.profile);
+  add("level", o.level);
+  add("bitrate", number(o.bitrate));
+  add("maxrate", number(o.maxrate));
+  add("bufsize", number(o.bufsize));
+  add("preset", o.preset);
+  add("crf", number(o.crf));
+  add("qscale", number(o.qscale));
+  for (const auto& kv : o.encoder_options) add("encoder_option", kv);
+  return asked;
+}
+
+// `o` without any encoder option the user gave.
+TranscodeOptions without_encoder_options(TranscodeOptions o) {
   const TranscodeOptions defaults;
-  const bool given = !o.profile.empty() || !o.level.empty() || o.bitrate || o.maxrate ||
-                     o.bufsize || !o.encoder_options.empty() || o.preset != defaults.preset;
+  o.profile = defaults.profile;
+  o.level = defaults.level;
+  o.bitrate = defaults.bitrate;
+  o.maxrate = defaults.maxrate;
+  o.bufsize = defaults.bufsize;
+  o.encoder_options = defaults.encoder_options;
+  o.preset = defaults.preset;
+  o.crf = defaults.crf;
+  o.qscale = defaults.qscale;
+  return o;
+}
+
+}  // namespace
+
+void check_encoder_options(const TranscodeOptions& o) {
+  const std::string asked = options_asked(o);
   // auto may become NVENC, whose options are not libx264's: the real open says.
-  if (o.output == "null" || !given || (o.encoder == "auto" && !o.encoder_options.empty())) return;
+  if (o.output == "null" || asked.empty() || (o.encoder == "auto" && !o.encoder_options.empty()))
+    return;
   const AVCodec* codec =
       avcodec_find_encoder_by_name(o.encoder == "auto" ? "libx264" : o.encoder.c_str());
   if (!codec || codec->type != AVMEDIA_TYPE_VIDEO) return;  // choose_encoder names it later
-  if (!closes_without_frames(codec)) return;                // the real open checks them
+  if (o.encoder != "auto") check_controls(codec, o);
+  if (!closes_without_frames(codec)) return;  // the real open checks them
   const FrameFormat format{encoder_format(codec, AV_PIX_FMT_YUV420P), 1280, 720};
-  TranscodeOptions bare = o;  // the encoder alone first: if even that fails, the input decides
-  bare.profile.clear();
-  bare.level.clear();
-  bare.bitrate.reset();
-  bare.maxrate.reset();
-  bare.bufsize.reset();
-  bare.encoder_options.clear();
-  bare.preset = defaults.preset;
-  bare.encode_threads = 1;
-  const int level = av_log_get_level();
-  av_log_set_level(AV_LOG_QUIET);  // a trial: its banner and refusals are not the user's news
-  const auto open = [&](const TranscodeOptions& with) {
+  const QuietFfmpegLog quiet;  // a trial: its banner and refusals are not the user's news
+  const auto open = [&](TranscodeOptions with) {
+    with.encode_threads = 1;
     (void)open_video_encoder(codec, format, {1, 25}, {25, 1}, false, with, nullptr);
   };
-  try {
-    open(bare);
+  try {  // the encoder alone first: if even that fails, the input decides
+    open(without_encoder_options(o));
   } catch (const std::exception&) {
-    av_log_set_level(level);
     return;
   }
-  TranscodeOptions mine = o;
-  mine.encode_threads = 1;
   try {
-    open(mine);
+    open(o);
   } catch (const usage_error&) {
-    av_log_set_level(level);
     throw;
   } catch (const std::exception& e) {
-    av_log_set_level(level);
-    std::string asked;
-    const auto add = [&](std::string_view key, const std::string& value) {
-      if (!value.empty()) asked += fmt::format("{}{} {}", asked.empty() ? "" : ", ", key, value);
-    };
-    add("profile", o.profile);
-    add("level", o.level);
-    add("bitrate", o.bitrate ? std::to_string(*o.bitrate) : "");
-    add("maxrate", o.maxrate ? std::to_string(*o.maxrate) : "");
-    add("bufsize", o.bufsize ? std::to_string(*o.bufsize) : "");
-    add("preset", o.preset != defaults.preset ? o.preset : "");
-    for (const auto& kv : o.encoder_options) add("encoder_option", kv);
-    throw usage_error(fmt::format("{} (it opens without them; asked: {})", e.what(), asked));
+    // The trial's own size is not the input's: the refusal is of the options.
+    std::string why = e.what();
+    if (const auto at = why.find(" for " + to_string(format)); at != std::string::npos)
+      why.erase(at, 5 + to_string(format).size());
+    throw usage_error(fmt::format("{} (it opens without them; asked: {})", why, asked));
   }
-  av_log_set_level(level);
 }
 
 bool is_interlaced(AVFieldOrder order) {
@@ -213,24 +229,21 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   AVDictionary* enc_opts = nullptr;
   const std::string name = codec->name;
   if (name == "libx264") {
-    if (!o.bitrate) av_dict_set(&enc_opts, "crf", std::to_string(o.crf).c_str(), 0);
-    av_dict_set(&enc_opts, "preset", o.preset.c_str(), 0);
     // Live (a live input, a paced run, a network output): no lookahead, no
     // B-frames: a frame leaves the encoder as it enters.
     if (is_live_input(o.input) || o.realtime || !network_output_format(o.output).empty())
       av_dict_set(&enc_opts, "tune", "zerolatency", 0);
-  } else if (name == "h264_nvenc" || name == "hevc_nvenc") {
-    if (!o.bitrate) av_dict_set(&enc_opts, "cq", std::to_string(o.crf).c_str(), 0);
-    av_dict_set(&enc_opts, "preset", "p4", 0);
+    // x264 writes its time base as the stream's timing (the SPS said 12,800 fps for a 25-fps
+    // MP4 input, and a raw .h264 remuxed 50 frames into 0.04 ms) unless told the rate is
+    // constant: then the frame rate. Each frame's timestamp still passes through as given.
+    if (frame_rate.num > 0 && frame_rate.den > 0)
+      add_library_param(enc_opts, "x264-params", "force-cfr=1");
   } else if (name == "libx265") {
     // x265 logs its banner at info level on its own: warnings only, unless -v.
-    std::string params = av_log_get_level() < AV_LOG_WARNING ? "log-level=warning" : "";
+    if (av_log_get_level() < AV_LOG_WARNING)
+      add_library_param(enc_opts, "x265-params", "log-level=warning");
     if (const auto hdr = hdr10 ? x265_hdr10_params(*hdr10) : std::string(); !hdr.empty())
-      params += (params.empty() ? "" : ":") + hdr;  // FFmpeg 5.1's wrapper reads no frame side data
-    if (!params.empty()) av_dict_set(&enc_opts, "x265-params", params.c_str(), 0);
-  } else if (codec->id == AV_CODEC_ID_MPEG4) {
-    enc->flags |= AV_CODEC_FLAG_QSCALE;
-    enc->global_quality = FF_QP2LAMBDA * o.qscale;
+      add_library_param(enc_opts, "x265-params", hdr);  // 5.1's wrapper reads no side data
   } else if (codec->id == AV_CODEC_ID_THEORA && !o.bitrate) {
     // libtheora's rate control at FFmpeg's 200 kb/s dropped half of 720p's frames (zero-length
     // packets: a player repeats the one before). Constant quality drops none: 7 of 0…10, the
@@ -238,6 +251,7 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = FF_QP2LAMBDA * 7;
   }
+  apply_controls(enc.get(), codec, o, enc_opts);
   set_user_encoder_options(enc.get(), codec, o, enc_opts);
   const FfmpegErrors ffmpeg;  // the encoder's own words: the detail FFmpeg's code lacks
   const int ret = avcodec_open2(enc.get(), codec, &enc_opts);

@@ -348,7 +348,7 @@ void FrameEncoder::Impl::pump_audio(double until_s) {
 }
 
 void FrameEncoder::Impl::send(AVFrame* frame) {
-  av_check(avcodec_send_frame(enc.get(), frame), o.path + ": encoding");
+  av_check(send_video_frame(enc.get(), frame), o.path + ": encoding");
   UniqueAVPacket pkt = make_av_packet();
   for (;;) {
     const int ret = avcodec_receive_packet(enc.get(), pkt.get());

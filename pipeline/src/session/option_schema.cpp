@@ -1,5 +1,7 @@
 #include "vpipe/pipeline/session/option_schema.hpp"
 
+#include "vpipe/pipeline/session/encoder_controls.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -8,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 
 #include <cuda_runtime_api.h>
 
@@ -112,6 +115,16 @@ OptionSpec count(std::string key, N O::*m, N lo, N hi, std::string help) {
       std::move(key), fmt::format("{}..{}", lo, hi), std::move(help),
       [m, lo, hi](O& o, const std::string& v) { o.*m = number<N>(v, lo, hi); },
       [m](const O& o) { return fmt::format("{}", o.*m); });
+}
+
+// A number that may be left unset (the default then depends on something else).
+template <class N>
+OptionSpec maybe_count(std::string key, std::optional<N> O::*m, N lo, N hi, std::string help,
+                       std::string value = "") {
+  return row(
+      std::move(key), value.empty() ? fmt::format("{}..{}", lo, hi) : std::move(value),
+      std::move(help), [m, lo, hi](O& o, const std::string& v) { o.*m = number<N>(v, lo, hi); },
+      [m](const O& o) { return o.*m ? fmt::format("{}", *(o.*m)) : ""; });
 }
 
 OptionSpec real(std::string key, double O::*m, double lo, double hi, std::string help) {
@@ -228,10 +241,7 @@ OptionSpec time_of(std::string key, std::optional<double> O::*m, std::string hel
 }
 
 OptionSpec frame_number(std::string key, std::optional<std::int64_t> O::*m, std::string help) {
-  return row(
-      std::move(key), "N>=0", std::move(help),
-      [m](O& o, const std::string& v) { o.*m = number<std::int64_t>(v, 0, INT64_MAX); },
-      [m](const O& o) { return o.*m ? fmt::format("{}", *(o.*m)) : ""; });
+  return maybe_count<std::int64_t>(std::move(key), m, 0, INT64_MAX, std::move(help), "N>=0");
 }
 
 std::vector<OptionSpec> cut_rows() {
@@ -392,9 +402,20 @@ std::vector<OptionSpec> encoder_rows() {
       text("encoder", &O::encoder, "NAME",
            "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says which and "
            "why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder"),
-      applies_to(count("crf", &O::crf, 0, 51, "quality: 0 lossless … 51 worst"), "libx264"),
-      applies_to(text("preset", &O::preset, "NAME", "speed: ultrafast … veryslow"), "libx264"),
-      applies_to(count("qscale", &O::qscale, 2, 31, "quantizer: 2 best … 31"), "mpeg4"),
+      applies_to(maybe_count("crf", &O::crf, 0, 63,
+                             "constant quality: 0 lossless … 51 worst (63 for VP9 and AV1), e.g. "
+                             "--crf 18 (default: 23 for libx264 and NVENC, else the encoder's "
+                             "own); refused with bitrate, and by an encoder that has none"),
+                 encoders_taking("crf")),
+      applies_to(text("preset", &O::preset, "NAME",
+                      "speed: ultrafast … veryslow for libx264/libx265, p1 … p7 for NVENC, 0 … "
+                      "13 for SVT-AV1, e.g. --preset slow (default: veryfast for libx264, p4 for "
+                      "NVENC, else the encoder's own)"),
+                 encoders_taking("preset")),
+      applies_to(maybe_count("qscale", &O::qscale, 2, 31,
+                             "fixed quantizer: 2 best … 31, e.g. --qscale 5 (default: 3 when no "
+                             "bitrate is given)"),
+                 encoders_taking("qscale")),
       choice("audio", &O::audio,
              "the input's audio tracks: auto (copied where the container holds the codec, else "
              "re-encoded to its usual one: AAC, or Opus for WebM; the report says which), copy "
@@ -405,16 +426,24 @@ std::vector<OptionSpec> encoder_rows() {
            "usual); implies --audio encode where --audio is auto"),
       rate("audio_bitrate", &O::audio_bitrate,
            "re-encoded audio's bit rate, e.g. --audio-bitrate 128k (default: the encoder's)"),
+  };
+}
+
+// Rate control, profile and level, the pixel format and the encoder's own options and threads.
+std::vector<OptionSpec> rate_rows() {
+  return {
       rate("bitrate", &O::bitrate,
-           "target video bit rate, e.g. --bitrate 5M (libx264 and NVENC then rate-control to it "
-           "instead of crf/cq)"),
+           "target video bit rate, e.g. --bitrate 5M (the encoder then rate-controls to it; "
+           "refused with crf or qscale, and by a lossless encoder)"),
       rate("maxrate", &O::maxrate,
            "most bit rate over the buffer (VBV), with bufsize, e.g. --maxrate 6M --bufsize 12M"),
       rate("bufsize", &O::bufsize, "the rate control buffer (VBV) in bits, e.g. --bufsize 12M"),
       text("profile", &O::profile, "NAME",
            "the encoder's profile, e.g. --profile high (libx264), main10 (libx265); the "
            "encoder's default when unset"),
-      text("level", &O::level, "LEVEL", "the encoder's level, e.g. --level 4.1"),
+      applies_to(text("level", &O::level, "LEVEL",
+                      "the encoder's level, e.g. --level 4.1 (MPEG-2/4: the header's number)"),
+                 encoders_taking("level")),
       row(
           "pix_fmt", "NAME",
           "the pixel format the encoder takes, e.g. --pix-fmt yuv420p10le for 10 bits, or "
@@ -432,7 +461,7 @@ std::vector<OptionSpec> encoder_rows() {
             "encoder_option", "KEY=VALUE",
             "any option of the encoder, its private ones included (repeatable; a config or "
             "Python takes a list), e.g. --encoder-option x265-params=aq-mode=3, "
-            "--encoder-option preset=p6 (NVENC), --encoder-option crf=30 (libsvtav1); one the "
+            "--encoder-option preset=p6 (NVENC), --encoder-option cpu-used=4 (libvpx-vp9); one the "
             "encoder does not know fails before the first frame",
             [](O& o, const std::string& kv) {
               if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
@@ -557,17 +586,47 @@ const std::set<std::string, std::less<>> kPerOutput = {
     "gop",         "encode_threads", "encode_segments",
     "fit"};
 
+// FFmpeg's tool's names for the options, so that `-t 3` is answered with `--duration 3`.
+const std::vector<std::pair<std::string_view, std::vector<std::string>>> kFfmpegSpellings = {
+    {"duration", {"-t"}},
+    {"ss", {"-ss"}},
+    {"to", {"-to"}},
+    {"filters", {"-vf", "-filter:v", "-filter_complex"}},
+    {"encoder", {"-c:v", "-vcodec", "-codec:v"}},
+    {"crf", {"-crf"}},
+    {"preset", {"-preset"}},
+    {"qscale", {"-q:v", "-qscale:v"}},
+    {"bitrate", {"-b:v"}},
+    {"maxrate", {"-maxrate", "-maxrate:v"}},
+    {"bufsize", {"-bufsize", "-bufsize:v"}},
+    {"profile", {"-profile:v"}},
+    {"level", {"-level", "-level:v"}},
+    {"pix_fmt", {"-pix_fmt"}},
+    {"gop", {"-g"}},
+    {"audio_codec", {"-c:a", "-acodec", "-codec:a"}},
+    {"audio_bitrate", {"-b:a"}},
+    {"max_frames", {"-frames:v", "-vframes"}},
+    {"copyts", {"-copyts"}},
+    {"encode_threads", {"-threads"}},
+};
+
 }  // namespace
 
 // The groups of rows, in the order --help lists them.
 const std::vector<OptionSpec>& option_schema() {
   static const std::vector<OptionSpec> rows = [] {
     std::vector<OptionSpec> all;
-    for (auto group : {io_rows, ladder_rows, cut_rows, cuda_rows, encoder_rows, reading_rows,
-                       live_rows, streams_rows})
+    for (auto group : {io_rows, ladder_rows, cut_rows, cuda_rows, encoder_rows, rate_rows,
+                       reading_rows, live_rows, streams_rows})
       for (auto& r : group()) all.push_back(std::move(r));
     for (auto& r : all)  // what one output of several may set (OUT:key=value)
       r.per_output = kPerOutput.count(r.key) > 0;
+    for (const auto& [key, spellings] : kFfmpegSpellings) {
+      const auto row = std::find_if(all.begin(), all.end(), [&](auto& r) { return r.key == key; });
+      if (row == all.end())
+        throw std::logic_error(fmt::format("FFmpeg spelling of no key {}", key));
+      row->ffmpeg = spellings;
+    }
     return all;
   }();
   return rows;
@@ -579,6 +638,12 @@ const OptionSpec* find_option(std::string_view key) {
     return key == s.key || (!s.alias.empty() && key == s.alias);
   });
   return it == rows.end() ? nullptr : &*it;
+}
+
+const OptionSpec* find_ffmpeg_spelling(std::string_view arg) {
+  for (const auto& s : option_schema())
+    if (std::find(s.ffmpeg.begin(), s.ffmpeg.end(), arg) != s.ffmpeg.end()) return &s;
+  return nullptr;
 }
 
 void set_option(TranscodeOptions& o, std::string_view key, const std::string& value,

@@ -1,5 +1,7 @@
 #include "vpipe/pipeline/session/transcode_plan.hpp"
+
 #include "vpipe/pipeline/session/codec_open.hpp"
+#include "vpipe/pipeline/session/encoder_controls.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -169,12 +171,7 @@ bool encoder_takes_size(const AVCodec* codec, const FrameFormat& f) {
   if (name.rfind("lib", 0) == 0)
     return std::find(std::begin(kOddSizes), std::end(kOddSizes), name) != std::end(kOddSizes);
   if ((codec->capabilities & AV_CODEC_CAP_HARDWARE) || codec->wrapper_name) return false;
-  const int level = av_log_get_level();
-  av_log_set_level(AV_LOG_QUIET);  // a trial: its refusal is not the user's news
-  const struct Restore {
-    int level;
-    ~Restore() { av_log_set_level(level); }
-  } restore{level};
+  const QuietFfmpegLog quiet;  // a trial: its refusal is not the user's news
   UniqueAVCodecContext c(avcodec_alloc_context3(codec));
   if (!c) return false;
   c->width = f.width;
@@ -213,18 +210,6 @@ const AVOutputFormat* check_container(const std::string& output) {
   return container;
 }
 
-// libx264's presets (the only encoder vpipe hands the preset to): a bad name is
-// a usage error before the run, not x264's own log line and exit 1.
-void check_preset(const AVCodec* codec, const std::string& preset) {
-  static constexpr const char* kX264[] = {"ultrafast", "superfast", "veryfast", "faster",
-                                          "fast",      "medium",    "slow",     "slower",
-                                          "veryslow",  "placebo"};
-  if (std::string_view(codec->name) != "libx264") return;
-  for (const char* name : kX264)
-    if (preset == name) return;
-  throw usage_error(fmt::format("preset {}: libx264 takes {}", preset, fmt::join(kX264, ", ")));
-}
-
 // For a refusal: a common container other than `refused` that FFmpeg says holds `codec`
 // (".mov" for DNxHD refused by .mkv), or empty.
 std::string container_holding(AVCodecID codec, const AVOutputFormat* refused) {
@@ -253,7 +238,7 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
   const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
   if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
     throw usage_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
-  check_preset(codec, o.preset);
+  check_controls(codec, o);
   // A ladder's rendition is written into its segments' container (HLS: MPEG-TS): asked of it.
   const auto holds = [&](AVCodecID id) {
     return container_holds(segment_container(container, id), id) != false;

@@ -47,7 +47,8 @@ class PlanarToNv12 final : public Filter {
             [](const ParamValues&) { return std::make_unique<PlanarToNv12>(); },
             "yuv420p",
             true,
-            "yuv420p_to_nv12"};
+            "yuv420p_to_nv12",
+            ""};  // FFmpeg's: the same name, or none
   }
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_YUV420P && in.pix_fmt != AV_PIX_FMT_YUVJ420P)
@@ -84,7 +85,8 @@ class RgbToYuv final : public Filter {
         },
         "rgb24 or rgba in; nv12 or yuv420p out",
         true,
-        "format=rgb24,rgb_to_yuv=format=nv12:matrix=bt709"};
+        "format=rgb24,rgb_to_yuv=format=nv12:matrix=bt709",
+        ""};  // FFmpeg's: the same name, or none
   }
   RgbToYuv(AVPixelFormat target, ColourChoice colour) : target_(target), choice_(colour) {}
   ColorSpec colour(ColorSpec in) override {
@@ -143,7 +145,8 @@ class P010ToRgb final : public Filter {
             },
             "p010le in; rgb24 or rgba out",
             true,
-            "format=p010le,p010_to_rgb=format=rgba"};
+            "format=p010le,p010_to_rgb=format=rgba",
+            ""};  // FFmpeg's: the same name, or none
   }
   P010ToRgb(AVPixelFormat target, ColourChoice colour) : target_(target), choice_(colour) {}
   ColorSpec colour(ColorSpec in) override {
@@ -186,7 +189,8 @@ class To8Bit final : public Filter {
             [](const ParamValues&) { return std::make_unique<To8Bit>(); },
             "9- to 16-bit YUV or gray in (p010, yuv420p10le…); its 8-bit layout out",
             true,
-            "format=p010le,to_8bit"};
+            "format=p010le,to_8bit",
+            ""};  // FFmpeg's: the same name, or none
   }
   // Each output sample is its input sample's alone: the fields stay apart.
   [[nodiscard]] bool keeps_fields() const override { return true; }
@@ -242,7 +246,8 @@ class Invert final : public Filter {
             [](const ParamValues&) { return std::make_unique<Invert>(); },
             "8-bit planar YUV and RGB",
             true,
-            "invert"};
+            "invert",
+            "negate"};
   }
   // Each output sample is its input sample's alone: the fields stay apart.
   [[nodiscard]] bool keeps_fields() const override { return true; }
@@ -272,7 +277,8 @@ class Grayscale final : public Filter {
             [](const ParamValues&) { return std::make_unique<Grayscale>(); },
             "8-bit planar YUV and RGB",
             true,
-            "grayscale"};
+            "grayscale",
+            ""};  // FFmpeg's: the same name, or none
   }
   // Each output sample is its input sample's alone: the fields stay apart.
   [[nodiscard]] bool keeps_fields() const override { return true; }
@@ -320,7 +326,8 @@ class Format final : public Filter {
             [](const ParamValues& p) { return std::make_unique<Format>(p.get_string("pix_fmt")); },
             "any FFmpeg software pixel format",
             false,
-            "format=nv12"};
+            "format=nv12",
+            ""};  // FFmpeg's: the same name, or none
   }
   explicit Format(const std::string& name) : target_(av_get_pix_fmt(name.c_str())) {
     if (target_ == AV_PIX_FMT_NONE)

@@ -47,7 +47,8 @@ class Deinterlace final : public Filter {
             },
             "8-bit planar YUV and RGB",
             false,
-            "deinterlace,resize=1280x720"};
+            "deinterlace,resize=1280x720",
+            "yadif bwdif yadif_cuda bwdif_cuda"};
   }
   Deinterlace(Parity parity, bool flagged_only) : parity_(parity), flagged_only_(flagged_only) {}
   FrameFormat configure(const FrameFormat& in) override {

@@ -43,7 +43,8 @@ class Crop final : public Filter {
             },
             "8-bit planar YUV and RGB",
             true,
-            "crop=w=640:h=360:x=320:y=180"};
+            "crop=w=640:h=360:x=320:y=180",
+            ""};  // FFmpeg's: the same name, or none
   }
   Crop(long long w, long long h, long long x, long long y)
       : w_(static_cast<int>(w)),
@@ -119,7 +120,8 @@ class Pad final : public Filter {
             },
             "8-bit planar YUV and RGB",
             true,
-            "pad=w=1920:h=1200:color=black"};
+            "pad=w=1920:h=1200:color=black",
+            ""};  // FFmpeg's: the same name, or none
   }
   Pad(long long w, long long h, long long x, long long y, std::string color)
       : w_(static_cast<int>(w)),
@@ -211,7 +213,8 @@ class Flip final : public Filter {
             [](const ParamValues& p) { return std::make_unique<Flip>(p.get_string("dir")); },
             "8-bit planar YUV and RGB",
             true,
-            "flip=dir=h"};
+            "flip=dir=h",
+            "hflip vflip"};
   }
   explicit Flip(const std::string& dir)
       : h_(dir.find('h') != std::string::npos), v_(dir.find('v') != std::string::npos) {}

@@ -38,7 +38,8 @@ class Blur final : public Filter {
         [](const ParamValues& p) { return std::make_unique<Blur>(p.get_float("sigma")); },
         "8-bit planar YUV and RGB",
         true,
-        "blur=sigma=1.5"};
+        "blur=sigma=1.5",
+        "gblur"};
   }
   explicit Blur(double sigma) : sigma_(sigma) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -78,7 +79,8 @@ class Box final : public Filter {
             },
             "8-bit planar YUV and RGB",
             true,
-            "box=radius=3"};
+            "box=radius=3",
+            "boxblur"};
   }
   explicit Box(int radius) : radius_(radius) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -166,7 +168,8 @@ class Unsharp final : public LumaFilter {
         },
         "8-bit planar YUV and RGB",
         true,
-        "unsharp=sigma=1.0:amount=0.8"};
+        "unsharp=sigma=1.0:amount=0.8",
+        ""};  // FFmpeg's: the same name, or none
   }
   Unsharp(double sigma, double amount)
       : LumaFilter("unsharp", false), sigma_(sigma), amount_(amount) {}
@@ -192,7 +195,8 @@ class Sobel final : public LumaFilter {
             [](const ParamValues&) { return std::make_unique<Sobel>(); },
             "8-bit planar YUV and RGB",
             true,
-            "sobel"};
+            "sobel",
+            ""};  // FFmpeg's: the same name, or none
   }
   Sobel() : LumaFilter("sobel", true) {}
 
@@ -219,7 +223,8 @@ class Eq final : public LumaFilter {
         },
         "8-bit planar YUV and RGB",
         true,
-        "eq=brightness=0.05:contrast=1.2:gamma=0.9"};
+        "eq=brightness=0.05:contrast=1.2:gamma=0.9",
+        ""};  // FFmpeg's: the same name, or none
   }
   Eq(double brightness, double contrast, double gamma)
       : LumaFilter("eq", false), identity_(brightness == 0 && contrast == 1 && gamma == 1) {

@@ -14,7 +14,7 @@ class Null final : public Filter {
     return {"null", "Pass every frame on unchanged (no copy): a placeholder in a chain.",
             {},     [](const ParamValues&) { return std::make_unique<Null>(); },
             "any",  true,
-            "null"};
+            "null", ""};  // FFmpeg's: the same name, or none
   }
   FrameFormat configure(const FrameFormat& in) override { return in; }
   [[nodiscard]] bool is_identity() const override { return true; }

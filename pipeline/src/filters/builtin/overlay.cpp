@@ -47,7 +47,8 @@ class Overlay final : public Filter {
             },
             "rgb24 or rgba",
             true,
-            "format=rgb24,overlay=file=logo.png:x=16:y=16:opacity=0.8"};
+            "format=rgb24,overlay=file=logo.png:x=16:y=16:opacity=0.8",
+            ""};  // FFmpeg's: the same name, or none
   }
   Overlay(std::string file, long long x, long long y, double opacity)
       : file_(std::move(file)),

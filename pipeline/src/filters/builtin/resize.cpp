@@ -61,7 +61,8 @@ class Resize final : public Filter {
         },
         "8-bit planar YUV and RGB",
         true,
-        "resize=1280x720"};
+        "resize=1280x720",
+        "scale scale_cuda scale_npp"};
   }
   Resize(Size size, std::string interp) : size_(size), interp_(std::move(interp)) {}
 
@@ -140,7 +141,8 @@ class ResizeRgb final : public Filter {
             },
             "nv12 in; rgb24 or rgba out",
             true,
-            "format=nv12,resize_rgb=640x360:format=rgba"};
+            "format=nv12,resize_rgb=640x360:format=rgba",
+            ""};  // FFmpeg's: the same name, or none
   }
   ResizeRgb(Size size, std::string interp_name, AVPixelFormat target, ColourChoice colour)
       : size_(size), interp_name_(std::move(interp_name)), target_(target), choice_(colour) {}

@@ -41,7 +41,8 @@ class Delay final : public Filter {
             [](const ParamValues& p) { return std::make_unique<Delay>(p.get_int("ms")); },
             "8-bit planar YUV and RGB",
             false,
-            "delay=ms=40"};
+            "delay=ms=40",
+            ""};  // FFmpeg's: the same name, or none
   }
   explicit Delay(int ms) : ms_(ms) {}
   // Each output sample is its input sample's alone: the fields stay apart.
@@ -75,7 +76,8 @@ class Stamp final : public Filter {
             [](const ParamValues&) { return std::make_unique<Stamp>(); },
             "8-bit planar YUV and RGB",
             false,
-            "stamp"};
+            "stamp",
+            ""};  // FFmpeg's: the same name, or none
   }
   // It draws over the picture's samples and reads none of another row.
   [[nodiscard]] bool keeps_fields() const override { return true; }

@@ -91,6 +91,8 @@ struct FilterInfo {
   std::string formats = "8-bit planar YUV and RGB";  // what configure() accepts, for users
   bool cuda = false;    // implements process_cuda: the one place this is said
   std::string example;  // a chain that uses it, as docs/FILTERS.md shows (a test builds it)
+  std::string ffmpeg;   // FFmpeg's filters doing its job ("scale scale_cuda"): --vf scale=…
+                        // is answered with this filter's name and example
 };
 
 class Filter {
@@ -275,7 +277,7 @@ void register_builtin_fusions(FilterRegistry& registry);
 // (FFmpeg and GStreamer refuse modules of another major version the same way). The unit test
 // PluginAbi.* fingerprints those headers, so a change to them cannot land unnoticed.
 #ifndef VPIPE_PLUGIN_ABI  // tests define another, to build a plugin as if of another vpipe
-#define VPIPE_PLUGIN_ABI 1
+#define VPIPE_PLUGIN_ABI 2
 #endif
 
 #define VPIPE_CONCAT_INNER_(a, b) a##b

@@ -32,6 +32,24 @@ namespace vpipe {
 // Throws ffmpeg_error("<what>: <av_error_text>") when ret < 0; returns ret.
 int av_check(int ret, std::string_view what);
 
+// Sends `frame` (null: flush) to a video encoder. An encoder with a fixed quantizer
+// (AV_CODEC_FLAG_QSCALE) reads it from each frame's quality, not the context's: set here from
+// global_quality, as FFmpeg's CLI does (unset, MPEG-4 coded every frame at q 2).
+[[nodiscard]] int send_video_frame(AVCodecContext* enc, AVFrame* frame);
+
+// While one lives, FFmpeg logs nothing (a trial open: its banner and refusals are not the
+// user's news); the level before comes back when it dies.
+class QuietFfmpegLog {
+ public:
+  QuietFfmpegLog() : level_(av_log_get_level()) { av_log_set_level(AV_LOG_QUIET); }
+  ~QuietFfmpegLog() { av_log_set_level(level_); }
+  QuietFfmpegLog(const QuietFfmpegLog&) = delete;
+  QuietFfmpegLog& operator=(const QuietFfmpegLog&) = delete;
+
+ private:
+  int level_;
+};
+
 // While one lives, FFmpeg's error messages (from any thread) are also kept, so
 // a call that fails with a bare "Invalid argument" can say why, in FFmpeg's
 // words ("mxf: Unsupported frame rate…"). One at a time: a second waits.

@@ -44,7 +44,8 @@ struct OptionSpec {
   std::string help;
   Form form = Form::kValue;
   unsigned front_ends = kEveryFrontEnd;
-  bool per_output = false;  // one output of several may set it (OUT:key=value)
+  bool per_output = false;          // one output of several may set it (OUT:key=value)
+  std::vector<std::string> ffmpeg;  // FFmpeg's spellings ("-t"), answered with this flag
   // Sets the field from text; throws usage_error with " VALUE: why" (set_option adds the key).
   std::function<void(TranscodeOptions&, const std::string&)> set;
   // The field as text (repeatable: joined with ','); a default-made TranscodeOptions' is the
@@ -58,6 +59,8 @@ struct OptionSpec {
 [[nodiscard]] const std::vector<OptionSpec>& option_schema();
 // The row of `key` (by key or alias), or nullptr.
 [[nodiscard]] const OptionSpec* find_option(std::string_view key);
+// The row FFmpeg's tool spells `arg` ("-t", "-c:v"), or nullptr.
+[[nodiscard]] const OptionSpec* find_ffmpeg_spelling(std::string_view arg);
 // Sets option `key` from text ("23", "true", "pinned", "2G"); throws usage_error
 // naming `where`, the key and the problem, or listing the known keys when
 // `key` is not one (or is not taken by `front_end`).

@@ -151,11 +151,13 @@ struct TranscodeOptions {
   Strategy mem = Strategy::kPool;         // device memory strategy
   HostMemory host = HostMemory::kPinned;  // host staging
   std::string encoder = "auto";  // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
-  int crf = 23;                  // libx264
-  std::string preset = "veryfast";  // libx264
-  int qscale = 3;                   // mpeg4: 2 (best) .. 31
+  // Quality and speed, each applied as the encoder's row says (encoder_controls.hpp) or
+  // refused; unset: vpipe's default for that encoder (libx264: crf 23, preset veryfast).
+  std::optional<int> crf;     // constant quality, 0 (lossless) .. the encoder's worst
+  std::string preset;         // the encoder's speed preset
+  std::optional<int> qscale;  // a fixed quantizer, 2 (best) .. 31 (MPEG-4 part 2 and its kin)
   int gop = 0;  // frames from one keyframe to the next, at most (0: the encoder's default)
-  // Rate control (bits per second; unset: the encoder's quality mode, crf for libx264).
+  // Rate control (bits per second; unset: the encoder's quality mode).
   std::optional<std::int64_t> bitrate, maxrate, bufsize;
   std::string profile, level;  // the encoder's (empty: its default)
   std::string pix_fmt;         // what the encoder takes (empty: the chain's, or its nearest)
