@@ -20,6 +20,7 @@ extern "C" {
 
 #include "capi_internal.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/io/join.hpp"
 
 using nlohmann::json;
 using vpipe::capi::guarded;
@@ -188,6 +189,44 @@ const char* vpipe_filter_names(void) {
   static std::string names;
   names = json(vpipe::FilterRegistry::instance().names()).dump();
   return names.c_str();
+}
+
+namespace {
+thread_local std::string g_answer;  // what the last call below returned
+}
+
+const char* vpipe_keyframes(const char* path) {
+  return guarded(
+      [&] {
+        const vpipe::KeyframeIndex k = vpipe::read_keyframes(path);
+        g_answer = json{{"time_base", {k.time_base.num, k.time_base.den}},
+                        {"first_pts", k.first_pts},
+                        {"end_pts", k.end_pts},
+                        {"keyframes", k.keyframes},
+                        {"packets", k.packets}}
+                       .dump();
+        return g_answer.c_str();
+      },
+      static_cast<const char*>(nullptr));
+}
+
+const char* vpipe_join(const char* request_json) {
+  return guarded(
+      [&] {
+        const json j = json::parse(request_json);
+        vpipe::JoinRequest r;
+        r.parts = j.at("parts").get<std::vector<std::string>>();
+        r.starts_s = j.at("starts_s").get<std::vector<double>>();
+        r.audio_from = j.value("audio_from", std::string());
+        r.audio_start_s = j.value("audio_start_s", 0.0);
+        r.output = j.at("output").get<std::string>();
+        const vpipe::JoinResult done = vpipe::join_parts(r);
+        g_answer =
+            json{{"video_packets", done.video_packets}, {"audio_packets", done.audio_packets}}
+                .dump();
+        return g_answer.c_str();
+      },
+      static_cast<const char*>(nullptr));
 }
 
 int vpipe_load_plugin(const char* path) {

@@ -106,6 +106,14 @@ void vpipe_transcode_free(vpipe_job* j);
 int vpipe_load_plugin(const char* path);
 const char* vpipe_filter_names(void); /* JSON list */
 
+/* ---- a long file in pieces (io/join.hpp) ---------------------------------- */
+/* {"time_base": [n, d], "first_pts", "end_pts", "keyframes": [pts…], "packets"}, or null
+ * (vpipe_last_error says why). Valid until this thread's next call. */
+const char* vpipe_keyframes(const char* path);
+/* {"parts": […], "starts_s": […], "audio_from", "audio_start_s", "output"} →
+ * {"video_packets", "audio_packets"}, or null. Valid until this thread's next call. */
+const char* vpipe_join(const char* request_json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,7 @@ extern "C" {
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/io/audio_copy.hpp"
 #include "vpipe/pipeline/io/containers.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
@@ -172,9 +173,7 @@ class EncodeWorker {
 struct FrameEncoder::Impl {
   explicit Impl(FrameEncoderOptions options);
   void open(const FrameFormat& format);
-  void add_audio();
-  void pump_audio(double until_s);  // copy source audio up to this time (seconds)
-  void send(AVFrame* frame);        // null: flush
+  void send(AVFrame* frame);  // null: flush
   [[nodiscard]] const Frame& on_host(const Frame& frame);
   // A device frame already in the encoder's format: downloaded straight into `picture`.
   bool download_into_picture(const Frame& frame);
@@ -189,9 +188,8 @@ struct FrameEncoder::Impl {
   std::optional<StagedOutput> file;  // written beside the path, put in place by close()
   UniqueMuxContext out;              // closes the file before `file` removes an unfinished one
   bool finished = false;
-  UniqueDemuxContext audio_src;
-  std::vector<int> audio_map;  // source stream → output stream (-1: not copied)
-  UniqueAVPacket audio_pkt;    // read, not yet written (its time is ahead of the video)
+  UniqueDemuxContext audio_src;    // opened first (a bad name fails at once), then copied by
+  std::optional<AudioCopy> audio;  // this, into `out`, before the muxer closes
   UniqueAVCodecContext enc;
   AVStream* video = nullptr;
   FrameFormat format;  // the first frame's: every frame must match
@@ -262,7 +260,7 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   video = avformat_new_stream(out.get(), nullptr);
   av_check(avcodec_parameters_from_context(video->codecpar, enc.get()), "encoder parameters");
   video->time_base = enc->time_base;
-  add_audio();
+  if (audio_src) audio.emplace(std::move(audio_src), out.get(), o.path);
   if (!(out->oformat->flags & AVFMT_NOFILE)) {
     file.emplace(o.path, false);
     AVDictionary* opts = nullptr;  // the allowed protocols only (protocols.hpp)
@@ -298,55 +296,6 @@ void FrameEncoder::Impl::open_conversion(const FrameFormat& want, const FrameFor
         fmt::format("{}: cannot convert {} to {}", o.path, to_string(format), to_string(want)));
 }
 
-void FrameEncoder::Impl::add_audio() {
-  if (!audio_src) return;
-  audio_pkt = make_av_packet();
-  audio_map.assign(audio_src->nb_streams, -1);
-  for (unsigned i = 0; i < audio_src->nb_streams; ++i) {
-    const AVStream* s = audio_src->streams[i];
-    if (s->codecpar->codec_type != AVMEDIA_TYPE_AUDIO) continue;
-    if (const auto cannot = cannot_hold(out->oformat, s->codecpar); !cannot.empty()) {
-      spdlog::warn("{}: audio stream #{} ({}) not copied: {}", o.path, i,
-                   avcodec_get_name(s->codecpar->codec_id), cannot);
-      continue;
-    }
-    AVStream* os = avformat_new_stream(out.get(), nullptr);
-    av_check(avcodec_parameters_copy(os->codecpar, s->codecpar), "audio parameters");
-    os->codecpar->codec_tag = 0;
-    os->time_base = s->time_base;
-    audio_map[i] = os->index;
-  }
-  audio_pkt->stream_index = -1;  // nothing read yet
-}
-
-void FrameEncoder::Impl::pump_audio(double until_s) {
-  if (!audio_src) return;
-  for (;;) {
-    if (audio_pkt->stream_index < 0 && av_read_frame(audio_src.get(), audio_pkt.get()) < 0) {
-      audio_src.reset();  // the end (or damage): nothing more to copy
-      return;
-    }
-    const int index = audio_pkt->stream_index;
-    const int target = index < static_cast<int>(audio_map.size())
-                           ? audio_map[static_cast<std::size_t>(index)]
-                           : -1;
-    if (target < 0) {
-      av_packet_unref(audio_pkt.get());
-      audio_pkt->stream_index = -1;
-      continue;
-    }
-    const AVRational tb = audio_src->streams[index]->time_base;
-    const std::int64_t ts = audio_pkt->dts != AV_NOPTS_VALUE ? audio_pkt->dts : audio_pkt->pts;
-    if (ts != AV_NOPTS_VALUE && static_cast<double>(ts) * av_q2d(tb) > until_s) return;
-    av_packet_rescale_ts(audio_pkt.get(), tb, out->streams[target]->time_base);
-    audio_pkt->stream_index = target;
-    audio_pkt->pos = -1;
-    if (av_interleaved_write_frame(out.get(), audio_pkt.get()) == 0) stats.audio_packets++;
-    av_packet_unref(audio_pkt.get());
-    audio_pkt->stream_index = -1;
-  }
-}
-
 void FrameEncoder::Impl::send(AVFrame* frame) {
   av_check(send_video_frame(enc.get(), frame), o.path + ": encoding");
   UniqueAVPacket pkt = make_av_packet();
@@ -361,8 +310,10 @@ void FrameEncoder::Impl::send(AVFrame* frame) {
           std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(o.frame_rate), enc->time_base));
     av_packet_rescale_ts(pkt.get(), enc->time_base, video->time_base);
     pkt->stream_index = video->index;
-    if (pkt->dts != AV_NOPTS_VALUE)
-      pump_audio(static_cast<double>(pkt->dts) * av_q2d(video->time_base));
+    if (audio && pkt->dts != AV_NOPTS_VALUE) {
+      audio->pump(static_cast<double>(pkt->dts) * av_q2d(video->time_base));
+      stats.audio_packets = audio->packets();
+    }
     av_check(av_interleaved_write_frame(out.get(), pkt.get()), o.path + ": writing");
     files.check();
     stats.packets++;
@@ -486,7 +437,10 @@ void FrameEncoder::close() {
   m.worker->finish();
   m.worker.reset();
   m.send(nullptr);
-  m.pump_audio(1e18);  // the rest of the audio
+  if (m.audio) {
+    m.audio->pump(1e18);  // the rest of the audio
+    m.stats.audio_packets = m.audio->packets();
+  }
   av_check(av_write_trailer(m.out.get()), m.o.path + ": writing the trailer");
   m.files.check();
   if (!(m.out->oformat->flags & AVFMT_NOFILE))

@@ -1,0 +1,37 @@
+// A file's audio tracks copied packet for packet into a muxer that is being written with
+// video from elsewhere: the Python Encoder's audio_from, and the join of a film's chunks
+// (join.hpp), which takes the audio once, in one piece, from the input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vpipe/pipeline/graph/av.hpp"
+
+namespace vpipe {
+
+class AudioCopy {
+ public:
+  // Adds to `out` (before its header) each audio stream of `src` its container holds (the
+  // others are named in a warning with `label`). Packets before `from_s` (seconds on the
+  // source's clock) are left out and the rest moved back by it.
+  AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string label, double from_s = 0);
+  AudioCopy(const AudioCopy&) = delete;
+  AudioCopy& operator=(const AudioCopy&) = delete;
+
+  // Writes the packets up to `until_s` (the output's clock), interleaved by the muxer.
+  void pump(double until_s);
+  [[nodiscard]] std::int64_t packets() const { return packets_; }
+
+ private:
+  UniqueDemuxContext src_;  // null once read to its end
+  AVFormatContext* out_;
+  std::string label_;
+  double from_s_;
+  std::vector<int> map_;  // source stream → output stream (-1: not copied)
+  UniqueAVPacket pkt_;    // read, not yet written (its time is ahead of the video)
+  std::int64_t packets_ = 0;
+};
+
+}  // namespace vpipe

@@ -1,0 +1,47 @@
+// A long file in pieces: where it may be cut (its keyframes, read from its packets without
+// decoding), and the pieces, each encoded from one span of it, joined by stream copy into one
+// file with the input's audio copied once, in one piece. vpipe.distributed's chunked
+// transcode stands on these two (python/vpipe/distributed.py).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <libavutil/rational.h>
+}
+
+namespace vpipe {
+
+struct KeyframeIndex {
+  AVRational time_base{0, 1};           // of the timestamps below: the video stream's
+  std::int64_t first_pts = 0;           // the earliest shown frame (what a transcode's zero is)
+  std::int64_t end_pts = 0;             // one past the last shown frame (its pts + its duration)
+  std::vector<std::int64_t> keyframes;  // each keyframe's pts, in display order
+  std::int64_t packets = 0;             // video packets (frames, for a frame per packet)
+};
+
+// The video stream's keyframes (packets only: demuxed, not decoded). input_error naming
+// `path` when it has no video stream or no timestamps.
+[[nodiscard]] KeyframeIndex read_keyframes(const std::string& path);
+
+struct JoinRequest {
+  std::vector<std::string> parts;  // in order; each one video stream, the same codec and size
+  std::vector<double> starts_s;    // where each part begins on the output's clock
+  std::string audio_from;          // the audio's source (empty: none), copied from audio_start_s
+  double audio_start_s = 0;
+  std::string output;  // written whole or not at all (StagedOutput), never one of the parts
+};
+
+struct JoinResult {
+  std::int64_t video_packets = 0;
+  std::int64_t audio_packets = 0;
+};
+
+// Joins the parts by stream copy: part k's timestamps moved to start at starts_s[k]. A part
+// whose stream differs from the first's (codec, size, pixel format, headers) is an
+// input_error naming it; the output is then not written.
+JoinResult join_parts(const JoinRequest& request);
+
+}  // namespace vpipe

@@ -1,0 +1,163 @@
+#include "vpipe/pipeline/io/join.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+extern "C" {
+#include <libavformat/avformat.h>
+}
+
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/audio_copy.hpp"
+#include "vpipe/pipeline/io/paths.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/io/run_files.hpp"
+
+namespace vpipe {
+
+namespace {
+
+int video_stream_of(AVFormatContext* in, const std::string& path) {
+  const int v = av_find_best_stream(in, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (v < 0) throw input_error(fmt::format("{}: no video stream", path));
+  return v;
+}
+
+// The parameters a part's packets depend on: the first part's are the output's.
+bool same_stream(const AVCodecParameters* a, const AVCodecParameters* b) {
+  return a->codec_id == b->codec_id && a->width == b->width && a->height == b->height &&
+         a->format == b->format && a->extradata_size == b->extradata_size &&
+         (a->extradata_size == 0 || std::memcmp(a->extradata, b->extradata,
+                                                static_cast<std::size_t>(a->extradata_size)) == 0);
+}
+
+// The output being written: declared in the order it must die (the muxer closes its file
+// before the staged file removes an unfinished one; the audio source is read through it).
+struct JoinedFile {
+  std::optional<StagedOutput> file;
+  UniqueMuxContext out;
+  std::optional<AudioCopy> audio;
+  AVStream* video = nullptr;
+};
+
+void open_joined(JoinedFile& j, const JoinRequest& r, const AVStream* first) {
+  AVFormatContext* raw = nullptr;
+  av_check(avformat_alloc_output_context2(&raw, nullptr, nullptr, r.output.c_str()), r.output);
+  j.out.reset(raw);
+  j.video = avformat_new_stream(raw, nullptr);
+  av_check(avcodec_parameters_copy(j.video->codecpar, first->codecpar), "video parameters");
+  j.video->codecpar->codec_tag = 0;
+  j.video->time_base = first->time_base;
+  j.video->avg_frame_rate = first->avg_frame_rate;
+  j.video->r_frame_rate = first->r_frame_rate;
+  if (!r.audio_from.empty())
+    j.audio.emplace(open_input(r.audio_from), raw, r.output, r.audio_start_s);
+  if (!(raw->oformat->flags & AVFMT_NOFILE)) {
+    j.file.emplace(r.output, false);
+    AVDictionary* opts = nullptr;  // the allowed protocols only (protocols.hpp)
+    set_open_options(&opts, j.file->write_url(), false);
+    const int ret =
+        avio_open2(&raw->pb, j.file->write_url().c_str(), AVIO_FLAG_WRITE, nullptr, &opts);
+    av_dict_free(&opts);
+    av_check(ret, r.output);
+    j.file->opened();
+  }
+  av_check(avformat_write_header(raw, nullptr), r.output + ": writing the header");
+}
+
+// Copies one part's video packets, moved to start at `start_s`, with the audio up to each.
+std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
+                       const AVCodecParameters* first, const std::string& output) {
+  UniqueDemuxContext in = open_input(part);
+  const int v = video_stream_of(in.get(), part);
+  const AVStream* s = in->streams[v];
+  if (!same_stream(first, s->codecpar))
+    throw input_error(
+        fmt::format("{}: its video stream is not the first part's (codec, size, "
+                    "pixel format or headers differ): it cannot be joined by copy",
+                    part));
+  const auto shift = static_cast<std::int64_t>(std::llround(start_s / av_q2d(s->time_base)));
+  UniqueAVPacket pkt = make_av_packet();
+  std::int64_t written = 0;
+  while (av_read_frame(in.get(), pkt.get()) >= 0) {
+    if (pkt->stream_index != v) {
+      av_packet_unref(pkt.get());
+      continue;
+    }
+    if (pkt->pts != AV_NOPTS_VALUE) pkt->pts += shift;
+    if (pkt->dts != AV_NOPTS_VALUE) pkt->dts += shift;
+    av_packet_rescale_ts(pkt.get(), s->time_base, j.video->time_base);
+    pkt->stream_index = j.video->index;
+    pkt->pos = -1;
+    if (j.audio && pkt->dts != AV_NOPTS_VALUE)
+      j.audio->pump(static_cast<double>(pkt->dts) * av_q2d(j.video->time_base));
+    av_check(av_interleaved_write_frame(j.out.get(), pkt.get()), output + ": writing");
+    ++written;
+  }
+  return written;
+}
+
+}  // namespace
+
+KeyframeIndex read_keyframes(const std::string& path) {
+  UniqueDemuxContext in = open_input(path);
+  const int v = video_stream_of(in.get(), path);
+  for (unsigned i = 0; i < in->nb_streams; ++i)
+    if (static_cast<int>(i) != v) in->streams[i]->discard = AVDISCARD_ALL;
+  KeyframeIndex k;
+  k.time_base = in->streams[v]->time_base;
+  k.first_pts = INT64_MAX;
+  k.end_pts = INT64_MIN;
+  UniqueAVPacket pkt = make_av_packet();
+  while (av_read_frame(in.get(), pkt.get()) >= 0) {
+    if (pkt->stream_index == v && pkt->pts != AV_NOPTS_VALUE) {
+      ++k.packets;
+      k.first_pts = std::min(k.first_pts, pkt->pts);
+      k.end_pts = std::max(k.end_pts, pkt->pts + std::max<std::int64_t>(pkt->duration, 1));
+      if (pkt->flags & AV_PKT_FLAG_KEY) k.keyframes.push_back(pkt->pts);
+    }
+    av_packet_unref(pkt.get());
+  }
+  if (k.packets == 0)
+    throw input_error(fmt::format("{}: its video packets carry no timestamps", path));
+  std::sort(k.keyframes.begin(), k.keyframes.end());
+  return k;
+}
+
+JoinResult join_parts(const JoinRequest& r) {
+  if (r.parts.empty() || r.parts.size() != r.starts_s.size())
+    throw usage_error(fmt::format("{}: a join takes one start per part ({} parts, {} starts)",
+                                  r.output, r.parts.size(), r.starts_s.size()));
+  RunFiles files;  // nothing joined is written over, and the output is no part
+  for (std::size_t k = 0; k < r.parts.size(); ++k)
+    files.reads(r.parts[k], fmt::format("part {}", k + 1));
+  if (!r.audio_from.empty()) files.reads(r.audio_from, "audio_from");
+  files.writes(r.output, "output");
+  files.check();
+  UniqueDemuxContext first = open_input(r.parts.front());
+  const AVStream* first_video = first->streams[video_stream_of(first.get(), r.parts.front())];
+  JoinedFile j;
+  open_joined(j, r, first_video);
+  JoinResult result;
+  for (std::size_t k = 0; k < r.parts.size(); ++k)
+    result.video_packets +=
+        copy_part(j, r.parts[k], r.starts_s[k], first_video->codecpar, r.output);
+  if (j.audio) {
+    j.audio->pump(1e18);
+    result.audio_packets = j.audio->packets();
+  }
+  av_check(av_write_trailer(j.out.get()), r.output + ": writing the trailer");
+  if (j.file) {
+    av_check(avio_closep(&j.out->pb), r.output + ": writing");
+    j.out.reset();
+    j.file->commit();
+  }
+  return result;
+}
+
+}  // namespace vpipe
