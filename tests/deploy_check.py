@@ -24,7 +24,8 @@ import yaml
 from kubernetes.client import ApiClient
 
 MODELS = {("v1", "ConfigMap"): "V1ConfigMap", ("v1", "Service"): "V1Service",
-          ("apps/v1", "StatefulSet"): "V1StatefulSet", ("batch/v1", "Job"): "V1Job"}
+          ("apps/v1", "StatefulSet"): "V1StatefulSet", ("batch/v1", "Job"): "V1Job",
+          ("apps/v1", "Deployment"): "V1Deployment"}
 
 
 def lost_keys(original, roundtrip, where=""):
@@ -82,6 +83,25 @@ def check_live(obj, where, errors):
         errors.append(f"{where}: preStop must drain (SIGTERM, then wait)")
 
 
+def check_dask(obj, where, errors, services):
+    """A Dask pod: a worker names a Service and port that exist, and declares as its GPU resource
+    the GPUs it is given; the scheduler's pods are what its Service selects."""
+    c = obj.spec.template.spec.containers[0]
+    args = c.args or []
+    labels = obj.spec.template.metadata.labels or {}
+    if args and args[0] == "dask-worker":
+        m = re.match(r"tcp://([\w-]+):(\d+)$", args[1] if len(args) > 1 else "")
+        if not m or int(m.group(2)) not in services.get(m.group(1), {}).get("ports", ()):
+            errors.append(f"{where}: the worker's scheduler address names no Service port: {args[1:2]}")
+        gpus = str(((c.resources and c.resources.limits) or {}).get("nvidia.com/gpu", ""))
+        declared = re.search(r"--resources GPU=(\d+)", " ".join(args))
+        if not gpus or not declared or declared.group(1) != gpus:
+            errors.append(f"{where}: --resources GPU=N must equal the nvidia.com/gpu limit ({gpus or 'none'})")
+    elif args and args[0] == "dask-scheduler":
+        if not any(s["selector"] and s["selector"].items() <= labels.items() for s in services.values()):
+            errors.append(f"{where}: no Service selects the scheduler's pods")
+
+
 def check_config(vpipe, cm, where, errors, shards):
     for name, text in (cm.data or {}).items():
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
@@ -107,7 +127,7 @@ def main():
     ap.add_argument("--vpipe", required=True)
     ap.add_argument("--dir", default=os.path.join(os.path.dirname(__file__), "..", "deploy", "k8s"))
     a = ap.parse_args()
-    errors, configs, counts = [], {}, {}
+    errors, configs, counts, services, dask = [], {}, {}, {}, []
     files = sorted(glob.glob(os.path.join(a.dir, "**", "*.yaml"), recursive=True))
     for path in files:
         for i, doc in enumerate(yaml.safe_load_all(open(path))):
@@ -117,7 +137,12 @@ def main():
             except (ValueError, TypeError) as e:
                 errors.append(str(e))
                 continue
-            if doc["kind"] == "ConfigMap":
+            if doc["kind"] == "Service":
+                services[obj.metadata.name] = {"ports": {p.port for p in obj.spec.ports or []},
+                                               "selector": obj.spec.selector or {}}
+            elif doc["kind"] == "Deployment":
+                dask.append((obj, where))
+            elif doc["kind"] == "ConfigMap":
                 configs[obj.metadata.name] = (obj, where)
             elif doc["kind"] == "StatefulSet":
                 check_live(obj, where, errors)
@@ -127,6 +152,8 @@ def main():
                     errors.append(f"{where}: the batch Job must be Indexed")
                 check_workload(obj, where, errors, obj.spec.completions)
                 counts[obj.spec.template.spec.volumes[0].config_map.name] = obj.spec.completions
+    for obj, where in dask:
+        check_dask(obj, where, errors, services)
     for name, (cm, where) in configs.items():
         check_config(a.vpipe, cm, where, errors, counts.get(name, 1))
     for e in errors:

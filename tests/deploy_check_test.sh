@@ -24,4 +24,18 @@ for edit in 's/  replicas: 3/  replicass: 3/' 's|--shard", "$(SHARD_INDEX)/3"|--
   fi
   rm -rf "$tmp"
 done
+# The Dask layout: a worker declaring more GPUs than it is given, or naming no Service.
+for edit in 's/"GPU=1"/"GPU=2"/' 's|tcp://vpipe-dask-scheduler:8786|tcp://vpipe-dask:8786|'; do
+  tmp=$(mktemp -d)
+  cp -r "$src/deploy/k8s/." "$tmp/"
+  sed -i "$edit" "$tmp"/dask/*.yaml
+  if cmp -s "$tmp/dask/cluster.yaml" "$src/deploy/k8s/dask/cluster.yaml"; then
+    echo "FAIL: the edit '$edit' changed nothing"; fails=1
+  elif check "$tmp"; then
+    echo "FAIL: deploy_check passed after '$edit'"; fails=1
+  else
+    echo "ok: '$edit' is caught"
+  fi
+  rm -rf "$tmp"
+done
 exit $fails

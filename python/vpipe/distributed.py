@@ -255,6 +255,21 @@ def _options(pairs):
     return options
 
 
+def _common_arguments(parser, before_command):
+    """The options that go before the command or after it (a value given after wins)."""
+    default = (lambda value: value) if before_command else (lambda value: argparse.SUPPRESS)
+    parser.add_argument("--scheduler", default=default(None),
+                        help="tcp://HOST:8786, or local:N for a cluster of N workers on this machine")
+    parser.add_argument("--retries", type=int, default=default(2),
+                        help="tries again after a failure (default 2)")
+    parser.add_argument("--no-gpu", action="store_true", default=default(False),
+                        help="tasks ask for no GPU resource (run on any worker, the CPU path)")
+    parser.add_argument("--option", action="append", metavar="KEY=VALUE", default=default(None),
+                        help="any vpipe transcode option by its config key, e.g. vf=resize=1280x720 "
+                             "(repeatable)")
+    parser.add_argument("--json", default=default(None), help="write the reports here (JSON)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m vpipe.distributed",
@@ -262,17 +277,10 @@ def main(argv=None):
                     "chunks (chunked). Paths must be the same on every worker (shared storage).",
         epilog="Across hosts: `dask-scheduler` on one, `dask-worker tcp://HOST:8786 --resources "
                "GPU=1 --nthreads 1` on each GPU (one per GPU, CUDA_VISIBLE_DEVICES=N), then "
-               "`python3 -m vpipe.distributed --scheduler tcp://HOST:8786 many in/*.mp4 --out-dir "
-               "out --option vf=resize=1280x720`. --scheduler local:N starts N workers here.")
-    parser.add_argument("--scheduler", required=True,
-                        help="tcp://HOST:8786, or local:N for a cluster of N workers on this machine")
-    parser.add_argument("--retries", type=int, default=2, help="tries again after a failure (default 2)")
-    parser.add_argument("--no-gpu", action="store_true",
-                        help="tasks ask for no GPU resource (run on any worker, the CPU path)")
-    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
-                        help="any vpipe transcode option by its config key, e.g. vf=resize=1280x720 "
-                             "(repeatable)")
-    parser.add_argument("--json", help="write the reports here (JSON)")
+               "`python3 -m vpipe.distributed many in/*.mp4 --out-dir out --scheduler "
+               "tcp://HOST:8786 --option vf=resize=1280x720`. --scheduler local:N starts N workers "
+               "here. docs/DEPLOY.md has the Kubernetes layout.")
+    _common_arguments(parser, True)
     sub = parser.add_subparsers(dest="command", required=True)
     many = sub.add_parser("many", help="one task per file")
     many.add_argument("inputs", nargs="+")
@@ -282,7 +290,11 @@ def main(argv=None):
     chunked.add_argument("input")
     chunked.add_argument("output")
     chunked.add_argument("--chunks", type=int, default=4)
+    for command in (many, chunked):
+        _common_arguments(command, False)
     args = parser.parse_args(argv)
+    if not args.scheduler:
+        parser.error("--scheduler is required (tcp://HOST:8786, or local:N)")
     try:
         client = _connect(args.scheduler)
     except (OSError, TimeoutError, ValueError) as e:
