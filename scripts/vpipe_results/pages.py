@@ -4,7 +4,7 @@ whose markers were deleted or copied fails the check."""
 import os
 import re
 
-from . import (capacity, ci, colour, decode, decode_table, history, kernels, ladder, machine, memory, peers,
+from . import (capacity, ci, colour, dask, decode, decode_table, history, kernels, ladder, machine, memory, peers,
                python, smoke, soak, steps, strategies)
 from .common import ROOT, anchor, rel
 
@@ -22,6 +22,7 @@ SECTIONS = [  # (title, generator): the tables that matter first
     ("Colour conversions against FFmpeg", colour.section),
     ("One decode, many outputs", ladder.section),
     ("Each codec's decode ceiling, and decode sessions that never hurt", decode_table.section),
+    ("Past one host: Dask workers", dask.section),
 ]
 
 
