@@ -4,6 +4,7 @@
 // are the frames a run of that output alone gives, and an output that fails
 // (its file grows past the limit: a full disk) is reported and removed while
 // the others finish. ffprobe and libavformat, not vpipe, read the outputs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -262,6 +263,54 @@ TEST_F(Outputs, AnHlsLadderHasAlignedSegmentsThatStartOnKeyframes) {
   const std::string text((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("BANDWIDTH="), std::string::npos);
   EXPECT_NE(text.find("RESOLUTION=160x90\n90p/index.m3u8"), std::string::npos) << text;
+}
+
+// Issue #79 item 6: the master names each rendition's codecs as RFC 6381 does, read from its
+// segments: H.264's profile_idc and level_idc, HEVC's profile and level (ffprobe's numbers are
+// the oracle: H.264 profile_idc 66/77/100, HEVC general_level_idc as is), AAC LC as mp4a.40.2.
+// A rendition whose codec HLS has no such name for (MPEG-4 part 2) carries no CODECS at all.
+TEST_F(Outputs, AnHlsMasterNamesEachRenditionsCodecs) {
+  if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
+  const auto hls = Outputs::dir() / "hls-codecs";
+  const std::vector<std::string> renditions = {"base:encoder=libx264:profile=baseline",
+                                               "main:encoder=libx264:profile=main",
+                                               "high:encoder=libx264:profile=high",
+                                               "hevc:encoder=libx265", "mp4v:encoder=mpeg4"};
+  std::string args = "transcode " + input() + " " + renditions[0];
+  for (std::size_t k = 1; k < renditions.size(); ++k) args += " --output " + renditions[k];
+  const auto r = run_vpipe(args + " --vf resize=320x180 --hls " + hls.string() + " --segment 1s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream m(hls / "master.m3u8");
+  const std::string text((std::istreambuf_iterator<char>(m)), std::istreambuf_iterator<char>());
+  for (const std::string name : {"base", "main", "high", "hevc", "mp4v"}) {
+    SCOPED_TRACE(name);
+    const auto at = text.find("\n" + name + "/index.m3u8");
+    ASSERT_NE(at, std::string::npos) << text;
+    const std::string line = text.substr(text.rfind("#EXT-X-STREAM-INF", at), at - text.rfind("#EXT-X-STREAM-INF", at));
+    const auto probe = [&](const std::string& entries, const char* stream) {
+      return shell_output("ffprobe -v error -select_streams " + std::string(stream) +
+                          " -show_entries " + entries + " -of csv=p=0 " +
+                          (hls / name / "seg_00000.ts").string());
+    };
+    if (name == "mp4v") {
+      EXPECT_EQ(line.find("CODECS"), std::string::npos) << line;
+      continue;
+    }
+    const auto v = probe("stream=profile,level", "v");
+    const int level = std::atoi(v.substr(v.find(',') + 1).c_str());
+    std::string want;
+    if (name == "hevc") {
+      ASSERT_EQ(v.substr(0, v.find(',')), "Main");
+      want = fmt::format("hvc1.1.6.L{}.", level);
+    } else {
+      const int idc = name == "base" ? 66 : name == "main" ? 77 : 100;
+      want = fmt::format("avc1.{:02x}", idc);
+      EXPECT_NE(line.find(fmt::format("{:02x},mp4a", level)), std::string::npos) << line << v;
+    }
+    EXPECT_NE(line.find("CODECS=\"" + want), std::string::npos) << line << " ffprobe: " << v;
+    EXPECT_NE(line.find(",mp4a.40.2\""), std::string::npos) << line;
+    EXPECT_EQ(probe("stream=profile", "a").substr(0, 3), "LC\n");  // (then its program's copy)
+  }
 }
 
 namespace {

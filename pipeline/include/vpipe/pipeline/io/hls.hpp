@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+extern "C" {
+#include <libavcodec/codec_par.h>
+}
+
 namespace vpipe {
 
 struct HlsRendition {
@@ -22,8 +26,16 @@ struct HlsBandwidth {
 // input_error naming the playlist where it cannot be read.
 [[nodiscard]] HlsBandwidth measure_rendition(const std::string& playlist);
 
+// A stream's codec as RFC 6381 names it for a playlist's CODECS attribute ("avc1.64001f",
+// "hvc1.1.6.L93.B0", "mp4a.40.2"), read from its parameter sets where it has them; empty for a
+// codec without a name HLS players know.
+[[nodiscard]] std::string rfc6381_codec(const AVCodecParameters* par);
+// Every stream of a rendition (its first segment's), comma-separated; empty when one of them
+// has no such name (a partial CODECS would make a player skip a stream it could play).
+[[nodiscard]] std::string rendition_codecs(const std::string& playlist);
+
 // Writes DIR/master.m3u8 (beside, then renamed into place) listing `renditions`
-// in their order, each by its path relative to DIR.
+// in their order, each by its path relative to DIR, with its bandwidth, size and codecs.
 void write_hls_master(const std::string& dir, const std::vector<HlsRendition>& renditions);
 
 // A failed rendition (its encoder or disk failed mid-run): its playlist and the
