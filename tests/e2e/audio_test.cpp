@@ -4,6 +4,7 @@
 // copy|encode|none and --audio-codec/--audio-bitrate override, and the audio
 // lasts as long as the video and starts with it, within one audio frame.
 // ffprobe, not vpipe, reads the outputs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -269,6 +270,44 @@ TEST_F(Audio, EncodeCodecAndBitrateOverrideAndACutKeepsSync) {
                rate_large = bytes(path("96k.mkv")) * 8 / 4;
   EXPECT_NEAR(rate_small, 24000, 8000);
   EXPECT_NEAR(rate_large, 96000, 24000);
+}
+
+// Issue #79 item 5: --audio-channels and --audio-rate (FFmpeg's -ac, -ar) make each track
+// that many channels at that rate, as FFmpeg's tool does; an encoder or container that cannot
+// code them refuses the run before any work, and copied audio refuses them.
+TEST_F(Audio, ChannelsAndRateAreWhatWasAskedOrRefused) {
+  for (const auto& [channels, rate] : {std::pair{1, 22050}, {6, 48000}, {2, 32000}}) {
+    SCOPED_TRACE(fmt::format("{} channels at {} Hz", channels, rate));
+    const std::string out = fmt::format("shape-{}-{}.mkv", channels, rate);
+    const auto r =
+        run(two_aac(), out, fmt::format("--audio-channels {} --audio-rate {}", channels, rate));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string theirs = path("ffmpeg-" + out);
+    ASSERT_EQ(std::system(fmt::format("ffmpeg -v error -y -i {} -map 0 -c:v copy -c:a aac -ac {} "
+                                      "-ar {} {}",
+                                      two_aac(), channels, rate, theirs)
+                              .c_str()),
+              0);
+    const auto ours = audio_tracks(path(out)), ffmpegs = audio_tracks(theirs);
+    ASSERT_EQ(ours.size(), 2u);
+    ASSERT_EQ(ffmpegs.size(), 2u);
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(ours[k].channels, channels);
+      EXPECT_EQ(ours[k].channels, ffmpegs[k].channels);
+      EXPECT_EQ(ours[k].sample_rate, rate);
+      EXPECT_NEAR(ours[k].end - ours[k].start, ffmpegs[k].end - ffmpegs[k].start, 1024.0 / rate);
+    }
+  }
+  for (const auto& [args, says] :
+       {std::pair<std::string, std::string>{"--audio-codec libopus --audio-rate 44100",
+                                            "audio_rate 44100: encoder libopus"},
+        {"--audio copy --audio-channels 1", "audio_channels: the audio is copied"},
+        {"--audio none --audio-rate 8000", "audio_rate: the audio is left out"}}) {
+    const auto r = run(two_aac(), "refused.mkv", args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("refused.mkv")));
+  }
 }
 
 TEST_F(Audio, NoneLeavesItOutAndCopyRefusesWhatTheContainerCannotHold) {

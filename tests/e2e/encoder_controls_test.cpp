@@ -77,12 +77,13 @@ class EncoderControl : public ScratchSuite<EncoderControl>,
     ASSERT_NE(row_, nullptr);
     // 2 s of 352x288 (a size H.263 takes too), moving, as y4m: no decoder choice in the way.
     input_ = path("in.y4m");
-    if (!fs::exists(input_))
+    if (!fs::exists(input_)) {
       ASSERT_EQ(std::system(("ffmpeg -v error -y -f lavfi -i testsrc2=size=352x288:rate=25 -t 2 "
                              "-pix_fmt yuv420p " +
                              input_)
                                 .c_str()),
                 0);
+    }
   }
 
   // vpipe's output with `args`; its size in bytes, or -1 when the run failed.
@@ -185,8 +186,8 @@ TEST_P(EncoderControl, BitrateIsFfmpegs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryEncoder, EncoderControl, ::testing::ValuesIn(encoders_here()),
-                         [](const auto& info) {
-                           std::string n = info.param;
+                         [](const auto& test) {
+                           std::string n = test.param;
                            for (char& c : n)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;

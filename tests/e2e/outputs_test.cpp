@@ -272,10 +272,9 @@ TEST_F(Outputs, AnHlsLadderHasAlignedSegmentsThatStartOnKeyframes) {
 TEST_F(Outputs, AnHlsMasterNamesEachRenditionsCodecs) {
   if (!avcodec_find_encoder_by_name("libx265")) GTEST_SKIP() << "this FFmpeg has no libx265";
   const auto hls = Outputs::dir() / "hls-codecs";
-  const std::vector<std::string> renditions = {"base:encoder=libx264:profile=baseline",
-                                               "main:encoder=libx264:profile=main",
-                                               "high:encoder=libx264:profile=high",
-                                               "hevc:encoder=libx265", "mp4v:encoder=mpeg4"};
+  const std::vector<std::string> renditions = {
+      "base:encoder=libx264:profile=baseline", "main:encoder=libx264:profile=main",
+      "high:encoder=libx264:profile=high", "hevc:encoder=libx265", "mp4v:encoder=mpeg4"};
   std::string args = "transcode " + input() + " " + renditions[0];
   for (std::size_t k = 1; k < renditions.size(); ++k) args += " --output " + renditions[k];
   const auto r = run_vpipe(args + " --vf resize=320x180 --hls " + hls.string() + " --segment 1s");
@@ -286,7 +285,8 @@ TEST_F(Outputs, AnHlsMasterNamesEachRenditionsCodecs) {
     SCOPED_TRACE(name);
     const auto at = text.find("\n" + name + "/index.m3u8");
     ASSERT_NE(at, std::string::npos) << text;
-    const std::string line = text.substr(text.rfind("#EXT-X-STREAM-INF", at), at - text.rfind("#EXT-X-STREAM-INF", at));
+    const std::string line =
+        text.substr(text.rfind("#EXT-X-STREAM-INF", at), at - text.rfind("#EXT-X-STREAM-INF", at));
     const auto probe = [&](const std::string& entries, const char* stream) {
       return shell_output("ffprobe -v error -select_streams " + std::string(stream) +
                           " -show_entries " + entries + " -of csv=p=0 " +
@@ -377,7 +377,8 @@ class FailAt final : public vpipe::Filter {
             },
             "any",
             false,
-            "test_fail_at=frame=20"};
+            "test_fail_at=frame=20",
+            ""};
   }
   vpipe::FrameFormat configure(const vpipe::FrameFormat& in) override { return in; }
   void process(const vpipe::Frame& in, vpipe::Frame& out) override {

@@ -35,8 +35,8 @@ TEST(EncoderControls, AnEncoderWithoutARowTakesNoQualityOption) {
   const std::vector<std::pair<std::string, std::function<void(TranscodeOptions&)>>> options = {
       {"crf", [](TranscodeOptions& o) { o.crf = 20; }},
       {"qscale", [](TranscodeOptions& o) { o.qscale = 5; }},
-      {"preset", [](TranscodeOptions& o) { o.preset = "slow"; }},
-      {"level", [](TranscodeOptions& o) { o.level = "4"; }},
+      {"preset", [](TranscodeOptions& o) { o.preset = std::string("slow"); }},
+      {"level", [](TranscodeOptions& o) { o.level = std::string("4"); }},
   };
   const auto encoders = video_encoders_without_a_row();
   ASSERT_GT(encoders.size(), 50u) << "FFmpeg's list of encoders came back short";
@@ -102,7 +102,9 @@ TEST(EncoderControls, DefaultsAreVpipesOrTheEncodersOwn) {
   };
   EXPECT_EQ(applied("libx264"), "crf=23 preset=veryfast ");
   EXPECT_EQ(applied("mpeg4"), "q=3");
-  if (avcodec_find_encoder_by_name("libx265")) EXPECT_EQ(applied("libx265"), "");
+  if (avcodec_find_encoder_by_name("libx265")) {
+    EXPECT_EQ(applied("libx265"), "");
+  }
 }
 
 }  // namespace

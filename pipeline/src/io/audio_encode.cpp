@@ -78,18 +78,29 @@ void channel_layout_for(const AVCodec* codec, const AVChannelLayout& in, AVChann
 
 }  // namespace
 
-AudioReencoder::AudioReencoder(const AVStream* in, const AVCodec* codec, std::int64_t bitrate,
-                               bool global_header, int rate)
+AudioReencoder::AudioReencoder(const AVStream* in, const AVCodec* codec, const AudioShape& shape)
     : in_tb_(in->time_base) {
   decoder_ = open_stream_decoder(in, "audio");
   encoder_.reset(avcodec_alloc_context3(codec));
   AVCodecContext* e = encoder_.get();
   e->sample_fmt = sample_format_for(codec, decoder_->sample_fmt);
-  e->sample_rate = sample_rate_for(codec, rate > 0 ? rate : decoder_->sample_rate);
-  channel_layout_for(codec, decoder_->ch_layout, &e->ch_layout);
+  e->sample_rate = sample_rate_for(codec, shape.rate > 0 ? shape.rate : decoder_->sample_rate);
+  AVChannelLayout want{};
+  if (shape.channels > 0)
+    av_channel_layout_default(&want, shape.channels);
+  else
+    av_check(av_channel_layout_copy(&want, &decoder_->ch_layout), "audio channel layout");
+  channel_layout_for(codec, want, &e->ch_layout);
+  av_channel_layout_uninit(&want);
+  if (shape.exact && shape.rate > 0 && e->sample_rate != shape.rate)
+    throw usage_error(
+        fmt::format("audio_rate {}: encoder {} takes no such rate", shape.rate, codec->name));
+  if (shape.exact && shape.channels > 0 && e->ch_layout.nb_channels != shape.channels)
+    throw usage_error(fmt::format("audio_channels {}: encoder {} codes no {} channels",
+                                  shape.channels, codec->name, shape.channels));
   e->time_base = {1, e->sample_rate};
-  if (bitrate > 0) e->bit_rate = bitrate;
-  if (global_header) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  if (shape.bitrate > 0) e->bit_rate = shape.bitrate;
+  if (shape.global_header) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   char layout[64] = "";  // (a failed open clears it)
   av_channel_layout_describe(&e->ch_layout, layout, sizeof layout);
   if (const int ret = avcodec_open2(e, codec, nullptr); ret < 0)

@@ -426,6 +426,14 @@ std::vector<OptionSpec> encoder_rows() {
            "usual); implies --audio encode where --audio is auto"),
       rate("audio_bitrate", &O::audio_bitrate,
            "re-encoded audio's bit rate, e.g. --audio-bitrate 128k (default: the encoder's)"),
+      maybe_count("audio_channels", &O::audio_channels, 1, 8,
+                  "re-encoded audio mixed to this many channels (their usual layout), e.g. "
+                  "--audio-channels 2 (default: the input's); refused where the encoder cannot "
+                  "code that many; implies --audio encode where --audio is auto"),
+      maybe_count("audio_rate", &O::audio_rate, 8000, 192000,
+                  "re-encoded audio resampled to this rate in Hz, e.g. --audio-rate 48000 "
+                  "(default: the input's); refused where the encoder or container cannot take "
+                  "it; implies --audio encode where --audio is auto"),
   };
 }
 
@@ -578,12 +586,10 @@ std::vector<OptionSpec> streams_rows() {
 }
 
 const std::set<std::string, std::less<>> kPerOutput = {
-    "filters",     "encoder",        "crf",
-    "preset",      "qscale",         "audio",
-    "audio_codec", "audio_bitrate",  "bitrate",
-    "maxrate",     "bufsize",        "profile",
-    "level",       "pix_fmt",        "encoder_option",
-    "gop",         "encode_threads", "encode_segments",
+    "filters", "encoder",        "crf",           "preset",         "qscale",
+    "audio",   "audio_codec",    "audio_bitrate", "audio_channels", "audio_rate",
+    "bitrate", "maxrate",        "bufsize",       "profile",        "level",
+    "pix_fmt", "encoder_option", "gop",           "encode_threads", "encode_segments",
     "fit"};
 
 // FFmpeg's tool's names for the options, so that `-t 3` is answered with `--duration 3`.
@@ -605,6 +611,8 @@ const std::vector<std::pair<std::string_view, std::vector<std::string>>> kFfmpeg
     {"gop", {"-g"}},
     {"audio_codec", {"-c:a", "-acodec", "-codec:a"}},
     {"audio_bitrate", {"-b:a"}},
+    {"audio_channels", {"-ac"}},
+    {"audio_rate", {"-ar"}},
     {"max_frames", {"-frames:v", "-vframes"}},
     {"copyts", {"-copyts"}},
     {"encode_threads", {"-threads"}},

@@ -235,12 +235,19 @@ void TranscodeOutput::add_reencoded(const TranscodeOptions& o, unsigned index, A
       container_holds(segments, codec->id) == false)
     throw input_error(fmt::format("{}: {} cannot hold {} audio (audio_codec)", o.output,
                                   segments->name, codec->name));
-  add_stream_through(
-      index, s,
-      std::make_unique<AudioReencoder>(
-          s, codec, o.audio_bitrate.value_or(0), (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0,
-          container_sample_rate(oc->oformat, codec->id, s->codecpar->sample_rate)),
-      report, why);
+  // The container's rate where it needs one (FLV, MXF), else the asked one, else the input's.
+  const int container_rate = container_sample_rate(oc->oformat, codec->id,
+                                                   o.audio_rate.value_or(s->codecpar->sample_rate));
+  if (o.audio_rate && container_rate && container_rate != *o.audio_rate)
+    throw usage_error(fmt::format("{}: audio_rate {}: {} takes {} Hz {} audio", o.output,
+                                  *o.audio_rate, oc->oformat->name, container_rate, codec->name));
+  AudioShape shape;
+  shape.bitrate = o.audio_bitrate.value_or(0);
+  shape.channels = o.audio_channels.value_or(0);
+  shape.rate = container_rate ? container_rate : o.audio_rate.value_or(0);
+  shape.exact = o.audio_channels || o.audio_rate;
+  shape.global_header = (oc->oformat->flags & AVFMT_GLOBALHEADER) != 0;
+  add_stream_through(index, s, std::make_unique<AudioReencoder>(s, codec, shape), report, why);
 }
 
 bool TranscodeOutput::add_converted_subtitles(unsigned index, AVStream* s, TranscodeReport& report,
@@ -364,7 +371,7 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
   AVFormatContext* oc = file_.ctx.get();
   output_index_.assign(in.input->nb_streams, -1);
   reencoder_of_.assign(in.input->nb_streams, nullptr);
-  const AudioMode mode = o.audio == AudioMode::kAuto && (!o.audio_codec.empty() || o.audio_bitrate)
+  const AudioMode mode = o.audio == AudioMode::kAuto && !o.audio_encode_option().empty()
                              ? AudioMode::kEncode
                              : o.audio;
   for (unsigned i = 0; i < in.input->nb_streams; ++i) {

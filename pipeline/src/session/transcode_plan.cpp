@@ -388,12 +388,12 @@ void check_options(const TranscodeOptions& o) {
         fmt::format("audio_codec {}: FFmpeg has no audio encoder of that name", o.audio_codec));
   // An audio option on copied audio would do nothing: refused (auto re-encodes for them).
   if ((o.audio == AudioMode::kCopy || o.audio == AudioMode::kNone) &&
-      (o.audio_bitrate || !o.audio_codec.empty()))
-    throw usage_error(
-        fmt::format("{}: the audio is {} (audio {}), so it is not encoded; "
-                    "leave audio at auto or encode to apply it",
-                    o.audio_bitrate ? "audio_bitrate" : "audio_codec",
-                    o.audio == AudioMode::kCopy ? "copied" : "left out", name_of(o.audio)));
+      !o.audio_encode_option().empty())
+    throw usage_error(fmt::format(
+        "{}: the audio is {} (audio {}), so it is not encoded; leave audio at auto or encode to "
+        "apply it",
+        o.audio_encode_option(), o.audio == AudioMode::kCopy ? "copied" : "left out",
+        name_of(o.audio)));
   if (o.loop < 1) throw usage_error(fmt::format("loop {}: expected 1 or more", o.loop));
   if (!(o.stall_timeout_s > 0))
     throw usage_error(fmt::format("stall timeout {}: expected seconds > 0", o.stall_timeout_s));

@@ -24,13 +24,20 @@ namespace vpipe {
 // (Opus for WebM, Vorbis for Ogg). AV_CODEC_ID_NONE: the container takes no audio.
 [[nodiscard]] AVCodecID usual_audio_codec(const AVOutputFormat* container);
 
+// What a re-encoded audio stream is made: each 0 is the input's (or the encoder's nearest).
+struct AudioShape {
+  std::int64_t bitrate = 0;  // 0: the encoder's default
+  int channels = 0;          // mixed to this many, in their usual layout
+  int rate = 0;              // resampled to this
+  bool exact = false;        // channels and rate were asked for: the encoder's nearest is refused
+  bool global_header = false;
+};
+
 class AudioReencoder final : public StreamReencoder {
  public:
-  // `bitrate` 0: the encoder's default. `rate` 0: the input's (or the encoder's nearest);
-  // else the rate the container needs (container_sample_rate). Throws input_error naming
-  // what failed.
-  AudioReencoder(const AVStream* in, const AVCodec* codec, std::int64_t bitrate, bool global_header,
-                 int rate = 0);
+  // Throws input_error naming what failed, usage_error where the encoder cannot code an exact
+  // shape asked for (audio_channels, audio_rate).
+  AudioReencoder(const AVStream* in, const AVCodec* codec, const AudioShape& shape);
   [[nodiscard]] const AVCodecContext* encoder() const override { return encoder_.get(); }
   [[nodiscard]] std::vector<UniqueAVPacket> push(const AVPacket* pkt) override;
   [[nodiscard]] std::int64_t errors() const override { return errors_; }

@@ -29,18 +29,18 @@ enum class LevelFrom {
 };
 
 struct EncoderControls {
-  std::string_view encoder;         // FFmpeg's encoder name
-  std::string_view crf;             // its constant-quality option ("crf", "cq"); empty: none
-  int crf_max = 0;                  // the worst quality its scale goes to
-  std::string_view preset;          // its speed option; empty: none
-  std::string_view default_preset;  // vpipe's when none is given (empty: the encoder's own)
-  std::optional<int> default_crf;   // vpipe's when neither crf nor bitrate is given
+  std::string_view encoder{};         // FFmpeg's encoder name
+  std::string_view crf{};             // its constant-quality option ("crf", "cq"); empty: none
+  int crf_max = 0;                    // the worst quality its scale goes to
+  std::string_view preset{};          // its speed option; empty: none
+  std::string_view default_preset{};  // vpipe's when none is given (empty: the encoder's own)
+  std::optional<int> default_crf{};   // vpipe's when neither crf nor bitrate is given
   LevelFrom level = LevelFrom::kNone;
   bool qscale = false;  // a fixed quantizer 2..31: global_quality, read from each frame
-  std::optional<int> default_qscale;  // vpipe's when neither qscale nor bitrate is given
+  std::optional<int> default_qscale{};  // vpipe's when neither qscale nor bitrate is given
   // The presets it takes, checked before the run (an encoder checks them only when it opens,
   // and SVT-AV1 is opened for the first time with the first frame); empty: the open checks.
-  std::vector<std::string_view> presets;
+  std::vector<std::string_view> presets{};
 };
 
 // The row for `codec`, or null for an encoder vpipe has no row for.

@@ -172,6 +172,16 @@ struct TranscodeOptions {
   AudioMode audio = AudioMode::kAuto;
   std::string audio_codec;  // re-encoding: this encoder (empty: the container's usual)
   std::optional<std::int64_t> audio_bitrate;  // re-encoding: bits per second (unset: the encoder's)
+  std::optional<int> audio_channels;  // re-encoding: mixed to this many (unset: the input's)
+  std::optional<int> audio_rate;      // re-encoding: resampled to this (unset: the input's)
+  // The first of the audio options that only an encode applies (audio_codec, audio_bitrate,
+  // audio_channels, audio_rate) given, or empty: with --audio auto one makes it encode.
+  [[nodiscard]] std::string audio_encode_option() const {
+    if (!audio_codec.empty()) return "audio_codec";
+    if (audio_bitrate) return "audio_bitrate";
+    if (audio_channels) return "audio_channels";
+    return audio_rate ? "audio_rate" : "";
+  }
   std::optional<std::int64_t> max_frames;
   // A cut (io/cut.hpp), exact to the frame: from start_s (seconds after the
   // input's start) or frame start_frame (0: the first shown), to end_s, to
