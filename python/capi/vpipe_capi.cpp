@@ -200,6 +200,7 @@ const char* vpipe_keyframes(const char* path) {
       [&] {
         const vpipe::KeyframeIndex k = vpipe::read_keyframes(path);
         g_answer = json{{"time_base", {k.time_base.num, k.time_base.den}},
+                        {"start_s", k.start_s},
                         {"first_pts", k.first_pts},
                         {"end_pts", k.end_pts},
                         {"keyframes", k.keyframes},

@@ -107,7 +107,7 @@ int vpipe_load_plugin(const char* path);
 const char* vpipe_filter_names(void); /* JSON list */
 
 /* ---- a long file in pieces (io/join.hpp) ---------------------------------- */
-/* {"time_base": [n, d], "first_pts", "end_pts", "keyframes": [pts…], "packets"}, or null
+/* {"time_base": [n, d], "start_s", "first_pts", "end_pts", "keyframes": [pts…], "packets"}, or null
  * (vpipe_last_error says why). Valid until this thread's next call. */
 const char* vpipe_keyframes(const char* path);
 /* {"parts": […], "starts_s": […], "audio_from", "audio_start_s", "output"} →

@@ -33,7 +33,8 @@ GPU = "GPU"  # the resource a GPU task asks one of
 
 def keyframes(path):
     """The video stream's keyframes, read from its packets (not decoded): a dict with
-    time_base [num, den], first_pts, end_pts, keyframes [pts…] and packets."""
+    time_base [num, den], start_s (the input's start: where a transcode's clock and --ss
+    count from), first_pts, end_pts, keyframes [pts…] and packets."""
     answer = _lib.lib.vpipe_keyframes(os.fsencode(os.fspath(path)))
     if answer is None:
         raise _lib.error()
@@ -42,7 +43,8 @@ def keyframes(path):
 
 def join(parts, starts_s, output, *, audio_from=None, audio_start_s=0.0):
     """Joins encoded parts by stream copy, part k moved to start at starts_s[k] seconds, with
-    audio_from's audio copied from audio_start_s; the output is written whole or not at all."""
+    all of audio_from's audio moved back by audio_start_s (the input's start, keyframes()'s
+    start_s); the output is written whole or not at all."""
     request = {"parts": [os.fspath(p) for p in parts], "starts_s": [float(s) for s in starts_s],
                "output": os.fspath(output), "audio_start_s": float(audio_start_s)}
     if audio_from is not None:
@@ -73,6 +75,8 @@ def _transcode_task(input, output, staging, options):
     try:
         report = vpipe.transcode(input, temp, **options)
         os.replace(temp, output)
+    except vpipe.VpipeError as e:  # named by the output the user gave, not the staging file
+        raise type(e)(str(e).replace(temp, output)) from None
     finally:
         if os.path.exists(temp):
             os.remove(temp)
@@ -138,6 +142,7 @@ def transcode_many(client, inputs, out_dir, *, retries=2, gpu=True, suffix=None,
         stem, ext = os.path.splitext(os.path.basename(i))
         outputs.append(os.path.join(out_dir, stem + (suffix if suffix is not None else ext)))
     _refuse_clashes(inputs, outputs)
+    made = not os.path.isdir(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     staging = _staging_folder(out_dir)
     resources = {GPU: 1} if gpu else None
@@ -148,6 +153,8 @@ def transcode_many(client, inputs, out_dir, *, retries=2, gpu=True, suffix=None,
         done = _wait(futures, "files", progress)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if made and not os.listdir(out_dir):  # every file failed: leave no folder either
+            os.rmdir(out_dir)
     return [r if not isinstance(r, Exception) else {"input": i, "output": o, "error": str(r)}
             for r, i, o in zip(done, inputs, outputs)]
 
@@ -205,13 +212,17 @@ def transcode_chunked(client, input, output, *, chunks=4, retries=2, gpu=True, p
     ext = os.path.splitext(output)[1]
     parts = [os.path.join(staging, f"chunk-{k:04d}{ext}") for k in range(len(starts))]
     resources = {GPU: 1} if gpu else None
-    spans = []
-    futures = []
+    # Times on a transcode's clock: seconds after the input's start (its earliest stream's),
+    # which is where --ss counts from and where one run of the whole input starts at zero.
+    start = index["start_s"]
+    spans, futures = [], []
     for k, part in enumerate(parts):
-        ss = (bounds[k] - index["first_pts"]) * tb
-        to = (bounds[k + 1] - index["first_pts"]) * tb
+        ss = 0.0 if k == 0 else bounds[k] * tb - start
+        to = bounds[k + 1] * tb - start
         spans.append([ss, to])
-        cut = dict(options, ss=f"{ss:.6f}", audio="none")
+        cut = dict(options, audio="none")
+        if k > 0:  # the first from the input's start, as one run of it
+            cut["ss"] = f"{ss:.6f}"
         if k + 1 < len(parts):
             cut["to"] = f"{to:.6f}"
         futures.append(client.submit(_transcode_task, input, part, staging, cut,
@@ -224,7 +235,7 @@ def transcode_chunked(client, input, output, *, chunks=4, retries=2, gpu=True, p
             k, why = failed[0]
             raise RuntimeError(f"{input}: chunk {k + 1} of {len(parts)} failed: {why}")
         joined = client.submit(_join_task, parts, [s for s, _ in spans], output, staging, input,
-                               index["first_pts"] * tb, key=f"vpipe-join-{uuid.uuid4().hex}",
+                               start, key=f"vpipe-join-{uuid.uuid4().hex}",
                                retries=retries, pure=False).result()
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -309,7 +320,10 @@ def main(argv=None):
         else:
             result = transcode_chunked(client, args.input, args.output, chunks=args.chunks, **common)
             failed = []
-    except (RuntimeError, ValueError, _lib.VpipeError) as e:
+    except ValueError as e:  # the command line or the files named: nothing ran (usage)
+        print(f"vpipe.distributed: error: {e}", file=sys.stderr)
+        return 2
+    except (RuntimeError, _lib.VpipeError) as e:
         print(f"vpipe.distributed: error: {e}", file=sys.stderr)
         return 1
     finally:

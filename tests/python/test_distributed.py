@@ -147,10 +147,9 @@ class Cluster(unittest.TestCase):
         self.assertEqual(len(probe(out, "packet=pts_time")), 3000)
         self.assertEqual(framemd5(out), framemd5(single), "pixels equal one process's run")
         self.assertEqual(probe(out, "stream=codec_name", "a"), ["aac"])
-        ours, one = probe(out, "packet=pts_time", "a"), probe(single, "packet=pts_time", "a")
-        self.assertLessEqual(abs(len(ours) - len(one)), 1, "the audio, once, in one piece")
-        for a, b in zip(ours[:len(one) - 1], one):  # Matroska's milliseconds, rounded either way
-            self.assertAlmostEqual(float(a), float(b), delta=0.0011)
+        # The audio once, in one piece: every packet at the time one run gives it (one was lost
+        # and all moved by the video's first time when the join counted from there).
+        self.assertEqual(probe(out, "packet=pts_time", "a"), probe(single, "packet=pts_time", "a"))
 
     def test_the_front_end_and_an_unreachable_scheduler(self):
         src = os.path.join(self.media, "front.mkv")

@@ -45,7 +45,7 @@ void AudioCopy::pump(double until_s) {
     const std::int64_t ts = pkt_->dts != AV_NOPTS_VALUE ? pkt_->dts : pkt_->pts;
     const double at_s = ts == AV_NOPTS_VALUE ? from_s_ : static_cast<double>(ts) * av_q2d(tb);
     if (target >= 0 && at_s - from_s_ > until_s) return;  // kept for a later pump
-    if (target >= 0 && at_s >= from_s_) {
+    if (target >= 0) {
       const auto shift = static_cast<std::int64_t>(std::llround(from_s_ / av_q2d(tb)));
       if (pkt_->pts != AV_NOPTS_VALUE) pkt_->pts -= shift;
       if (pkt_->dts != AV_NOPTS_VALUE) pkt_->dts -= shift;

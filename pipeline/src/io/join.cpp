@@ -14,6 +14,7 @@ extern "C" {
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/io/audio_copy.hpp"
+#include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/run_files.hpp"
@@ -111,6 +112,7 @@ KeyframeIndex read_keyframes(const std::string& path) {
     if (static_cast<int>(i) != v) in->streams[i]->discard = AVDISCARD_ALL;
   KeyframeIndex k;
   k.time_base = in->streams[v]->time_base;
+  k.start_s = input_origin_s(in.get());
   k.first_pts = INT64_MAX;
   k.end_pts = INT64_MIN;
   UniqueAVPacket pkt = make_av_packet();
@@ -130,9 +132,17 @@ KeyframeIndex read_keyframes(const std::string& path) {
 }
 
 JoinResult join_parts(const JoinRequest& r) {
-  if (r.parts.empty() || r.parts.size() != r.starts_s.size())
+  if (r.parts.empty())
+    throw usage_error(fmt::format("{}: a join takes one part or more, none was given", r.output));
+  if (r.parts.size() != r.starts_s.size())
     throw usage_error(fmt::format("{}: a join takes one start per part ({} parts, {} starts)",
                                   r.output, r.parts.size(), r.starts_s.size()));
+  for (std::size_t k = 1; k < r.starts_s.size(); ++k)
+    if (!(r.starts_s[k] > r.starts_s[k - 1]))
+      throw usage_error(
+          fmt::format("{}: part {} starts at {} s, not after part {} ({} s): the "
+                      "starts must increase",
+                      r.output, k + 1, r.starts_s[k], k, r.starts_s[k - 1]));
   RunFiles files;  // nothing joined is written over, and the output is no part
   for (std::size_t k = 0; k < r.parts.size(); ++k)
     files.reads(r.parts[k], fmt::format("part {}", k + 1));

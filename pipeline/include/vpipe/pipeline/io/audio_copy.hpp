@@ -14,8 +14,9 @@ namespace vpipe {
 class AudioCopy {
  public:
   // Adds to `out` (before its header) each audio stream of `src` its container holds (the
-  // others are named in a warning with `label`). Packets before `from_s` (seconds on the
-  // source's clock) are left out and the rest moved back by it.
+  // others are named in a warning with `label`). Every packet is moved back by `from_s`
+  // (seconds on the source's clock: its start, as a transcode's clock starts there); none
+  // is left out, those before it (an encoder's priming) included, as a transcode keeps them.
   AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string label, double from_s = 0);
   AudioCopy(const AudioCopy&) = delete;
   AudioCopy& operator=(const AudioCopy&) = delete;

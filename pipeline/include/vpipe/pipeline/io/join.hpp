@@ -16,7 +16,9 @@ namespace vpipe {
 
 struct KeyframeIndex {
   AVRational time_base{0, 1};           // of the timestamps below: the video stream's
-  std::int64_t first_pts = 0;           // the earliest shown frame (what a transcode's zero is)
+  double start_s = 0;                   // the input's start (its earliest stream's): a
+                                        // transcode's zero, and what a cut's --ss counts from
+  std::int64_t first_pts = 0;           // the earliest shown frame
   std::int64_t end_pts = 0;             // one past the last shown frame (its pts + its duration)
   std::vector<std::int64_t> keyframes;  // each keyframe's pts, in display order
   std::int64_t packets = 0;             // video packets (frames, for a frame per packet)
@@ -29,8 +31,8 @@ struct KeyframeIndex {
 struct JoinRequest {
   std::vector<std::string> parts;  // in order; each one video stream, the same codec and size
   std::vector<double> starts_s;    // where each part begins on the output's clock
-  std::string audio_from;          // the audio's source (empty: none), copied from audio_start_s
-  double audio_start_s = 0;
+  std::string audio_from;          // the audio's source (empty: none): all of it, moved back by
+  double audio_start_s = 0;        // this (the input's start, KeyframeIndex::start_s)
   std::string output;  // written whole or not at all (StagedOutput), never one of the parts
 };
 
