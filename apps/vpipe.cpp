@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -79,27 +80,57 @@ std::string unknown_command(const CLI::App& app, int argc, char** argv) {
   return {};
 }
 
-// FFmpeg's tool's flags on a command line CLI11 refused: one line each, with vpipe's name
-// (the schema's FFmpeg spellings, and the few FFmpeg flags that are no option here).
-std::string ffmpeg_hints(int argc, char** argv) {
+// FFmpeg's tool's flags, answered with vpipe's names: the schema's FFmpeg spellings, and the
+// FFmpeg flags that are no option here with what to do instead.
+std::string ffmpeg_hint(std::string_view a) {
   static const std::pair<std::string_view, std::string_view> kNotOptions[] = {
       {"-i", "give IN as the first argument: vpipe transcode IN OUT"},
       {"-y", "not needed: vpipe replaces OUT when the run succeeds (a failed run keeps it)"},
+      {"-n", "not built: vpipe replaces OUT when the run succeeds"},
       {"-an", "--audio none"},
+      {"-vn", "not built: vpipe writes video (--audio none leaves audio out)"},
+      {"-sn", "not built: subtitles are kept, converted where the container needs it"},
       {"-f", "vpipe picks the container from OUT's extension"},
+      {"-s", "--vf resize=WIDTHxHEIGHT"},
+      {"-r", "not built: vpipe keeps the input's frame rate"},
+      {"-map", "not built: every audio and subtitle track is kept (--audio none drops audio)"},
+      {"-c", "--encoder for video, --audio-codec for audio (stream copy is not built)"},
+      {"-ab", "--audio-bitrate"},
+      {"-tune", "--encoder-option tune=VALUE"},
+      {"-x264-params", "--encoder-option x264-params=K=V:K=V"},
+      {"-x265-params", "--encoder-option x265-params=K=V:K=V"},
       {"-hwaccel", "--decode nvdec (--device cuda runs the filters on the GPU)"},
+      {"-hide_banner", "not needed: vpipe prints no banner"},
+      {"-loglevel", "-v / --verbose shows FFmpeg's warnings"},
+      {"-nostdin", "not needed: vpipe reads no keys from the standard input"},
   };
+  if (const auto* row = vpipe::find_ffmpeg_spelling(a))
+    return fmt::format("vpipe: {} is FFmpeg's; vpipe's is {} ({})\n", a, row->flag,
+                       row->value.empty() ? "a switch" : row->value);
+  for (const auto& [flag, instead] : kNotOptions)
+    if (a == flag) return fmt::format("vpipe: {} is FFmpeg's; in vpipe: {}\n", a, instead);
+  return {};
+}
+
+std::string ffmpeg_hints(int argc, char** argv) {
   std::string hints;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a.size() < 2 || a[0] != '-' || a[1] == '-') continue;
-    if (const auto* row = vpipe::find_ffmpeg_spelling(a))
-      hints += fmt::format("vpipe: {} is FFmpeg's; vpipe's is {} ({})\n", a, row->flag,
-                           row->value.empty() ? "a switch" : row->value);
-    for (const auto& [flag, instead] : kNotOptions)
-      if (a == flag) hints += fmt::format("vpipe: {} is FFmpeg's; in vpipe: {}\n", a, instead);
+    if (a.size() >= 2 && a[0] == '-' && a[1] != '-') hints += ffmpeg_hint(a);
   }
   return hints;
+}
+
+// A word CLI11 would read as vpipe's short flags run together: -hide_banner as -h (help, exit
+// 0, nothing done), -vh. vpipe's short flags are -h and -v alone; a longer word after one
+// dash beginning with either is FFmpeg's spelling of something, or nothing vpipe has.
+std::string folded_short_flags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a.size() > 2 && a[0] == '-' && (a[1] == 'h' || a[1] == 'v') && std::isalpha(a[2]))
+      return std::string(a);
+  }
+  return {};
 }
 
 // A closed stdin, stdout or stderr (`2>&-`, a daemon's launcher) becomes
@@ -133,6 +164,13 @@ int main(int argc, char** argv) {
   vpipe::cli::Cli c;
   if (const auto why = unknown_command(c.app, argc, argv); !why.empty()) {
     fmt::print(stderr, "vpipe: error: {}\n", why);
+    return vpipe::cli::kUsage;
+  }
+  if (const auto word = folded_short_flags(argc, argv); !word.empty()) {
+    fmt::print(stderr, "{}", ffmpeg_hints(argc, argv));
+    fmt::print(stderr,
+               "vpipe: error: {}: no such option (vpipe's options are --long; see {} --help)\n",
+               word, "vpipe");
     return vpipe::cli::kUsage;
   }
   try {

@@ -177,7 +177,7 @@ vpipe_encoder* vpipe_encoder_open(const char* options_json) {
         o.encoder = j.value("encoder", o.encoder);
         o.frame_rate = rational(j.value("fps", json()), o.frame_rate);
         o.time_base = rational(j.value("time_base", json()), o.time_base);
-        if (j.contains("crf") && !j["crf"].is_null()) o.crf = j["crf"].get<int>();
+        if (j.contains("crf") && !j["crf"].is_null()) o.crf = j["crf"].get<double>();
         o.preset = j.value("preset", o.preset);
         if (j.contains("qscale") && !j["qscale"].is_null()) o.qscale = j["qscale"].get<int>();
         o.audio_from = j.value("audio_from", std::string());

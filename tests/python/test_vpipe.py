@@ -318,7 +318,8 @@ class Outputs(Tmp):
         vpipe.transcode(SAMPLE, "360p", vf="resize=640x360", device="cpu", max_frames=50, hls=hls,
                         segment_s="1s")
         with open(os.path.join(hls, "master.m3u8")) as f:
-            self.assertIn("RESOLUTION=640x360\n360p/index.m3u8", f.read())
+            self.assertIn('RESOLUTION=640x360,CODECS="avc1.', text := f.read())
+            self.assertIn('"\n360p/index.m3u8', text)
 
 
 class Readme(Tmp):

@@ -68,7 +68,8 @@ TEST(EncoderControls, AnEncoderWithoutARowTakesNoQualityOption) {
   RecordProperty("cases", cases);
 }
 
-// Two rate controls at once are one too many for every encoder with a quality mode.
+// Two rate controls at once are one too many for every encoder with a quality mode (VP8's crf
+// is a cap under its bit rate: both or no crf).
 TEST(EncoderControls, CrfOrQscaleWithABitRateIsRefusedEverywhere) {
   for (const auto& r : vpipe::encoder_controls()) {
     const AVCodec* c = avcodec_find_encoder_by_name(std::string(r.encoder).c_str());
@@ -76,7 +77,7 @@ TEST(EncoderControls, CrfOrQscaleWithABitRateIsRefusedEverywhere) {
     TranscodeOptions o;
     o.output = "out.mkv";
     o.bitrate = 1'000'000;
-    if (!r.crf.empty()) o.crf = 20;
+    if (!r.crf.empty() && r.rates != vpipe::RateControl::kCrfUnder) o.crf = 20;
     if (r.qscale) o.qscale = 5;
     if (!o.crf && !o.qscale) continue;
     EXPECT_THROW(vpipe::check_controls(c, o), vpipe::usage_error) << r.encoder;
@@ -105,6 +106,55 @@ TEST(EncoderControls, DefaultsAreVpipesOrTheEncodersOwn) {
   if (avcodec_find_encoder_by_name("libx265")) {
     EXPECT_EQ(applied("libx265"), "");
   }
+}
+
+// What each row says of rates, generated over the table: a cap given alone where the encoder
+// caps with a pair, a cap on a fixed quantizer, a rate to an encoder without rate control, and
+// an encoder_option setting what a vpipe option sets too: each refused, naming the encoder.
+TEST(EncoderControls, RateOptionsAnEncoderWouldNotApplyAreRefused) {
+  int cases = 0;
+  for (const auto& r : vpipe::encoder_controls()) {
+    const AVCodec* c = avcodec_find_encoder_by_name(std::string(r.encoder).c_str());
+    if (!c) continue;
+    const auto refused = [&](const std::function<void(TranscodeOptions&)>& give) {
+      TranscodeOptions o;
+      o.output = "out.mkv";
+      give(o);
+      ++cases;
+      try {
+        vpipe::check_controls(c, o);
+        return false;
+      } catch (const vpipe::usage_error& e) {
+        return std::string(e.what()).find(c->name) != std::string::npos;
+      }
+    };
+    SCOPED_TRACE(r.encoder);
+    const bool rated = r.rates != vpipe::RateControl::kNone;
+    EXPECT_EQ(refused([](auto& o) { o.bitrate = 1'000'000; }), !rated);
+    EXPECT_EQ(refused([](auto& o) { o.maxrate = 1'000'000; }),
+              !rated || r.qscale || r.rates == vpipe::RateControl::kVbvPair);
+    EXPECT_EQ(refused([](auto& o) {
+                o.bitrate = 1'000'000;
+                o.maxrate = 2'000'000;
+                o.bufsize = 4'000'000;
+              }),
+              !rated);
+    if (!r.crf.empty()) {
+      EXPECT_TRUE(refused([&](auto& o) {
+        o.crf = 20;
+        o.encoder_options = {std::string(r.crf) + "=30"};
+      }));
+      EXPECT_EQ(refused([](auto& o) { o.crf = 20; }), r.rates == vpipe::RateControl::kCrfUnder);
+      EXPECT_EQ(refused([](auto& o) { o.crf = 20.5; }), !r.crf_fraction);
+    }
+    if (!r.preset.empty()) {
+      EXPECT_TRUE(refused([&](auto& o) {
+        o.preset = r.presets.empty() ? std::string("p4") : std::string(r.presets.front());
+        o.encoder_options = {std::string(r.preset) + "=x"};
+      }));
+    }
+  }
+  EXPECT_GE(cases, 60);
 }
 
 }  // namespace

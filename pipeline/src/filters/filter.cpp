@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <sstream>
 
 namespace vpipe {
 
@@ -221,10 +222,16 @@ std::vector<std::string> FilterRegistry::names() const {
 const FilterInfo& FilterRegistry::info(std::string_view name) const {
   auto it = filters_.find(name);
   if (it == filters_.end()) {
-    for (const auto& [ours, info] : filters_)  // FFmpeg's name for one of ours
-      if ((" " + info.ffmpeg + " ").find(fmt::format(" {} ", name)) != std::string::npos)
-        throw chain_error(fmt::format("unknown filter '{}': FFmpeg's {} is vpipe's {}, e.g. {}",
-                                      name, name, ours, info.example));
+    for (const auto& [ours, info] : filters_) {  // FFmpeg's name for one of ours
+      std::istringstream theirs(info.ffmpeg);
+      for (std::string word; theirs >> word;) {
+        const auto colon = word.find(':');
+        if (word.substr(0, colon) != name) continue;
+        throw chain_error(
+            fmt::format("unknown filter '{}': FFmpeg's {} is vpipe's {}, e.g. {}", name, name, ours,
+                        colon == std::string::npos ? info.example : word.substr(colon + 1)));
+      }
+    }
     throw chain_error(fmt::format("unknown filter '{}' (available: {}; see 'vpipe filters')", name,
                                   fmt::join(names(), ", ")));
   }

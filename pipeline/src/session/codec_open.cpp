@@ -76,7 +76,7 @@ void set_user_encoder_options(AVCodecContext* enc, const AVCodec* codec, const T
     const bool own = enc->priv_data && av_opt_find(enc->priv_data, "profile", nullptr, 0, 0);
     if (av_opt_set(own ? enc->priv_data : static_cast<void*>(enc), "profile", o.profile.c_str(),
                    0) < 0)
-      throw input_error(
+      throw usage_error(
           fmt::format("{}: encoder {} takes no profile '{}'", o.output, codec->name, o.profile));
   }
   for (const auto& kv : o.encoder_options) {
@@ -125,7 +125,7 @@ std::string options_asked(const TranscodeOptions& o) {
   const auto add = [&](std::string_view key, const std::string& value) {
     if (!value.empty()) asked += fmt::format("{}{} {}", asked.empty() ? "" : ", ", key, value);
   };
-  const auto number = [](const auto& v) { return v ? std::to_string(*v) : std::string(); };
+  const auto number = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
   add("profile", o.profile);
   add("level", o.level);
   add("bitrate", number(o.bitrate));

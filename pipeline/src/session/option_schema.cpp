@@ -402,7 +402,7 @@ std::vector<OptionSpec> encoder_rows() {
       text("encoder", &O::encoder, "NAME",
            "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says which and "
            "why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder"),
-      applies_to(maybe_count("crf", &O::crf, 0, 63,
+      applies_to(maybe_count("crf", &O::crf, 0.0, 63.0,
                              "constant quality: 0 lossless … 51 worst (63 for VP9 and AV1), e.g. "
                              "--crf 18 (default: 23 for libx264 and NVENC, else the encoder's "
                              "own); refused with bitrate, and by an encoder that has none"),

@@ -214,7 +214,7 @@ class Flip final : public Filter {
             "8-bit planar YUV and RGB",
             true,
             "flip=dir=h",
-            "hflip vflip"};
+            "hflip:flip=dir=h vflip:flip=dir=v"};
   }
   explicit Flip(const std::string& dir)
       : h_(dir.find('h') != std::string::npos), v_(dir.find('v') != std::string::npos) {}

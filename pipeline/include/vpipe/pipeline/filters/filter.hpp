@@ -91,8 +91,9 @@ struct FilterInfo {
   std::string formats = "8-bit planar YUV and RGB";  // what configure() accepts, for users
   bool cuda = false;    // implements process_cuda: the one place this is said
   std::string example;  // a chain that uses it, as docs/FILTERS.md shows (a test builds it)
-  std::string ffmpeg;   // FFmpeg's filters doing its job ("scale scale_cuda"): --vf scale=…
-                        // is answered with this filter's name and example
+  // FFmpeg's filters doing its job, space-separated, each NAME or NAME:INSTEAD ("scale",
+  // "vflip:flip=dir=v"): --vf NAME is answered with INSTEAD, or this filter's example.
+  std::string ffmpeg;
 };
 
 class Filter {

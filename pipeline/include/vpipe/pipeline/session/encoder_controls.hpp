@@ -4,7 +4,7 @@
 //
 // Adding an encoder: one row in encoder_controls.cpp. An encoder without a row takes none of
 // crf, preset, qscale or level (each is refused, pointing at --encoder-option), and takes
-// --bitrate unless FFmpeg calls its codec lossless only.
+// --bitrate, --maxrate and --bufsize unless FFmpeg calls its codec lossless only.
 #pragma once
 
 #include <optional>
@@ -28,14 +28,24 @@ enum class LevelFrom {
   kContext,     // the codec context's integer level (MPEG-1/2/4 part 2 headers)
 };
 
+// How an encoder takes a bit rate.
+enum class RateControl {
+  kBitrate,   // --bitrate, capped by --maxrate/--bufsize (the codec context's)
+  kVbvPair,   // the same, the caps only as a pair (x264 and x265 drop one given alone)
+  kCrfUnder,  // the same, and its crf needs the bit rate too (VP8: quality capped by it)
+  kNone,      // none: it codes each frame to its profile's size (ProRes), or losslessly
+};
+
 struct EncoderControls {
   std::string_view encoder{};         // FFmpeg's encoder name
   std::string_view crf{};             // its constant-quality option ("crf", "cq"); empty: none
   int crf_max = 0;                    // the worst quality its scale goes to
+  bool crf_fraction = false;          // it takes a fractional crf (18.5), else whole numbers only
   std::string_view preset{};          // its speed option; empty: none
   std::string_view default_preset{};  // vpipe's when none is given (empty: the encoder's own)
   std::optional<int> default_crf{};   // vpipe's when neither crf nor bitrate is given
   LevelFrom level = LevelFrom::kNone;
+  RateControl rates = RateControl::kBitrate;
   bool qscale = false;  // a fixed quantizer 2..31: global_quality, read from each frame
   std::optional<int> default_qscale{};  // vpipe's when neither qscale nor bitrate is given
   // The presets it takes, checked before the run (an encoder checks them only when it opens,

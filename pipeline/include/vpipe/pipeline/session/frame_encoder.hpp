@@ -27,7 +27,7 @@ struct FrameEncoderOptions {
   std::string encoder = "auto";  // as transcode's --encoder
   AVRational frame_rate{30, 1};
   AVRational time_base{0, 1};  // of the pts given to write(); {0,1}: 1/frame_rate
-  std::optional<int> crf;      // as transcode's --crf, --preset and --qscale
+  std::optional<double> crf;   // as transcode's --crf, --preset and --qscale
   std::string preset;
   std::optional<int> qscale;
   std::string audio_from;  // copy this file's audio streams (empty: none)

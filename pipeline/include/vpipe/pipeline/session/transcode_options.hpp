@@ -153,7 +153,7 @@ struct TranscodeOptions {
   std::string encoder = "auto";  // auto (h264_nvenc if usable, else libx264) or any FFmpeg encoder
   // Quality and speed, each applied as the encoder's row says (encoder_controls.hpp) or
   // refused; unset: vpipe's default for that encoder (libx264: crf 23, preset veryfast).
-  std::optional<int> crf;     // constant quality, 0 (lossless) .. the encoder's worst
+  std::optional<double> crf;  // constant quality, 0 (lossless) .. the encoder's worst
   std::string preset;         // the encoder's speed preset
   std::optional<int> qscale;  // a fixed quantizer, 2 (best) .. 31 (MPEG-4 part 2 and its kin)
   int gop = 0;  // frames from one keyframe to the next, at most (0: the encoder's default)
