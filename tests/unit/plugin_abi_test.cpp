@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 // nothing a compiled plugin uses moved, so 1.)
 constexpr int kRecordedAbi = 2;
 constexpr const char* kRecordedHeaders =
-    "ef366e8f2f37fde28d6175952a87cd7253b5703c9988ecf7350c804401ba002e";
+    "f47ffdf4a7f763c355b143f0f4eca2982fcf9ca5cef197fb2f1525ca1bff6034";
 
 fs::path source_dir() {
   const char* env = std::getenv("VPIPE_SOURCE_DIR");
