@@ -629,7 +629,8 @@ const std::vector<OptionSpec>& option_schema() {
       for (auto& r : group()) all.push_back(std::move(r));
     for (auto& r : all)  // what one output of several may set (OUT:key=value)
       r.per_output = kPerOutput.count(r.key) > 0;
-    for (const auto& [key, spellings] : kFfmpegSpellings) {
+    for (const auto& [name, spellings] : kFfmpegSpellings) {
+      const std::string_view key = name;  // (clang 14 captures no structured binding)
       const auto row = std::find_if(all.begin(), all.end(), [&](auto& r) { return r.key == key; });
       if (row == all.end())
         throw std::logic_error(fmt::format("FFmpeg spelling of no key {}", key));
