@@ -19,6 +19,7 @@
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
+#include "vpipe/pipeline/session/encoder_controls.hpp"
 
 #include <fmt/format.h>
 
@@ -269,6 +270,9 @@ int run_encode_bench(const EncodeBenchOptions& b) {
   o.loop = b.loop;
   o.preset = b.preset;
   o.gop = b.gop;
+  o.encoder = b.encoder;
+  o.output = "bench encode";
+  vpipe::check_controls(codec, o);  // a preset the encoder has not: refused, as transcode's
   std::vector<Frame> frames = collect_frames(o, codec);
   std::optional<ScratchDir> scratch;
   if (b.out_dir.empty()) scratch.emplace("vpipe_bench_encode");

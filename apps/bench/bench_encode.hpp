@@ -30,7 +30,7 @@ struct EncodeBenchOptions {
   std::string filters = "resize=1280x720";
   std::string decode = "cpu";
   std::string encoder = "libx264";
-  std::string preset = "veryfast";
+  std::string preset;  // empty: vpipe's default for the encoder (libx264: veryfast)
   std::vector<int> segments{1, 2, 4, 8};
   int gop = 60;  // every output's keyframe interval; segments start on multiples of it
   int loop = 1;

@@ -22,7 +22,9 @@ class BenchEncodeCommand final : public BenchCommand<bench::EncodeBenchOptions> 
         ->capture_default_str();
     app_->add_option("--encoder", o_.encoder, "the encoder (libx264, mpeg4, …)")
         ->capture_default_str();
-    app_->add_option("--preset", o_.preset, "libx264 preset")->capture_default_str();
+    app_->add_option("--preset", o_.preset,
+                     "the encoder's preset, where it has presets (default: vpipe's, veryfast for "
+                     "libx264)");
     app_->add_option("--segments", o_.segments, "encoders K, each on its own segments")
         ->check(CLI::Range(1, 64))
         ->delimiter(',')

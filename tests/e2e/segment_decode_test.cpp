@@ -491,6 +491,18 @@ TEST_F(SegmentDecode, TheEncodeBenchJoinsSegmentsIntoOneStream) {
   EXPECT_TRUE(j["rows"][1]["same_pts_as_one"].get<bool>());
 }
 
+// The bench's encoder options are the plan's (encoder_controls.hpp): mpeg4, the GPU smoke's
+// encoder, has no preset; the bench's own default was libx264's "veryfast", handed to it as an
+// option named '' and refused. A preset given to it is refused as transcode refuses it.
+TEST_F(SegmentDecode, TheEncodeBenchTakesEachEncodersOwnOptions) {
+  const auto r = run_vpipe("bench encode " + kSample + " --quick --encoder mpeg4 --out-dir " +
+                           (dir_ / "mpeg4").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto p = run_vpipe("bench encode " + kSample + " --quick --encoder mpeg4 --preset slow");
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_NE(p.err.find("encoder mpeg4 takes no preset"), std::string::npos) << p.err;
+}
+
 // transcode --encode-segments: the output of 3 encoders at once is one
 // stream: every frame once with the one encoder's presentation times, DTS
 // increasing across the joins, a keyframe per segment, the audio untouched.

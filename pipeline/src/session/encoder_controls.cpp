@@ -229,7 +229,8 @@ void apply_controls(AVCodecContext* enc, const AVCodec* codec, const TranscodeOp
     if (!o.bitrate) enc->bit_rate = 0;
   }
   const std::string preset = o.preset.empty() ? std::string(r->default_preset) : o.preset;
-  if (!preset.empty()) av_dict_set(&opts, std::string(r->preset).c_str(), preset.c_str(), 0);
+  if (!preset.empty() && !r->preset.empty())  // (check_controls refused one it has not)
+    av_dict_set(&opts, std::string(r->preset).c_str(), preset.c_str(), 0);
   if (const auto q = o.qscale ? o.qscale : o.bitrate ? std::nullopt : r->default_qscale) {
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = FF_QP2LAMBDA * *q;
