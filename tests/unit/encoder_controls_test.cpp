@@ -144,6 +144,10 @@ TEST(EncoderControls, RateOptionsAnEncoderWouldNotApplyAreRefused) {
         o.crf = 20;
         o.encoder_options = {std::string(r.crf) + "=30"};
       }));
+      EXPECT_TRUE(refused([&](auto& o) {  // a bit rate through the encoder's own "b"
+        o.crf = 20;
+        o.encoder_options = {"b=1M"};
+      }));
       EXPECT_EQ(refused([](auto& o) { o.crf = 20; }), r.rates == vpipe::RateControl::kCrfUnder);
       EXPECT_EQ(refused([](auto& o) { o.crf = 20.5; }), !r.crf_fraction);
     }

@@ -389,6 +389,7 @@ TEST(OptionSchema, KeysAliasesAndValuesAreCheckedInOnePlace) {
   };
   EXPECT_EQ(error("crf", "99"), "cfg: crf 99: outside 0..63");
   EXPECT_EQ(error("crf", "2x"), "cfg: crf 2x: not a number");
+  EXPECT_EQ(error("crf", "nan"), "cfg: crf nan: outside 0..63");
   EXPECT_EQ(error("qscale", "1"), "cfg: qscale 1: outside 2..31") << "one range everywhere";
   EXPECT_EQ(error("queue_depth", "257"), "cfg: queue_depth 257: outside 1..256");
   EXPECT_EQ(error("realtime", "maybe"), "cfg: realtime maybe: expected true or false");

@@ -197,7 +197,8 @@ void check_twice(const EncoderControls& r, const AVCodec* codec, const Transcode
     const std::string key = kv.substr(0, kv.find('='));
     const bool clash = (!r.crf.empty() && key == r.crf && (o.crf || o.bitrate || o.qscale)) ||
                        (!r.preset.empty() && key == r.preset && !o.preset.empty()) ||
-                       (key == "b" && o.bitrate) || (key == "level" && !o.level.empty()) ||
+                       (key == "b" && (o.bitrate || o.crf || o.qscale)) ||
+                       (key == "level" && !o.level.empty()) ||
                        (key == "profile" && !o.profile.empty());
     if (clash)
       refuse(o, fmt::format("encoder_option {} and vpipe's own option both set {}'s {}: give one",

@@ -77,7 +77,8 @@ T number(const std::string& text, T lo, T hi) {
   const auto r = std::from_chars(text.data(), end, v);
   if (r.ec != std::errc() || r.ptr != end)
     throw usage_error(fmt::format(" {}: not a number", text));
-  if (v < lo || v > hi) throw usage_error(fmt::format(" {}: outside {}..{}", text, lo, hi));
+  if (!(v >= lo && v <= hi))  // (NaN, which from_chars reads, is in no range)
+    throw usage_error(fmt::format(" {}: outside {}..{}", text, lo, hi));
   return v;
 }
 
