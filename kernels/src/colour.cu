@@ -5,91 +5,96 @@ namespace vpipe::cuda {
 
 namespace {
 
-// Each op converts one 2×2 block (its chroma sample read once for four
-// pixels) at any alignment, and, where every plane's rows allow 8-/16-byte
-// accesses, four blocks (8 pixels × 2 rows) with vector loads and stores: the
+// Each op converts one 2×2 block at any alignment, and, where every plane's rows allow 8-/16-byte
+// accesses, four blocks (8 pixels × 2 rows) with vector luma loads and pixel stores. Chroma is
+// resampled by the siting rule of color.hpp (upsample_chroma / downsample_chroma: zimg's
+// bilinear), from the neighbouring samples, which the L1 cache holds.
 
 // 4:2:0 (NV12 when kSemi, else planar U and V) → RGB(A).
 template <bool kSemi, int kCh>
 struct Yuv420ToRgb {
   Plane y, u, v, rgb;
   ColorCoefs c;
+  ChromaOffset o;
   bool vec;
+  __device__ void chroma(int x, int yy, float (&uv)[2]) const {
+    upsample_chroma(
+        static_cast<float>(x), static_cast<float>(yy), u.width, u.height, o,
+        [this](int k, int j, float(&s)[2]) {
+          if (kSemi) {
+            const std::uint8_t* p = u.row(j) + 2 * k;
+            s[0] = exact_f(p[0]), s[1] = exact_f(p[1]);
+          } else {
+            s[0] = exact_f(u.row(j)[k]), s[1] = exact_f(v.row(j)[k]);
+          }
+        },
+        uv);
+  }
   __device__ void block(int cx, int cy) const {
-    float cu, cv;
-    if (kSemi) {
-      const std::uint8_t* p = u.row(cy) + 2 * cx;
-      cu = p[0];
-      cv = p[1];
-    } else {
-      cu = u.row(cy)[cx];
-      cv = v.row(cy)[cx];
-    }
     for (int dy = 0; dy < 2 && 2 * cy + dy < y.height; ++dy)
       for (int dx = 0; dx < 2 && 2 * cx + dx < y.width; ++dx) {
         const int xx = 2 * cx + dx, yy = 2 * cy + dy;
-        float r, g, b;
-        yuv_to_rgb(c, y.row(yy)[xx], cu, cv, r, g, b);
+        float uv[2], r, g, b;
+        chroma(xx, yy, uv);
+        yuv_to_rgb(c, exact_f(y.row(yy)[xx]), uv[0], uv[1], r, g, b);
         store_rgb(rgb, xx, yy, r, g, b);
       }
   }
   __device__ void group8(int x, int cy) const {
-    float cu[4], cv[4];
-    if (kSemi) {
-      const uint2 w = *reinterpret_cast<const uint2*>(u.row(cy) + x);
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        const std::uint32_t h = k ? w.y : w.x;
-        cu[2 * k] = byte_f(h, 0), cv[2 * k] = byte_f(h, 1), cu[2 * k + 1] = byte_f(h, 2),
-               cv[2 * k + 1] = byte_f(h, 3);
-      }
-    } else {
-      const std::uint32_t wu = *reinterpret_cast<const std::uint32_t*>(u.row(cy) + x / 2);
-      const std::uint32_t wv = *reinterpret_cast<const std::uint32_t*>(v.row(cy) + x / 2);
-#pragma unroll
-      for (int k = 0; k < 4; ++k) cu[k] = byte_f(wu, k), cv[k] = byte_f(wv, k);
-    }
 #pragma unroll
     for (int dy = 0; dy < 2; ++dy) {
       const uint2 wy = *reinterpret_cast<const uint2*>(y.row(2 * cy + dy) + x);
       float r[8], g[8], b[8];
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        yuv_to_rgb(c, byte_f(i < 4 ? wy.x : wy.y, i % 4), cu[i / 2], cv[i / 2], r[i], g[i], b[i]);
+      for (int i = 0; i < 8; ++i) {
+        float uv[2];
+        chroma(x + i, 2 * cy + dy, uv);
+        yuv_to_rgb(c, byte_f(i < 4 ? wy.x : wy.y, i % 4), uv[0], uv[1], r[i], g[i], b[i]);
+      }
       store_rgb_px<kCh, 8>(rgb.row(2 * cy + dy) + kCh * x, r, g, b);
     }
   }
 };
 
-// RGB(A) → 4:2:0; chroma is the mean of the block's four (edges repeat).
+// RGB(A) → 4:2:0: Y per pixel, each chroma sample from the RGB pixels around it (edges repeat).
 template <bool kSemi, int kCh>
 struct RgbToYuv420 {
   Plane rgb, y, u, v;
   ColorCoefs c;
+  ChromaOffset o;
   bool vec;
-  __device__ void block(int cx, int cy) const {
-    float su = 0, sv = 0;
-    for (int dy = 0; dy < 2; ++dy)
-      for (int dx = 0; dx < 2; ++dx) {
-        const int x = min(2 * cx + dx, y.width - 1), yy = min(2 * cy + dy, y.height - 1);
-        const std::uint8_t* p = rgb.row(yy) + x * kCh;
-        float fy, fu, fv;
-        rgb_to_yuv(c, p[0], p[1], p[2], fy, fu, fv);
-        if (2 * cx + dx < y.width && 2 * cy + dy < y.height) y.row(yy)[x] = to_u8(fy);
-        su += fu;
-        sv += fv;
-      }
+  __device__ void store_chroma(int cx, int cy) const {
+    float uv[2];
+    downsample_chroma(
+        cx, cy, o,
+        [this](int x, int yy, float(&s)[2]) {
+          const std::uint8_t* p =
+              rgb.row(clamp_index(yy, y.height)) + clamp_index(x, y.width) * kCh;
+          float fy;
+          rgb_to_yuv(c, exact_f(p[0]), exact_f(p[1]), exact_f(p[2]), fy, s[0], s[1]);
+        },
+        uv);
     if (kSemi) {
       std::uint8_t* p = u.row(cy) + 2 * cx;
-      p[0] = to_u8(su / 4);
-      p[1] = to_u8(sv / 4);
+      p[0] = to_u8(uv[0]);
+      p[1] = to_u8(uv[1]);
     } else {
-      u.row(cy)[cx] = to_u8(su / 4);
-      v.row(cy)[cx] = to_u8(sv / 4);
+      u.row(cy)[cx] = to_u8(uv[0]);
+      v.row(cy)[cx] = to_u8(uv[1]);
     }
   }
+  __device__ void block(int cx, int cy) const {
+    for (int dy = 0; dy < 2 && 2 * cy + dy < y.height; ++dy)
+      for (int dx = 0; dx < 2 && 2 * cx + dx < y.width; ++dx) {
+        const int x = 2 * cx + dx, yy = 2 * cy + dy;
+        const std::uint8_t* p = rgb.row(yy) + x * kCh;
+        float fy, fu, fv;
+        rgb_to_yuv(c, exact_f(p[0]), exact_f(p[1]), exact_f(p[2]), fy, fu, fv);
+        y.row(yy)[x] = to_u8(fy);
+      }
+    store_chroma(cx, cy);
+  }
   __device__ void group8(int x, int cy) const {
-    float su[4] = {}, sv[4] = {};
 #pragma unroll
     for (int dy = 0; dy < 2; ++dy) {
       float r[8], g[8], b[8];
@@ -100,21 +105,11 @@ struct RgbToYuv420 {
         float fy, fu, fv;
         rgb_to_yuv(c, r[i], g[i], b[i], fy, fu, fv);
         out[i / 4] |= static_cast<std::uint32_t>(to_u8(fy)) << (8 * (i % 4));
-        su[i / 2] += fu;
-        sv[i / 2] += fv;
       }
       *reinterpret_cast<uint2*>(y.row(2 * cy + dy) + x) = make_uint2(out[0], out[1]);
     }
-    std::uint32_t cu[4], cv[4];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) cu[k] = to_u8(su[k] / 4), cv[k] = to_u8(sv[k] / 4);
-    if (kSemi) {
-      *reinterpret_cast<uint2*>(u.row(cy) + x) =
-          make_uint2(pack4(cu[0], cv[0], cu[1], cv[1]), pack4(cu[2], cv[2], cu[3], cv[3]));
-    } else {
-      *reinterpret_cast<std::uint32_t*>(u.row(cy) + x / 2) = pack4(cu[0], cu[1], cu[2], cu[3]);
-      *reinterpret_cast<std::uint32_t*>(v.row(cy) + x / 2) = pack4(cv[0], cv[1], cv[2], cv[3]);
-    }
+    for (int k = 0; k < 4; ++k) store_chroma(x / 2 + k, cy);
   }
 };
 
@@ -123,15 +118,24 @@ template <int kCh>
 struct P010ToRgb {
   Plane y, uv, rgb;
   ColorCoefs c;
+  ChromaOffset o;
   bool vec;
+  __device__ void chroma(int x, int yy, float (&s)[2]) const {
+    upsample_chroma(
+        static_cast<float>(x), static_cast<float>(yy), uv.width, uv.height, o,
+        [this](int k, int j, float(&w)[2]) {
+          const std::uint8_t* p = uv.row(j) + 4 * k;
+          w[0] = p010_chroma(c, p010_word(p)), w[1] = p010_chroma(c, p010_word(p + 2));
+        },
+        s);
+  }
   __device__ void block(int cx, int cy) const {
-    const std::uint8_t* cp = uv.row(cy) + 4 * cx;
-    const float cu = p010_chroma(c, p010_word(cp)), cv = p010_chroma(c, p010_word(cp + 2));
     for (int dy = 0; dy < 2 && 2 * cy + dy < y.height; ++dy)
       for (int dx = 0; dx < 2 && 2 * cx + dx < y.width; ++dx) {
         const int xx = 2 * cx + dx, yy = 2 * cy + dy;
-        float r, g, b;
-        yuv_to_rgb(c, p010_luma(c, p010_word(y.row(yy) + 2 * xx)), cu, cv, r, g, b);
+        float s[2], r, g, b;
+        chroma(xx, yy, s);
+        yuv_to_rgb(c, p010_luma(c, p010_word(y.row(yy) + 2 * xx)), s[0], s[1], r, g, b);
         store_rgb(rgb, xx, yy, r, g, b);
       }
   }
@@ -139,18 +143,18 @@ struct P010ToRgb {
   __device__ static unsigned lo10(std::uint32_t w) { return (w & 0xFFFFu) >> 6; }
   __device__ static unsigned hi10(std::uint32_t w) { return w >> 22; }
   __device__ void group8(int x, int cy) const {
-    const uint4 cw = *reinterpret_cast<const uint4*>(uv.row(cy) + 2 * x);
-    const std::uint32_t cws[4] = {cw.x, cw.y, cw.z, cw.w};
 #pragma unroll
     for (int dy = 0; dy < 2; ++dy) {
       const uint4 yw = *reinterpret_cast<const uint4*>(y.row(2 * cy + dy) + 2 * x);
       const std::uint32_t yws[4] = {yw.x, yw.y, yw.z, yw.w};
       float r[8], g[8], b[8];
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
-        yuv_to_rgb(c, p010_luma(c, i % 2 ? hi10(yws[i / 2]) : lo10(yws[i / 2])),
-                   p010_chroma(c, lo10(cws[i / 2])), p010_chroma(c, hi10(cws[i / 2])), r[i], g[i],
-                   b[i]);
+      for (int i = 0; i < 8; ++i) {
+        float s[2];
+        chroma(x + i, 2 * cy + dy, s);
+        yuv_to_rgb(c, p010_luma(c, i % 2 ? hi10(yws[i / 2]) : lo10(yws[i / 2])), s[0], s[1], r[i],
+                   g[i], b[i]);
+      }
       store_rgb_px<kCh, 8>(rgb.row(2 * cy + dy) + kCh * x, r, g, b);
     }
   }
@@ -186,10 +190,12 @@ void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
   LaunchScope scope("vpipe::nv12_to_rgb", stream);
   const bool vec = aligned(y, 8) && aligned(uv, 8) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(Yuv420ToRgb<true, 4>{dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec), vec},
+    launch_group8(Yuv420ToRgb<true, 4>{dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec),
+                                       chroma_offset(spec.siting), vec},
                   y.width, y.height, stream);
   else
-    launch_group8(Yuv420ToRgb<true, 3>{dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec), vec},
+    launch_group8(Yuv420ToRgb<true, 3>{dev(y), dev(uv), dev(uv), dev(rgb), color_coefs(spec),
+                                       chroma_offset(spec.siting), vec},
                   y.width, y.height, stream);
 }
 
@@ -202,10 +208,12 @@ void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
   const bool vec =
       aligned(y, 8) && aligned(u, 4) && aligned(v, 4) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(Yuv420ToRgb<false, 4>{dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec), vec},
+    launch_group8(Yuv420ToRgb<false, 4>{dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec),
+                                        chroma_offset(spec.siting), vec},
                   y.width, y.height, stream);
   else
-    launch_group8(Yuv420ToRgb<false, 3>{dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec), vec},
+    launch_group8(Yuv420ToRgb<false, 3>{dev(y), dev(u), dev(v), dev(rgb), color_coefs(spec),
+                                        chroma_offset(spec.siting), vec},
                   y.width, y.height, stream);
 }
 
@@ -216,10 +224,12 @@ void rgb_to_nv12(const PlaneView& rgb, const PlaneView& y, const PlaneView& uv, 
   LaunchScope scope("vpipe::rgb_to_nv12", stream);
   const bool vec = aligned(y, 8) && aligned(uv, 8) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(RgbToYuv420<true, 4>{dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec), vec},
+    launch_group8(RgbToYuv420<true, 4>{dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec),
+                                       chroma_offset(spec.siting), vec},
                   y.width, y.height, stream);
   else
-    launch_group8(RgbToYuv420<true, 3>{dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec), vec},
+    launch_group8(RgbToYuv420<true, 3>{dev(rgb), dev(y), dev(uv), dev(uv), color_coefs(spec),
+                                       chroma_offset(spec.siting), vec},
                   y.width, y.height, stream);
 }
 
@@ -232,10 +242,12 @@ void rgb_to_yuv420p(const PlaneView& rgb, const PlaneView& y, const PlaneView& u
   const bool vec =
       aligned(y, 8) && aligned(u, 4) && aligned(v, 4) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(RgbToYuv420<false, 4>{dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec), vec},
+    launch_group8(RgbToYuv420<false, 4>{dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec),
+                                        chroma_offset(spec.siting), vec},
                   y.width, y.height, stream);
   else
-    launch_group8(RgbToYuv420<false, 3>{dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec), vec},
+    launch_group8(RgbToYuv420<false, 3>{dev(rgb), dev(y), dev(u), dev(v), color_coefs(spec),
+                                        chroma_offset(spec.siting), vec},
                   y.width, y.height, stream);
 }
 
@@ -246,11 +258,13 @@ void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, 
   LaunchScope scope("vpipe::p010_to_rgb", stream);
   const bool vec = aligned(y, 16) && aligned(uv, 16) && aligned(rgb, rgb.channels == 4 ? 16 : 8);
   if (rgb.channels == 4)
-    launch_group8(P010ToRgb<4>{dev(y), dev(uv), dev(rgb), color_coefs(spec), vec}, y.width,
-                  y.height, stream);
+    launch_group8(
+        P010ToRgb<4>{dev(y), dev(uv), dev(rgb), color_coefs(spec), chroma_offset(spec.siting), vec},
+        y.width, y.height, stream);
   else
-    launch_group8(P010ToRgb<3>{dev(y), dev(uv), dev(rgb), color_coefs(spec), vec}, y.width,
-                  y.height, stream);
+    launch_group8(
+        P010ToRgb<3>{dev(y), dev(uv), dev(rgb), color_coefs(spec), chroma_offset(spec.siting), vec},
+        y.width, y.height, stream);
 }
 
 namespace {

@@ -178,9 +178,10 @@ __device__ __forceinline__ void floor_split(float f, int& i, float& frac) {
 struct AreaSpan {
   float f0, f1;
   int first, last;
-  __device__ AreaSpan(int i, float s, int n) {
-    f0 = static_cast<float>(i) * s;
-    f1 = fminf(static_cast<float>(i + 1) * s, static_cast<float>(n));
+  // shift: the footprint moved by that many pixels (a chroma plane's siting), inside 0..n.
+  __device__ AreaSpan(int i, float s, int n, float shift = 0.f) {
+    f0 = fmaxf(static_cast<float>(i) * s + shift, 0.f);
+    f1 = fminf(static_cast<float>(i + 1) * s + shift, static_cast<float>(n));
     float frac;
     floor_split(f0, first, frac);
     floor_split(f1, last, frac);

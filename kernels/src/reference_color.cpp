@@ -42,10 +42,14 @@ float sample_nearest(const PlaneView& p, int x, int yy, double sx, double sy, in
 }
 
 // Area sample: the source pixels the output pixel's footprint covers,
-// weighted by overlap (sx, sy ≥ 1), as resize_plane's kArea kernel.
-float sample_area(const PlaneView& p, int x, int yy, double sx, double sy, int ch) {
-  const double x0 = x * sx, x1 = std::min((x + 1) * sx, static_cast<double>(p.width));
-  const double y0 = yy * sy, y1 = std::min((yy + 1) * sy, static_cast<double>(p.height));
+// weighted by overlap (sx, sy ≥ 1), as resize_plane's kArea kernel; the footprint moved by
+// (shx, shy) pixels (a chroma plane's siting) and kept inside the plane.
+float sample_area(const PlaneView& p, int x, int yy, double sx, double sy, int ch, double shx = 0,
+                  double shy = 0) {
+  const double x0 = std::max(x * sx + shx, 0.0),
+               x1 = std::min((x + 1) * sx + shx, static_cast<double>(p.width));
+  const double y0 = std::max(yy * sy + shy, 0.0),
+               y1 = std::min((yy + 1) * sy + shy, static_cast<double>(p.height));
   float acc = 0;
   for (int ys = static_cast<int>(std::floor(y0)); ys < static_cast<int>(std::ceil(y1)); ++ys) {
     const auto wy =
@@ -60,51 +64,70 @@ float sample_area(const PlaneView& p, int x, int yy, double sx, double sy, int c
 
 }  // namespace
 
-void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec) {
-  detail::expect_420(y, uv, rgb, 2);
+namespace {
+// Each pixel's Y, and its Cb, Cr by the siting rule (upsample_chroma) from `chroma(k, j, uv)`.
+template <class Luma, class Chroma>
+void to_rgb(const PlaneView& y, const PlaneView& rgb, int cw, int ch, ColorSpec spec, Luma luma,
+            Chroma chroma) {
   const ColorCoefs c = color_coefs(spec);
+  const ChromaOffset o = chroma_offset(spec.siting);
   for (int yy = 0; yy < y.height; ++yy)
     for (int x = 0; x < y.width; ++x) {
-      const std::uint8_t* cu = uv.row(yy / 2) + (x / 2) * 2;
-      float r, g, b;
-      yuv_to_rgb(c, y.row(yy)[x], cu[0], cu[1], r, g, b);
+      float uv[2], r, g, b;
+      upsample_chroma(static_cast<float>(x), static_cast<float>(yy), cw, ch, o, chroma, uv);
+      yuv_to_rgb(c, luma(x, yy), uv[0], uv[1], r, g, b);
       put_rgb(rgb, x, yy, r, g, b);
     }
+}
+}  // namespace
+
+void nv12_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec) {
+  detail::expect_420(y, uv, rgb, 2);
+  to_rgb(
+      y, rgb, uv.width, uv.height, spec, [&](int x, int yy) -> float { return y.row(yy)[x]; },
+      [&](int k, int j, float(&c)[2]) {
+        c[0] = uv.row(j)[2 * k];
+        c[1] = uv.row(j)[2 * k + 1];
+      });
 }
 
 void yuv420p_to_rgb(const PlaneView& y, const PlaneView& u, const PlaneView& v,
                     const PlaneView& rgb, ColorSpec spec) {
   detail::expect_420(y, u, rgb, 1);
   detail::expect_420(y, v, rgb, 1);
-  const ColorCoefs c = color_coefs(spec);
-  for (int yy = 0; yy < y.height; ++yy)
-    for (int x = 0; x < y.width; ++x) {
-      float r, g, b;
-      yuv_to_rgb(c, y.row(yy)[x], u.row(yy / 2)[x / 2], v.row(yy / 2)[x / 2], r, g, b);
-      put_rgb(rgb, x, yy, r, g, b);
-    }
+  to_rgb(
+      y, rgb, u.width, u.height, spec, [&](int x, int yy) -> float { return y.row(yy)[x]; },
+      [&](int k, int j, float(&c)[2]) {
+        c[0] = u.row(j)[k];
+        c[1] = v.row(j)[k];
+      });
 }
 
 namespace {
-// Writes Y for every pixel and the 2×2 mean Cb/Cr through `put_c`.
+// Writes Y for every pixel and each chroma sample by the siting rule (downsample_chroma)
+// through `put_c`.
 template <class PutC>
 void rgb_to_420(const PlaneView& rgb, const PlaneView& y, ColorSpec spec, PutC put_c) {
   const ColorCoefs c = color_coefs(spec);
+  const ChromaOffset o = chroma_offset(spec.siting);
+  for (int yy = 0; yy < y.height; ++yy)
+    for (int x = 0; x < y.width; ++x) {
+      const std::uint8_t* p = rgb.row(yy) + x * rgb.channels;
+      float fy, fu, fv;
+      rgb_to_yuv(c, p[0], p[1], p[2], fy, fu, fv);
+      y.row(yy)[x] = clamp_u8(fy);
+    }
+  auto pixel_uv = [&](int x, int yy, float(&uv)[2]) {
+    const std::uint8_t* p =
+        rgb.row(std::clamp(yy, 0, y.height - 1)) + std::clamp(x, 0, y.width - 1) * rgb.channels;
+    float fy;
+    rgb_to_yuv(c, p[0], p[1], p[2], fy, uv[0], uv[1]);
+  };
   for (int cy = 0; cy < (y.height + 1) / 2; ++cy)
     for (int cx = 0; cx < (y.width + 1) / 2; ++cx) {
-      float su = 0, sv = 0;
-      for (int dy = 0; dy < 2; ++dy)
-        for (int dx = 0; dx < 2; ++dx) {
-          const int x = std::min(2 * cx + dx, y.width - 1),
-                    yy = std::min(2 * cy + dy, y.height - 1);
-          const std::uint8_t* p = rgb.row(yy) + x * rgb.channels;
-          float fy, fu, fv;
-          rgb_to_yuv(c, p[0], p[1], p[2], fy, fu, fv);
-          if (2 * cx + dx < y.width && 2 * cy + dy < y.height) y.row(yy)[x] = clamp_u8(fy);
-          su += fu;
-          sv += fv;
-        }
-      put_c(cx, cy, clamp_u8(su / 4), clamp_u8(sv / 4));
+      float uv[2];
+      downsample_chroma(cx, cy, o, pixel_uv, uv);
+      put_c(cx, cy, clamp_u8(uv[0]), clamp_u8(uv[1]));
     }
 }
 }  // namespace
@@ -131,32 +154,40 @@ void nv12_resize_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView
                         ColorSpec spec, Interp interp) {
   detail::expect_nv12_to_any_rgb(y, uv, rgb);
   const ColorCoefs c = color_coefs(spec);
+  const ChromaOffset o = chroma_offset(spec.siting);
   const float sx = static_cast<float>(y.width) / rgb.width,
               sy = static_cast<float>(y.height) / rgb.height;
-  const float csx = static_cast<float>(uv.width) / rgb.width,
-              csy = static_cast<float>(uv.height) / rgb.height;
   const double dsx = static_cast<double>(y.width) / rgb.width,
                dsy = static_cast<double>(y.height) / rgb.height;
   const double dcsx = static_cast<double>(uv.width) / rgb.width,
                dcsy = static_cast<double>(uv.height) / rgb.height;
+  // Chroma shrinks by area where the luma footprint is two chroma samples or more.
   const bool y_area = interp == Interp::kArea && dsx >= 1 && dsy >= 1;
-  const bool c_area = interp == Interp::kArea && dcsx >= 1 && dcsy >= 1;
+  const bool c_area = interp == Interp::kArea && dsx >= 2 && dsy >= 2;
+  auto chroma_at = [&](int k, int j, float(&s)[2]) {
+    s[0] = uv.row(j)[2 * k];
+    s[1] = uv.row(j)[2 * k + 1];
+  };
   for (int yy = 0; yy < rgb.height; ++yy)
     for (int x = 0; x < rgb.width; ++x) {
-      float fy, fu, fv;
+      float fy, fc[2];
       if (interp == Interp::kNearest) {
         fy = sample_nearest(y, x, yy, dsx, dsy, 0);
-        fu = sample_nearest(uv, x, yy, dcsx, dcsy, 0);
-        fv = sample_nearest(uv, x, yy, dcsx, dcsy, 1);
+        fc[0] = sample_nearest(uv, x, yy, dcsx, dcsy, 0);
+        fc[1] = sample_nearest(uv, x, yy, dcsx, dcsy, 1);
       } else {
         fy = y_area ? sample_area(y, x, yy, dsx, dsy, 0)
                     : sample_bilinear(y, (x + 0.5f) * sx - 0.5f, (yy + 0.5f) * sy - 0.5f, 0);
-        const float cxf = (x + 0.5f) * csx - 0.5f, cyf = (yy + 0.5f) * csy - 0.5f;
-        fu = c_area ? sample_area(uv, x, yy, dcsx, dcsy, 0) : sample_bilinear(uv, cxf, cyf, 0);
-        fv = c_area ? sample_area(uv, x, yy, dcsx, dcsy, 1) : sample_bilinear(uv, cxf, cyf, 1);
+        if (c_area)
+          for (int k = 0; k < 2; ++k)
+            fc[k] = sample_area(uv, x, yy, dsx / 2, dsy / 2, k, chroma_area_shift(o.x),
+                                chroma_area_shift(o.y));
+        else
+          upsample_chroma((x + 0.5f) * sx - 0.5f, (yy + 0.5f) * sy - 0.5f, uv.width, uv.height, o,
+                          chroma_at, fc);
       }
       float r, g, b;
-      yuv_to_rgb(c, fy, fu, fv, r, g, b);
+      yuv_to_rgb(c, fy, fc[0], fc[1], r, g, b);
       put_rgb(rgb, x, yy, r, g, b);
     }
 }
@@ -241,14 +272,14 @@ void overlay_rgba(const PlaneView& base, const PlaneView& overlay, const PlaneVi
 void p010_to_rgb(const PlaneView& y, const PlaneView& uv, const PlaneView& rgb, ColorSpec spec) {
   detail::expect_p010(y, uv, rgb);
   const ColorCoefs c = color_coefs(spec);
-  for (int yy = 0; yy < y.height; ++yy)
-    for (int x = 0; x < y.width; ++x) {
-      const std::uint8_t* cu = uv.row(yy / 2) + (x / 2) * 4;
-      float r, g, b;
-      yuv_to_rgb(c, p010_luma(c, p010_word(y.row(yy) + 2 * x)), p010_chroma(c, p010_word(cu)),
-                 p010_chroma(c, p010_word(cu + 2)), r, g, b);
-      put_rgb(rgb, x, yy, r, g, b);
-    }
+  to_rgb(
+      y, rgb, uv.width, uv.height, spec,
+      [&](int x, int yy) { return p010_luma(c, p010_word(y.row(yy) + 2 * x)); },
+      [&](int k, int j, float(&s)[2]) {
+        const std::uint8_t* p = uv.row(j) + 4 * k;
+        s[0] = p010_chroma(c, p010_word(p));
+        s[1] = p010_chroma(c, p010_word(p + 2));
+      });
 }
 
 void narrow_plane(const PlaneView& src, const PlaneView& dst, int depth, int shift) {

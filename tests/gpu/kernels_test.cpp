@@ -141,10 +141,13 @@ const std::vector<Shape>& shapes() {
   return list;
 }
 const int kPads[] = {0, 37, -64};
-const ColorSpec kSpecs[] = {
-    {ColorMatrix::kBT601, ColorRange::kLimited},  {ColorMatrix::kBT601, ColorRange::kFull},
-    {ColorMatrix::kBT709, ColorRange::kLimited},  {ColorMatrix::kBT709, ColorRange::kFull},
-    {ColorMatrix::kBT2020, ColorRange::kLimited}, {ColorMatrix::kBT2020, ColorRange::kFull}};
+// Every matrix and range, and every chroma siting among them.
+const ColorSpec kSpecs[] = {{ColorMatrix::kBT601, ColorRange::kLimited, ChromaSiting::kLeft},
+                            {ColorMatrix::kBT601, ColorRange::kFull, ChromaSiting::kCenter},
+                            {ColorMatrix::kBT709, ColorRange::kLimited, ChromaSiting::kTopLeft},
+                            {ColorMatrix::kBT709, ColorRange::kFull, ChromaSiting::kTop},
+                            {ColorMatrix::kBT2020, ColorRange::kLimited, ChromaSiting::kBottomLeft},
+                            {ColorMatrix::kBT2020, ColorRange::kFull, ChromaSiting::kBottom}};
 
 std::string label(const char* op, Shape s, int pad, int ch = 1) {
   return std::string(op) + " " + std::to_string(s.w) + "x" + std::to_string(s.h) + "x" +
@@ -361,13 +364,18 @@ TEST_F(Kernels, FusedNv12ResizeToRgbMatchesReference) {
     for (auto interp : {ref::Interp::kBilinear, ref::Interp::kArea, ref::Interp::kNearest})
       for (int pad : {37, -64})
         for (int ch : {3, 4}) {
+          // Aligned rows (the halves' vector kernel) left- and centre-sited; else also bottom.
+          const ColorSpec spec{ColorMatrix::kBT709, ColorRange::kLimited,
+                               ch == 3   ? ChromaSiting::kLeft
+                               : pad < 0 ? ChromaSiting::kCenter
+                                         : ChromaSiting::kBottom};
           const int opad = pad < 0 ? pad : 0;
           TestPlane y(from.w, from.h, 1, pad, 61),
               uv((from.w + 1) / 2, (from.h + 1) / 2, 2, opad, 62), out(to.w, to.h, ch, opad, 0),
               want(to.w, to.h, ch, opad, 0);
-          cuda::nv12_resize_to_rgb(y.device, uv.device, out.device, {}, interp, stream_);
+          cuda::nv12_resize_to_rgb(y.device, uv.device, out.device, spec, interp, stream_);
           sync();
-          ref::nv12_resize_to_rgb(y.host, uv.host, want.host, {}, interp);
+          ref::nv12_resize_to_rgb(y.host, uv.host, want.host, spec, interp);
           const char* how = interp == ref::Interp::kArea      ? " area"
                             : interp == ref::Interp::kNearest ? " nearest"
                                                               : "";

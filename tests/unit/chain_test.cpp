@@ -284,6 +284,13 @@ TEST(ChainBuilder, AConversionToRgbAloneRunsOnTheGpuPathAsTheFusedPass) {
   chain = build_chain(parse_chain("format=rgba"), FrameFormat{AV_PIX_FMT_YUV420P, 320, 180});
   ASSERT_EQ(chain.size(), 2u);
   EXPECT_EQ(chain[1].out, (FrameFormat{AV_PIX_FMT_RGBA, 320, 180}));
+  // And odd sizes, which resize= could not make: one siting rule for every 4:2:0 picture.
+  for (const FrameFormat odd :
+       {FrameFormat{AV_PIX_FMT_YUV420P, 719, 405}, FrameFormat{AV_PIX_FMT_NV12, 321, 181}}) {
+    chain = build_chain(parse_chain("format=rgb24"), odd);
+    EXPECT_NE(chain.back().label.find("resize_rgb"), std::string::npos) << chain.back().label;
+    EXPECT_EQ(chain.back().out, (FrameFormat{AV_PIX_FMT_RGB24, odd.width, odd.height}));
+  }
   // Against swscale's conversion of the same frame: within the fused pass's bounds.
   const FilterInfo& fi = FilterRegistry::instance().info("format");
   auto swscale = fi.create(parse_params(fi, {{"", "rgb24"}}));

@@ -708,14 +708,44 @@ TEST(Colour, OfTagsIsWhatSwscaleTakesThemFor) {
   EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT709, AVCOL_RANGE_MPEG, AV_PIX_FMT_YUV420P),
             (ColorSpec{ColorMatrix::kBT709, ColorRange::kLimited}));
   EXPECT_EQ(colour_of_tags(AVCOL_SPC_UNSPECIFIED, AVCOL_RANGE_UNSPECIFIED, AV_PIX_FMT_YUVJ420P),
-            (ColorSpec{ColorMatrix::kBT601, ColorRange::kFull}));
+            (ColorSpec{ColorMatrix::kBT601, ColorRange::kFull, ChromaSiting::kCenter}));
   EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT2020_NCL, AVCOL_RANGE_JPEG, AV_PIX_FMT_YUV420P10LE),
             (ColorSpec{ColorMatrix::kBT2020, ColorRange::kFull}));
   EXPECT_EQ(colour_of_tags(AVCOL_SPC_BT470BG, AVCOL_RANGE_MPEG, AV_PIX_FMT_NV12), kUntaggedColour);
   // PNG's RGB is full range; the Y'CbCr made of it is limited, as swscale makes it.
   EXPECT_EQ(colour_of_tags(AVCOL_SPC_RGB, AVCOL_RANGE_JPEG, AV_PIX_FMT_RGB24), kUntaggedColour);
-  EXPECT_EQ(tags_of_colour({ColorMatrix::kBT2020, ColorRange::kLimited}),
-            std::pair(AVCOL_SPC_BT2020_NCL, AVCOL_RANGE_MPEG));
+  const ColourTags t =
+      tags_of_colour({ColorMatrix::kBT2020, ColorRange::kLimited}, AV_PIX_FMT_YUV420P10LE);
+  EXPECT_EQ(std::tuple(t.space, t.range, t.chroma),
+            std::tuple(AVCOL_SPC_BT2020_NCL, AVCOL_RANGE_MPEG, AVCHROMA_LOC_LEFT));
+}
+
+// Issue #79 item 3: the siting is the stream's, else its codec's (centre for MPEG-1 and JPEG,
+// left for the rest); it goes back out as the same tag on 4:2:0 and none elsewhere. RGB is GBR,
+// full range, as FFmpeg tags it.
+TEST(Colour, ChromaSitingIsTheStreamsOrItsCodecsAndGoesBackOutAsItCame) {
+  const auto siting = [](AVChromaLocation loc, AVCodecID codec,
+                         AVPixelFormat f = AV_PIX_FMT_YUV420P) {
+    return colour_of_tags(AVCOL_SPC_BT709, AVCOL_RANGE_MPEG, f, loc, codec).siting;
+  };
+  EXPECT_EQ(siting(AVCHROMA_LOC_UNSPECIFIED, AV_CODEC_ID_H264), ChromaSiting::kLeft);
+  EXPECT_EQ(siting(AVCHROMA_LOC_UNSPECIFIED, AV_CODEC_ID_HEVC), ChromaSiting::kLeft);
+  EXPECT_EQ(siting(AVCHROMA_LOC_UNSPECIFIED, AV_CODEC_ID_MPEG2VIDEO), ChromaSiting::kLeft);
+  EXPECT_EQ(siting(AVCHROMA_LOC_UNSPECIFIED, AV_CODEC_ID_MPEG1VIDEO), ChromaSiting::kCenter);
+  EXPECT_EQ(siting(AVCHROMA_LOC_UNSPECIFIED, AV_CODEC_ID_MJPEG), ChromaSiting::kCenter);
+  for (int loc = AVCHROMA_LOC_LEFT; loc <= AVCHROMA_LOC_BOTTOM; ++loc) {
+    const auto l = static_cast<AVChromaLocation>(loc);
+    const ColorSpec c = colour_of_tags(AVCOL_SPC_BT709, AVCOL_RANGE_MPEG, AV_PIX_FMT_YUV420P, l,
+                                       AV_CODEC_ID_MPEG1VIDEO);
+    EXPECT_EQ(tags_of_colour(c, AV_PIX_FMT_YUV420P).chroma, l) << loc;
+    EXPECT_EQ(tags_of_colour(c, AV_PIX_FMT_NV12).chroma, l) << loc;
+    EXPECT_EQ(tags_of_colour(c, AV_PIX_FMT_YUV444P).chroma, AVCHROMA_LOC_UNSPECIFIED) << loc;
+  }
+  for (const AVPixelFormat rgb : {AV_PIX_FMT_RGB24, AV_PIX_FMT_GBRP, AV_PIX_FMT_RGBA}) {
+    const ColourTags t = tags_of_colour({ColorMatrix::kBT709, ColorRange::kLimited}, rgb);
+    EXPECT_EQ(std::tuple(t.space, t.range, t.chroma),
+              std::tuple(AVCOL_SPC_RGB, AVCOL_RANGE_JPEG, AVCHROMA_LOC_UNSPECIFIED));
+  }
 }
 
 // Issue #44: several outputs from one decode. "PATH[:key=value…]" splits only

@@ -25,13 +25,11 @@ extern const char* const kBuiltinSourceDir;
 namespace {
 namespace fs = std::filesystem;
 
-// Updated with VPIPE_PLUGIN_ABI, as the failure below says. (Last: av.hpp's protocol and
-// container functions moved to io/protocols.hpp and io/containers.hpp, free functions of the
-// same signatures in the same library; FfmpegErrors::ignored(), a new non-virtual member:
-// nothing a compiled plugin uses moved, so 1.)
-constexpr int kRecordedAbi = 2;
+// Updated with VPIPE_PLUGIN_ABI, as the failure below says. (Last: ColorSpec, which
+// Filter::colour takes and returns, gained the chroma siting (#79 item 3): 3.)
+constexpr int kRecordedAbi = 3;
 constexpr const char* kRecordedHeaders =
-    "f47ffdf4a7f763c355b143f0f4eca2982fcf9ca5cef197fb2f1525ca1bff6034";
+    "a88d37f0d50f4d352c32a2737c2ca204563f7c9a12107ef88d787b0db1932a63";
 
 fs::path source_dir() {
   const char* env = std::getenv("VPIPE_SOURCE_DIR");

@@ -217,6 +217,7 @@ UniqueAVCodecContext open_video_encoder(const AVCodec* codec, const FrameFormat&
   if (props) {
     enc->color_range = props->color_range;
     enc->colorspace = props->colorspace;
+    enc->chroma_sample_location = props->chroma_sample_location;
     enc->color_primaries = props->color_primaries;
     enc->color_trc = props->color_trc;
     enc->field_order = props->field_order;

@@ -249,10 +249,10 @@ void FrameEncoder::Impl::open(const FrameFormat& f) {
   // player reads an untagged HD picture as BT.709.
   UniqueAVCodecContext tags(avcodec_alloc_context3(nullptr));
   if (!tags) throw std::bad_alloc();
-  if (is_rgb(f.pix_fmt) && !is_rgb(want.pix_fmt)) {
+  if (is_rgb(f.pix_fmt) || is_rgb(want.pix_fmt)) {
     ColorSpec made = kUntaggedColour;
     if (is_jpeg_range(want.pix_fmt)) made.range = ColorRange::kFull;
-    std::tie(tags->colorspace, tags->color_range) = tags_of_colour(made);
+    tags_of_colour(made, want.pix_fmt).apply(tags.get());
   }
   enc = open_video_encoder(codec, want, o.time_base, o.frame_rate,
                            (out->oformat->flags & AVFMT_GLOBALHEADER) != 0, encoder_options,
@@ -288,9 +288,8 @@ void FrameEncoder::Impl::open_conversion(const FrameFormat& want, const FrameFor
   if (aligned.width != format.width || aligned.height != format.height)
     padded = Frame::allocate_host({format.pix_fmt, aligned.width, aligned.height});
   if (aligned != want) staging = make_picture(aligned);
-  sws.reset(sws_getContext(
-      aligned.width, aligned.height, format.pix_fmt, aligned.width, aligned.height, aligned.pix_fmt,
-      SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
+  sws = sited_sws({format.pix_fmt, aligned.width, aligned.height}, aligned,
+                  SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, kUntaggedColour.siting);
   if (!sws)
     throw input_error(
         fmt::format("{}: cannot convert {} to {}", o.path, to_string(format), to_string(want)));

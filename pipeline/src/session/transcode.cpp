@@ -291,7 +291,8 @@ void TranscodeSession::Parts::build() {
   plan_outputs(std::move(specs),
                {{decoder->pix_fmt, decoder->width, decoder->height},
                 nvdec_unsupported_reason(video->codecpar),
-                colour_of_tags(decoder->colorspace, decoder->color_range, decoder->pix_fmt)},
+                colour_of_tags(decoder->colorspace, decoder->color_range, decoder->pix_fmt,
+                               decoder->chroma_sample_location, decoder->codec_id)},
                machine);
   describe_run(report, o, run_plan(), ladder ? ladder->final_name(o.output) : o.output);
   for (const auto& out : outs)  // each output's plan notes (fit, encoder auto…), named by it

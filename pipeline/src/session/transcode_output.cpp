@@ -185,14 +185,17 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
   const std::string container = oc->oformat->name;
   const bool frame_rate_tb =
       (container.rfind("mxf", 0) == 0 || container == "dv") && in.frame_rate.num > 0;
-  // The input's colour tags, or the chain's matrix and range where it converted to another.
+  // The input's colour tags, or the chain's matrix, range and siting where it converted to
+  // another or to RGB (GBR, full range).
   UniqueAVCodecContext tags(avcodec_alloc_context3(nullptr));
   if (!tags) throw std::bad_alloc();
   tags->color_primaries = in.decoder->color_primaries;
   tags->color_trc = in.decoder->color_trc;
-  std::tie(tags->colorspace, tags->color_range) =
-      plan.recoloured ? tags_of_colour(plan.colour)
-                      : std::pair{in.decoder->colorspace, in.decoder->color_range};
+  if (plan.recoloured || is_rgb(plan.output.pix_fmt))
+    tags_of_colour(plan.colour, plan.output.pix_fmt).apply(tags.get());
+  else
+    ColourTags{in.decoder->colorspace, in.decoder->color_range, in.decoder->chroma_sample_location}
+        .apply(tags.get());
   tags->field_order = output_field_order(in, plan, report);
   auto encoder = open_video_encoder(
       plan.encoder, plan.output, frame_rate_tb ? av_inv_q(in.frame_rate) : in.video->time_base,

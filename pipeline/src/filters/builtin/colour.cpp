@@ -29,11 +29,11 @@ using namespace builtin;
 
 // ---- rgb_to_yuv (the way back) ----------------------------------------------
 
-// RGB24/RGBA → NV12 or YUV420P in one pass: Y per pixel, chroma from the mean
-// of each 2×2 block (cuda::rgb_to_nv12 / rgb_to_yuv420p; their CPU references
-// are the CPU path). The chain builder puts it in place of `format=nv12|
-// yuv420p` on RGB frames, so that a chain that works in RGB returns to 4:2:0
-// on the GPU (and downloads half the bytes) instead of in swscale after the
+// RGB24/RGBA → NV12 or YUV420P in one pass: Y per pixel, each chroma sample from
+// the pixels around it, sited as the chain's input (color.hpp's rule, zimg's bilinear)
+// (cuda::rgb_to_nv12 / rgb_to_yuv420p; their CPU references are the CPU path). The chain builder
+// puts it in place of `format=nv12| yuv420p` on RGB frames, so that a chain that works in RGB
+// returns to 4:2:0 on the GPU (and downloads half the bytes) instead of in swscale after the
 // download (see build_chain).
 // YUV420P → NV12, an exact copy (U and V interleaved): the step before the
 // fused pass on CPU-decoded frames, on the GPU when it sits between CUDA
@@ -74,7 +74,9 @@ class RgbToYuv final : public Filter {
         "rgb_to_yuv",
         "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601, BT.709 or BT.2020, limited or full "
         "range: by default the one the chain's input came in, and the output is tagged with it; "
-        "chroma = mean of each 2x2 block). The chain uses it for format=nv12|yuv420p on RGB input.",
+        "chroma sited as the input's: left for H.264/HEVC/MPEG-2, centre for MPEG-1/JPEG, unless "
+        "its stream says, resampled as zscale's bilinear). The chain uses it for "
+        "format=nv12|yuv420p on RGB input.",
         {{"format", ParamType::kChoice, "nv12", 0, 0, "nv12 or yuv420p", {"nv12", "yuv420p"}},
          matrix_param(),
          range_param()},
@@ -133,8 +135,8 @@ class P010ToRgb final : public Filter {
   static FilterInfo info() {
     return {"p010_to_rgb",
             "P010 to RGB24/RGBA from the 10-bit samples (BT.601, BT.709 or BT.2020, limited or "
-            "full range: the input's own unless told). The chain uses it for format=rgb24|rgba "
-            "on 10-bit 4:2:0 input.",
+            "full range: the input's own unless told; chroma sited as the input's, as zscale "
+            "sites it). The chain uses it for format=rgb24|rgba on 10-bit 4:2:0 input.",
             {{"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
              matrix_param(),
              range_param()},
@@ -320,7 +322,8 @@ class Format final : public Filter {
   static FilterInfo info() {
     return {"format",
             "Convert the pixel format with swscale (the chain inserts format=yuv420p where a "
-            "filter needs it); an interlaced picture whose chroma changes height converts field "
+            "filter needs it); 4:2:0 chroma is sited as the input's (swscale's chroma "
+            "positions), and an interlaced picture whose chroma changes height converts field "
             "by field.",
             {{"pix_fmt", ParamType::kString, "", 0, 0, "FFmpeg pixel format name, e.g. nv12", {}}},
             [](const ParamValues& p) { return std::make_unique<Format>(p.get_string("pix_fmt")); },
@@ -386,9 +389,9 @@ class Format final : public Filter {
   // take yuvj420p → nv12 for a range conversion, and the output's tags say full), but into
   // a JPEG format, which is full range by its name.
   UniqueSwsContext make_sws(int w, int h) const {
-    UniqueSwsContext sws(sws_getContext(w, h, in_.pix_fmt, w, h, target_,
-                                        SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
-                                        nullptr, nullptr, nullptr));
+    UniqueSwsContext sws =
+        sited_sws({in_.pix_fmt, w, h}, {target_, w, h},
+                  SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, colour_.siting);
     if (!sws) return sws;
     const int* coefs =
         sws_getCoefficients(colour_.matrix == ColorMatrix::kBT709    ? SWS_CS_ITU709

@@ -79,7 +79,7 @@ struct ColourChoice {
     return c;
   }
   [[nodiscard]] ColorSpec resolve(ColorSpec chain) const {
-    return {matrix.value_or(chain.matrix), range.value_or(chain.range)};
+    return {matrix.value_or(chain.matrix), range.value_or(chain.range), chain.siting};
   }
 };
 

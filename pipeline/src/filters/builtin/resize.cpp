@@ -120,8 +120,9 @@ class ResizeRgb final : public Filter {
   static FilterInfo info() {
     return {"resize_rgb",
             "NV12 to resized RGB24/RGBA in one pass (bilinear, area or nearest; BT.601, BT.709 or "
-            "BT.2020, limited or full range: the input's own unless told). The chain uses it for "
-            "resize + format=rgb24|rgba on NV12 input.",
+            "BT.2020, limited or full range: the input's own unless told; chroma sited as the "
+            "input's, as zscale sites it). The chain uses it for resize + format=rgb24|rgba on "
+            "NV12 input.",
             {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
              {"interp",
               ParamType::kChoice,

@@ -29,14 +29,28 @@ namespace vpipe {
 
 // What swscale takes an untagged picture for: BT.601, limited range.
 inline constexpr ColorSpec kUntaggedColour{ColorMatrix::kBT601, ColorRange::kLimited};
-// The matrix and range a decoded picture's tags say: JPEG range (or a yuvj format) is
-// full; BT.709 and BT.2020 (non-constant luminance, and constant luminance converted as
-// it) are theirs; any other matrix, or none, is BT.601, as swscale takes it. An RGB picture's
-// range is its RGB's: the Y'CbCr it becomes is limited, as swscale makes it.
+// The matrix, range and chroma siting a decoded picture's tags say: JPEG range (or a yuvj
+// format) is full; BT.709 and BT.2020 (non-constant luminance, and constant luminance
+// converted as it) are theirs; any other matrix, or none, is BT.601, as swscale takes it. An
+// RGB picture's range is its RGB's: the Y'CbCr it becomes is limited, as swscale makes it.
+// Untagged siting is the codec's: centre for MPEG-1 and JPEG (MJPEG, a yuvj format), else left.
 [[nodiscard]] ColorSpec colour_of_tags(AVColorSpace space, AVColorRange range,
-                                       AVPixelFormat pix_fmt);
-// The tags that say `c`: its matrix (BT.601 as SMPTE 170M) and range.
-[[nodiscard]] std::pair<AVColorSpace, AVColorRange> tags_of_colour(ColorSpec c);
+                                       AVPixelFormat pix_fmt,
+                                       AVChromaLocation loc = AVCHROMA_LOC_UNSPECIFIED,
+                                       AVCodecID codec = AV_CODEC_ID_NONE);
+// The tags that say `c` on pictures of `out`: its matrix (BT.601 as SMPTE 170M), range and, for
+// 4:2:0, siting; an RGB picture is GBR, full range, as FFmpeg tags it.
+struct ColourTags {
+  AVColorSpace space;
+  AVColorRange range;
+  AVChromaLocation chroma;
+  void apply(AVCodecContext* c) const;
+};
+[[nodiscard]] ColourTags tags_of_colour(ColorSpec c, AVPixelFormat out);
+// swscale from `from` to `to` with 4:2:0 chroma sited as `siting` says on either side (its
+// chroma positions), else null.
+[[nodiscard]] UniqueSwsContext sited_sws(const FrameFormat& from, const FrameFormat& to, int flags,
+                                         ChromaSiting siting);
 // "BT.709 limited range"
 [[nodiscard]] std::string colour_name(ColorSpec c);
 
@@ -278,7 +292,7 @@ void register_builtin_fusions(FilterRegistry& registry);
 // (FFmpeg and GStreamer refuse modules of another major version the same way). The unit test
 // PluginAbi.* fingerprints those headers, so a change to them cannot land unnoticed.
 #ifndef VPIPE_PLUGIN_ABI  // tests define another, to build a plugin as if of another vpipe
-#define VPIPE_PLUGIN_ABI 2
+#define VPIPE_PLUGIN_ABI 3
 #endif
 
 #define VPIPE_CONCAT_INNER_(a, b) a##b
