@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 // Filter::colour takes and returns, gained the chroma siting (#79 item 3): 3.)
 constexpr int kRecordedAbi = 3;
 constexpr const char* kRecordedHeaders =
-    "a88d37f0d50f4d352c32a2737c2ca204563f7c9a12107ef88d787b0db1932a63";
+    "0c177067e9b77c4b233b2653591f291ff6bc68525c911478c757af89718629bd";
 
 fs::path source_dir() {
   const char* env = std::getenv("VPIPE_SOURCE_DIR");
