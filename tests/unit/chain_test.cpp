@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <cstring>
 
 #include <array>
 #include <cmath>
@@ -291,6 +293,34 @@ TEST(ChainBuilder, AConversionToRgbAloneRunsOnTheGpuPathAsTheFusedPass) {
     EXPECT_NE(chain.back().label.find("resize_rgb"), std::string::npos) << chain.back().label;
     EXPECT_EQ(chain.back().out, (FrameFormat{AV_PIX_FMT_RGB24, odd.width, odd.height}));
   }
+  // 10 bits at an odd size too: an exact repack to P010 (swscale's garbled the last chroma
+  // column), then p010_to_rgb.
+  chain = build_chain(parse_chain("format=rgb24"), FrameFormat{AV_PIX_FMT_YUV420P10LE, 17, 9});
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_NE(chain[0].label.find("yuv420p10_to_p010"), std::string::npos) << chain[0].label;
+  EXPECT_NE(chain[1].label.find("p010_to_rgb"), std::string::npos) << chain[1].label;
+  Frame ten = Frame::allocate_host(chain[0].in), p010 = Frame::allocate_host(chain[0].out);
+  std::uint16_t n = 0;
+  for (int p = 0; p < 3; ++p)
+    for (int r = 0; r < ten.planes[p].height; ++r)
+      for (int x = 0; x < ten.planes[p].width; ++x) {
+        n = static_cast<std::uint16_t>((n * 37 + 11) % 1024);
+        std::memcpy(ten.planes[p].row(r) + 2 * x, &n, 2);
+      }
+  chain[0].filter->process(ten, p010);
+  auto at = [](const PlaneView& v, int r, int x) {
+    std::uint16_t w;
+    std::memcpy(&w, v.row(r) + 2 * x, 2);
+    return w;
+  };
+  for (int r = 0; r < 9; ++r)
+    for (int x = 0; x < 17; ++x)
+      ASSERT_EQ(at(p010.planes[0], r, x), at(ten.planes[0], r, x) << 6) << r << "," << x;
+  for (int r = 0; r < 5; ++r)
+    for (int x = 0; x < 9; ++x) {
+      ASSERT_EQ(at(p010.planes[1], r, 2 * x), at(ten.planes[1], r, x) << 6) << r << "," << x;
+      ASSERT_EQ(at(p010.planes[1], r, 2 * x + 1), at(ten.planes[2], r, x) << 6) << r << "," << x;
+    }
   // Against swscale's conversion of the same frame: within the fused pass's bounds.
   const FilterInfo& fi = FilterRegistry::instance().info("format");
   auto swscale = fi.create(parse_params(fi, {{"", "rgb24"}}));

@@ -461,20 +461,21 @@ bool fused_resize_rgb(ChainBuilder& b, const FilterSpec& resize, const FilterSpe
 
 // format=rgb24|rgba on 10-bit 4:2:0 is p010_to_rgb, from the 10-bit samples
 // (after an exact format=p010le on yuv420p10le, the CPU decoder's), not a
-// rounding to 8 bits before the matrix. Even sizes only (the rest narrow first).
+// rounding to 8 bits before the matrix, at any size: one siting rule (swscale's bicubic at odd
+// sizes was up to 166 levels from it).
 bool p010_rgb(ChainBuilder& b, const FilterSpec& format) {
   auto& registry = FilterRegistry::instance();
   const FrameFormat in = b.current();
-  if (format.name != "format" || in.width % 2 || in.height % 2 ||
+  if (format.name != "format" ||
       (in.pix_fmt != AV_PIX_FMT_P010LE && in.pix_fmt != AV_PIX_FMT_YUV420P10LE))
     return false;
   const std::string target =
       parse_params(registry.info("format"), format.args).get_string("pix_fmt");
   if (target != "rgb24" && target != "rgba") return false;
   if (in.pix_fmt == AV_PIX_FMT_YUV420P10LE) {
-    const FilterInfo& to_p010 = registry.info("format");
-    b.add("format=p010le (for p010_to_rgb)",
-          to_p010.create(parse_params(to_p010, {{"", "p010le"}})));
+    const FilterInfo& to_p010 = registry.info("yuv420p10_to_p010");
+    b.add("format=p010le (yuv420p10_to_p010, for p010_to_rgb)",
+          to_p010.create(parse_params(to_p010, {})));
   }
   const FilterInfo& info = registry.info("p010_to_rgb");
   b.add(format.text + " (p010_to_rgb)", info.create(parse_params(info, {{"format", target}})));

@@ -67,6 +67,47 @@ class PlanarToNv12 final : public Filter {
   }
 };
 
+// YUV420P10LE → P010, exact (each 10-bit sample moved to the high bits, U and V interleaved):
+// the CPU decoder's 10-bit frames into p010_to_rgb at any size (swscale's repack garbled the
+// last chroma column of an odd size).
+class Planar10ToP010 final : public Filter {
+ public:
+  static FilterInfo info() {
+    return {
+        "yuv420p10_to_p010",
+        "YUV420P10LE to P010, exact (the chain uses it before p010_to_rgb on yuv420p10le input)",
+        {},
+        [](const ParamValues&) { return std::make_unique<Planar10ToP010>(); },
+        "yuv420p10le",
+        false,
+        "format=yuv420p10le,yuv420p10_to_p010",
+        ""};  // FFmpeg's: none
+  }
+  FrameFormat configure(const FrameFormat& in) override {
+    if (in.pix_fmt != AV_PIX_FMT_YUV420P10LE)
+      throw not_negotiated(fmt::format("yuv420p10_to_p010: cannot take {}", to_string(in)));
+    return {AV_PIX_FMT_P010LE, in.width, in.height};
+  }
+  [[nodiscard]] bool is_format_conversion() const override { return true; }
+  void process(const Frame& in, Frame& out) override {
+    const PlaneView &y = in.planes[0], &u = in.planes[1], &v = in.planes[2];
+    auto word = [](const std::uint8_t* p) { return static_cast<unsigned>(p[0] | p[1] << 8); };
+    auto put = [](std::uint8_t* p, unsigned s) {  // the 10 bits at the top of 16
+      p[0] = static_cast<std::uint8_t>((s << 6) & 0xFF);
+      p[1] = static_cast<std::uint8_t>((s << 6) >> 8);
+    };
+    for (int r = 0; r < y.height; ++r)
+      for (int x = 0; x < y.width; ++x)
+        put(out.planes[0].row(r) + 2 * x, word(y.row(r) + 2 * x) & 0x3FF);
+    for (int r = 0; r < u.height; ++r)
+      for (int x = 0; x < u.width; ++x) {
+        std::uint8_t* d = out.planes[1].row(r) + 4 * x;
+        put(d, word(u.row(r) + 2 * x) & 0x3FF);
+        put(d + 2, word(v.row(r) + 2 * x) & 0x3FF);
+      }
+  }
+};
+
 class RgbToYuv final : public Filter {
  public:
   static FilterInfo info() {
@@ -158,7 +199,6 @@ class P010ToRgb final : public Filter {
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_P010LE)
       throw not_negotiated(fmt::format("p010_to_rgb: cannot take {} (p010le only)", to_string(in)));
-    expect_chroma_aligned("p010_to_rgb", in.width, in.height, AV_PIX_FMT_P010LE);
     return {target_, in.width, in.height};
   }
   // Not a mere conversion (is_format_conversion): first in a chain it takes NVDEC's frames on
@@ -414,6 +454,7 @@ class Format final : public Filter {
 
 FilterInfo planartonv12_filter_info() { return PlanarToNv12::info(); }
 FilterInfo rgbtoyuv_filter_info() { return RgbToYuv::info(); }
+FilterInfo planartop010_filter_info() { return Planar10ToP010::info(); }
 FilterInfo p010torgb_filter_info() { return P010ToRgb::info(); }
 FilterInfo to8bit_filter_info() { return To8Bit::info(); }
 FilterInfo invert_filter_info() { return Invert::info(); }
