@@ -7,6 +7,10 @@
 #include <fstream>
 #include <set>
 
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
 #include <nlohmann/json.hpp>
 
 #include "vpipe/pipeline/graph/av.hpp"
@@ -660,6 +664,18 @@ TEST(Plan, APaletteIsRgbColoursNotGreyLevels) {
   const auto p = plan(o, {{AV_PIX_FMT_PAL8, 320, 240}, ""}, no_gpu());
   EXPECT_EQ(p.output.pix_fmt, AV_PIX_FMT_YUV420P);
   EXPECT_TRUE(has_note(p, "RGB converted to Y'CbCr as BT.601 limited range"));
+}
+
+// MJPEG codes JPEG's full-range yuvj formats, whatever the frames were: RGB (a chain ending
+// format=rgb24) went to yuv420p, which the encoder refused to open.
+TEST(Plan, MjpegGetsAJpegRangeFormatFromEveryInput) {
+  const AVCodec* mjpeg = avcodec_find_encoder(AV_CODEC_ID_MJPEG);
+  ASSERT_NE(mjpeg, nullptr);
+  for (const AVPixelFormat in :
+       {AV_PIX_FMT_RGB24, AV_PIX_FMT_RGBA, AV_PIX_FMT_NV12, AV_PIX_FMT_YUV420P,
+        AV_PIX_FMT_YUV420P10LE, AV_PIX_FMT_GRAY8, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ444P})
+    EXPECT_TRUE(is_jpeg_range(encoder_format(mjpeg, in)))
+        << av_get_pix_fmt_name(in) << " → " << av_get_pix_fmt_name(encoder_format(mjpeg, in));
 }
 
 TEST(Plan, NvdecsP010GoesToATenBitEncoderInItsOwnTenBitLayout) {

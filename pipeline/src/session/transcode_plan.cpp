@@ -311,17 +311,21 @@ std::string depth_note(AVPixelFormat from, AVPixelFormat to, const char* encoder
                      f->comp[0].depth, encoder, fmt::join(depths, "-"), av_get_pix_fmt_name(to),
                      1L << av_get_bits_per_pixel(t));
 }
-}  // namespace
 
-AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
-  if (!codec->pix_fmts) return want;
+// MJPEG's pictures are JPEG's, full range: a yuv format becomes its yuvj twin where the encoder
+// lists it (format expands the range; the encoder refuses limited-range yuv420p), whichever
+// way the format was chosen (RGB in went to yuv420p, and the encoder did not open).
+AVPixelFormat jpeg_range_twin(const AVCodec* codec, AVPixelFormat f) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f);
+  const std::string name = d ? d->name : "";
+  if (codec->id != AV_CODEC_ID_MJPEG || name.rfind("yuv", 0) != 0 || is_jpeg_range(f)) return f;
+  for (const AVPixelFormat* g = codec->pix_fmts; *g != AV_PIX_FMT_NONE; ++g)
+    if (av_get_pix_fmt(("yuvj" + name.substr(3)).c_str()) == *g) return *g;
+  return f;
+}
+
+AVPixelFormat encoder_layout(const AVCodec* codec, AVPixelFormat want) {
   const AVPixFmtDescriptor* w = av_pix_fmt_desc_get(want);
-  // MJPEG's pictures are JPEG's, full range: its yuvj formats first (format expands the
-  // range; the encoder refuses limited-range yuv420p).
-  if (const std::string name = w ? w->name : "";
-      codec->id == AV_CODEC_ID_MJPEG && name.rfind("yuv", 0) == 0 && !is_jpeg_range(want))
-    for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
-      if (av_get_pix_fmt(("yuvj" + name.substr(3)).c_str()) == *f) return *f;
   for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
     if (*f == want) return want;
   // The same picture in another layout (NVDEC's p010le → libx265's yuv420p10le): the depth kept;
@@ -349,6 +353,13 @@ AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
   for (const AVPixelFormat* f = codec->pix_fmts; *f != AV_PIX_FMT_NONE; ++f)
     if (*f == AV_PIX_FMT_YUV420P) return *f;
   return codec->pix_fmts[0];
+}
+
+}  // namespace
+
+AVPixelFormat encoder_format(const AVCodec* codec, AVPixelFormat want) {
+  if (!codec->pix_fmts) return want;
+  return jpeg_range_twin(codec, encoder_layout(codec, want));
 }
 
 std::vector<std::string> TranscodePlan::labels() const {
