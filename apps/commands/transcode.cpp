@@ -108,6 +108,11 @@ void print_summary(const TranscodeReport& r) {
                r.decode, m->strategy, m->host_staging, m->allocations,
                static_cast<double>(m->bytes_peak) / 1e6, m->allocate_us.p50, m->device_syncs,
                m->failures);
+  if (r.encoder == "copy") {  // a stream copy: packets, not frames through a pipeline
+    fmt::print(stderr, "vpipe: {} → {}: stream copy in {:.2f} s{}\n", r.input, r.output, r.wall_s,
+               r.interrupted ? " (interrupted: output finalized)" : "");
+    return;
+  }
   fmt::print(stderr,
              "vpipe: {} → {}: {} frames {}x{} in {:.2f} s ({:.1f} fps), latency p50 {:.1f} ms p99 "
              "{:.1f} ms{}{}{}\n",

@@ -73,7 +73,8 @@ void open_joined(JoinedFile& j, const JoinRequest& r, const AVStream* first) {
 
 // Copies one part's video packets, moved to start at `start_s`, with the audio up to each.
 std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
-                       const AVCodecParameters* first, const std::string& output) {
+                       const AVCodecParameters* first, const JoinRequest& r, double& last_s) {
+  const std::string& output = r.output;
   UniqueDemuxContext in = open_input(part);
   const int v = video_stream_of(in.get(), part);
   const AVStream* s = in->streams[v];
@@ -85,7 +86,7 @@ std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
   const auto shift = static_cast<std::int64_t>(std::llround(start_s / av_q2d(s->time_base)));
   UniqueAVPacket pkt = make_av_packet();
   std::int64_t written = 0;
-  while (av_read_frame(in.get(), pkt.get()) >= 0) {
+  while (!(r.interrupt && r.interrupt->load()) && av_read_frame(in.get(), pkt.get()) >= 0) {
     if (pkt->stream_index != v) {
       av_packet_unref(pkt.get());
       continue;
@@ -95,8 +96,9 @@ std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
     av_packet_rescale_ts(pkt.get(), s->time_base, j.video->time_base);
     pkt->stream_index = j.video->index;
     pkt->pos = -1;
-    if (j.audio && pkt->dts != AV_NOPTS_VALUE)
-      j.audio->pump(static_cast<double>(pkt->dts) * av_q2d(j.video->time_base));
+    if (pkt->dts != AV_NOPTS_VALUE)
+      last_s = static_cast<double>(pkt->dts) * av_q2d(j.video->time_base);
+    if (j.audio && pkt->dts != AV_NOPTS_VALUE) j.audio->pump(last_s);
     av_check(av_interleaved_write_frame(j.out.get(), pkt.get()), output + ": writing");
     ++written;
   }
@@ -154,11 +156,13 @@ JoinResult join_parts(const JoinRequest& r) {
   JoinedFile j;
   open_joined(j, r, first_video);
   JoinResult result;
+  double last_s = 0;  // the output's clock where the video ended
   for (std::size_t k = 0; k < r.parts.size(); ++k)
     result.video_packets +=
-        copy_part(j, r.parts[k], r.starts_s[k], first_video->codecpar, r.output);
+        copy_part(j, r.parts[k], r.starts_s[k], first_video->codecpar, r, last_s);
+  result.interrupted = r.interrupt && r.interrupt->load();
   if (j.audio) {
-    j.audio->pump(1e18);
+    j.audio->pump(result.interrupted ? last_s : 1e18);  // cut short: the audio ends there too
     result.audio_packets = j.audio->packets();
   }
   av_check(av_write_trailer(j.out.get()), r.output + ": writing the trailer");

@@ -122,6 +122,16 @@ bool is_pipe(std::string_view url) {
   return scheme == "pipe" || scheme == "fd";
 }
 
+bool can_read_again(const std::string& url) {
+  if (is_pipe(url) || is_live_input(url)) return false;
+  const auto local = local_file(url);
+  if (!local) return true;
+  std::error_code ec;
+  const auto st = std::filesystem::status(*local, ec);
+  return !(std::filesystem::is_fifo(st) || std::filesystem::is_character_file(st) ||
+           std::filesystem::is_socket(st));
+}
+
 bool is_stdout(std::string_view url) {
   return url == "-" || url == "pipe:" || url == "pipe:1" || url == "fd:1";
 }

@@ -402,7 +402,9 @@ std::vector<OptionSpec> encoder_rows() {
   return {
       text("encoder", &O::encoder, "NAME",
            "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says which and "
-           "why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder"),
+           "why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder; or copy: the video "
+           "remuxed without decoding (no filter, cut or coding option applies), e.g. vpipe "
+           "transcode in.mp4 out.mkv --encoder copy"),
       applies_to(maybe_count("crf", &O::crf, 0.0, 63.0,
                              "constant quality: 0 lossless … 51 worst (63 for VP9 and AV1), e.g. "
                              "--crf 18 (default: 23 for libx264 and NVENC, else the encoder's "

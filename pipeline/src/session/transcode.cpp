@@ -1,5 +1,6 @@
 #include "vpipe/pipeline/session/transcode.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
+#include "vpipe/pipeline/session/stream_copy.hpp"
 
 #include <map>
 #include <optional>
@@ -53,18 +54,6 @@ constexpr std::size_t kNvdecSegment = 120;
 }  // namespace
 
 namespace {
-
-// Whether reading `url` again from its start gives the same input: not a pipe (pipe:,
-// fd:, "-"), a live feed, or a local FIFO, character device or socket. Files, file:///
-// and seekable network files (http) can.
-bool can_read_again(const std::string& url) {
-  if (is_pipe(url) || is_live_input(url)) return false;
-  const auto local = local_file(url);
-  if (!local) return true;
-  std::error_code ec;
-  const auto st = fs::status(*local, ec);
-  return !(fs::is_fifo(st) || fs::is_character_file(st) || fs::is_socket(st));
-}
 
 // What can be checked before any file is opened: a typo must not cost a decode.
 void check_paths(const TranscodeOptions& o) {
@@ -760,10 +749,20 @@ std::size_t TranscodeSession::Parts::pinned_bytes() const {
   return bytes;
 }
 
-TranscodeSession::TranscodeSession(TranscodeOptions options, RunHooks hooks)
-    : parts_(std::make_unique<Parts>(std::move(options), std::move(hooks))) {}
+TranscodeSession::TranscodeSession(TranscodeOptions options, RunHooks hooks) {
+  if (is_stream_copy(options)) {
+    check_stream_copy(options);  // refused before anything is opened
+    copy_ = std::make_unique<std::pair<TranscodeOptions, RunHooks>>(std::move(options),
+                                                                    std::move(hooks));
+    return;
+  }
+  parts_ = std::make_unique<Parts>(std::move(options), std::move(hooks));
+}
 TranscodeSession::~TranscodeSession() = default;
-const TranscodePlan& TranscodeSession::plan() const { return parts_->run_plan(); }
+const TranscodePlan& TranscodeSession::plan() const {
+  if (!parts_) throw logic_error("a stream copy (--encoder copy) has no plan: nothing is decoded");
+  return parts_->run_plan();
+}
 
 // While a run goes on: what a metrics endpoint shows (any thread).
 LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
@@ -798,6 +797,7 @@ LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
 }
 
 TranscodeReport TranscodeSession::run() {
+  if (copy_) return stream_copy(copy_->first, copy_->second);
   Parts& p = *parts_;
   TranscodeReport report = p.report;
   const std::int64_t total = p.expected_frames();

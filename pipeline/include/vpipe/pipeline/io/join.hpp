@@ -4,6 +4,7 @@
 // transcode stands on these two (python/vpipe/distributed.py).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,11 +35,14 @@ struct JoinRequest {
   std::string audio_from;          // the audio's source (empty: none): all of it, moved back by
   double audio_start_s = 0;        // this (the input's start, KeyframeIndex::start_s)
   std::string output;  // written whole or not at all (StagedOutput), never one of the parts
+  // Non-zero: stop at the packet reached, and finish the file (Ctrl-C). Null: run to the end.
+  const std::atomic<int>* interrupt = nullptr;
 };
 
 struct JoinResult {
   std::int64_t video_packets = 0;
   std::int64_t audio_packets = 0;
+  bool interrupted = false;  // the interrupt stopped it: what was copied is whole
 };
 
 // Joins the parts by stream copy: part k's timestamps moved to start at starts_s[k]. A part

@@ -65,6 +65,10 @@ void check_protocol(std::string_view url, Direction way, std::string_view what);
 [[nodiscard]] bool is_live_input(std::string_view url);
 // Whether `url` is the standard input or output, or another pipe: "-", pipe:, fd:.
 [[nodiscard]] bool is_pipe(std::string_view url);
+// Whether reading `url` again from its start gives the same input: not a pipe (pipe:,
+// fd:, "-"), a live feed, or a local FIFO, character device or socket. Files, file:///
+// and seekable network files (http) can.
+[[nodiscard]] bool can_read_again(const std::string& url);
 // Whether `url`, as an output, writes to the standard output: "-", "pipe:",
 // "pipe:1", "fd:1".
 [[nodiscard]] bool is_stdout(std::string_view url);

@@ -43,12 +43,14 @@ class TranscodeSession {
 
   // The plan, whole: every decision and the chain's steps (labels, formats); once
   // wired, each step's filter instance belongs to the stage that runs it (null here).
+  // A stream copy has none (logic_error).
   [[nodiscard]] const TranscodePlan& plan() const;
   TranscodeReport run();
 
  private:
-  struct Parts;  // the members, in order (transcode.cpp)
-  std::unique_ptr<Parts> parts_;
+  struct Parts;                   // the members, in order (transcode.cpp)
+  std::unique_ptr<Parts> parts_;  // null for a stream copy (--encoder copy: stream_copy.hpp)
+  std::unique_ptr<std::pair<TranscodeOptions, RunHooks>> copy_;  // its options, else null
 };
 
 // TranscodeSession(options).run().

@@ -1,0 +1,111 @@
+#include "vpipe/pipeline/session/stream_copy.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string_view>
+#include <vector>
+
+#include "vpipe/memory/errors.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/containers.hpp"
+#include "vpipe/pipeline/io/cut.hpp"
+#include "vpipe/pipeline/io/join.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
+
+namespace vpipe {
+
+namespace {
+
+// The options a stream copy applies (by schema key); every other one is refused when set.
+// input and output: what is copied where; encoder: "copy" itself; audio: auto and copy copy
+// the audio tracks the output's container holds, none leaves them out (encode is refused).
+constexpr std::string_view kCopyHonours[] = {"input", "output", "encoder", "audio"};
+
+bool honoured(std::string_view key) {
+  return std::find(std::begin(kCopyHonours), std::end(kCopyHonours), key) !=
+         std::end(kCopyHonours);
+}
+
+// The input's audio tracks the output's container cannot hold, each named ("#1 (flac): why"):
+// --audio copy fails on them before anything is written, auto leaves them out and says so.
+std::vector<std::string> audio_left_out(const TranscodeOptions& o) {
+  std::vector<std::string> out;
+  const AVOutputFormat* container = av_guess_format(nullptr, o.output.c_str(), nullptr);
+  if (!container || o.audio == AudioMode::kNone) return out;
+  const UniqueDemuxContext in = open_input(o.input);
+  for (unsigned i = 0; i < in->nb_streams; ++i) {
+    const AVCodecParameters* p = in->streams[i]->codecpar;
+    if (p->codec_type != AVMEDIA_TYPE_AUDIO) continue;
+    if (const auto why = cannot_hold(container, p); !why.empty())
+      out.push_back(fmt::format("#{} ({}): {}", i, avcodec_get_name(p->codec_id), why));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_stream_copy(const TranscodeOptions& o) { return o.encoder == "copy"; }
+
+void check_stream_copy(const TranscodeOptions& o) {
+  std::vector<std::string> refused;
+  for (const OptionSpec& s : option_schema())
+    if (!honoured(s.key) && s.get(o) != s.default_text()) refused.push_back(s.flag);
+  if (o.audio == AudioMode::kEncode) refused.emplace_back("--audio encode");
+  if (o.output == "null") refused.emplace_back("output null");
+
+  // The copy reads its input twice, the video and, beside it, the audio (join.hpp).
+  if (!o.input.empty() && !can_read_again(o.input))
+    throw usage_error(fmt::format(
+        "{}: --encoder copy reads its input twice (the video, and the audio beside it), and a "
+        "pipe or a live feed cannot be read again: save it to a file first, or choose an encoder",
+        o.input));
+  if (!refused.empty())
+    throw usage_error(fmt::format(
+        "--encoder copy remuxes the video without decoding it, so it cannot apply {}: leave "
+        "{} out, or choose an encoder (--encoder libx264…)",
+        fmt::join(refused, ", "), refused.size() == 1 ? "it" : "them"));
+}
+
+TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
+  check_stream_copy(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<std::string> left_out = audio_left_out(o);
+  if (!left_out.empty() && o.audio == AudioMode::kCopy)
+    throw usage_error(fmt::format(
+        "{}: --audio copy, but the container cannot hold the audio {} (--audio none leaves it "
+        "out; a container that holds it, such as .mkv, keeps it)",
+        o.output, fmt::join(left_out, "; ")));
+  const double origin_s = input_origin_s(open_input(o.input).get());  // probed, not read
+  JoinRequest request;
+  request.parts = {o.input};
+  request.starts_s = {-origin_s};  // the output's clock starts at the input's start
+  if (o.audio != AudioMode::kNone) request.audio_from = o.input;
+  request.audio_start_s = origin_s;
+  request.output = o.output;
+  request.interrupt = hooks.interrupt;
+  const JoinResult done = join_parts(request);
+  TranscodeReport r;
+  r.input = o.input;
+  r.output = o.output;
+  r.encoder = "copy";
+  r.decode = "none (stream copy)";
+  r.device = "none";
+  r.video_packets_written = done.video_packets;
+  r.other_packets_written = done.audio_packets;
+  r.interrupted = done.interrupted;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& a : left_out)
+    r.notes.push_back(fmt::format("audio {} left out: the container cannot hold it (--audio auto; "
+                                  "a stream copy does not re-encode)",
+                                  a));
+  r.notes.push_back(fmt::format(
+      "stream copy: {} video packets, not decoded; {} audio packets{}", done.video_packets,
+      done.audio_packets, o.audio == AudioMode::kNone ? " (--audio none: no audio)" : ""));
+  return r;
+}
+
+}  // namespace vpipe
