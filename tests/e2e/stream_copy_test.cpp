@@ -26,23 +26,23 @@ class StreamCopy : public ScratchSuite<StreamCopy> {
   std::string make(const std::string& name, const std::string& codec) {
     const std::string out = path(name);
     if (!fs::exists(out))
-      shell_output(fmt::format(
-          "ffmpeg -v error -y -f lavfi -i testsrc2=s=320x240:r=25 -f lavfi -i "
-          "sine=frequency=440:sample_rate=48000 -t 3 {} -pix_fmt yuv420p '{}' 2>&1",
-          codec, out));
+      shell_output(
+          fmt::format("ffmpeg -v error -y -f lavfi -i testsrc2=s=320x240:r=25 -f lavfi -i "
+                      "sine=frequency=440:sample_rate=48000 -t 3 {} -pix_fmt yuv420p '{}' 2>&1",
+                      codec, out));
     return out;
   }
   // One line per packet of `stream` ("v:0", "a:0"), in file order: its data's md5; then one
   // per video packet: its flags (K: keyframe; audio's differ by container: MP4 marks its
   // priming packet discarded).
   static std::string packet_hashes(const std::string& file, const std::string& stream) {
-    const std::string probe =
-        fmt::format("ffprobe -v error -select_streams {} -show_data_hash md5 -show_entries ", stream);
+    const std::string probe = fmt::format(
+        "ffprobe -v error -select_streams {} -show_data_hash md5 -show_entries ", stream);
     const std::string hashes = shell_output(
         fmt::format("{} packet=data_hash -of csv=p=0 '{}' | grep -o 'MD5:.*'", probe, file));
     if (stream[0] != 'v') return hashes;
-    return hashes + shell_output(fmt::format(
-                        "{} packet=flags -of csv=p=0 '{}' | grep -oE '^[K_]'", probe, file));
+    return hashes + shell_output(fmt::format("{} packet=flags -of csv=p=0 '{}' | grep -oE '^[K_]'",
+                                             probe, file));
   }
   static std::string picture_hashes(const std::string& file) {
     return shell_output(fmt::format(

@@ -26,10 +26,41 @@ TranscodeOptions copy_options() {
 
 // A value the row takes that is not its default, or none: tried in turn.
 std::optional<TranscodeOptions> set_other_than_default(const OptionSpec& s) {
-  static const char* const kTries[] = {"2",   "3",      "true",      "1280x720", "none", "encode",
-                                       "5M",  "pinned", "pool",      "cpu",      "pad",  "x.mkv",
-                                       "1.5", "blur",   "libx264",   "drop-oldest", "7", "a=b",
-                                       "tcp://127.0.0.1:1", "copy", "cuvid", "0", "44100", "yuv420p", "80", "main", "4.1", "10s", "00:00:01", "eth0", "live", "high", "all", "move", "0.0.0.0"};
+  static const char* const kTries[] = {"2",
+                                       "3",
+                                       "true",
+                                       "1280x720",
+                                       "none",
+                                       "encode",
+                                       "5M",
+                                       "pinned",
+                                       "pool",
+                                       "cpu",
+                                       "pad",
+                                       "x.mkv",
+                                       "1.5",
+                                       "blur",
+                                       "libx264",
+                                       "drop-oldest",
+                                       "7",
+                                       "a=b",
+                                       "tcp://127.0.0.1:1",
+                                       "copy",
+                                       "cuvid",
+                                       "0",
+                                       "44100",
+                                       "yuv420p",
+                                       "80",
+                                       "main",
+                                       "4.1",
+                                       "10s",
+                                       "00:00:01",
+                                       "eth0",
+                                       "live",
+                                       "high",
+                                       "all",
+                                       "move",
+                                       "0.0.0.0"};
   std::vector<std::string> tries(std::begin(kTries), std::end(kTries));
   if (s.value.size() > 2 && s.value.front() == '{') {  // "{pad|crop|error}": its choices first
     std::string rest = s.value.substr(1, s.value.find('}') - 1);

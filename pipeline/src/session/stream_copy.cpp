@@ -26,8 +26,7 @@ namespace {
 constexpr std::string_view kCopyHonours[] = {"input", "output", "encoder", "audio"};
 
 bool honoured(std::string_view key) {
-  return std::find(std::begin(kCopyHonours), std::end(kCopyHonours), key) !=
-         std::end(kCopyHonours);
+  return std::find(std::begin(kCopyHonours), std::end(kCopyHonours), key) != std::end(kCopyHonours);
 }
 
 // The input's audio tracks the output's container cannot hold, each named ("#1 (flac): why"):
@@ -99,12 +98,13 @@ TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   r.interrupted = done.interrupted;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& a : left_out)
-    r.notes.push_back(fmt::format("audio {} left out: the container cannot hold it (--audio auto; "
-                                  "a stream copy does not re-encode)",
-                                  a));
-  r.notes.push_back(fmt::format(
-      "stream copy: {} video packets, not decoded; {} audio packets{}", done.video_packets,
-      done.audio_packets, o.audio == AudioMode::kNone ? " (--audio none: no audio)" : ""));
+    r.notes.push_back(
+        fmt::format("audio {} left out: the container cannot hold it (--audio auto; "
+                    "a stream copy does not re-encode)",
+                    a));
+  r.notes.push_back(fmt::format("stream copy: {} video packets, not decoded; {} audio packets{}",
+                                done.video_packets, done.audio_packets,
+                                o.audio == AudioMode::kNone ? " (--audio none: no audio)" : ""));
   return r;
 }
 

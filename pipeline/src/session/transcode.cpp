@@ -797,7 +797,10 @@ LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
 }
 
 TranscodeReport TranscodeSession::run() {
-  if (copy_) return stream_copy(copy_->first, copy_->second);
+  return copy_ ? stream_copy(copy_->first, copy_->second) : run_pipeline();
+}
+
+TranscodeReport TranscodeSession::run_pipeline() {
   Parts& p = *parts_;
   TranscodeReport report = p.report;
   const std::int64_t total = p.expected_frames();

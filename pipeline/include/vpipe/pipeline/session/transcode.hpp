@@ -48,8 +48,9 @@ class TranscodeSession {
   TranscodeReport run();
 
  private:
-  struct Parts;                   // the members, in order (transcode.cpp)
-  std::unique_ptr<Parts> parts_;  // null for a stream copy (--encoder copy: stream_copy.hpp)
+  TranscodeReport run_pipeline();  // run() but for a stream copy
+  struct Parts;                    // the members, in order (transcode.cpp)
+  std::unique_ptr<Parts> parts_;   // null for a stream copy (--encoder copy: stream_copy.hpp)
   std::unique_ptr<std::pair<TranscodeOptions, RunHooks>> copy_;  // its options, else null
 };
 
