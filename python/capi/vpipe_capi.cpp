@@ -47,13 +47,20 @@ void delete_exported(DLManagedTensor* t) { delete static_cast<Exported*>(t->mana
 
 // The view of the whole frame: one plane, or NV12 stored as one block (Y
 // rows, then UV rows, one pitch): H*3/2 rows of W bytes.
+// Bytes of one sample: 2 for formats deeper than 8 bits (P010's and yuv420p10le's words).
+int sample_bytes(AVPixelFormat f) {
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f);
+  return d && d->comp[0].depth > 8 ? 2 : 1;
+}
+
 vpipe::PlaneView whole_frame(const vpipe::Frame& f) {
   if (f.num_planes == 1) return f.planes[0];
   const auto& y = f.planes[0];
   const auto& uv = f.planes[1];
-  if (f.format.pix_fmt == AV_PIX_FMT_NV12 && uv.pitch == y.pitch &&
+  const bool semi = f.format.pix_fmt == AV_PIX_FMT_NV12 || f.format.pix_fmt == AV_PIX_FMT_P010LE;
+  if (semi && uv.pitch == y.pitch &&
       uv.data == y.data + y.pitch * static_cast<std::size_t>(y.height))
-    return {y.data, y.width, y.height + uv.height, 1, y.pitch};
+    return {y.data, y.width, y.height + uv.height, y.channels, y.pitch};
   throw vpipe::input_error(fmt::format(
       "a {} frame has {} planes in separate blocks: use frame.planes[i], or convert in the chain "
       "(filters='format=rgb24')",
@@ -135,6 +142,7 @@ void vpipe_frame_get_info(const vpipe_frame* f, vpipe_frame_info* out) {
     out->plane_channels[p] = pl.channels;
     out->plane_pitch[p] = static_cast<std::int64_t>(pl.pitch);
   }
+  out->sample_bytes = sample_bytes(fr.format.pix_fmt);
 }
 
 DLManagedTensor* vpipe_frame_dlpack(vpipe_frame* f, int plane, int sync, uint64_t stream) {
@@ -152,15 +160,17 @@ DLManagedTensor* vpipe_frame_dlpack(vpipe_frame* f, int plane, int sync, uint64_
           if (fr.device) fr.device->retire_on(consumer);  // freed after the consumer's work
         }
         auto* e = new Exported{*f, {}, {}, {}};
-        const bool channels = view.channels > 1;
-        e->shape = {view.height, view.width, view.channels};
-        e->strides = {static_cast<std::int64_t>(view.pitch), view.channels, 1};
+        // DLPack counts shapes and strides in samples: 16-bit samples are uint16 elements.
+        const int sb = sample_bytes(fr.format.pix_fmt), ch = view.channels / sb;
+        const bool channels = ch > 1;
+        e->shape = {view.height, view.width, ch};
+        e->strides = {static_cast<std::int64_t>(view.pitch) / sb, ch, 1};
         DLTensor& t = e->tensor.dl_tensor;
         t.data = view.data;
         t.device = fr.memory == vpipe::MemoryKind::kDevice ? DLDevice{kDLCUDA, device_of(view.data)}
                                                            : DLDevice{kDLCPU, 0};
         t.ndim = channels ? 3 : 2;
-        t.dtype = {kDLUInt, 8, 1};
+        t.dtype = {kDLUInt, static_cast<std::uint8_t>(8 * sb), 1};
         t.shape = e->shape.data();
         t.strides = e->strides.data();
         t.byte_offset = 0;

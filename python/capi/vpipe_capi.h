@@ -48,6 +48,8 @@ typedef struct {
   uint64_t plane_data[4];
   int plane_width[4], plane_height[4], plane_channels[4];
   int64_t plane_pitch[4];
+  int sample_bytes; /* of one sample: 1, or 2 for 9- to 16-bit formats (p010le, yuv420p10le):
+                       plane_channels counts bytes, a pixel has plane_channels / sample_bytes */
 } vpipe_frame_info;
 
 void vpipe_frame_get_info(const vpipe_frame* f, vpipe_frame_info* out);

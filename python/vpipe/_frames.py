@@ -48,7 +48,9 @@ class _View:
         if bool(info.on_device) != device:
             raise AttributeError("the frame is in {} memory".format("device" if info.on_device else "host"))
         data, shape, strides = self._geometry()
-        d = {"shape": shape, "typestr": "|u1", "data": (data, False), "strides": strides, "version": 3}
+        sb = info.sample_bytes or 1  # 16-bit samples (P010, yuv420p10le): little-endian uint16
+        d = {"shape": shape, "typestr": "<u2" if sb == 2 else "|u1", "data": (data, False),
+             "strides": strides, "version": 3}
         if device:
             d["stream"] = self._owner()._stream or None
         return d
@@ -62,10 +64,14 @@ class _View:
         return self._interface(True)
 
 
-def _shape(width, height, channels, pitch):
-    if channels == 1:
-        return (height, width), (pitch, 1)
-    return (height, width, channels), (pitch, channels, 1)
+def _shape(width, height, channels, pitch, sample_bytes=1):
+    """A plane's shape in samples and its strides in bytes (the array interface's);
+    `channels` counts bytes."""
+    sb = sample_bytes or 1
+    ch = channels // sb
+    if ch == 1:
+        return (height, width), (pitch, sb)
+    return (height, width, ch), (pitch, channels, sb)
 
 
 class Plane(_View):
@@ -79,7 +85,8 @@ class Plane(_View):
 
     def _geometry(self):
         i, k = self._frame._info(), self._index
-        shape, strides = _shape(i.plane_width[k], i.plane_height[k], i.plane_channels[k], i.plane_pitch[k])
+        shape, strides = _shape(i.plane_width[k], i.plane_height[k], i.plane_channels[k],
+                                i.plane_pitch[k], i.sample_bytes)
         return i.plane_data[k], shape, strides
 
     def _export(self, stream):
@@ -88,8 +95,10 @@ class Plane(_View):
 
 class Frame(_lib.Closing, _View):
     """A decoded picture. `torch.from_dlpack(frame)` (or cupy / numpy) aliases
-    its memory: a one-plane frame (rgb24: H×W×3, gray: H×W) or NV12 kept in
-    one block (H*3/2×W); other layouts through `frame.planes`. The memory goes
+    its memory: a one-plane frame (rgb24: H×W×3, gray: H×W) or NV12 / P010 kept
+    in one block (H*3/2×W); other layouts through `frame.planes`. Samples deeper
+    than 8 bits (P010, yuv420p10le) are uint16, as the format stores them (P010:
+    the 10 bits at the top of each word; yuv420p10le: at the bottom). The memory goes
     back to vpipe's strategy when the frame and every tensor made from it are
     gone. `close()` lets go of the frame early (tensors keep what they need)."""
 
@@ -126,9 +135,10 @@ class Frame(_lib.Closing, _View):
         if i.num_planes == 1:
             return Plane(self, 0)._geometry()
         uv = i.plane_data[0] + i.plane_pitch[0] * i.plane_height[0]
-        if i.pix_fmt == b"nv12" and i.plane_pitch[1] == i.plane_pitch[0] and i.plane_data[1] == uv:
+        if (i.pix_fmt in (b"nv12", b"p010le") and i.plane_pitch[1] == i.plane_pitch[0]
+                and i.plane_data[1] == uv):  # Y and UV in one block: (H*3/2)×W samples
             rows = i.plane_height[0] + i.plane_height[1]
-            return i.plane_data[0], (rows, i.plane_width[0]), (i.plane_pitch[0], 1)
+            return i.plane_data[0], (rows, i.plane_width[0]), (i.plane_pitch[0], i.sample_bytes or 1)
         raise AttributeError(f"a {self.format} frame has {i.num_planes} planes in separate blocks: "
                              "use frame.planes[i], or convert in the chain (filters='format=rgb24')")
 

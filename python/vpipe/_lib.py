@@ -45,7 +45,7 @@ class FrameInfo(Structure):
                 ("device_id", c_int), ("pix_fmt", c_char * 32), ("pts", c_int64), ("index", c_int64),
                 ("time_base_num", c_int), ("time_base_den", c_int), ("plane_data", c_uint64 * 4),
                 ("plane_width", c_int * 4), ("plane_height", c_int * 4), ("plane_channels", c_int * 4),
-                ("plane_pitch", c_int64 * 4)]
+                ("plane_pitch", c_int64 * 4), ("sample_bytes", c_int)]
 
 
 FILTER_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p, c_uint64)

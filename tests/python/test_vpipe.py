@@ -73,6 +73,27 @@ class Decode(Tmp):
             got = np.concatenate([y.reshape(-1), u.reshape(-1), v.reshape(-1)])
             np.testing.assert_array_equal(got, ref)
 
+    def test_ten_bit_frames_are_uint16_planes_equal_to_ffmpegs(self):
+        # Issue #79 item 6: yuv420p10le as it is stored, through DLPack and the array interface.
+        src = self.path("ten.mkv")
+        subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=96x64:r=25", "-frames:v", "3",
+                        "-c:v", "ffv1", "-pix_fmt", "yuv420p10le", src], check=True)
+        raw = subprocess.run(["ffmpeg", "-v", "error", "-i", src, "-f", "rawvideo", "-pix_fmt", "yuv420p10le", "-"],
+                             check=True, capture_output=True).stdout
+        want = np.frombuffer(raw, "<u2").reshape(3, -1)
+        frames = 0
+        for f, ref in zip(vpipe.decode(src, device="cpu"), want):
+            self.assertEqual(f.format, "yuv420p10le")
+            planes = [np.from_dlpack(p) for p in f.planes]
+            self.assertEqual([p.dtype for p in planes], [np.uint16] * 3)
+            self.assertEqual([p.shape for p in planes], [(64, 96), (32, 48), (32, 48)])
+            self.assertEqual(planes[0].ctypes.data, f.data_ptr)  # no copy
+            np.testing.assert_array_equal(np.concatenate([p.reshape(-1) for p in planes]), ref)
+            np.testing.assert_array_equal(np.asarray(f.planes[1]), planes[1])  # __array_interface__
+            self.assertGreater(int(planes[0].max()), 255)  # 10-bit values, not bytes
+            frames += 1
+        self.assertEqual(frames, 3)
+
     def test_a_cut_gives_the_frames_ffmpegs_trim_gives(self):
         ours = [f for f in vpipe.decode(SAMPLE, device="cpu", ss=1, duration=0.5)]
         theirs = ffmpeg_frames(SAMPLE, "yuv420p", 1280, 720, 1000,

@@ -50,6 +50,26 @@ class Gpu(unittest.TestCase):
         self.assertNotIn("upload_ring", d.report["memory"])    # no host→device copy per frame
         self.assertNotIn("download_ring", d.report["memory"])  # no device→host copy per frame
 
+    def test_nvdec_ten_bit_frames_are_uint16_p010_equal_to_the_cpu_decode(self):
+        # Issue #79 item 6: P010 from NVDEC as uint16 (10 bits at the top of each word), one
+        # block of (H*3/2)×W; the CPU decode's yuv420p10le (bits at the bottom) is the oracle.
+        src = os.path.join(".devrt", "colour-matrix", "siting-left-10bit.mkv")
+        if not os.path.exists(src):
+            self.skipTest(f"{src}: made by scripts/pack-gpu (colour-matrix make)")
+        cpu = [[torch.from_dlpack(p).clone() for p in f.planes] for f in vpipe.decode(src, device="cpu")]
+        n = 0
+        for f, ref in zip(vpipe.decode(src, device="cuda", decoder="nvdec"), cpu):
+            self.assertEqual((f.device, f.format), ("cuda", "p010le"))
+            y, uv = (torch.from_dlpack(p) for p in f.planes)
+            self.assertEqual((y.dtype, uv.dtype), (torch.uint16, torch.uint16))
+            h, w = ref[0].shape
+            self.assertEqual((tuple(y.shape), tuple(uv.shape)), ((h, w), (h // 2, w // 2, 2)))
+            self.assertTrue(torch.equal((y.cpu().to(torch.int32) >> 6), ref[0].to(torch.int32)))
+            self.assertTrue(torch.equal((uv[..., 0].cpu().to(torch.int32) >> 6), ref[1].to(torch.int32)))
+            n += 1
+        self.assertEqual(n, len(cpu))
+        self.assertGreater(n, 0)
+
     def test_every_strategy_gives_the_cpu_paths_pixels(self):
         chain = "resize=640x360,format=rgb24"
         cpu = [torch.from_dlpack(f).clone() for f in vpipe.decode(CLIP, device="cpu", filters=chain, max_frames=6)]
