@@ -18,6 +18,7 @@
 #include "vpipe/pipeline/io/run_files.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/stream_copy.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 #include "vpipe/pipeline/session/transcode_files.hpp"
 
@@ -109,7 +110,10 @@ void print_summary(const TranscodeReport& r) {
                static_cast<double>(m->bytes_peak) / 1e6, m->allocate_us.p50, m->device_syncs,
                m->failures);
   if (r.encoder == "copy") {  // a stream copy: packets, not frames through a pipeline
-    fmt::print(stderr, "vpipe: {} → {}: stream copy in {:.2f} s{}\n", r.input, r.output, r.wall_s,
+    fmt::print(stderr, "vpipe: {} → {}: stream copy in {:.2f} s{}{}\n", r.input, r.output, r.wall_s,
+               r.errors() ? fmt::format(", completed with {} errors (damaged packets left out)",
+                                        r.errors())
+                          : "",
                r.interrupted ? " (interrupted: output finalized)" : "");
     return;
   }
@@ -216,6 +220,10 @@ int TranscodeCommand::run() {
   // The endpoint reads the registry: it goes first.
   LiveRegistry live;
   std::unique_ptr<MetricsServer> server;
+  if (metrics_.port > 0 && is_stream_copy(options_))  // a copy has no live counters to serve
+    throw usage_error(
+        "--encoder copy remuxes the video without decoding it, so it cannot apply "
+        "--metrics-port: leave it out, or choose an encoder (--encoder libx264…)");
   if (metrics_.port > 0) {
     hooks.live = &live;
     server = std::make_unique<MetricsServer>(

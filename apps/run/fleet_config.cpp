@@ -1,4 +1,5 @@
 #include "run/fleet_config.hpp"
+#include "vpipe/pipeline/session/stream_copy.hpp"
 
 #include "vpipe/pipeline/io/paths.hpp"
 
@@ -69,6 +70,10 @@ YAML::Node merged(const YAML::Node& defaults, const YAML::Node& stream, const st
 // so by --check): the filter chain, the container, the encoder and its preset.
 void check_before_work(const TranscodeOptions& o, const std::string& here) {
   try {  // each output as the session makes it (a ladder's: DIR/NAME/index.m3u8)
+    if (is_stream_copy(o)) {  // nothing is decoded or encoded: what a copy cannot apply
+      check_stream_copy(o);
+      return;
+    }
     for (const auto& each : output_list(o)) {
       (void)check_before_opening(each);
       if (each.output != "null") {

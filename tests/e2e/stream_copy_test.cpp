@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "media_check.hpp"
@@ -115,4 +116,56 @@ TEST_F(StreamCopy, WhatACopyCannotApplyIsRefusedBeforeAnythingIsWritten) {
   // Its own input as output: the run's files say no, as for a transcode.
   const auto r = run_vpipe(fmt::format("transcode '{}' '{}' --encoder copy", in, in));
   EXPECT_NE(r.exit_code, 0);
+}
+
+// What the input says beside its packets goes across as a transcode takes it (found by a hostile
+// pass): rotation, each track's language and default flag, chapters and the title; a codec tag
+// the output's container needs (AVI's avc1); "-" is MPEG-TS on the standard output.
+TEST_F(StreamCopy, WhatTheInputSaysBesideItsPacketsGoesAcross) {
+  const std::string in = path("tagged.mkv");
+  shell_output(fmt::format(
+      "ffmpeg -v error -y -f lavfi -i testsrc2=s=320x240:r=25 -f lavfi -i sine=sample_rate=48000 "
+      "-f lavfi -i sine=frequency=880:sample_rate=48000 -t 4 -map 0 -map 1 -map 2 -c:v libx264 "
+      "-c:a aac -metadata:s:a:0 language=eng -metadata:s:a:1 language=fre -disposition:a:0 "
+      "default -disposition:a:1 0 '{}' 2>&1",
+      in));
+  const std::string chapters = path("chapters.txt");
+  std::ofstream(chapters) << ";FFMETADATA1\ntitle=MyTitle\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\n"
+                             "END=2000\ntitle=One\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=2000\n"
+                             "END=4000\ntitle=Two\n";
+  const std::string src = path("chaptered.mkv"), rotated = path("rotated.mp4");
+  shell_output(
+      fmt::format("ffmpeg -v error -y -i '{}' -i '{}' -map 0 -map_metadata 1 "
+                  "-map_chapters 1 -c copy '{}' 2>&1",
+                  in, chapters, src));
+  shell_output(
+      fmt::format("ffmpeg -v error -y -i '{}' -map 0:v -c copy -metadata:s:v:0 rotate=90 '{}' 2>&1",
+                  in, rotated));
+  const auto probe = [](const std::string& what, const std::string& file) {
+    return shell_output(fmt::format("ffprobe -v error {} -of csv=p=0 '{}'", what, file));
+  };
+  const std::string tracks =
+      "-select_streams a -show_entries stream_tags=language:stream_disposition=default";
+  const std::string out = path("tagged-copy.mkv");
+  ASSERT_EQ(run_vpipe(fmt::format("transcode '{}' '{}' --encoder copy", src, out)).exit_code, 0);
+  EXPECT_EQ(probe(tracks, out), probe(tracks, src));
+  EXPECT_NE(probe(tracks, src).find("eng"), std::string::npos) << "the source as made";
+  EXPECT_EQ(probe("-show_chapters", out), probe("-show_chapters", src));
+  EXPECT_NE(probe("-show_chapters", src).find("Two"), std::string::npos) << "the source as made";
+  EXPECT_NE(probe("-show_entries format_tags=title", out).find("MyTitle"), std::string::npos);
+  const std::string turned = path("rotated-copy.mp4");
+  ASSERT_EQ(run_vpipe(fmt::format("transcode '{}' '{}' --encoder copy", rotated, turned)).exit_code,
+            0);
+  const std::string rotation = "-show_entries stream_side_data=rotation";
+  EXPECT_EQ(probe(rotation, turned), probe(rotation, rotated));
+  EXPECT_NE(probe(rotation, rotated).find("90"), std::string::npos) << "the source as made";
+  const std::string avi = path("tagged.avi");  // from MP4: avc1 kept, which AVI needs
+  ASSERT_EQ(run_vpipe(fmt::format("transcode '{}' '{}' --encoder copy", rotated, avi)).exit_code,
+            0);
+  EXPECT_EQ(probe("-select_streams v -show_entries stream=codec_name", avi), "h264\n");
+  const std::string ts = path("stdout.ts");
+  const auto piped = run_vpipe(fmt::format("transcode '{}' - --encoder copy", in));
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  std::ofstream(ts, std::ios::binary) << piped.out;  // the standard output, as it came
+  EXPECT_EQ(probe("-show_entries format=format_name", ts), "mpegts\n");
 }

@@ -27,6 +27,8 @@ AudioCopy::AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string l
     av_check(avcodec_parameters_copy(os->codecpar, s->codecpar), "audio parameters");
     os->codecpar->codec_tag = 0;
     os->time_base = s->time_base;
+    os->disposition = s->disposition;             // the default track stays the default
+    av_dict_copy(&os->metadata, s->metadata, 0);  // its language and title
     map_[i] = os->index;
   }
   pkt_->stream_index = -1;  // nothing read yet

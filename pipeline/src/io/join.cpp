@@ -18,6 +18,7 @@ extern "C" {
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/run_files.hpp"
+#include "vpipe/pipeline/io/stream_facts.hpp"
 
 namespace vpipe {
 
@@ -46,18 +47,36 @@ struct JoinedFile {
   AVStream* video = nullptr;
 };
 
-void open_joined(JoinedFile& j, const JoinRequest& r, const AVStream* first) {
-  AVFormatContext* raw = nullptr;
-  av_check(avformat_alloc_output_context2(&raw, nullptr, nullptr, r.output.c_str()), r.output);
-  j.out.reset(raw);
-  j.video = avformat_new_stream(raw, nullptr);
+// The video stream as the first part's: parameters, codec tag where the container takes it,
+// rotation, language and flags.
+void add_video(JoinedFile& j, const AVStream* first) {
+  j.video = avformat_new_stream(j.out.get(), nullptr);
   av_check(avcodec_parameters_copy(j.video->codecpar, first->codecpar), "video parameters");
-  j.video->codecpar->codec_tag = 0;
+  keep_codec_tag(first->codecpar, j.video, j.out->oformat);
   j.video->time_base = first->time_base;
   j.video->avg_frame_rate = first->avg_frame_rate;
   j.video->r_frame_rate = first->r_frame_rate;
+  j.video->disposition = first->disposition;
+  av_dict_copy(&j.video->metadata, first->metadata, 0);
+  copy_display_matrix(first, j.video);
+}
+
+void open_joined(JoinedFile& j, const JoinRequest& r, const AVStream* first, JoinResult& result) {
+  AVFormatContext* raw = nullptr;
+  const std::string net = network_output_format(r.output);  // "-": MPEG-TS, as a transcode's
+  av_check(avformat_alloc_output_context2(&raw, nullptr, net.empty() ? nullptr : net.c_str(),
+                                          r.output.c_str()),
+           r.output);
+  j.out.reset(raw);
+  add_video(j, first);
   if (!r.audio_from.empty())
     j.audio.emplace(open_input(r.audio_from), raw, r.output, r.audio_start_s);
+  result.audio_streams = static_cast<int>(raw->nb_streams) - 1;
+  if (!r.metadata_from.empty()) {
+    const UniqueDemuxContext from = open_input(r.metadata_from);
+    av_dict_copy(&raw->metadata, from->metadata, 0);
+    result.chapters = copy_chapters(from.get(), raw, -1e300, 1e300, r.metadata_shift_s);
+  }
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
     j.file.emplace(r.output, false);
     AVDictionary* opts = nullptr;  // the allowed protocols only (protocols.hpp)
@@ -71,9 +90,17 @@ void open_joined(JoinedFile& j, const JoinRequest& r, const AVStream* first) {
   av_check(avformat_write_header(raw, nullptr), r.output + ": writing the header");
 }
 
+// Times no muxer takes: a pts before its dts, or a dts not after the last one written.
+bool refused_times(const AVPacket& p, std::int64_t last_dts) {
+  if (p.pts != AV_NOPTS_VALUE && p.dts != AV_NOPTS_VALUE && p.pts < p.dts) return true;
+  return p.dts != AV_NOPTS_VALUE && last_dts != AV_NOPTS_VALUE && p.dts <= last_dts;
+}
+
 // Copies one part's video packets, moved to start at `start_s`, with the audio up to each.
 std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
-                       const AVCodecParameters* first, const JoinRequest& r, double& last_s) {
+                       const AVCodecParameters* first, const JoinRequest& r, double& last_s,
+                       std::int64_t& damaged) {
+  std::int64_t last_dts = AV_NOPTS_VALUE;
   const std::string& output = r.output;
   UniqueDemuxContext in = open_input(part);
   const int v = video_stream_of(in.get(), part);
@@ -94,6 +121,12 @@ std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
     if (pkt->pts != AV_NOPTS_VALUE) pkt->pts += shift;
     if (pkt->dts != AV_NOPTS_VALUE) pkt->dts += shift;
     av_packet_rescale_ts(pkt.get(), s->time_base, j.video->time_base);
+    if (refused_times(*pkt, last_dts)) {  // damage: a muxer would end the whole run on it
+      ++damaged;
+      av_packet_unref(pkt.get());
+      continue;
+    }
+    if (pkt->dts != AV_NOPTS_VALUE) last_dts = pkt->dts;
     pkt->stream_index = j.video->index;
     pkt->pos = -1;
     if (pkt->dts != AV_NOPTS_VALUE)
@@ -154,12 +187,12 @@ JoinResult join_parts(const JoinRequest& r) {
   UniqueDemuxContext first = open_input(r.parts.front());
   const AVStream* first_video = first->streams[video_stream_of(first.get(), r.parts.front())];
   JoinedFile j;
-  open_joined(j, r, first_video);
   JoinResult result;
+  open_joined(j, r, first_video, result);
   double last_s = 0;  // the output's clock where the video ended
   for (std::size_t k = 0; k < r.parts.size(); ++k)
     result.video_packets +=
-        copy_part(j, r.parts[k], r.starts_s[k], first_video->codecpar, r, last_s);
+        copy_part(j, r.parts[k], r.starts_s[k], first_video->codecpar, r, last_s, result.damaged);
   result.interrupted = r.interrupt && r.interrupt->load();
   if (j.audio) {
     j.audio->pump(result.interrupted ? last_s : 1e18);  // cut short: the audio ends there too

@@ -1,4 +1,5 @@
 #include "vpipe/pipeline/session/multi_transcode.hpp"
+#include "vpipe/pipeline/session/stream_copy.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -164,7 +165,8 @@ std::string run_stream(const TranscodeOptions& mine, RunHooks hooks, GpuShares& 
 MultiTranscodeReport transcode_streams(const TranscodeOptions& o, const RunHooks& hooks) {
   const int n = o.streams;
   if (n < 1) throw input_error(fmt::format("streams {}: expected 1 or more", n));
-  check_files(o);  // every stream's files together, before any opens
+  if (is_stream_copy(o)) check_stream_copy(o);  // --streams with copy: one line, before any
+  check_files(o);                               // every stream's files together, before any opens
   std::vector<std::string> outputs;
   for (int k = 1; k <= n; ++k)
     outputs.push_back(n == 1 ? o.output : stream_output_name(o.output, k));

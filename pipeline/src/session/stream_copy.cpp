@@ -86,6 +86,8 @@ TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   request.audio_start_s = origin_s;
   request.output = o.output;
   request.interrupt = hooks.interrupt;
+  request.metadata_from = o.input;  // its title and chapters, on the output's clock
+  request.metadata_shift_s = -origin_s;
   const JoinResult done = join_parts(request);
   TranscodeReport r;
   r.input = o.input;
@@ -96,6 +98,9 @@ TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   r.video_packets_written = done.video_packets;
   r.other_packets_written = done.audio_packets;
   r.interrupted = done.interrupted;
+  r.packets_damaged = done.damaged;
+  r.copied_streams = done.audio_streams;
+  if (done.chapters < 0) r.notes.emplace_back("chapters left out: the container holds none");
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& a : left_out)
     r.notes.push_back(

@@ -17,6 +17,7 @@ extern "C" {
 #include "vpipe/pipeline/io/containers.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/io/stream_facts.hpp"
 #include "vpipe/pipeline/io/subtitle_encode.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/codec_open.hpp"
@@ -24,16 +25,6 @@ extern "C" {
 namespace vpipe {
 
 namespace {
-
-// The input stream's display matrix (a phone's rotation), on the output stream: the picture is
-// stored as decoded and a player turns it as it turned the input. (FFmpeg 6.1 moved stream side
-// data into codecpar.)
-void copy_display_matrix(const AVStream* in, AVStream* out) {
-  const auto [matrix, size] = stream_side_data(in, AV_PKT_DATA_DISPLAYMATRIX);
-  if (!matrix) return;
-  if (std::uint8_t* copy = new_stream_side_data(out, AV_PKT_DATA_DISPLAYMATRIX, size))
-    std::memcpy(copy, matrix, size);
-}
 
 // An input with an alpha channel (RGBA, yuva…, or VP8/VP9 whose alpha rides beside the
 // picture, Matroska's AlphaMode) into an encoder format without one: the note says that
@@ -323,45 +314,13 @@ bool TranscodeOutput::copy_attachment(AVStream* s, TranscodeReport& report) {
 // leave them out.)
 void TranscodeOutput::copy_chapters(const Source& in, TranscodeReport& report) {
   AVFormatContext* oc = file_.ctx.get();
-  if (in.input->nb_chapters == 0) return;
-  // The muxers that write chapters (libavformat's matroskaenc, movenc, oggenc); the
-  // others drop them without a word.
-  static const std::set<std::string_view> kWrite = {
-      "matroska", "webm", "mov", "mp4", "ipod", "ismv", "3gp", "3g2", "f4v", "ogg", "ogv"};
-  if (!kWrite.contains(oc->oformat->name)) {
-    report.notes.push_back(fmt::format("chapters: {} left out: {} holds none",
-                                       in.input->nb_chapters, oc->oformat->name));
-    return;
-  }
   const double from = in.cut && in.cut->start ? *in.cut->start : -1e300;
   const double until = in.cut && in.cut->end ? *in.cut->end : 1e300;
-  const double shift = in.clock_shift_s;
-  int kept = 0;
-  for (unsigned i = 0; i < in.input->nb_chapters; ++i) {
-    const AVChapter* c = in.input->chapters[i];
-    const double q = av_q2d(c->time_base);
-    const double start = std::max(static_cast<double>(c->start) * q, from);
-    const double end = std::min(static_cast<double>(c->end) * q, until);
-    if (end <= start) continue;
-    const auto tick = [&](double s) {
-      return static_cast<std::int64_t>(std::llround((s + shift) / q));
-    };
-    // As ffmpeg's copy_chapters: the muxer's context frees them, with their metadata.
-    auto* out = static_cast<AVChapter*>(av_mallocz(sizeof(AVChapter)));
-    if (!out) throw std::bad_alloc();
-    out->id = c->id;
-    out->time_base = c->time_base;
-    out->start = tick(start);
-    out->end = tick(end);
-    av_dict_copy(&out->metadata, c->metadata, 0);  // the title
-    if (av_dynarray_add_nofree(&oc->chapters, reinterpret_cast<int*>(&oc->nb_chapters), out) < 0) {
-      av_dict_free(&out->metadata);
-      av_free(out);
-      throw std::bad_alloc();
-    }
-    ++kept;
-  }
-  if (kept < static_cast<int>(in.input->nb_chapters))
+  const int kept = vpipe::copy_chapters(in.input, oc, from, until, in.clock_shift_s);
+  if (kept < 0)
+    report.notes.push_back(fmt::format("chapters: {} left out: {} holds none",
+                                       in.input->nb_chapters, oc->oformat->name));
+  else if (kept < static_cast<int>(in.input->nb_chapters))
     report.notes.push_back(
         fmt::format("chapters: {} of {} inside the cut", kept, in.input->nb_chapters));
 }

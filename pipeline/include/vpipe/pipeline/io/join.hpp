@@ -35,6 +35,10 @@ struct JoinRequest {
   std::string audio_from;          // the audio's source (empty: none): all of it, moved back by
   double audio_start_s = 0;        // this (the input's start, KeyframeIndex::start_s)
   std::string output;  // written whole or not at all (StagedOutput), never one of the parts
+  // The container whose metadata (a title) and chapters the output takes (empty: none), its
+  // chapters moved by metadata_shift_s (stream_facts.hpp).
+  std::string metadata_from;
+  double metadata_shift_s = 0;
   // Non-zero: stop at the packet reached, and finish the file (Ctrl-C). Null: run to the end.
   const std::atomic<int>* interrupt = nullptr;
 };
@@ -43,6 +47,10 @@ struct JoinResult {
   std::int64_t video_packets = 0;
   std::int64_t audio_packets = 0;
   bool interrupted = false;  // the interrupt stopped it: what was copied is whole
+  std::int64_t damaged = 0;  // video packets whose times a muxer refuses (pts before dts, dts
+                             // going back: damage), left out and counted
+  int audio_streams = 0;     // audio tracks copied
+  int chapters = 0;          // kept; -1: the container holds none
 };
 
 // Joins the parts by stream copy: part k's timestamps moved to start at starts_s[k]. A part
