@@ -20,10 +20,10 @@ void copy_display_matrix(const AVStream* in, AVStream* out) {
 
 void keep_codec_tag(const AVCodecParameters* in, AVStream* out, const AVOutputFormat* container) {
   unsigned tag = 0;
-  const bool keep = in->codec_tag != 0 &&
-                    (!container->codec_tag ||
-                     av_codec_get_id(container->codec_tag, in->codec_tag) == in->codec_id ||
-                     !av_codec_get_tag2(container->codec_tag, in->codec_id, &tag));
+  const bool keep =
+      in->codec_tag != 0 && (!container->codec_tag ||
+                             av_codec_get_id(container->codec_tag, in->codec_tag) == in->codec_id ||
+                             !av_codec_get_tag2(container->codec_tag, in->codec_id, &tag));
   out->codecpar->codec_tag = keep ? in->codec_tag : 0;
 }
 
@@ -52,8 +52,7 @@ int copy_chapters(const AVFormatContext* in, AVFormatContext* out, double from_s
     ch->start = tick(start);
     ch->end = tick(end);
     av_dict_copy(&ch->metadata, c->metadata, 0);  // the title
-    if (av_dynarray_add_nofree(&out->chapters, reinterpret_cast<int*>(&out->nb_chapters), ch) <
-        0) {
+    if (av_dynarray_add_nofree(&out->chapters, reinterpret_cast<int*>(&out->nb_chapters), ch) < 0) {
       av_dict_free(&ch->metadata);
       av_free(ch);
       throw std::bad_alloc();
