@@ -113,7 +113,9 @@ std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
   const auto shift = static_cast<std::int64_t>(std::llround(start_s / av_q2d(s->time_base)));
   UniqueAVPacket pkt = make_av_packet();
   std::int64_t written = 0;
-  while (!(r.interrupt && r.interrupt->load()) && av_read_frame(in.get(), pkt.get()) >= 0) {
+  // An interrupt stops the copy once a video packet is in: a file without one does not play.
+  const auto stop = [&] { return r.interrupt && r.interrupt->load() && written > 0; };
+  while (!stop() && av_read_frame(in.get(), pkt.get()) >= 0) {
     if (pkt->stream_index != v) {
       av_packet_unref(pkt.get());
       continue;
