@@ -4,7 +4,7 @@ path, run at the same commit on the CPU machine; CI runs it too)."""
 import os
 
 from . import smoke
-from .common import ceil_to, load_json, rel, table
+from .common import RUN_NAME, ceil_to, load_json, newest_run, rel, table
 
 
 def _runs():
@@ -17,6 +17,21 @@ def _runs():
         if os.path.exists(path):
             found[device] = load_json(path)
     return run, found
+
+
+def _later_check(run):
+    """A targeted GPU check (docs/results/gpu-check-…) holding the CUDA colour check, made the
+    smoke's day or later: its pass count, named (a change to the conversions checked on the GPU
+    without a whole smoke)."""
+    check = newest_run("gpu-check", holding="colour-matrix-cuda.json")
+    if not check or (run and RUN_NAME.match(os.path.basename(check))["date"]
+                     < RUN_NAME.match(os.path.basename(run))["date"]):
+        return []
+    data = load_json(os.path.join(check, "colour-matrix-cuda.json"))
+    bad = [r["name"] for r in data["rows"] if not r["pass"]]
+    return [f"A later targeted GPU check (`{rel(check)}`, its README says what ran): CUDA "
+            f"{data['passed']} of {data['total']} within {data['tolerance_lsb']:g} level"
+            + (f"; past it: {', '.join(bad)}." if bad else "."), ""]
 
 
 def _cell(row):
@@ -75,4 +90,5 @@ def section(_suite):
                 "runs: the source's matrix, primaries, transfer and range"
                 + ("; for the siting rows, an RGB output's GBR and full range and a 4:2:0 output's "
                    "chroma location." if sited else "."), ""]
-    return out + table(header, rows)
+    later = _later_check(run)
+    return out + table(header, rows) + ([""] + later[:-1] if later else [])
