@@ -8,11 +8,6 @@
 #include <cmath>
 #include <sstream>
 
-extern "C" {
-#include <libavutil/opt.h>
-#include <libavutil/pixdesc.h>
-}
-
 namespace vpipe {
 
 namespace {
@@ -110,75 +105,6 @@ std::string validate(const ParamSpec& p, std::string_view value) {
 }
 
 }  // namespace
-
-ColorSpec colour_of_tags(AVColorSpace space, AVColorRange range, AVPixelFormat pix_fmt,
-                         AVChromaLocation loc, AVCodecID codec) {
-  ColorSpec c = kUntaggedColour;
-  if (space == AVCOL_SPC_BT709) c.matrix = ColorMatrix::kBT709;
-  if (space == AVCOL_SPC_BT2020_NCL || space == AVCOL_SPC_BT2020_CL)
-    c.matrix = ColorMatrix::kBT2020;
-  if ((range == AVCOL_RANGE_JPEG && !is_rgb(pix_fmt)) || is_jpeg_range(pix_fmt))
-    c.range = ColorRange::kFull;
-  if (loc > AVCHROMA_LOC_UNSPECIFIED && loc <= AVCHROMA_LOC_BOTTOM)
-    c.siting = static_cast<ChromaSiting>(loc - AVCHROMA_LOC_LEFT);
-  else if (codec == AV_CODEC_ID_MPEG1VIDEO || codec == AV_CODEC_ID_MJPEG || is_jpeg_range(pix_fmt))
-    c.siting = ChromaSiting::kCenter;
-  return c;
-}
-
-namespace {
-bool is_420(AVPixelFormat f) {
-  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(f);
-  return d && !(d->flags & AV_PIX_FMT_FLAG_RGB) && d->nb_components >= 3 && d->log2_chroma_w == 1 &&
-         d->log2_chroma_h == 1;
-}
-}  // namespace
-
-ColourTags tags_of_colour(ColorSpec c, AVPixelFormat out) {
-  if (is_rgb(out)) return {AVCOL_SPC_RGB, AVCOL_RANGE_JPEG, AVCHROMA_LOC_UNSPECIFIED};
-  const AVColorSpace space = c.matrix == ColorMatrix::kBT709    ? AVCOL_SPC_BT709
-                             : c.matrix == ColorMatrix::kBT2020 ? AVCOL_SPC_BT2020_NCL
-                                                                : AVCOL_SPC_SMPTE170M;
-  return {space, c.range == ColorRange::kFull ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG,
-          is_420(out) ? static_cast<AVChromaLocation>(static_cast<int>(c.siting) + 1)
-                      : AVCHROMA_LOC_UNSPECIFIED};
-}
-
-void ColourTags::apply(AVCodecContext* c) const {
-  c->colorspace = space;
-  c->color_range = range;
-  c->chroma_sample_location = chroma;
-}
-
-UniqueSwsContext sited_sws(const FrameFormat& from, const FrameFormat& to, int flags,
-                           ChromaSiting siting) {
-  UniqueSwsContext sws(sws_alloc_context());
-  if (!sws) throw std::bad_alloc();
-  int h = 0, v = 0;
-  avcodec_enum_to_chroma_pos(&h, &v, static_cast<AVChromaLocation>(static_cast<int>(siting) + 1));
-  SwsContext* c = sws.get();
-  const bool ok = av_opt_set_int(c, "srcw", from.width, 0) >= 0 &&
-                  av_opt_set_int(c, "srch", from.height, 0) >= 0 &&
-                  av_opt_set_int(c, "src_format", from.pix_fmt, 0) >= 0 &&
-                  av_opt_set_int(c, "dstw", to.width, 0) >= 0 &&
-                  av_opt_set_int(c, "dsth", to.height, 0) >= 0 &&
-                  av_opt_set_int(c, "dst_format", to.pix_fmt, 0) >= 0 &&
-                  av_opt_set_int(c, "sws_flags", flags, 0) >= 0 &&
-                  (!is_420(from.pix_fmt) || (av_opt_set_int(c, "src_h_chr_pos", h, 0) >= 0 &&
-                                             av_opt_set_int(c, "src_v_chr_pos", v, 0) >= 0)) &&
-                  (!is_420(to.pix_fmt) || (av_opt_set_int(c, "dst_h_chr_pos", h, 0) >= 0 &&
-                                           av_opt_set_int(c, "dst_v_chr_pos", v, 0) >= 0));
-  if (!ok || sws_init_context(c, nullptr, nullptr) < 0) sws.reset();
-  return sws;
-}
-
-std::string colour_name(ColorSpec c) {
-  return fmt::format("{} {} range",
-                     c.matrix == ColorMatrix::kBT709    ? "BT.709"
-                     : c.matrix == ColorMatrix::kBT2020 ? "BT.2020"
-                                                        : "BT.601",
-                     c.range == ColorRange::kFull ? "full" : "limited");
-}
 
 // ---- ParamValues -----------------------------------------------------------
 
