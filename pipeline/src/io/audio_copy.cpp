@@ -1,14 +1,17 @@
 #include "vpipe/pipeline/io/audio_copy.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
 
+#include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/io/containers.hpp"
 
 namespace vpipe {
 
-AudioCopy::AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string label, double from_s)
+AudioCopy::AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string label, double from_s,
+                     bool every_track)
     : src_(std::move(src)),
       out_(out),
       label_(std::move(label)),
@@ -19,6 +22,11 @@ AudioCopy::AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string l
     const AVStream* s = src_->streams[i];
     if (s->codecpar->codec_type != AVMEDIA_TYPE_AUDIO) continue;
     if (const auto cannot = cannot_hold(out_->oformat, s->codecpar); !cannot.empty()) {
+      if (every_track)
+        throw usage_error(
+            fmt::format("{}: --audio copy, but audio stream #{} ({}) cannot be "
+                        "copied: {} (--audio none leaves it out; .mkv holds it)",
+                        label_, i, avcodec_get_name(s->codecpar->codec_id), cannot));
       spdlog::warn("{}: audio stream #{} ({}) not copied: {}", label_, i,
                    avcodec_get_name(s->codecpar->codec_id), cannot);
       continue;

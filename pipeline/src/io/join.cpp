@@ -61,7 +61,8 @@ void add_video(JoinedFile& j, const AVStream* first) {
   copy_display_matrix(first, j.video);
 }
 
-void open_joined(JoinedFile& j, const JoinRequest& r, const AVStream* first, JoinResult& result) {
+void open_joined(JoinedFile& j, const JoinRequest& r, const AVFormatContext* first_part,
+                 const AVStream* first, JoinResult& result) {
   AVFormatContext* raw = nullptr;
   const std::string net = network_output_format(r.output);  // "-": MPEG-TS, as a transcode's
   av_check(avformat_alloc_output_context2(&raw, nullptr, net.empty() ? nullptr : net.c_str(),
@@ -70,12 +71,11 @@ void open_joined(JoinedFile& j, const JoinRequest& r, const AVStream* first, Joi
   j.out.reset(raw);
   add_video(j, first);
   if (!r.audio_from.empty())
-    j.audio.emplace(open_input(r.audio_from), raw, r.output, r.audio_start_s);
+    j.audio.emplace(open_input(r.audio_from), raw, r.output, r.audio_start_s, r.every_audio_track);
   result.audio_streams = static_cast<int>(raw->nb_streams) - 1;
-  if (!r.metadata_from.empty()) {
-    const UniqueDemuxContext from = open_input(r.metadata_from);
-    av_dict_copy(&raw->metadata, from->metadata, 0);
-    result.chapters = copy_chapters(from.get(), raw, -1e300, 1e300, r.metadata_shift_s);
+  if (r.first_parts_metadata) {
+    av_dict_copy(&raw->metadata, first_part->metadata, 0);
+    result.chapters = copy_chapters(first_part, raw, -1e300, 1e300, r.starts_s.front());
   }
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
     j.file.emplace(r.output, false);
@@ -190,7 +190,7 @@ JoinResult join_parts(const JoinRequest& r) {
   const AVStream* first_video = first->streams[video_stream_of(first.get(), r.parts.front())];
   JoinedFile j;
   JoinResult result;
-  open_joined(j, r, first_video, result);
+  open_joined(j, r, first.get(), first_video, result);
   double last_s = 0;  // the output's clock where the video ended
   for (std::size_t k = 0; k < r.parts.size(); ++k)
     result.video_packets +=

@@ -10,7 +10,6 @@
 
 #include "vpipe/memory/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
-#include "vpipe/pipeline/io/containers.hpp"
 #include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/join.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
@@ -27,22 +26,6 @@ constexpr std::string_view kCopyHonours[] = {"input", "output", "encoder", "audi
 
 bool honoured(std::string_view key) {
   return std::find(std::begin(kCopyHonours), std::end(kCopyHonours), key) != std::end(kCopyHonours);
-}
-
-// The input's audio tracks the output's container cannot hold, each named ("#1 (flac): why"):
-// --audio copy fails on them before anything is written, auto leaves them out and says so.
-std::vector<std::string> audio_left_out(const TranscodeOptions& o) {
-  std::vector<std::string> out;
-  const AVOutputFormat* container = av_guess_format(nullptr, o.output.c_str(), nullptr);
-  if (!container || o.audio == AudioMode::kNone) return out;
-  const UniqueDemuxContext in = open_input(o.input);
-  for (unsigned i = 0; i < in->nb_streams; ++i) {
-    const AVCodecParameters* p = in->streams[i]->codecpar;
-    if (p->codec_type != AVMEDIA_TYPE_AUDIO) continue;
-    if (const auto why = cannot_hold(container, p); !why.empty())
-      out.push_back(fmt::format("#{} ({}): {}", i, avcodec_get_name(p->codec_id), why));
-  }
-  return out;
 }
 
 }  // namespace
@@ -72,22 +55,18 @@ void check_stream_copy(const TranscodeOptions& o) {
 TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   check_stream_copy(o);
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<std::string> left_out = audio_left_out(o);
-  if (!left_out.empty() && o.audio == AudioMode::kCopy)
-    throw usage_error(fmt::format(
-        "{}: --audio copy, but the container cannot hold the audio {} (--audio none leaves it "
-        "out; a container that holds it, such as .mkv, keeps it)",
-        o.output, fmt::join(left_out, "; ")));
   const double origin_s = input_origin_s(open_input(o.input).get());  // probed, not read
   JoinRequest request;
   request.parts = {o.input};
   request.starts_s = {-origin_s};  // the output's clock starts at the input's start
   if (o.audio != AudioMode::kNone) request.audio_from = o.input;
   request.audio_start_s = origin_s;
+  // --audio copy: a track the output cannot hold refuses the copy; auto leaves it out (a
+  // warning names it).
+  request.every_audio_track = o.audio == AudioMode::kCopy;
   request.output = o.output;
   request.interrupt = hooks.interrupt;
-  request.metadata_from = o.input;  // its title and chapters, on the output's clock
-  request.metadata_shift_s = -origin_s;
+  request.first_parts_metadata = true;  // the title and chapters, on the output's clock
   const JoinResult done = join_parts(request);
   TranscodeReport r;
   r.input = o.input;
@@ -102,11 +81,6 @@ TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   r.copied_streams = done.audio_streams;
   if (done.chapters < 0) r.notes.emplace_back("chapters left out: the container holds none");
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (const auto& a : left_out)
-    r.notes.push_back(
-        fmt::format("audio {} left out: the container cannot hold it (--audio auto; "
-                    "a stream copy does not re-encode)",
-                    a));
   r.notes.push_back(fmt::format("stream copy: {} video packets, not decoded; {} audio packets{}",
                                 done.video_packets, done.audio_packets,
                                 o.audio == AudioMode::kNone ? " (--audio none: no audio)" : ""));

@@ -17,7 +17,10 @@ class AudioCopy {
   // others are named in a warning with `label`). Every packet is moved back by `from_s`
   // (seconds on the source's clock: its start, as a transcode's clock starts there); none
   // is left out, those before it (an encoder's priming) included, as a transcode keeps them.
-  AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string label, double from_s = 0);
+  // every_track: a track the container cannot hold is a usage_error naming it (--audio copy),
+  // before anything is written.
+  AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string label, double from_s = 0,
+            bool every_track = false);
   AudioCopy(const AudioCopy&) = delete;
   AudioCopy& operator=(const AudioCopy&) = delete;
 

@@ -34,11 +34,11 @@ struct JoinRequest {
   std::vector<double> starts_s;    // where each part begins on the output's clock
   std::string audio_from;          // the audio's source (empty: none): all of it, moved back by
   double audio_start_s = 0;        // this (the input's start, KeyframeIndex::start_s)
+  bool every_audio_track = false;  // a track the output cannot hold refuses the join (AudioCopy)
   std::string output;  // written whole or not at all (StagedOutput), never one of the parts
-  // The container whose metadata (a title) and chapters the output takes (empty: none), its
-  // chapters moved by metadata_shift_s (stream_facts.hpp).
-  std::string metadata_from;
-  double metadata_shift_s = 0;
+  // The first part's container metadata (a title) and chapters on the output, the chapters
+  // moved by its starts_s (a stream copy of one file; stream_facts.hpp).
+  bool first_parts_metadata = false;
   // Non-zero: stop at the packet reached, and finish the file (Ctrl-C). Null: run to the end.
   const std::atomic<int>* interrupt = nullptr;
 };
