@@ -34,8 +34,8 @@ extern "C" {
 #include "commands/cli.hpp"
 #include "commands/common.hpp"
 #include "commands/exit_codes.hpp"
-#include "vpipe/memory/crash_trace.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/crash_trace.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands/cli.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 2048) return 0;

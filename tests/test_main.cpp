@@ -2,7 +2,7 @@
 // (a GPU test that dies on the H200 names where).
 #include <gtest/gtest.h>
 
-#include "vpipe/memory/crash_trace.hpp"
+#include "vpipe/base/crash_trace.hpp"
 
 int main(int argc, char** argv) {
   vpipe::install_crash_trace(argc > 0 ? argv[0] : "test");

@@ -14,7 +14,7 @@
 #include "run/fleet.hpp"
 #include "soak/metrics_server.hpp"
 #include "transcode_metrics.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/io/live.hpp"
 
 namespace vpipe::cli {

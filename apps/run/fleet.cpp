@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe {

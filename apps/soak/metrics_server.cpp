@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

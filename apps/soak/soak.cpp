@@ -23,7 +23,7 @@
 #include "soak/plot.hpp"
 #include "vpipe/kernels/synthetic.hpp"
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/cuda_stages.hpp"

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "vpipe/kernels/image.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe::detail {
 

@@ -13,7 +13,7 @@
 #include "contracts.hpp"
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/memory/device_resource.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe::cuda {
 namespace {

@@ -1,5 +1,5 @@
 #include "vpipe/kernels/cuda_ops.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe::cuda {
 

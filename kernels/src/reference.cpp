@@ -6,7 +6,7 @@
 #include <opencv2/imgproc.hpp>
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe::ref {
 

@@ -6,7 +6,7 @@
 #include "as_mat.hpp"
 #include "contracts.hpp"
 #include "vpipe/kernels/reference.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe::ref {
 

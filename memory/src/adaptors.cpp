@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

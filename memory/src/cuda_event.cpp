@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

@@ -5,7 +5,7 @@
 #include <bit>
 #include <string>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

@@ -1,7 +1,7 @@
 #include <cassert>
 
 #include "vpipe/memory/device_resource.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

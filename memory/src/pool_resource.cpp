@@ -2,7 +2,7 @@
 
 #include <cassert>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

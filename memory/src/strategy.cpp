@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/fence.hpp"
 #include "vpipe/memory/graph_memory.hpp"
 #include "vpipe/memory/pool_resource.hpp"

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <utility>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

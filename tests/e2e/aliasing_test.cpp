@@ -33,7 +33,7 @@
 extern "C" {
 #include <libavutil/log.h>
 }
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe::test {

@@ -7,7 +7,7 @@
 
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/device_resource.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace {
 

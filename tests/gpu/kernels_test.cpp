@@ -15,7 +15,7 @@
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 
 using namespace vpipe;

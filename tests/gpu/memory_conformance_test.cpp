@@ -19,7 +19,7 @@
 #include "vpipe/memory/adaptors.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/cuda_event.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/pool_resource.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"

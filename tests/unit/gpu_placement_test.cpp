@@ -1,7 +1,7 @@
 // Issue #24's pure parts: --gpus and where a new stream goes.
 #include <gtest/gtest.h>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/graph_memory.hpp"
 #include "vpipe/memory/strategy.hpp"
 

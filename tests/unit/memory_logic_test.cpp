@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "vpipe/memory/adaptors.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/free_list.hpp"
 #include "vpipe/memory/last_readers.hpp"
 #include "vpipe/memory/pinned_ring.hpp"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/io/dash.hpp"
 #include "vpipe/pipeline/io/hls.hpp"

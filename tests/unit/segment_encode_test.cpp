@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "soak/soak.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 
 using namespace vpipe;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
 #include "vpipe/pipeline/session/stream_copy.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "vpipe/kernels/cuda_ops.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/graph/host_frames.hpp"
 
 namespace vpipe {

@@ -15,7 +15,7 @@ extern "C" {
 }
 
 #include "vpipe/kernels/cuda_ops.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

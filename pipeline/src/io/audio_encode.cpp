@@ -6,7 +6,7 @@
 #include <iterator>
 #include <string_view>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/io/containers.hpp"
 
 namespace vpipe {

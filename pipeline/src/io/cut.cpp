@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

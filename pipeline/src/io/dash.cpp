@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 
 namespace vpipe {

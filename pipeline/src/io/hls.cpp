@@ -8,7 +8,7 @@
 #include <fstream>
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"

@@ -11,7 +11,7 @@ extern "C" {
 #include <libavformat/avformat.h>
 }
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/io/audio_copy.hpp"
 #include "vpipe/pipeline/io/cut.hpp"

@@ -17,7 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 
 namespace vpipe {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <utility>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/filters/stamp.hpp"
 #include "vpipe/pipeline/io/reencode.hpp"
 

@@ -14,7 +14,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

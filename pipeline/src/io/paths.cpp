@@ -23,7 +23,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/run_files.hpp"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <memory>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/io/containers.hpp"
 
 namespace vpipe {

@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

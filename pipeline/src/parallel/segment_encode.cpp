@@ -6,7 +6,7 @@
 #include <cstring>
 #include <thread>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

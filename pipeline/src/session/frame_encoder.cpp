@@ -22,7 +22,7 @@ extern "C" {
 #include <spdlog/spdlog.h>
 
 #include "vpipe/kernels/reference.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
 #include "vpipe/pipeline/io/audio_copy.hpp"

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/graph/av.hpp"
 #include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/join.hpp"

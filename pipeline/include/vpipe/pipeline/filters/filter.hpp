@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "vpipe/kernels/color.hpp"
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"
 
 namespace vpipe {

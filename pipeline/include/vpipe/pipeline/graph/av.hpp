@@ -22,7 +22,7 @@ extern "C" {
 #include <utility>
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 namespace vpipe {
 

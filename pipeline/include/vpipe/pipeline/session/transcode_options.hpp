@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"

@@ -1,4 +1,4 @@
-#include "vpipe/memory/errors.hpp"
+#include "vpipe/base/errors.hpp"
 
 #include <fmt/format.h>
 

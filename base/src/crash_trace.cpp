@@ -1,4 +1,4 @@
-#include "vpipe/memory/crash_trace.hpp"
+#include "vpipe/base/crash_trace.hpp"
 
 #define BOOST_STACKTRACE_LINK  // the backtrace backend, linked: file and line where known
 #include <unistd.h>
