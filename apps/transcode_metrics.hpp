@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 
 namespace vpipe {
 

@@ -34,7 +34,7 @@
 #include "vpipe/pipeline/io/nvml_load.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
-#include "vpipe/pipeline/session/decode_probe.hpp"
+#include "decode_probe.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 

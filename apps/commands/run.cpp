@@ -15,7 +15,7 @@
 #include "soak/metrics_server.hpp"
 #include "transcode_metrics.hpp"
 #include "vpipe/base/errors.hpp"
-#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 
 namespace vpipe::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include "commands/exit_codes.hpp"
 #include "soak/metrics_server.hpp"
 #include "transcode_metrics.hpp"
-#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/run_files.hpp"

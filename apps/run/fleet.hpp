@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/fleet_config.hpp"
-#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
 
 namespace vpipe {

@@ -29,7 +29,7 @@ extern "C" {
 #include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/hw_probe.hpp"
 #include "vpipe/pipeline/io/ladder_folder.hpp"
-#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
 #include "vpipe/pipeline/io/nvml_load.hpp"

@@ -15,7 +15,7 @@ extern "C" {
 }
 
 #include "probe_sessions.hpp"
-#include "vpipe/pipeline/session/decode_probe.hpp"
+#include "decode_probe.hpp"
 
 #if __has_include(<ffnvcodec/dynlink_loader.h>)
 #define VPIPE_HAVE_FFNVCODEC 1

@@ -1,4 +1,4 @@
-#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 
 #include <algorithm>
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "vpipe/pipeline/graph/av.hpp"
-#include "vpipe/pipeline/session/decode_probe.hpp"
+#include "decode_probe.hpp"
 
 namespace vpipe::probe {
 

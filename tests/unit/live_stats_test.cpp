@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "transcode_metrics.hpp"
-#include "vpipe/pipeline/io/live.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 
 namespace vpipe {
 namespace {

@@ -1,4 +1,4 @@
-#include "vpipe/pipeline/session/decode_probe.hpp"
+#include "decode_probe.hpp"
 
 #include "probe_sessions.hpp"
 
