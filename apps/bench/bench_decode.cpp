@@ -30,11 +30,11 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_encode.hpp"
+#include "decode_probe.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/pipeline/io/nvml_load.hpp"
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
-#include "decode_probe.hpp"
 #include "vpipe/pipeline/session/multi_transcode.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 

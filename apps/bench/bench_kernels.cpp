@@ -19,11 +19,11 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "vpipe/base/errors.hpp"
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/cuda_event.hpp"
-#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"

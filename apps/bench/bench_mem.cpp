@@ -34,11 +34,11 @@
 #include <thread>
 #include <vector>
 
+#include "vpipe/base/errors.hpp"
 #include "vpipe/kernels/synthetic.hpp"
 #include "vpipe/memory/adaptors.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/cuda_event.hpp"
-#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/pool_resource.hpp"
 #include "vpipe/memory/strategy.hpp"

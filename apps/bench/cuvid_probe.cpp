@@ -14,8 +14,8 @@ extern "C" {
 #include <libavcodec/bsf.h>
 }
 
-#include "probe_sessions.hpp"
 #include "decode_probe.hpp"
+#include "probe_sessions.hpp"
 
 #if __has_include(<ffnvcodec/dynlink_loader.h>)
 #define VPIPE_HAVE_FFNVCODEC 1

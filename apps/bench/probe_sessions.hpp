@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "vpipe/pipeline/graph/av.hpp"
 #include "decode_probe.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
 
 namespace vpipe::probe {
 

@@ -1,6 +1,10 @@
 // vpipe bench replay LOG: an allocation log (bench mem --log) replayed against strategies.
 #include "bench/bench_mem.hpp"
 #include "commands/bench.hpp"
+#include "vpipe/memory/strategy.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace vpipe::cli {
 namespace {
@@ -16,7 +20,12 @@ class BenchReplayCommand final : public BenchCommand<ReplayOptions> {
     app_ = bench.add_subcommand(
         "replay", "replay an allocation log (from bench mem --log) against memory strategies");
     app_->add_option("log", o_.log, "the CSV log")->required();
-    app_->add_option("--mem", o_.mem, "all, or one of naive, pool, pool-release0, vmm, slab")
+    std::vector<std::string> choices{"all"};
+    for (const auto& name : strategy_names()) choices.push_back(name);
+    app_->add_option("--mem", o_.mem,
+                     fmt::format("all ({}), or one of the strategies",
+                                 fmt::join(compared_strategy_names(), ", ")))
+        ->check(CLI::IsMember(choices))
         ->capture_default_str();
     app_->add_option("--budget-gib", o_.budget_gib, "device budget (0: none)");
     return app_;

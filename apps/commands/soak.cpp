@@ -1,6 +1,7 @@
 // vpipe soak: a workload run for a long time per memory strategy, sampled,
 // plotted and judged (apps/soak/); --rejudge judges a finished one again.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <map>
@@ -115,8 +116,9 @@ CLI::App* SoakCommand::add(CLI::App& parent) {
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
   soak->add_option("--compare", compare_,
-                   "several strategies, one after the other, same workload and seed: e.g. "
-                   "naive,pool,vmm,slab,graph");
+                   fmt::format("several strategies, one after the other, same workload and seed: "
+                               "e.g. {}",
+                               fmt::join(compared_strategy_names(), ",")));
   soak->add_option("--gpus", gpus_,
                    "run every strategy on each of these GPUs, the GPUs at once (all, a count, or a "
                    "list such as 0,1); each run has its own strategy and budget on its GPU, and "

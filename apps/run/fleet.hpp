@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "run/fleet_config.hpp"
-#include "vpipe/pipeline/session/live_stats.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 
 namespace vpipe {
 

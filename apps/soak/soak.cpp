@@ -21,9 +21,9 @@
 #include <thread>
 
 #include "soak/plot.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/kernels/synthetic.hpp"
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/cuda_stages.hpp"

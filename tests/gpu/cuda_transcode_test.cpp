@@ -100,7 +100,7 @@ TEST_F(CudaTranscode, OneNvdecDecodeFeedsThreeOutputsUnderEveryStrategy) {
   for (std::size_t i = 0; i < shared0.size(); ++i)
     ASSERT_TRUE(std::isinf(frame_psnr(shared0[i], shared_alone[i])))
         << "frame " << i << " of a shared chain differs from the same chain alone";
-  for (const char* mem : {"naive", "pool", "vmm", "slab", "graph"}) {
+  for (const auto& mem : compared_strategy_names()) {
     const std::string base = path(std::string("fan_") + mem);
     const auto run =
         run_vpipe("transcode " + kSample + " " + base + "0.mkv:vf=" + chains[0] + " --output " +

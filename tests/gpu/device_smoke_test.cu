@@ -5,9 +5,9 @@
 
 #include <vector>
 
+#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/device_resource.hpp"
-#include "vpipe/base/errors.hpp"
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "../e2e/media_check.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/cuda_device.hpp"
-#include "vpipe/base/errors.hpp"
 #include "vpipe/memory/strategy.hpp"
 
 using namespace vpipe;

@@ -20,8 +20,8 @@
 #include <sstream>
 #include <thread>
 
-#include "vpipe/memory/adaptors.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/memory/adaptors.hpp"
 #include "vpipe/memory/free_list.hpp"
 #include "vpipe/memory/last_readers.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
