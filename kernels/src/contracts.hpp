@@ -2,8 +2,8 @@
 // references (one definition, so kernel and reference refuse the same input).
 #pragma once
 
-#include "vpipe/kernels/image.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/kernels/image.hpp"
 
 namespace vpipe::detail {
 

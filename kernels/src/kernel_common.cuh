@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "contracts.hpp"
+#include "vpipe/base/errors.hpp"
 #include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/memory/device_resource.hpp"
-#include "vpipe/base/errors.hpp"
 
 namespace vpipe::cuda {
 namespace {

@@ -1,5 +1,5 @@
-#include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/kernels/cuda_ops.hpp"
 
 namespace vpipe::cuda {
 

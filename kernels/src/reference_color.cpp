@@ -5,8 +5,8 @@
 
 #include "as_mat.hpp"
 #include "contracts.hpp"
-#include "vpipe/kernels/reference.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/kernels/reference.hpp"
 
 namespace vpipe::ref {
 

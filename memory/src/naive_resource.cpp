@@ -1,7 +1,7 @@
 #include <cassert>
 
-#include "vpipe/memory/device_resource.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/memory/device_resource.hpp"
 
 namespace vpipe {
 

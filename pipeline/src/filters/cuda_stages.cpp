@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/pipeline/graph/host_frames.hpp"
 
 namespace vpipe {

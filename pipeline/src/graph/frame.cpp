@@ -14,8 +14,8 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
-#include "vpipe/kernels/cuda_ops.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/kernels/cuda_ops.hpp"
 
 namespace vpipe {
 

@@ -21,8 +21,8 @@ extern "C" {
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "vpipe/kernels/reference.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/kernels/reference.hpp"
 #include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
 #include "vpipe/pipeline/io/audio_copy.hpp"

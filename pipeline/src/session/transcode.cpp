@@ -29,7 +29,6 @@ extern "C" {
 #include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/hw_probe.hpp"
 #include "vpipe/pipeline/io/ladder_folder.hpp"
-#include "vpipe/pipeline/session/live_stats.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
 #include "vpipe/pipeline/io/nvml_load.hpp"
@@ -38,6 +37,7 @@ extern "C" {
 #include "vpipe/pipeline/parallel/segment_decode.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/frame_graph.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
 #include "vpipe/pipeline/session/transcode_files.hpp"
 

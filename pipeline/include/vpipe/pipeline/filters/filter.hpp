@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "vpipe/kernels/color.hpp"
 #include "vpipe/base/errors.hpp"
+#include "vpipe/kernels/color.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"
 
 namespace vpipe {

@@ -18,8 +18,8 @@
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/pipeline/graph/frame.hpp"
 #include "vpipe/pipeline/graph/pipeline.hpp"
-#include "vpipe/pipeline/session/live_stats.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
+#include "vpipe/pipeline/session/live_stats.hpp"
 
 namespace vpipe {
 
