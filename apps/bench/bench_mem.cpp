@@ -868,7 +868,8 @@ json bench_fragmentation(bool quick, std::size_t budget, const std::string& log_
 
 }  // namespace
 
-int run_replay(const std::string& log_path, const std::string& strategy, double budget_gib) {
+int run_replay(const std::string& log_path, const std::vector<std::string>& strategies,
+               double budget_gib) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) {
     fmt::print(stderr, "vpipe bench replay: {}: nothing to replay on\n", reason);
     return 2;
@@ -881,8 +882,7 @@ int run_replay(const std::string& log_path, const std::string& strategy, double 
   fmt::print("Replay of {} ({} entries){}\n\n", log_path, entries.size(),
              o.budget ? fmt::format(" under a {:.2f} GiB budget", budget_gib) : std::string());
   Stream stream;
-  (void)replay_rows(entries, strategy == "all" ? kStrategies : std::vector<std::string>{strategy},
-                    o, stream.s);
+  (void)replay_rows(entries, strategies, o, stream.s);
   return 0;
 }
 

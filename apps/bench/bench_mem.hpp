@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace vpipe::bench {
 
@@ -16,7 +17,8 @@ struct MemBenchOptions {
 // Replays an allocation log (LoggingAdaptor's CSV) against strategies
 // (`all` or one name) under an optional budget; prints a table. 0, or 2
 // without a CUDA device.
-int run_replay(const std::string& log_path, const std::string& strategy, double budget_gib);
+int run_replay(const std::string& log_path, const std::vector<std::string>& strategies,
+               double budget_gib);
 
 // Prints markdown tables to stdout. Returns 0, or 1 when a stated target is
 // missed (the tables say which), 2 when no CUDA device exists.

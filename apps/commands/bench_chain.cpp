@@ -16,20 +16,11 @@ class BenchChainCommand final : public BenchCommand<bench::ChainBenchOptions> {
         "sharing the GPU: steady fps, the CUDA stages' µs in process() and GPU µs per frame, and "
         "the busiest stage (markdown on stdout)");
     app_->add_option("input", o_.input, "input video")->required();
-    app_->add_option("--vf", o_.chains, "a chain to measure (repeatable)")->capture_default_str();
-    app_->add_option("--streams", o_.streams, "streams sharing the GPU")
-        ->check(CLI::Range(1, 256))
-        ->delimiter(',')
-        ->capture_default_str();
-    app_->add_option("--decode", o_.decode, "nvdec or cpu")
-        ->check(CLI::IsMember({"cpu", "nvdec"}))
-        ->capture_default_str();
-    app_->add_option("--mem", o_.mem, "memory strategy")
-        ->check(CLI::IsMember(strategy_names()))
-        ->capture_default_str();
-    app_->add_option("--loop", o_.loop, "read the input N times over per run")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
+    add_schema_option(app_, "vf", o_.chains, "a chain to measure (repeatable)");
+    add_schema_option(app_, "streams", o_.streams, "streams sharing the GPU")->delimiter(',');
+    add_schema_option(app_, "decode", o_.decode, "nvdec or cpu", {"cpu", "nvdec"});
+    add_schema_option(app_, "mem", o_.mem, "memory strategy");
+    add_schema_option(app_, "loop", o_.loop, "read the input N times over per run");
     app_->add_option("--repeat", o_.repeat, "each row N times, the modes alternating")
         ->check(CLI::Range(1, 100))
         ->capture_default_str();

@@ -20,10 +20,8 @@ class BenchDecodeCommand final : public BenchCommand<bench::DecodeBenchOptions> 
         ->check(CLI::Range(1, 64))
         ->delimiter(',')
         ->capture_default_str();
-    app_->add_option("--streams", o_.streams, "pipelines: transcode --streams N to null")
-        ->check(CLI::Range(1, 256))
-        ->delimiter(',')
-        ->capture_default_str();
+    add_schema_option(app_, "streams", o_.streams, "pipelines: transcode --streams N to null")
+        ->delimiter(',');
     app_->add_option("--segments", o_.segments,
                      "one file: transcode --decode-sessions K to null (K a number or auto)")
         ->transform(CLI::Transformer({{"auto", "0"}}))
@@ -33,31 +31,22 @@ class BenchDecodeCommand final : public BenchCommand<bench::DecodeBenchOptions> 
     app_->add_flag("--raw", o_.raw,
                    "the probe through NVCUVID directly (NVIDIA's parser and decoder per session, "
                    "each frame mapped and unmapped), not FFmpeg's NVDEC: the engines' own ceiling");
-    app_->add_option("--vf", o_.filters, "the pipelines' filter chain")->capture_default_str();
-    app_->add_option("--decode", o_.decode, "nvdec, or cpu (libavcodec; runs without a GPU)")
-        ->check(CLI::IsMember({"cpu", "nvdec"}))
-        ->capture_default_str();
-    app_->add_option("--mem", o_.mem, "the pipelines' memory strategy")
-        ->check(CLI::IsMember(strategy_names()))
-        ->capture_default_str();
-    app_->add_option("--loop", o_.loop, "read the input N times over per run")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
-    app_->add_option("--decode-threads", o_.decode_threads,
-                     "FFmpeg's decoder threads in the probe and the pipelines (0: automatic, as "
-                     "transcode's --decode-threads; --raw's NVCUVID sessions take none)")
-        ->check(CLI::Range(0, 64))
-        ->capture_default_str();
-    app_->add_option("--nvdec-api", o_.nvdec_api,
-                     "how FFmpeg drives NVDEC in the probe and the pipelines, as transcode's "
-                     "--nvdec-api: hwaccel (FFmpeg's parser), cuvid (NVIDIA's parser; "
-                     "h264_cuvid, hevc_cuvid…) or auto (the probe's sessions hwaccel, the "
-                     "pipelines as transcode chooses)")
-        ->check(CLI::IsMember({"auto", "hwaccel", "cuvid"}))
-        ->capture_default_str();
-    app_->add_option("--encoder", o_.encoder,
-                     "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "
-                     "--segments K, beside the encoder alone and decode without it");
+    add_schema_option(app_, "vf", o_.filters, "the pipelines' filter chain");
+    add_schema_option(app_, "decode", o_.decode, "nvdec, or cpu (libavcodec; runs without a GPU)",
+                      {"cpu", "nvdec"});
+    add_schema_option(app_, "mem", o_.mem, "the pipelines' memory strategy");
+    add_schema_option(app_, "loop", o_.loop, "read the input N times over per run");
+    add_schema_option(app_, "decode_threads", o_.decode_threads,
+                      "FFmpeg's decoder threads in the probe and the pipelines (0: automatic, as "
+                      "transcode's --decode-threads; --raw's NVCUVID sessions take none)");
+    add_schema_option(app_, "nvdec_api", o_.nvdec_api,
+                      "how FFmpeg drives NVDEC in the probe and the pipelines, as transcode's "
+                      "--nvdec-api: hwaccel (FFmpeg's parser), cuvid (NVIDIA's parser; "
+                      "h264_cuvid, hevc_cuvid…) or auto (the probe's sessions hwaccel, the "
+                      "pipelines as transcode chooses)");
+    add_schema_option(app_, "encoder", o_.encoder,
+                      "also encode the one file with this encoder (e.g. mpeg4, libx264) for each "
+                      "--segments K, beside the encoder alone and decode without it");
     app_->add_option("--json", o_.json_path, "write every row as JSON");
     add_quick(app_, quick_);
     return app_;

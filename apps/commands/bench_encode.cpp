@@ -15,26 +15,20 @@ class BenchEncodeCommand final : public BenchCommand<bench::EncodeBenchOptions> 
         "and its timestamps checked against the one encoder's (frames from memory; markdown on "
         "stdout)");
     app_->add_option("input", o_.input, "input video")->required();
-    app_->add_option("--vf", o_.filters, "the chain whose output is encoded")
-        ->capture_default_str();
-    app_->add_option("--decode", o_.decode, "cpu or nvdec (collecting the frames, not timed)")
-        ->check(CLI::IsMember({"cpu", "nvdec"}))
-        ->capture_default_str();
-    app_->add_option("--encoder", o_.encoder, "the encoder (libx264, mpeg4, …)")
-        ->capture_default_str();
-    app_->add_option("--preset", o_.preset,
-                     "the encoder's preset, where it has presets (default: vpipe's, veryfast for "
-                     "libx264)");
+    add_schema_option(app_, "vf", o_.filters, "the chain whose output is encoded");
+    add_schema_option(app_, "decode", o_.decode, "cpu or nvdec (collecting the frames, not timed)",
+                      {"cpu", "nvdec"});
+    add_schema_option(app_, "encoder", o_.encoder, "the encoder (libx264, mpeg4, …)");
+    add_schema_option(app_, "preset", o_.preset,
+                      "the encoder's preset, where it has presets (default: vpipe's, veryfast for "
+                      "libx264)");
     app_->add_option("--segments", o_.segments, "encoders K, each on its own segments")
         ->check(CLI::Range(1, 64))
         ->delimiter(',')
         ->capture_default_str();
-    app_->add_option("--gop", o_.gop, "keyframe interval of every output; segments start on it")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
-    app_->add_option("--loop", o_.loop, "read the input N times over")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
+    add_schema_option(app_, "gop", o_.gop,
+                      "keyframe interval of every output; segments start on it");
+    add_schema_option(app_, "loop", o_.loop, "read the input N times over");
     app_->add_option("--repeat", o_.repeat, "measure every K this many times, in turn")
         ->check(CLI::Range(1, 100))
         ->capture_default_str();

@@ -20,10 +20,7 @@ class BenchHeadroomCommand final : public BenchCommand<HeadroomOptions> {
         ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))
         ->delimiter(',')
         ->capture_default_str();
-    app_->add_option("--mem", o_.strategies, "strategies to measure")
-        ->check(CLI::IsMember(strategy_names()))
-        ->delimiter(',')
-        ->capture_default_str();
+    add_schema_option(app_, "mem", o_.strategies, "strategies to measure")->delimiter(',');
     app_->add_option("--probe", probe_, "each probe's soak: seconds, or with a unit (90s, 5m)")
         ->capture_default_str();
     app_->add_option("--low", o_.low, "the search range's low end, × the live set")
@@ -35,7 +32,7 @@ class BenchHeadroomCommand final : public BenchCommand<HeadroomOptions> {
     app_->add_option("--steps", o_.steps, "bisection steps between the ends")
         ->check(CLI::Range(0, 20))
         ->capture_default_str();
-    app_->add_option("--vf", o_.soak.filters, "filter chain of the soak")->capture_default_str();
+    add_schema_option(app_, "vf", o_.soak.filters, "filter chain of the soak");
     app_->add_option("--size", size_, "source frame size WxH")->capture_default_str();
     app_->add_option("--json", o_.json_path, "write every probe as JSON");
     add_quick(app_, quick_);

@@ -14,30 +14,22 @@ class BenchPipelineCommand final : public BenchCommand<bench::PipelineBenchOptio
         "transcode throughput per decoder × --mem × --host: decode-only, no-encoder, "
         "end-to-end, and libx264 encode-only (markdown table on stdout)");
     app_->add_option("input", o_.input, "input video (e.g. 1080p H.264)")->required();
-    app_->add_option("--vf", o_.filters, "filter chain")->capture_default_str();
-    app_->add_option("--decode", o_.decoders, "decoders to compare")
-        ->check(CLI::IsMember({"cpu", "nvdec"}))
+    add_schema_option(app_, "vf", o_.filters, "filter chain");
+    add_schema_option(app_, "decode", o_.decoders, "decoders to compare", {"cpu", "nvdec"})
         ->delimiter(',');
-    app_->add_option("--mem", o_.mems, "memory strategies to compare")
-        ->check(CLI::IsMember(strategy_names()))
-        ->delimiter(',');
-    app_->add_option("--host", o_.hosts, "host staging modes to compare")
-        ->check(CLI::IsMember({"pinned", "pageable"}))
-        ->delimiter(',');
+    add_schema_option(app_, "mem", o_.mems, "memory strategies to compare")->delimiter(',');
+    add_schema_option(app_, "host", o_.hosts, "host staging modes to compare")->delimiter(',');
     app_->add_option("--download", o_.downloads,
                      "slot: the encoder reads the download's staging slot; copy: the slot is "
                      "copied into a fresh frame first (A/B)")
         ->check(CLI::IsMember({"slot", "copy"}))
         ->delimiter(',');
-    app_->add_option("--loop", o_.loop, "read the input N times over per run")
-        ->check(CLI::Range(1, 100000))
-        ->capture_default_str();
-    app_->add_option("--preset", o_.preset, "libx264 preset")->capture_default_str();
+    add_schema_option(app_, "loop", o_.loop, "read the input N times over per run");
+    add_schema_option(app_, "preset", o_.preset, "libx264 preset");
     app_->add_option("--json", o_.json_path, "write every run's report as JSON");
     add_quick(app_, quick_);
-    app_->add_option("--device", o_.device, "cuda, or cpu for one CPU-path row")
-        ->check(CLI::IsMember({"cpu", "cuda"}))
-        ->capture_default_str();
+    add_schema_option(app_, "device", o_.device, "cuda, or cpu for one CPU-path row",
+                      {"cpu", "cuda"});
     return app_;
   }
   void finish() override {

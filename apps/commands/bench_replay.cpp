@@ -3,14 +3,12 @@
 #include "commands/bench.hpp"
 #include "vpipe/memory/strategy.hpp"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 namespace vpipe::cli {
 namespace {
 
 struct ReplayOptions {
-  std::string log, mem = "all";
+  std::string log;
+  std::vector<std::string> mem = compared_strategy_names();
   double budget_gib = 0;
 };
 
@@ -20,13 +18,7 @@ class BenchReplayCommand final : public BenchCommand<ReplayOptions> {
     app_ = bench.add_subcommand(
         "replay", "replay an allocation log (from bench mem --log) against memory strategies");
     app_->add_option("log", o_.log, "the CSV log")->required();
-    std::vector<std::string> choices{"all"};
-    for (const auto& name : strategy_names()) choices.push_back(name);
-    app_->add_option("--mem", o_.mem,
-                     fmt::format("all ({}), or one of the strategies",
-                                 fmt::join(compared_strategy_names(), ", ")))
-        ->check(CLI::IsMember(choices))
-        ->capture_default_str();
+    add_schema_option(app_, "mem", o_.mem, "the strategies to replay against")->delimiter(',');
     app_->add_option("--budget-gib", o_.budget_gib, "device budget (0: none)");
     return app_;
   }

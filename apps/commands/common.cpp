@@ -11,6 +11,7 @@
 
 #include "vpipe/pipeline/io/paths.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
 #include "vpipe/pipeline/session/transcode_report.hpp"
 
 namespace vpipe::cli {
@@ -26,6 +27,24 @@ std::vector<std::string> split_list(const std::string& s) {
     start = end + 1;
   }
   return out;
+}
+
+SchemaFlag schema_flag(std::string_view key) {
+  const OptionSpec* row = find_option(key);
+  if (!row) throw logic_error(fmt::format("no option '{}' in the schema", key));
+  // A validator, not a callback that throws: CLI11 runs validators where nothing may throw.
+  CLI::Validator check(
+      [row](std::string& value) -> std::string {
+        TranscodeOptions scratch;
+        try {
+          row->set(scratch, value);
+        } catch (const usage_error& e) {
+          return std::string(e.what()).substr(1);  // " pool2: expected one of …"
+        }
+        return {};
+      },
+      "", row->key);
+  return {row->flag, row->value, check};
 }
 
 const CLI::Validator& positive_count() {

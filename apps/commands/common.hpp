@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,10 +28,37 @@ CLI::Option* add_enum(CLI::App* app, const std::string& flag, E& value, const st
   std::string names;
   for (const auto& [name, v] : vpipe::names_of<E>()) names += (names.empty() ? "" : "|") + name;
   CLI::CheckedTransformer to_value(vpipe::names_of<E>());
-  to_value.description("{" + names + "}");
+  to_value.description("");
   return app->add_option(flag, value, help)
       ->transform(to_value)
+      ->type_name("{" + names + "}")
       ->default_str(std::string(vpipe::name_of(value)));
+}
+
+// A transcode option on a bench or soak: its flag, the look of its value and its check are
+// the option schema's row for `key` (option_schema.hpp), so a value means there what it means
+// to transcode, parsed by one rule from one list of names. `help` says what the command does
+// with it. A list target checks each value (a command's ->delimiter(',') splits them).
+struct SchemaFlag {
+  std::string flag, value;
+  CLI::Validator check;  // "--mem: pool2: expected one of …" (CLI11 puts the flag first)
+};
+[[nodiscard]] SchemaFlag schema_flag(std::string_view key);
+// `only`: the values this command takes, where it takes fewer than transcode ("cpu", "nvdec").
+template <class T>
+CLI::Option* add_schema_option(CLI::App* app, std::string_view key, T& target,
+                               const std::string& help, std::vector<std::string> only = {}) {
+  auto row = schema_flag(key);
+  auto* opt = app->add_option(row.flag, target, help)->check(row.check);
+  if (!only.empty()) {
+    std::string look;
+    for (const auto& v : only) look += (look.empty() ? "{" : "|") + v;
+    CLI::Validator member = CLI::IsMember(only);
+    opt->check(member.description(""))->type_name(look + "}");
+  } else {
+    opt->type_name(row.value);
+  }
+  return opt->capture_default_str();
 }
 
 // --metrics-port / --metrics-address: one endpoint for soak, transcode and run.

@@ -99,9 +99,9 @@ CLI::App* RunCommand::add(CLI::App& parent) {
       ->capture_default_str();
   run->add_option("--report", report_path_,
                   "write every stream's state, restarts and run reports as JSON");
-  run->add_option("--gpus", gpus_text_,
-                  "place each stream on the GPU with the most headroom (all, a count, or a "
-                  "list such as 0,1); each stream's session makes its strategy on its GPU");
+  add_schema_option(run, "gpus", gpus_text_,
+                    "place each stream on the GPU with the most headroom (all, a count, or a "
+                    "list such as 0,1); each stream's session makes its strategy on its GPU");
   add_enum(run, "--on-gpu-error", on_gpu_error_,
            "with --gpus: a stream that fails with a CUDA error restarts on another GPU, that "
            "GPU taking no more streams (move), or by its restart policy where it was (fail)");

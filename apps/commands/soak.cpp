@@ -112,17 +112,16 @@ CLI::App* SoakCommand::add(CLI::App& parent) {
       "run a workload for a long time per memory strategy, sampling fps, latency, device "
       "memory, fragmentation, failures; CSV/JSON/PNG/HTML out; non-zero exit (3) when "
       "memory grows, latency drifts or an allocation fails");
-  soak->add_option("--mem", mem_, "the strategy to soak")
-      ->check(CLI::IsMember(strategy_names()))
-      ->capture_default_str();
+  add_schema_option(soak, "mem", mem_, "the strategy to soak");
   soak->add_option("--compare", compare_,
                    fmt::format("several strategies, one after the other, same workload and seed: "
                                "e.g. {}",
                                fmt::join(compared_strategy_names(), ",")));
-  soak->add_option("--gpus", gpus_,
-                   "run every strategy on each of these GPUs, the GPUs at once (all, a count, or a "
-                   "list such as 0,1); each run has its own strategy and budget on its GPU, and "
-                   "is named STRATEGY@gpuN in the outputs");
+  add_schema_option(
+      soak, "gpus", gpus_,
+      "run every strategy on each of these GPUs, the GPUs at once (all, a count, or a "
+      "list such as 0,1); each run has its own strategy and budget on its GPU, and "
+      "is named STRATEGY@gpuN in the outputs");
   soak->add_flag("--parallel", o_.parallel,
                  "run the --compare strategies at the same time, sharing the GPU (tenants of one "
                  "device), instead of one after the other");
@@ -132,8 +131,7 @@ CLI::App* SoakCommand::add(CLI::App& parent) {
       ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))
       ->capture_default_str();
   soak->add_option("--duration", duration_, "per strategy: seconds, or with a unit: 90s, 20m, 2h");
-  soak->add_option("--frames", frames_, "per strategy: stop after N frames")
-      ->check(positive_count());
+  add_schema_option(soak, "frames", frames_, "per strategy: stop after N frames");
   soak->add_option("--interval", o_.interval_s, "seconds between samples")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
@@ -146,17 +144,13 @@ CLI::App* SoakCommand::add(CLI::App& parent) {
                    "the probe's search ceiling without --budget, e.g. 1G, 4G: a search up to a "
                    "big GPU's free memory stalls every stream for seconds")
       ->capture_default_str();
-  soak->add_option("--budget", budget_,
-                   "device memory cap per strategy, e.g. 1.5G, 800M (emulates a shared GPU)");
+  add_schema_option(soak, "budget", budget_,
+                    "device memory cap per strategy, e.g. 1.5G, 800M (emulates a shared GPU)");
   soak->add_option("--size", size_, "source frame size WxH (the ladder's top rung)")
       ->capture_default_str();
-  soak->add_option("--vf", o_.filters, "filter chain")->capture_default_str();
-  soak->add_option("--device", o_.device, "cuda, cpu or auto")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
-      ->capture_default_str();
-  soak->add_option("--host", o_.host, "download staging: pinned or pageable")
-      ->check(CLI::IsMember({"pinned", "pageable"}))
-      ->capture_default_str();
+  add_schema_option(soak, "vf", o_.filters, "filter chain");
+  add_schema_option(soak, "device", o_.device, "cuda, cpu or auto");
+  add_schema_option(soak, "host", o_.host, "download staging: pinned or pageable");
   soak->add_option("--ladder-every", o_.ladder_every, "ladder: frames per rung")
       ->check(positive_count())
       ->capture_default_str();

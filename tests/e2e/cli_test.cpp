@@ -303,3 +303,105 @@ TEST_F(BadInput, ClosedStandardStreamsNeitherAbortNorLeakIntoTheOutput) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(summarize(out_).video_packets, 10);
 }
+
+namespace {
+
+// The subcommands a help page lists ("Subcommands:" up to the next blank line).
+std::vector<std::string> subcommands_of(const std::string& help) {
+  std::vector<std::string> names;
+  std::istringstream in(help.substr(help.find("Subcommands:") + 1));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line) && line.rfind("  ", 0) == 0) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    names.push_back(name);
+  }
+  return names;
+}
+
+// The look of FLAG's value in a help page ("--mem {naive|pool}=pool" → "{naive|pool}"): `row`'s
+// own where the line shows it, else the first word; "" where the page has no FLAG.
+std::string value_look(const std::string& help, const vpipe::OptionSpec& row) {
+  const auto at = help.find("\n  " + row.flag + " ");
+  if (at == std::string::npos) return {};
+  const auto rest = help.substr(at + 4 + row.flag.size());
+  if (rest.rfind(row.value, 0) == 0) return row.value;
+  std::istringstream words(rest);
+  std::string look;
+  words >> look;
+  return look.substr(0, look.find('='));
+}
+
+// The positionals a help page's usage line names, each given a stand-in (/dev/null, a file
+// that exists): the options' checks run before anything is opened.
+std::string stand_ins(const std::string& help) {
+  const auto from = help.find("Usage:");
+  const auto usage = help.substr(from, help.find('\n', from) - from);
+  const auto at = usage.find("[OPTIONS]");
+  std::istringstream names(at == std::string::npos ? "" : usage.substr(at + 9));
+  std::string args;
+  for (std::string name; names >> name;) args += " /dev/null";
+  return args;
+}
+
+// A value the row refuses: the first of a few that its own set() throws on, or "".
+std::string refused_value(const vpipe::OptionSpec& row) {
+  for (const char* v : {"nope", "0", "-1", "999999999"}) {
+    vpipe::TranscodeOptions scratch;
+    try {
+      row.set(scratch, v);
+    } catch (const vpipe::usage_error&) {
+      return v;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+// Every command that takes a transcode option (benches, soak, run's own) spells, shows and
+// checks it as transcode's schema row does: for each subcommand the program lists and each
+// flag of its help that is a schema row's, the help shows the row's values (or some of them),
+// and a value the row refuses is a usage error naming the flag and the value.
+TEST(Cli, EveryCommandTakesTranscodeOptionsFromTheSchema) {
+  std::vector<std::string> commands;
+  for (const auto& name : subcommands_of(run_vpipe("--help").out))
+    if (name == "bench")
+      for (const auto& b : subcommands_of(run_vpipe("bench --help").out))
+        commands.push_back("bench " + b);
+    else
+      commands.push_back(name);
+  ASSERT_GE(commands.size(), 10u) << "the help lists the subcommands and benches";
+  int checked = 0;
+  for (const auto& command : commands) {
+    const auto help = run_vpipe(command + " --help").out;
+    for (const auto& row : vpipe::option_schema()) {
+      if (row.form != vpipe::Form::kValue && row.form != vpipe::Form::kRepeatable) continue;
+      // The one flag that names another thing: how long soak runs each strategy (2h, 20m),
+      // not how much of the input an output keeps.
+      if (command == "soak" && row.flag == "--duration") continue;
+      const auto look = value_look(help, row);
+      if (look.empty()) continue;
+      if (look.front() == '{') {  // choices: the row's, or some of them
+        std::istringstream items(look.substr(1, look.size() - 2));
+        for (std::string item; std::getline(items, item, '|');) {
+          vpipe::TranscodeOptions scratch;
+          EXPECT_NO_THROW(row.set(scratch, item))
+              << command << " " << row.flag << " offers " << item << ", which transcode refuses";
+        }
+      } else {
+        EXPECT_EQ(look, row.value) << command << " " << row.flag;
+      }
+      const auto bad = refused_value(row);
+      if (bad.empty()) continue;
+      const auto r = run_vpipe(command + stand_ins(help) + " " + row.flag + " " + bad);
+      EXPECT_EQ(r.exit_code, 2) << command << " " << row.flag << " " << bad << ": " << r.err;
+      EXPECT_NE(r.err.find(row.flag), std::string::npos) << command << ": " << r.err;
+      EXPECT_NE(r.err.find(bad), std::string::npos) << command << ": " << r.err;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 15) << "--mem, --decode, --loop, --device on the benches and soak";
+}

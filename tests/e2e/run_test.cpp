@@ -101,7 +101,7 @@ TEST_F(RunFleet, GpusWithoutADeviceIsAUsageError) {
                           ", device: cpu, frames: 5}\n");
   const auto r = run_vpipe("run " + path("fleet.yaml") + " --gpus all --on-gpu-error move");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--gpus all: no CUDA device is visible"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--gpus: all: no CUDA device is visible"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(path("a.mp4")));
 }
 
