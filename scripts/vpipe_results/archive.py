@@ -47,9 +47,16 @@ def write(run, files):
     with open(paths[0], "wb") as f:
         f.write(tarball(files))
     with open(paths[1], "w", encoding="utf-8") as f:
-        json.dump(summary_of(run, {n: d for n, (d, _) in files.items()}), f, indent=1, ensure_ascii=False)
-        f.write("\n")
+        f.write(summary_text(summary_of(run, {n: d for n, (d, _) in files.items()})))
     return paths
+
+
+def summary_text(summary):
+    """A summary as JSON of one line per field and per file, to read and to diff."""
+    line = lambda v: json.dumps(v, ensure_ascii=False)
+    fields = [f"  {line(k)}: {line(v)}," for k, v in summary.items() if k != "files"]
+    files = ",\n".join(f"    {line(f)}" for f in summary["files"])
+    return "\n".join(["{", *fields, '  "files": [', files, "  ]", "}"]) + "\n"
 
 
 def readable(run):
