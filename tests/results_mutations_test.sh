@@ -28,10 +28,10 @@ echo "results mutations: seed $seed (VPIPE_RESULTS_SEED)"
 archive=$tmp/tree/docs/results/archive
 repack() {  # repack RUN CMD [keep]: CMD in archived RUN's folder, unpacked; then packed again by
             # scripts/archive-run with a fresh summary, or with the summary as it was (keep)
-  rm -rf "$tmp/x" && mkdir -p "$tmp/x" && tar -xJf "$archive/$1.tar.xz" -C "$tmp/x"
-  (cd "$tmp/x/$1" && eval "$2")
+  tar -xJf "$archive/$1.tar.xz" -C "$tmp/tree/docs/results"
+  (cd "$tmp/tree/docs/results/$1" && eval "$2")
   cp "$archive/$1.json" "$tmp/summary.json" && rm "$archive/$1.tar.xz" "$archive/$1.json"
-  python3 "$tmp/tree/scripts/archive-run" "$tmp/x/$1" >/dev/null
+  python3 "$tmp/tree/scripts/archive-run" "$tmp/tree/docs/results/$1" >/dev/null
   [[ ${3:-} != keep ]] || cp "$tmp/summary.json" "$archive/$1.json"
 }
 edit() {  # edit RUN CMD: CMD in RUN's folder (relative to docs/results; archive/RUN inside its tarball)
@@ -150,8 +150,8 @@ fresh
 mkdir -p "$tmp/tree/docs/results/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/lost-h200-2026-12-03-0000000/run.json"
 check_fails "a run nothing reads" "lost-h200-2026-12-03-0000000: no page reads or names it"
 fresh
-mkdir -p "$tmp/lost/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/lost/lost-h200-2026-12-03-0000000/run.json"
-python3 "$tmp/tree/scripts/archive-run" "$tmp/lost/lost-h200-2026-12-03-0000000" >/dev/null
+mkdir -p "$tmp/tree/docs/results/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/lost-h200-2026-12-03-0000000/run.json"
+python3 "$tmp/tree/scripts/archive-run" "$tmp/tree/docs/results/lost-h200-2026-12-03-0000000" >/dev/null
 check_fails "an archived run HISTORY does not list" "lacks 0000000"
 fresh
 mkdir -p "$archive/lost-h200-2026-12-03-0000000" && echo '{}' >"$archive/lost-h200-2026-12-03-0000000/run.json"
