@@ -97,13 +97,14 @@ def run_problems(run):
     try:
         have = archived_summary(run)
         files = archived(run, mark=False)
+        want = summary_of(run, files)  # a README that is not UTF-8 stops it too
     except UNREADABLE as e:
         return [f"{where} or its summary cannot be read: {e}"]
     if have is None:
         return [f"{where} has no summary {run}{SUMMARY} beside it (scripts/archive-run writes both)"]
     stray = [n for n in files if not n.startswith(run + "/") or ".." in n.split("/")]
     out = [f"{where} holds {n}, outside its folder {run}/" for n in sorted(stray)]
-    return out + differences(run, have, summary_of(run, files))
+    return out + differences(run, have, want)
 
 
 def differences(run, have, want):
