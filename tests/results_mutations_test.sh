@@ -7,7 +7,12 @@
 # their stored median; the raw runs and the median edited together (the page then differs); a file
 # copied from one run's folder into another's; an empty log; a run folder nothing reads or names;
 # a run's commit.txt or gpu.txt saying another commit or card than its folder's name; a run's
-# folder holding only its README.
+# folder holding only its README. An archived run is a tarball and its summary
+# (scripts/archive-run): the mutations above reach inside it (unpacked, changed, packed again with
+# a fresh summary, so the check must find them by what the files say), and the tarball must match
+# its summary: a byte changed in a file, a file deleted or added, a summary edited, one without
+# the other, a file outside the run's folder, a run left unpacked. Runs and files are drawn at
+# random, the seed printed.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -17,6 +22,81 @@ check_fails() {  # check_fails WHAT REASON: the check must fail, saying REASON
   if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then echo "FAIL: $1 passed the check"; exit 1; fi
   grep -q -- "$2" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: $1: not for the reason '$2'"; exit 1; }
   echo "ok: $1 fails the check"
+}
+seed=${VPIPE_RESULTS_SEED:-$RANDOM}
+echo "results mutations: seed $seed (VPIPE_RESULTS_SEED)"
+archive=$tmp/tree/docs/results/archive
+repack() {  # repack RUN CMD [keep]: CMD in archived RUN's folder, unpacked; then packed again by
+            # scripts/archive-run with a fresh summary, or with the summary as it was (keep)
+  tar -xJf "$archive/$1.tar.xz" -C "$tmp/tree/docs/results"
+  (cd "$tmp/tree/docs/results/$1" && eval "$2")
+  cp "$archive/$1.json" "$tmp/summary.json" && rm "$archive/$1.tar.xz" "$archive/$1.json"
+  python3 "$tmp/tree/scripts/archive-run" "$tmp/tree/docs/results/$1" >/dev/null
+  [[ ${3:-} != keep ]] || cp "$tmp/summary.json" "$archive/$1.json"
+}
+edit() {  # edit RUN CMD: CMD in RUN's folder (relative to docs/results; archive/RUN inside its tarball)
+  if [[ $1 == archive/* ]]; then repack "${1#archive/}" "$2"; else (cd "$tmp/tree/docs/results/$1" && eval "$2"); fi
+}
+flip() {  # flip FILE OFFSET: one bit of one byte changed
+  python3 -c "import sys; p = sys.argv[1]; b = bytearray(open(p, 'rb').read()); b[int(sys.argv[2])] ^= 1
+open(p, 'wb').write(b)" "$1" "$2"
+}
+archive_mutations() {  # an archived run, one of its files and a byte of it, drawn by the seed from
+                       # the runs of two files or more that no page but HISTORY reads or names
+  local run file offset
+  read -r run file offset < <(python3 - "$src" "$seed" <<'PY'
+import glob, json, os, random, sys
+src, seed = sys.argv[1], int(sys.argv[2])
+pages = "".join(open(p, encoding="utf-8").read() for p in glob.glob(f"{src}/docs/*.md") + [f"{src}/README.md"]
+                if not p.endswith("HISTORY.md"))
+summaries = [json.load(open(p)) for p in sorted(glob.glob(f"{src}/docs/results/archive/*.json"))
+             if os.path.exists(p[:-len(".json")] + ".tar.xz")]
+random.seed(seed)
+s = random.choice([s for s in summaries if len(s["files"]) > 1 and s["run"] not in pages])
+f = random.choice([f for f in s["files"] if f["bytes"] > 0])
+print(s["run"], f["name"][len(s["run"]) + 1:], random.randrange(f["bytes"]))
+PY
+)
+  echo "results mutations: archived run $run, its $file, byte $offset"
+  fresh
+  repack "$run" ":"
+  cmp -s "$archive/$run.json" "$src/docs/results/archive/$run.json" || { echo "FAIL: $run packed again: another summary"; exit 1; }
+  cp "$archive/$run.tar.xz" "$tmp/once.tar.xz" && repack "$run" ":"
+  cmp -s "$archive/$run.tar.xz" "$tmp/once.tar.xz" || { echo "FAIL: $run packed twice: two tarballs"; exit 1; }
+  python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; echo "FAIL: $run packed again fails the check"; exit 1; }
+  echo "ok: $run unpacked and packed again: the same summary, the same bytes twice, and the check passes"
+  repack "$run" "flip '$file' $offset" keep
+  check_fails "a byte changed in $run's $file" "$file is not the file .* lists (its size or sha256 differs)"
+  fresh && repack "$run" "rm -- '$file'" keep
+  check_fails "$run's $file deleted from its tarball" "lists $run/$file, which $run.tar.xz does not hold"
+  fresh && repack "$run" "echo more >added.txt" keep
+  check_fails "a file added to $run's tarball" "holds $run/added.txt, which .* does not list"
+  fresh
+  python3 - "$archive/$run.json" "$run/$file" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["files"]:
+    if f["name"] == sys.argv[2]:
+        f["sha256"] = "0" * 64
+json.dump(d, open(sys.argv[1], "w"))
+PY
+  check_fails "$run's summary with another sha256 for $file" "$file is not the file .* lists"
+  fresh && rm "$archive/$run.json"
+  check_fails "$run's tarball without its summary" "$run.tar.xz has no summary"
+  fresh && rm "$archive/$run.tar.xz"
+  check_fails "$run's summary without its tarball" "$run.json: no $run.tar.xz beside it"
+  fresh && truncate -s $(($(stat -c %s "$archive/$run.tar.xz") / 2)) "$archive/$run.tar.xz"
+  check_fails "$run's tarball cut short" "$run.tar.xz or its summary cannot be read"
+  fresh
+  python3 - "$tmp/tree/scripts" "$run" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from vpipe_results import archive, common
+run = sys.argv[2]
+files = {n: (d, 0o644) for n, d in common.archived(run).items()}
+archive.write(run, {**files, "elsewhere/stray.txt": (b"not this run's\n", 0o644)})
+PY
+  check_fails "a file outside $run's folder in its tarball" "holds elsewhere/stray.txt, outside its folder"
 }
 fresh
 # No git above it either: GIT_CEILING_DIRECTORIES stops the search at the copy.
@@ -61,8 +141,8 @@ fresh
 peers 1
 check_fails "raw runs and their median edited together" "docs/RESULTS.md (from the data)"
 fresh
-cp "$suite/peers/runs/peers.json" "$(ls -d "$tmp"/tree/docs/results/archive/gpu-smoke-h200-* | tail -1)/copied.json"
-check_fails "a file copied from another run" "is byte for byte"
+edit "archive/$(cd "$archive" && ls gpu-smoke-h200-*.tar.xz | tail -1 | sed 's/\.tar\.xz$//')" "cp '$suite/peers/runs/peers.json' copied.json"
+check_fails "a file copied from another run into an archived one" "is byte for byte"
 fresh
 : >"$suite/peers/empty.log"
 check_fails "an empty log" "is empty"
@@ -70,32 +150,40 @@ fresh
 mkdir -p "$tmp/tree/docs/results/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/lost-h200-2026-12-03-0000000/run.json"
 check_fails "a run nothing reads" "lost-h200-2026-12-03-0000000: no page reads or names it"
 fresh
-mkdir -p "$tmp/tree/docs/results/archive/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/archive/lost-h200-2026-12-03-0000000/run.json"
+mkdir -p "$tmp/tree/docs/results/lost-h200-2026-12-03-0000000" && echo '{}' >"$tmp/tree/docs/results/lost-h200-2026-12-03-0000000/run.json"
+python3 "$tmp/tree/scripts/archive-run" "$tmp/tree/docs/results/lost-h200-2026-12-03-0000000" >/dev/null
 check_fails "an archived run HISTORY does not list" "lacks 0000000"
+fresh
+mkdir -p "$archive/lost-h200-2026-12-03-0000000" && echo '{}' >"$archive/lost-h200-2026-12-03-0000000/run.json"
+check_fails "a run moved into the archive unpacked" "lost-h200-2026-12-03-0000000 is not packed"
 # A run's files say another commit or card than its folder's name (issue #82): two runs drawn
-# at random (seed printed) from those whose folder holds commit.txt, and from those with gpu.txt.
-seed=${VPIPE_RESULTS_SEED:-$RANDOM}
-echo "results mutations: seed $seed (VPIPE_RESULTS_SEED)"
-pick() {  # pick FILE N [NAMED]: N run folders (relative to docs/results) holding FILE whose
-          # name holds NAMED too, drawn by the seed
-  (cd "$src/docs/results" && ls -d */"$1" archive/*/"$1" 2>/dev/null | xargs -n1 dirname |
+# at random from those whose folder holds commit.txt, and from those with gpu.txt.
+pick() {  # pick FILE N [NAMED]: N run folders (relative to docs/results; an archived one as
+          # archive/RUN, its summary listing RUN/FILE) holding FILE whose name holds NAMED too
+  (cd "$src/docs/results" && { ls -d */"$1" 2>/dev/null | grep -v '^archive/' | xargs -n1 dirname
+    python3 -c "import glob, json, os
+for p in sorted(glob.glob('archive/*.json')):
+    d = json.load(open(p))
+    if isinstance(d, dict) and any(f['name'] == d['run'] + '/$1' for f in d.get('files', [])):
+        print('archive/' + d['run'])"; } |
     grep -E -- '-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9a-f]{7}' | grep -E -- "${3:-.}" |
     python3 -c "import random,sys; r=sys.stdin.read().split(); random.seed($seed); print(*random.sample(r, min($2, len(r))))")
 }
-for run in $(pick commit.txt 2); do
+for run in $(pick commit.txt 2) $(pick commit.txt 1 '^archive/'); do
   fresh
-  echo 0123456789abcdef0123456789abcdef01234567 >"$tmp/tree/docs/results/$run/commit.txt"
+  edit "$run" "echo 0123456789abcdef0123456789abcdef01234567 >commit.txt"
   check_fails "$run's commit.txt naming another commit" "commit.txt names 0123456789ab"
 done
-for run in $(pick gpu.txt 2 '-h[12]00-'); do
+for run in $(pick gpu.txt 2 '-h[12]00-') $(pick gpu.txt 1 '^archive/.*-h[12]00-'); do
   fresh
   card=$(basename "$run" | grep -oE -- '-h[12]00-' | tr -d - | tr a-z A-Z)
   other=$([[ $card == H100 ]] && echo H200 || echo H100)
-  echo "NVIDIA $other 80GB HBM3, 580.159.04, 81559 MiB" >"$tmp/tree/docs/results/$run/gpu.txt"
+  edit "$run" "echo 'NVIDIA $other 80GB HBM3, 580.159.04, 81559 MiB' >gpu.txt"
   check_fails "$run's gpu.txt naming the other card" "gpu.txt names no $card"
 done
 fresh
 run=$(pick commit.txt 1 '^archive/')  # (a run a page reads stops the generator first, at the file)
-find "$tmp/tree/docs/results/$run" -type f ! -name README.md -delete
+edit "$run" "find . -type f ! -name README.md -delete"
 check_fails "$run holding only its README" "holds no data, only a README"
+archive_mutations
 echo "ok: without git the check passes; every mutation fails it"

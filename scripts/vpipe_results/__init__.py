@@ -2,10 +2,12 @@
 
 docs/RESULTS.md is generated whole from the newest suite run (docs/results/suite-DATE-COMMIT/,
 made by scripts/gpu-suite); README.md's headline block from the same run; docs/HISTORY.md lists
-every older run under docs/results/archive/. Nothing published is typed.
+every older run under docs/results/archive/, each packed as RUN.tar.xz with its summary RUN.json
+(scripts/archive-run). Nothing published is typed.
 
 Modules, one per part of the page, so a reader can find where a figure comes from:
-  common      paths, reading files (each read marks its run), ranges and rounding
+  common      paths, reading files and archived runs (each read marks its run), ranges and rounding
+  archive     an archived run's tarball and summary: packing them, and checking one against the other
   suite       finding and loading the newest suite run
   machine     the machine record and its calibration
   peers       end to end against FFmpeg and PyTorch, 1 and 8 streams

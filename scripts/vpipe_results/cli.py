@@ -6,13 +6,13 @@ import glob
 import os
 import sys
 
-from . import decode_table, history, integrity, pages, suite
+from . import archive, decode_table, history, integrity, pages, suite
 from .common import ROOT
 
 
 def problems_in(s):
     out = [p for path, names in pages.BLOCKS.items() for p in pages.block_problems(path, names)]
-    out += integrity.copies_and_empty_files() + integrity.names_and_contents()
+    out += archive.problems() + integrity.copies_and_empty_files() + integrity.names_and_contents()
     out += decode_table.continuation_problems()
     out += [f"docs/results/archive/order.json or changes.json lacks {c} or differs from git (run scripts/results "
             "in a git checkout)" for c in history.stale(archived_commits(), s.commit)]

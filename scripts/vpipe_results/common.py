@@ -1,17 +1,26 @@
 """Paths, reading the committed data (each read marks its run as read), ranges and rounding."""
 import builtins
+import functools
 import glob
 import gzip
+import io
 import json
 import math
 import os
 import re
 import statistics
+import tarfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "docs", "results")
 ARCHIVE = os.path.join(RESULTS, "archive")
-READ = set()  # top-level entries of docs/results (and of archive/) some generator opened
+READ = set()  # top-level entries of docs/results (and archived runs) some generator opened
+# An archived run is two files in archive/: RUN.tar.xz, the folder RUN/ the run wrote (scripts/archive-run
+# packs it), and RUN.json, its summary (each file's size and sha256, its README's title). Beside them,
+# the archive's own records, and one page kept as a page since pages link to it.
+TARBALL, SUMMARY = ".tar.xz", ".json"
+RECORDS = ("order.json", "changes.json")
+PAGES = ("RESULTS-before-suite.md",)
 
 
 def rel(path):
@@ -32,6 +41,47 @@ def open_data(path, mode="r"):
     if path.endswith(".gz"):
         return gzip.open(path, mode + "t" if "b" not in mode else mode)
     return builtins.open(path, mode, encoding=None if "b" in mode else "utf-8")
+
+
+def archived_runs():
+    """The archived runs' names, sorted: every RUN of an archive/RUN.tar.xz."""
+    return sorted(e[:-len(TARBALL)] for e in os.listdir(ARCHIVE) if e.endswith(TARBALL))
+
+
+def archived(run, mark=True):
+    """An archived run's files, {name: bytes}, as archive/RUN.tar.xz holds them: RUN/… (a run
+    that was loose files, RUN.json and RUN.md, is the folder of those). Unpacked once. MARK marks
+    the run as read (the checks, which read every run, pass False)."""
+    if mark:
+        READ.add(run)
+    return _unpacked(run)
+
+
+@functools.lru_cache(maxsize=None)
+def _unpacked(run):
+    out = {}
+    with tarfile.open(os.path.join(ARCHIVE, run + TARBALL), "r:xz") as t:
+        for m in t:
+            if not m.isfile():
+                raise ValueError(f"{run}{TARBALL}: {m.name} is not a plain file")
+            out[m.name] = t.extractfile(m).read()
+    return out
+
+
+def archived_summary(run):
+    """An archived run's summary, archive/RUN.json (written with its tarball by scripts/archive-run
+    and checked against it by scripts/results --check), or None where it has none."""
+    path = os.path.join(ARCHIVE, run + SUMMARY)
+    if not os.path.exists(path):
+        return None
+    with builtins.open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def first_line(data):
+    """A README's first line as a title: '# A run, its point.' → 'A run, its point'."""
+    line = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").readline()
+    return line.strip().lstrip("# ").rstrip(".")
 
 
 def load_json(path):

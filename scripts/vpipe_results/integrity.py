@@ -1,9 +1,11 @@
 """Checks on the committed data itself, beside the pages: a file that is byte for byte another
-run's (one call's output copied into another's), an empty file, and a run nothing reads or names."""
+run's (one call's output copied into another's), an empty file, and a run nothing reads or names.
+An archived run is checked inside its tarball, as its folder was before it was packed."""
 import hashlib
 import os
 
-from .common import ARCHIVE, READ, RESULTS, RUN_NAME, rel
+from . import archive
+from .common import ARCHIVE, READ, RECORDS, RESULTS, RUN_NAME, SUMMARY, TARBALL, archived_runs, rel
 
 # Archived runs known to hold other calls' files (a script reused its output folder, fixed since).
 KNOWN_COPIES = {
@@ -14,33 +16,52 @@ KNOWN_COPIES = {
 
 
 def run_folders():
-    """(name, path) of every run: the suites and loose entries in docs/results, and the archive's."""
-    for base in (RESULTS, ARCHIVE):
-        if not os.path.isdir(base):
-            continue
-        for name in sorted(os.listdir(base)):
-            if name not in ("archive", "order.json", "changes.json"):
-                yield name, os.path.join(base, name)
+    """(name, path) of every run: the suites and loose entries in docs/results, each archived run
+    (its tarball), and whatever else archive/ holds (its page; a folder left unpacked)."""
+    for name in sorted(os.listdir(RESULTS)):
+        if name not in ("archive",) + RECORDS:
+            yield name, os.path.join(RESULTS, name)
+    if not os.path.isdir(ARCHIVE):
+        return
+    runs = archived_runs()
+    yield from ((run, os.path.join(ARCHIVE, run + TARBALL)) for run in runs)
+    for name in sorted(os.listdir(ARCHIVE)):
+        if not (name in RECORDS or name.endswith(TARBALL) or name.endswith(SUMMARY) and name[:-len(SUMMARY)] in runs):
+            yield name, os.path.join(ARCHIVE, name)
+
+
+def folder_files(name, path):
+    """A run's folder as {path inside it: (path shown, bytes)}: on disk, or in its tarball (shown
+    as docs/results/archive/RUN.tar.xz:RUN/…); None where the run is no folder (a loose file)."""
+    if path.endswith(TARBALL):
+        members = archive.readable(name)
+        if members is None:  # archive.problems() says why
+            return None
+        return {m[len(name) + 1:]: (f"{rel(path)}:{m}", d) for m, d in members.items() if m.startswith(name + "/")}
+    if not os.path.isdir(path):
+        return None
+    out = {}
+    for folder, _, names in os.walk(path):
+        for f in names:
+            p = os.path.join(folder, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, path)] = (rel(p), fh.read())
+    return out
 
 
 def copies_and_empty_files():
     seen, problems = {}, []
     for name, top in run_folders():
-        if name in KNOWN_COPIES or not os.path.isdir(top):
-            continue
-        for folder, _, names in os.walk(top):
-            for f in sorted(names):
-                path = os.path.join(folder, f)
-                size = os.path.getsize(path)
-                if size == 0:
-                    problems.append(f"{rel(path)} is empty (an empty log says nothing: delete it)")
-                elif size > 256:
-                    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
-                    other = seen.setdefault(digest, path)
-                    if os.path.dirname(other) != folder:
-                        problems.append(f"{rel(path)} is byte for byte {rel(other)}")
-    stale = [f"KNOWN_COPIES names {n}, which is not under docs/results/archive/" for n in KNOWN_COPIES
-             if not os.path.exists(os.path.join(ARCHIVE, n))]
+        files = folder_files(name, top) if name not in KNOWN_COPIES else None
+        for _, (shown, data) in sorted((files or {}).items()):
+            if not data:
+                problems.append(f"{shown} is empty (an empty log says nothing: delete it)")
+            elif len(data) > 256:
+                other = seen.setdefault(hashlib.sha256(data).hexdigest(), shown)
+                if os.path.dirname(other) != os.path.dirname(shown):
+                    problems.append(f"{shown} is byte for byte {other}")
+    stale = [f"KNOWN_COPIES names {n}, which is not archived in docs/results/archive/" for n in KNOWN_COPIES
+             if n not in archived_runs()]
     return problems + stale
 
 
@@ -51,21 +72,20 @@ def names_and_contents():
     built (one changed to another commit passed), gpu.txt the card it ran on."""
     problems = []
     for name, top in run_folders():
-        m = RUN_NAME.match(name)
-        if not os.path.isdir(top):
+        files = folder_files(name, top)
+        if files is None:
             continue
-        if not any(f != "README.md" for _, _, files in os.walk(top) for f in files):
+        if not any(os.path.basename(f) != "README.md" for f in files):
             problems.append(f"{rel(top)} holds no data, only a README")
-        if not m:
-            continue
-        commit_txt, gpu_txt = os.path.join(top, "commit.txt"), os.path.join(top, "gpu.txt")
-        if m["commit"] and os.path.exists(commit_txt):
-            built = (open(commit_txt, encoding="utf-8").read().split() or [""])[0]
+        m = RUN_NAME.match(name)
+        commit_txt, gpu_txt = files.get("commit.txt"), files.get("gpu.txt")
+        if m and m["commit"] and commit_txt:
+            built = (commit_txt[1].decode("utf-8").split() or [""])[0]
             if not built.startswith(m["commit"]):
-                problems.append(f"{rel(commit_txt)} names {built[:12] or 'nothing'}, the folder {m['commit']}")
-        if m["card"] and m["card"] != "cpu" and os.path.exists(gpu_txt):
-            if m["card"].upper() not in open(gpu_txt, encoding="utf-8").read():
-                problems.append(f"{rel(gpu_txt)} names no {m['card'].upper()}, as the folder does")
+                problems.append(f"{commit_txt[0]} names {built[:12] or 'nothing'}, the folder {m['commit']}")
+        if m and m["card"] and m["card"] != "cpu" and gpu_txt:
+            if m["card"].upper() not in gpu_txt[1].decode("utf-8"):
+                problems.append(f"{gpu_txt[0]} names no {m['card'].upper()}, as the folder does")
     return problems
 
 

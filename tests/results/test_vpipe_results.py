@@ -6,16 +6,19 @@ decode-queues rows divide by the probe with as many sessions, the decode-surface
 over rounds and give each run's surfaces from its reports, and the decode-resize rows group
 rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
 range each phase's mean over the streams across rounds, a missed ring target names its rows, a smoke is held to its time,
-and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same."""
+and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same;
+an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte."""
+import io
 import json
 import os
 import sys
+import tarfile
 import tempfile
 import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from vpipe_results import common, decode_table, history, pages, peers, smoke, strategies  # noqa: E402
+from vpipe_results import archive, common, decode_table, history, pages, peers, smoke, strategies  # noqa: E402
 
 
 class Ranges(unittest.TestCase):
@@ -423,6 +426,52 @@ class DecodeTenbit(unittest.TestCase):
             rows, _ = decode_table._stage_rows(os.path.join(run, "tr14.json"))
         self.assertEqual(rows, [["decode", "0.50", "0.62", "0.75", "2.00", "–"],
                                 ["cuda:resize", "0.25", "0.57", "0.90", "2.80", "0.070"]])
+
+
+class ArchivedRuns(unittest.TestCase):
+    RUN = "probe-h100-2026-12-07-abcdef0"
+    FILES = {f"{RUN}/README.md": (b"# A probe, on an H100.\nMore.\n", 0o644),
+             f"{RUN}/data/r1.json": (b'{"fps": 1}', 0o644), f"{RUN}/measure.sh": (b"#!/bin/sh\n", 0o755)}
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        for module in (common, archive):
+            patch = mock.patch.object(module, "ARCHIVE", self.dir.name)
+            patch.start()
+            self.addCleanup(patch.stop)
+        common._unpacked.cache_clear()
+        self.addCleanup(common._unpacked.cache_clear)
+
+    def test_the_same_files_pack_to_the_same_bytes_named_in_order_owned_by_no_one_at_time_0(self):
+        packed = archive.tarball(self.FILES)
+        self.assertEqual(packed, archive.tarball(dict(reversed(list(self.FILES.items())))))
+        with tarfile.open(fileobj=io.BytesIO(packed), mode="r:xz") as t:
+            members = t.getmembers()
+        self.assertEqual([m.name for m in members], sorted(self.FILES))
+        self.assertEqual({(m.mtime, m.uid, m.gid, m.uname, m.gname) for m in members}, {(0, 0, 0, "", "")})
+        self.assertEqual({m.name: m.mode for m in members}, {n: mode for n, (_, mode) in self.FILES.items()})
+
+    def test_a_run_reads_back_as_packed_and_its_summary_describes_it(self):
+        archive.write(self.RUN, self.FILES)
+        self.assertEqual(common.archived_runs(), [self.RUN])
+        self.assertEqual(common.archived(self.RUN, mark=False), {n: d for n, (d, _) in self.FILES.items()})
+        summary = common.archived_summary(self.RUN)
+        self.assertEqual((summary["title"], summary["commit"], summary["card"]), ("A probe, on an H100", "abcdef0", "h100"))
+        self.assertEqual(history.what(self.RUN), "A probe, on an H100")
+        self.assertEqual(archive.problems(), [])
+
+    def test_a_changed_byte_a_lost_summary_and_a_folder_left_unpacked_are_problems(self):
+        archive.write(self.RUN, {**self.FILES, f"{self.RUN}/data/r1.json": (b'{"fps": 2}', 0o644)})
+        with open(os.path.join(self.dir.name, self.RUN + ".json"), "w") as f:
+            f.write(archive.summary_text(archive.summary_of(self.RUN, {n: d for n, (d, _) in self.FILES.items()})))
+        os.makedirs(os.path.join(self.dir.name, "other-h100-2026-12-07-1234567"))
+        with open(os.path.join(self.dir.name, "gone-h100-2026-12-07-7654321.json"), "w") as f:
+            f.write("{}")
+        found = " | ".join(archive.problems())
+        self.assertIn(f"{self.RUN}/data/r1.json is not the file", found)
+        self.assertIn("other-h100-2026-12-07-1234567 is not packed", found)
+        self.assertIn("gone-h100-2026-12-07-7654321.json: no gone-h100-2026-12-07-7654321.tar.xz beside it", found)
 
 
 if __name__ == "__main__":

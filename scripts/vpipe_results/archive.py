@@ -1,0 +1,125 @@
+"""The archive, docs/results/archive/: each older run is one file, RUN.tar.xz, with its summary
+beside it, RUN.json (the run's name, date, commit and card, its README's title, and each file's
+size and sha256), so that a device call carries the history as a few compressed files and HISTORY
+reads a run's title without unpacking it. scripts/archive-run packs a run; scripts/results --check
+unpacks every tarball and fails where its summary does not describe it byte for byte."""
+import hashlib
+import io
+import json
+import lzma
+import os
+import tarfile
+
+from .common import (ARCHIVE, PAGES, RECORDS, RUN_NAME, SUMMARY, TARBALL, archived, archived_runs,
+                     archived_summary, first_line, rel)
+
+UNREADABLE = (OSError, EOFError, ValueError, tarfile.TarError, lzma.LZMAError)
+
+
+def summary_of(run, files):
+    """RUN.json as it must be for the tarball holding FILES ({name: bytes}): made here only,
+    by scripts/archive-run when it packs and by the check when it unpacks."""
+    m = RUN_NAME.match(run)
+    readme = files.get(f"{run}/README.md")
+    return {"run": run, "tarball": run + TARBALL,
+            "date": m and m["date"], "commit": m and m["commit"], "card": m and m["card"],
+            "title": None if readme is None else first_line(readme),
+            "files": [{"name": n, "bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+                      for n, d in sorted(files.items())]}
+
+
+def tarball(files):
+    """FILES ({name: (bytes, mode)}) as a .tar.xz that depends on nothing else: names sorted, no
+    folders, time 0, owner and group 0 and unnamed, xz -9e."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, (data, mode) in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), mode, 0
+            t.addfile(info, io.BytesIO(data))
+    return lzma.compress(raw.getvalue(), check=lzma.CHECK_CRC64, preset=9 | lzma.PRESET_EXTREME)
+
+
+def write(run, files):
+    """Writes archive/RUN.tar.xz and archive/RUN.json for FILES ({name: (bytes, mode)}); returns
+    their paths."""
+    paths = [os.path.join(ARCHIVE, run + TARBALL), os.path.join(ARCHIVE, run + SUMMARY)]
+    with open(paths[0], "wb") as f:
+        f.write(tarball(files))
+    with open(paths[1], "w", encoding="utf-8") as f:
+        f.write(summary_text(summary_of(run, {n: d for n, (d, _) in files.items()})))
+    return paths
+
+
+def summary_text(summary):
+    """A summary as JSON of one line per field and per file, to read and to diff."""
+    line = lambda v: json.dumps(v, ensure_ascii=False)
+    fields = [f"  {line(k)}: {line(v)}," for k, v in summary.items() if k != "files"]
+    files = ",\n".join(f"    {line(f)}" for f in summary["files"])
+    return "\n".join(["{", *fields, '  "files": [', files, "  ]", "}"]) + "\n"
+
+
+def readable(run):
+    """RUN's files as archived() gives them, or None where its tarball cannot be read (problems()
+    says why)."""
+    try:
+        return archived(run, mark=False)
+    except UNREADABLE:
+        return None
+
+
+def problems():
+    """What is wrong in archive/: an entry not packed, a tarball without its summary or a summary
+    without its tarball, a tarball that cannot be read or holds another run's files, and a summary
+    that does not describe its tarball (a member's bytes changed, one added or removed)."""
+    runs = archived_runs()
+    out = [loose_problem(e, runs) for e in sorted(os.listdir(ARCHIVE))]
+    for run in runs:
+        out += run_problems(run)
+    return [p for p in out if p]
+
+
+def loose_problem(entry, runs):
+    """What is wrong with an entry of archive/ that is no tarball: a summary whose tarball is gone,
+    a run's folder or file left unpacked. None for the archive's records and page."""
+    where = rel(os.path.join(ARCHIVE, entry))
+    if entry in RECORDS or entry in PAGES or entry.endswith(TARBALL):
+        return None
+    if entry.endswith(SUMMARY):
+        run = entry[:-len(SUMMARY)]
+        return None if run in runs else (f"{where}: no {run}{TARBALL} beside it (a summary whose tarball "
+                                         "is gone, or a run's file not packed)")
+    return f"{where} is not packed: scripts/archive-run {where}"
+
+
+def run_problems(run):
+    where = rel(os.path.join(ARCHIVE, run + TARBALL))
+    try:
+        have = archived_summary(run)
+        files = archived(run, mark=False)
+        want = summary_of(run, files)  # a README that is not UTF-8 stops it too
+    except UNREADABLE as e:
+        return [f"{where} or its summary cannot be read: {e}"]
+    if have is None:
+        return [f"{where} has no summary {run}{SUMMARY} beside it (scripts/archive-run writes both)"]
+    stray = [n for n in files if not n.startswith(run + "/") or ".." in n.split("/")]
+    out = [f"{where} holds {n}, outside its folder {run}/" for n in sorted(stray)]
+    return out + differences(run, have, want)
+
+
+def differences(run, have, want):
+    """How the stored summary HAVE differs from WANT, the one its tarball makes."""
+    if have == want:
+        return []
+    where, tar = rel(os.path.join(ARCHIVE, run + SUMMARY)), run + TARBALL
+    if not isinstance(have, dict):
+        return [f"{where} is not a summary (scripts/archive-run writes it)"]
+    out = [f"{where} says {k} {have.get(k)!r}, {tar} makes {want.get(k)!r}"
+           for k in sorted(set(have) | set(want)) if k != "files" and have.get(k) != want.get(k)]
+    listed = {f.get("name"): f for f in have.get("files") or [] if isinstance(f, dict)}
+    packed = {f["name"]: f for f in want["files"]}
+    out += [f"{where} lists {n}, which {tar} does not hold" for n in sorted(set(listed) - set(packed), key=str)]
+    out += [f"{tar} holds {n}, which {where} does not list" for n in sorted(set(packed) - set(listed))]
+    out += [f"{tar}: {n} is not the file {where} lists (its size or sha256 differs)"
+            for n in sorted(set(packed) & set(listed)) if listed[n] != packed[n]]
+    return out or [f"{where} does not describe {tar} (scripts/archive-run writes both)"]
