@@ -12,7 +12,7 @@ from .common import ARCHIVE, PAGES, ROOT, RUN_NAME, SUMMARY, archived_runs, arch
 
 ORDER = os.path.join(ARCHIVE, "order.json")      # commit → its commit time
 CHANGES = os.path.join(ARCHIVE, "changes.json")  # commit → code commits and files changed since the suite's
-CODE = ["pipeline", "memory", "kernels", "apps", "python", "CMakeLists.txt"]  # what a GPU run runs
+CODE = ["pipeline", "base", "memory", "kernels", "apps", "python", "CMakeLists.txt"]  # what a GPU run runs
 KINDS = {  # a run's kind (its name without machine, date and commit) → what it measured, where no README says
     "bench-kernels": "vpipe bench kernels (the first tables)", "bench-mem": "vpipe bench mem",
     "bench-pipeline": "vpipe bench pipeline: decode-only, no-encoder, end-to-end and encode-only fps",
