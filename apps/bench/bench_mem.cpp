@@ -872,7 +872,7 @@ int run_replay(const std::string& log_path, const std::vector<std::string>& stra
                double budget_gib) {
   if (auto reason = cuda_unavailable_reason(); !reason.empty()) {
     fmt::print(stderr, "vpipe bench replay: {}: nothing to replay on\n", reason);
-    return 2;
+    return 1;  // the machine, not the command line
   }
   std::ifstream in(log_path);
   if (!in) throw std::runtime_error(fmt::format("cannot open allocation log '{}'", log_path));

@@ -26,8 +26,11 @@ class BenchEncodeCommand final : public BenchCommand<bench::EncodeBenchOptions> 
         ->check(CLI::Range(1, 64))
         ->delimiter(',')
         ->capture_default_str();
+    // Segments start on keyframes: 0 (transcode's "the encoder's own") has no interval to cut at.
     add_schema_option(app_, "gop", o_.gop,
-                      "keyframe interval of every output; segments start on it");
+                      "keyframe interval of every output; segments start on it")
+        ->check(CLI::Range(1, 100000).description(""))
+        ->type_name("1..100000");
     add_schema_option(app_, "loop", o_.loop, "read the input N times over");
     app_->add_option("--repeat", o_.repeat, "measure every K this many times, in turn")
         ->check(CLI::Range(1, 100))

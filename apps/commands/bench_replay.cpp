@@ -17,7 +17,7 @@ class BenchReplayCommand final : public BenchCommand<ReplayOptions> {
   CLI::App* add(CLI::App& bench) override {
     app_ = bench.add_subcommand(
         "replay", "replay an allocation log (from bench mem --log) against memory strategies");
-    app_->add_option("log", o_.log, "the CSV log")->required();
+    app_->add_option("log", o_.log, "the CSV log")->required()->check(CLI::ExistingFile);
     add_schema_option(app_, "mem", o_.mem, "the strategies to replay against")->delimiter(',');
     app_->add_option("--budget-gib", o_.budget_gib, "device budget (0: none)");
     return app_;

@@ -99,7 +99,8 @@ class SoakCommand final : public Command {
 
   CLI::App* app_ = nullptr;
   SoakOptions o_;
-  std::string mem_ = "pool", compare_, duration_, budget_, gpus_, size_ = "1920x1080", rejudge_,
+  std::vector<std::string> compare_;
+  std::string mem_ = "pool", duration_, budget_, gpus_, size_ = "1920x1080", rejudge_,
               probe_max_ = "1G";
   std::int64_t frames_ = 0;
   double max_growth_pct_ = 10, max_drift_pct_ = 50, warmup_pct_ = 20, max_rss_growth_pct_ = 10;
@@ -113,10 +114,14 @@ CLI::App* SoakCommand::add(CLI::App& parent) {
       "memory, fragmentation, failures; CSV/JSON/PNG/HTML out; non-zero exit (3) when "
       "memory grows, latency drifts or an allocation fails");
   add_schema_option(soak, "mem", mem_, "the strategy to soak");
+  const auto strategy = schema_flag("mem");  // each of --compare's is a --mem
   soak->add_option("--compare", compare_,
                    fmt::format("several strategies, one after the other, same workload and seed: "
                                "e.g. {}",
-                               fmt::join(compared_strategy_names(), ",")));
+                               fmt::join(compared_strategy_names(), ",")))
+      ->check(strategy.check)
+      ->delimiter(',')
+      ->type_name(strategy.value + ",…");
   add_schema_option(
       soak, "gpus", gpus_,
       "run every strategy on each of these GPUs, the GPUs at once (all, a count, or a "
@@ -131,7 +136,8 @@ CLI::App* SoakCommand::add(CLI::App& parent) {
       ->check(CLI::IsMember({"constant", "ladder", "roi", "burst"}))
       ->capture_default_str();
   soak->add_option("--duration", duration_, "per strategy: seconds, or with a unit: 90s, 20m, 2h");
-  add_schema_option(soak, "frames", frames_, "per strategy: stop after N frames");
+  add_schema_option(soak, "frames", frames_, "per strategy: stop after N frames (default: none)")
+      ->default_str("");
   soak->add_option("--interval", o_.interval_s, "seconds between samples")
       ->check(CLI::Range(0.05, 3600.0))
       ->capture_default_str();
@@ -183,7 +189,7 @@ void SoakCommand::add_verdict_options(CLI::App* soak) {
 }
 
 void SoakCommand::finish() {
-  o_.strategies = compare_.empty() ? std::vector<std::string>{mem_} : split_list(compare_);
+  o_.strategies = compare_.empty() ? std::vector<std::string>{mem_} : compare_;
   if (!duration_.empty()) o_.duration_s = parse_duration(duration_, "--duration");
   if (frames_ > 0) o_.frames = frames_;
   if (!budget_.empty()) o_.budget = parse_bytes(budget_, "--budget");

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -346,6 +347,8 @@ std::string stand_ins(const std::string& help) {
   return args;
 }
 
+const std::regex kRange(R"((-?[0-9.]+)\.\.(-?[0-9.]+))");  // "0..100000"
+
 // A value the row refuses: the first of a few that its own set() throws on, or "".
 std::string refused_value(const vpipe::OptionSpec& row) {
   for (const char* v : {"nope", "0", "-1", "999999999"}) {
@@ -391,6 +394,11 @@ TEST(Cli, EveryCommandTakesTranscodeOptionsFromTheSchema) {
           EXPECT_NO_THROW(row.set(scratch, item))
               << command << " " << row.flag << " offers " << item << ", which transcode refuses";
         }
+      } else if (std::smatch in, of;
+                 std::regex_match(look, in, kRange) && std::regex_match(row.value, of, kRange)) {
+        // a range: the row's, or within it ("1..100000" of "0..100000")
+        EXPECT_TRUE(std::stod(of[1]) <= std::stod(in[1]) && std::stod(in[2]) <= std::stod(of[2]))
+            << command << " " << row.flag << " " << look << " is outside " << row.value;
       } else {
         EXPECT_EQ(look, row.value) << command << " " << row.flag;
       }
