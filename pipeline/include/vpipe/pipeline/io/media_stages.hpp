@@ -23,35 +23,13 @@
 #include "vpipe/pipeline/graph/phase_clock.hpp"
 #include "vpipe/pipeline/graph/stage.hpp"
 #include "vpipe/pipeline/io/cut.hpp"
+#include "vpipe/pipeline/io/media_counters.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
+#include "vpipe/pipeline/io/packet.hpp"
 
 namespace vpipe {
 
 class StreamReencoder;
-
-// A cut's span, in the video stream's time base as its packets carry it
-// (after the demuxer's shift): the decoders drop the frames shown outside it
-// (those decoded from the keyframe before the start, those reordered past the
-// end). A frame without a time is kept.
-struct FrameWindow {
-  std::int64_t from = INT64_MIN, until = INT64_MAX;
-  [[nodiscard]] bool keeps(std::int64_t pts) const {
-    return pts == AV_NOPTS_VALUE || (pts >= from && pts < until);
-  }
-  bool operator==(const FrameWindow&) const = default;
-};
-
-// A compressed packet in flight. For the muxer, pkt->stream_index is the
-// output stream and timestamps are still in the source's time base.
-struct Packet {
-  UniqueAVPacket pkt;
-  Clock::time_point origin{};
-  // No data: the input starts over (--loop). The decoder gives up every frame
-  // it holds back (B-frame reordering), then starts afresh (DecodeStage::restart
-  // says when it goes straight on instead).
-  bool drain = false;
-  FrameWindow window{};  // video: the frames of this pass of the input to keep (a cut)
-};
 
 // The input started over and `next` is the new pass's first packet: whether a
 // decoder that took the pass before (its frames cut to `window`) goes straight
@@ -87,49 +65,6 @@ class ThreadWaker {
 // decoder (latency from the demuxer); bounded.
 void remember(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts, Clock::time_point t);
 Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts);
-
-struct MediaCounters;
-// One packet out of `encoder`, counted; a packet of no bytes is a frame its rate control dropped
-// (libtheora below the bit rate a picture needs): a player repeats the frame before. Those are
-// counted apart and said once.
-void count_encoded(const AVPacket& pkt, const AVCodecContext& encoder, MediaCounters& counters);
-
-// Counters the stages update while running (read by progress and reports).
-struct MediaCounters {
-  std::atomic<std::int64_t> packets_read{0};
-  std::atomic<std::int64_t> frames_decoded{0};
-  std::atomic<std::int64_t> frames_cut{0};  // decoded, shown outside the cut: dropped
-  std::atomic<std::int64_t> decode_errors{0};
-  std::atomic<std::int64_t> frames_encoded{0};
-  std::atomic<std::int64_t> encoder_dropped{0};  // packets of no bytes: a player repeats the last
-  std::atomic<std::int64_t> frames_fitted{0};    // scaled to the encoder's size (size changed)
-  std::atomic<std::int64_t> ts_discontinuities{0};  // timestamp jumps closed up (MPEG-TS)
-  // Times not trusted: a frame's that went back or leapt (moved on), a packet's
-  // PTS far from its DTS (dropped).
-  std::atomic<std::int64_t> timestamps_repaired{0};
-  std::atomic<std::int64_t> packets_damaged{0};  // copied packets the muxer refused: dropped
-  std::atomic<std::int64_t> video_packets_written{0};
-  std::atomic<std::int64_t> other_packets_written{0};
-  // Steady state: frames written after the first kWarmUpFrames (decoder, encoder and
-  // CUDA set-up), over the time from that frame to the last: the rate without start-up.
-  static constexpr std::int64_t kWarmUpFrames = 30;
-  std::atomic<std::int64_t> warm_ns{0}, last_written_ns{0};  // steady clock
-  // One video frame or packet written: its latency (demux → now), the count, the clocks.
-  void count_written(Clock::time_point origin);
-  [[nodiscard]] double steady_fps() const;   // 0 for a run of kWarmUpFrames or fewer
-  std::atomic<std::int64_t> stalls{0};       // live input: reads that waited past the stall timeout
-  std::atomic<std::int64_t> reconnects{0};   // live input: connections opened again
-  std::atomic<std::int64_t> disconnects{0};  // live input: ended by a read error (the sender left)
-  Histogram latency_ns;
-  Histogram glass_ns;         // --read-stamps: stamp in the picture → encoder input
-  Histogram glass_steady_ns;  // the same, from 2 s after the first stamp on
-  std::atomic<std::int64_t> stamps_read{0}, stamps_missing{0};
-  std::atomic<std::int64_t> first_stamp_ns{
-      0};  // steady clock, when the first stamp was read  // demux → mux, per video packet
-};
-
-// --read-stamps: the glass-to-glass age of a host frame's stamp, counted.
-void record_stamp(const Frame& frame, MediaCounters& counters);
 
 // Reads packets: the video stream's go downstream, mapped streams' straight
 // to each output's muxer queue (copy_to; this stage closes them when done).
