@@ -25,6 +25,7 @@ extern "C" {
 #include "vpipe/pipeline/graph/fan_out.hpp"
 #include "vpipe/pipeline/graph/host_frames.hpp"
 #include "vpipe/pipeline/io/dash.hpp"
+#include "vpipe/pipeline/io/demux.hpp"
 #include "vpipe/pipeline/io/first_frame.hpp"
 #include "vpipe/pipeline/io/hls.hpp"
 #include "vpipe/pipeline/io/hw_probe.hpp"

@@ -1,15 +1,12 @@
-// The FFmpeg stages of a transcode, and the filter stage.
+// The FFmpeg stages of a transcode after the demuxer (demux.hpp), and the filter stage.
 //
 //  demux ──video packets──► decode ──frames──► filter … ──► encode ──packets──► mux
 //    └──────────── audio / other packets, copied untouched ──────────────────────┘
 #pragma once
 
-#include <pthread.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -22,6 +19,7 @@
 #include "vpipe/pipeline/graph/frame.hpp"
 #include "vpipe/pipeline/graph/phase_clock.hpp"
 #include "vpipe/pipeline/graph/stage.hpp"
+#include "vpipe/pipeline/graph/thread_waker.hpp"
 #include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/media_counters.hpp"
 #include "vpipe/pipeline/io/nvdec.hpp"
@@ -44,158 +42,10 @@ class StreamReencoder;
 [[nodiscard]] bool goes_straight_on(const AVCodecContext& decoder, const Packet& next,
                                     const FrameWindow& window);
 
-// A stage's thread, while it runs, so that Ctrl-C can break a read or a write
-// blocked in the kernel (a FIFO or pipe whose other end went quiet, a stalled
-// disk): wake() sends it SIGURG, for which the program installs a handler
-// without SA_RESTART, so the call returns EINTR and the FFmpeg I/O context's
-// interrupt callback ends it. Safe from any thread; does nothing when no
-// handler is installed (SIGURG would be ignored, breaking nothing).
-class ThreadWaker {
- public:
-  void enter();           // on the stage's thread (Stage::open)
-  void leave() noexcept;  // Stage::close: the thread is never signalled again
-  void wake() noexcept;
-
- private:
-  std::mutex mutex_;
-  std::optional<pthread_t> thread_;
-};
-
 // When each packet left the demuxer, by pts, until its frame comes out of a
 // decoder (latency from the demuxer); bounded.
 void remember(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts, Clock::time_point t);
 Clock::time_point recall(std::map<std::int64_t, Clock::time_point>& m, std::int64_t pts);
-
-// Reads packets: the video stream's go downstream, mapped streams' straight
-// to each output's muxer queue (copy_to; this stage closes them when done).
-class DemuxSource final : public Source<Packet> {
- public:
-  // realtime: release packets no faster than their timestamps (a file rehearsing a live feed).
-  DemuxSource(AVFormatContext* input, std::string path, int video_stream, MediaCounters& counters,
-              bool realtime = false);
-  // With a frame limit: copied packets from this time (seconds) on are
-  // dropped, so audio ends with the video, whatever the demuxer read ahead.
-  void copy_until(double seconds) { copy_until_s_ = seconds; }
-  // An output the copied streams go to (one decode, any number of outputs): input stream →
-  // its output stream (-1: not copied), its muxer's queue, and input stream → the
-  // re-encoder its packets go through first (reencode.hpp; null: copied as they are).
-  // Re-encoders are flushed at the end; the packets one could not take count as damaged.
-  void copy_to(std::vector<int> output_index, QueuePtr<Packet> copy_out,
-               std::vector<StreamReencoder*> reencoders);
-  // A cut (cut.hpp), resolved: seeks before its start (where it has one and
-  // the input is a file), shifts the timestamps, marks the video packets with
-  // the frames to keep, drops copied packets outside it, and ends each pass
-  // once the video has passed its end (a --loop repeats the span).
-  void cut(const Cut& c);
-  // Without a cut: the output's clock starts at zero where the input's starts at `origin_s`
-  // (its start_time, output_clock_shift_s): every timestamp minus it.
-  void start_clock_at(double origin_s) {
-    start_s_ = origin_s;
-    offset_s_ = -origin_s;
-  }
-  // Packets read before the pipeline ran (a pipe's, for its first frame: FirstFrame), sent on
-  // before any read from the input, as if read then.
-  void send_first(std::vector<UniqueAVPacket> packets) {
-    for (auto& p : packets) first_.push_back(std::move(p));
-  }
-  // Read the input `times` times over (seek back at the end), timestamps
-  // continuing: a long run from a short clip (benchmarks, soaks).
-  // Each start-over drains the decoder and seeks back to the start (by byte
-  // for MPEG-TS/PS and raw streams, by time for indexed containers), or,
-  // where the seek fails, opens the input afresh with `reopen`.
-  void loop(int times, std::function<UniqueDemuxContext()> reopen = {}) {
-    loops_left_ = times - 1;
-    reopen_loop_ = std::move(reopen);
-  }
-  // Live input: every read is watched (stall timeout, Ctrl-C). A stalled or
-  // failed read ends the input, unless `reopen` is given: then the input is
-  // opened again up to `attempts` times, as long as it brings the same video
-  // stream, timestamps continuing from where the last connection stopped.
-  void watch(InputWatch* w) { watch_ = w; }
-  // Ctrl-C (non-zero): a packet read short because the read was interrupted
-  // is not damage in the input: it is dropped, and the input ends there.
-  void interrupt(const std::atomic<int>* flag) { interrupt_ = flag; }
-  void reconnect(int attempts, std::function<UniqueDemuxContext()> reopen) {
-    reconnects_left_ = attempts;
-    reopen_ = std::move(reopen);
-  }
-  [[nodiscard]] std::string name() const override { return "demux"; }
-  Flow produce(Output<Packet>& out) override;
-  void finish(Output<Packet>& out) override;
-  void open() override { waker_.enter(); }
-  void close() noexcept override;
-  // Ctrl-C while a read blocks in the kernel (ThreadWaker).
-  void wake() noexcept { waker_.wake(); }
-
- private:
-  ThreadWaker waker_;
-  AVFormatContext* input_;
-  std::string path_;
-  int video_stream_;
-  // Where copied packets go: per output, input stream → output stream (-1:
-  // dropped), its muxer's queue, and the re-encoder of each stream (null: copied).
-  struct CopyTarget {
-    std::vector<int> output_index;
-    QueuePtr<Packet> out;
-    std::vector<StreamReencoder*> reencoders;
-  };
-  std::vector<CopyTarget> targets_;
-  // Per input stream, the packets its re-encoders could not take, counted once: the most
-  // of any output's (each output's re-encoder sees the same packets).
-  std::vector<std::int64_t> reencode_errors_;
-  bool copy_closed_ = false;
-  MediaCounters& counters_;
-  bool realtime_;
-  std::optional<double> copy_until_s_;
-  std::optional<double> first_ts_;  // seconds, of the first timed packet
-  Clock::time_point start_{};
-  bool rewind();
-  bool seek_to_start();
-  enum class CutVerdict { kKeep, kDrop, kPassOver };
-  CutVerdict apply_cut(AVPacket* pkt, int index);
-  bool clip_cue(AVPacket* pkt, AVRational tb) const;
-  bool seek_to_cut();                        // the keyframe before the cut's start, or the start
-  [[nodiscard]] FrameWindow window() const;  // the cut, as this pass's video timestamps
-  std::optional<Cut> cut_;
-  void send_copied(Packet p, int index);  // to each muxer, through its re-encoder if it has one
-  void send_copied(CopyTarget& t, Packet p, int index);
-  void reencoded(CopyTarget& t, int index, std::vector<UniqueAVPacket> packets,
-                 Clock::time_point origin);
-  [[nodiscard]] bool copied(int index) const;  // whether any output takes stream `index`
-  void flush_reencoders();
-  bool to_keyframe_ = false;     // after a cut's seek: video packets before a keyframe are dropped
-  bool video_past_end_ = false;  // this pass's video has passed the cut's end
-  bool copies_streams() const;
-  bool reopen(const std::string& why);
-  std::optional<Flow> read(AVPacket* pkt);
-  void retime(AVPacket* pkt);
-  void pace(std::int64_t ts, int index);
-  InputWatch* watch_ = nullptr;
-  const std::atomic<int>* interrupt_ = nullptr;
-  int reconnects_left_ = 0;
-  std::function<UniqueDemuxContext()> reopen_;
-  std::vector<UniqueDemuxContext> reopened_;  // kept to the end: streams' pointers stay valid
-  bool resync_ = false;                       // next timed packet continues the output's time
-  double out_end_s_ = 0;                      // latest end time written, output seconds
-  int loops_left_ = 0;
-  std::function<UniqueDemuxContext()> reopen_loop_;
-  UniqueDemuxContext looped_;         // this pass's input, when the loop reopens it
-  bool drain_pending_ = false;        // rewound: tell the decoder before the next packet
-  std::deque<UniqueAVPacket> first_;  // send_first's, not yet sent
-  double offset_s_ = 0;               // added to every timestamp of this pass
-  double pass_end_s_ = 0;             // latest end time seen, source seconds
-  std::optional<double> start_s_;     // earliest time seen
-  // Per stream, output seconds: the last packet's time and the one before it,
-  // and whether the last one was off the line (held: shifted on its own).
-  struct DtsTrack {
-    std::optional<double> last, before;
-    bool held = false;
-  };
-  std::map<int, DtsTrack> last_dts_s_;
-  [[nodiscard]] double close_up(int index, double out_t, double step);
-  void drop_damaged_pts(AVPacket* pkt);
-  [[nodiscard]] bool pts_fits(const AVPacket* pkt) const;  // after its DTS, within a reorder
-};
 
 // --max-in-flight: at most `limit` frames between the decoder and the end of
 // the pipeline. Each frame carries a ticket; the ticket returns when the last

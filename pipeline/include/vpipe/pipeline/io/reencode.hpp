@@ -1,7 +1,7 @@
 // A copied stream that the output cannot hold as it is, re-encoded between
 // the demuxer and the muxer: audio (audio_encode.hpp) or text subtitles
 // (subtitle_encode.hpp). The demuxer's thread pushes each of the stream's
-// packets through it (DemuxSource::reencode) and flushes it at the end.
+// packets through it (DemuxSource::copy_to, CopyFanOut) and flushes it at the end.
 #pragma once
 
 #include <cstdint>
