@@ -25,8 +25,6 @@ DemuxSource::DemuxSource(AVFormatContext* input, std::string path, int video_str
       clock_(path_, counters),
       realtime_(realtime) {}
 
-
-
 // Back to the start for the next pass: a byte stream (MPEG-TS/PS, a raw
 // Annex-B stream) by byte, exactly (a PS timestamp seek lands near the start;
 // a raw stream has no timestamps); an indexed container (MP4, MKV) by time,
@@ -171,8 +169,7 @@ bool DemuxSource::reopen(const std::string& why) {
         return false;
       }
       // Other streams keep their mapping only where the layout is the same.
-      copies_.remap(next->nb_streams == input_->nb_streams && v == video_stream_,
-                    next->nb_streams);
+      copies_.remap(next->nb_streams == input_->nb_streams && v == video_stream_, next->nb_streams);
       video_stream_ = v;
       input_ = next.get();
       reopened_.push_back(std::move(next));
@@ -232,10 +229,6 @@ std::optional<Flow> DemuxSource::read(AVPacket* pkt) {
   }
 }
 
-
-
-
-
 // --realtime: release the packet no sooner than its timestamp says.
 void DemuxSource::pace(std::int64_t ts, int index) {
   const double t = static_cast<double>(ts) * av_q2d(input_->streams[index]->time_base);
@@ -281,10 +274,6 @@ Flow DemuxSource::produce(Output<Packet>& out) {
   copies_.send(std::move(p), index);
   return Flow::kContinue;
 }
-
-
-
-
 
 void DemuxSource::finish(Output<Packet>& /*out*/) { copies_.finish(); }
 

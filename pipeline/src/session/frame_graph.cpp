@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "vpipe/pipeline/filters/filter_stage.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
 
 namespace vpipe {

@@ -24,8 +24,8 @@ class CopyFanOut {
   // re-encoder its packets go through first (null: copied as they are).
   void add(std::vector<int> output_index, QueuePtr<Packet> out,
            std::vector<StreamReencoder*> reencoders);
-  [[nodiscard]] bool copied(int index) const;  // whether any output takes stream `index`
-  void send(Packet p, int index);              // to each output that takes stream `index`
+  [[nodiscard]] bool copied(int index) const;      // whether any output takes stream `index`
+  void send(Packet p, int index);                  // to each output that takes stream `index`
   void remap(bool same_layout, unsigned streams);  // a live input reconnected
   // The end of the input: what each re-encoder holds (its resampler, its encoder's delay)
   // goes to the muxer, then every queue closes. Re-encoded packets an encoder could not take

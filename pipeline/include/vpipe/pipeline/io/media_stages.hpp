@@ -1,4 +1,4 @@
-// The FFmpeg stages of a transcode after the demuxer (demux.hpp), and the filter stage.
+// The FFmpeg stages of a transcode after the demuxer (demux.hpp): decode, encode, mux, null.
 //
 //  demux ──video packets──► decode ──frames──► filter … ──► encode ──packets──► mux
 //    └──────────── audio / other packets, copied untouched ──────────────────────┘
@@ -107,17 +107,6 @@ class DecodeStage final : public Stage<Packet, Frame> {
   const NvdecContext* nvdec_;
   std::map<std::int64_t, Clock::time_point> origin_by_pts_;
   std::int64_t next_index_ = 0;
-};
-
-// Runs one configured filter on every frame.
-class FilterStage final : public Stage<Frame, Frame> {
- public:
-  explicit FilterStage(ConfiguredFilter filter) : f_(std::move(filter)) {}
-  [[nodiscard]] std::string name() const override { return "filter:" + f_.label; }
-  Flow process(Frame in, Output<Frame>& out) override;
-
- private:
-  ConfiguredFilter f_;
 };
 
 // The end of a run that writes nothing (`-o null`): counts frames, records
