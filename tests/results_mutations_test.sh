@@ -11,8 +11,10 @@
 # (scripts/archive-run): the mutations above reach inside it (unpacked, changed, packed again with
 # a fresh summary, so the check must find them by what the files say), and the tarball must match
 # its summary: a byte changed in a file, a file deleted or added, a summary edited, one without
-# the other, a file outside the run's folder, a run left unpacked. Runs and files are drawn at
-# random, the seed printed.
+# the other, a file outside the run's folder, a run left unpacked. A link under docs/results (out
+# of the repository, dangling, to a tarball, inside a run) is one problem, "is a link", never
+# followed, and no mutation ends in a traceback. Runs and files are drawn at random, the seed
+# printed.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -21,6 +23,7 @@ fresh() { rm -rf "$tmp/tree" && mkdir -p "$tmp/tree" && cp -r "$src/scripts" "$s
 check_fails() {  # check_fails WHAT REASON: the check must fail, saying REASON
   if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then echo "FAIL: $1 passed the check"; exit 1; fi
   grep -q -- "$2" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: $1: not for the reason '$2'"; exit 1; }
+  ! grep -q Traceback "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: $1: a traceback, not a problem named"; exit 1; }
   echo "ok: $1 fails the check"
 }
 seed=${VPIPE_RESULTS_SEED:-$RANDOM}
@@ -97,6 +100,19 @@ files = {n: (d, 0o644) for n, d in common.archived(run).items()}
 archive.write(run, {**files, "elsewhere/stray.txt": (b"not this run's\n", 0o644)})
 PY
   check_fails "a file outside $run's folder in its tarball" "holds elsewhere/stray.txt, outside its folder"
+  link_mutations
+}
+link_mutations() {  # links under docs/results: each one problem, "is a link", never followed
+  fresh && ln -s "$run.tar.xz" "$archive/linked-h200-2026-12-03-0000000.tar.xz"
+  check_fails "a link to $run's tarball" "archive/linked-h200-2026-12-03-0000000.tar.xz is a link"
+  [[ $(grep -c linked-h200 "$tmp/out.txt") == 1 ]] || { cat "$tmp/out.txt"; echo "FAIL: a link named more than once"; exit 1; }
+  fresh && ln -s /etc "$archive/etcdir"
+  check_fails "a link out of the repository in the archive" "archive/etcdir is a link"
+  fresh && ln -s nowhere "$archive/dangling"
+  check_fails "a dangling link in the archive" "archive/dangling is a link"
+  ! grep -q "archive-run.*dangling" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: advice to pack a link"; exit 1; }
+  fresh && ln -s /etc "$suite/peers/etc"
+  check_fails "a link inside the suite's folder" "peers/etc is a link"
 }
 fresh
 # No git above it either: GIT_CEILING_DIRECTORIES stops the search at the copy.

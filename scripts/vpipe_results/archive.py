@@ -11,7 +11,7 @@ import os
 import tarfile
 
 from .common import (ARCHIVE, PAGES, RECORDS, RUN_NAME, SUMMARY, TARBALL, archived, archived_runs,
-                     archived_summary, first_line, rel)
+                     archived_summary, entries, first_line, rel)
 
 UNREADABLE = (OSError, EOFError, ValueError, tarfile.TarError, lzma.LZMAError)
 
@@ -71,9 +71,10 @@ def readable(run):
 def problems():
     """What is wrong in archive/: an entry not packed, a tarball without its summary or a summary
     without its tarball, a tarball that cannot be read or holds another run's files, and a summary
-    that does not describe its tarball (a member's bytes changed, one added or removed)."""
+    that does not describe its tarball (a member's bytes changed, one added or removed).
+    A link is none of these: integrity.odd_entries() names it, unfollowed."""
     runs = archived_runs()
-    out = [loose_problem(e, runs) for e in sorted(os.listdir(ARCHIVE))]
+    out = [loose_problem(e, runs) for e in entries(ARCHIVE)]
     for run in runs:
         out += run_problems(run)
     return [p for p in out if p]
@@ -87,8 +88,9 @@ def loose_problem(entry, runs):
         return None
     if entry.endswith(SUMMARY):
         run = entry[:-len(SUMMARY)]
-        return None if run in runs else (f"{where}: no {run}{TARBALL} beside it (a summary whose tarball "
-                                         "is gone, or a run's file not packed)")
+        if run in runs or os.path.islink(os.path.join(ARCHIVE, run + TARBALL)):  # a link: named as one
+            return None
+        return f"{where}: no {run}{TARBALL} beside it (a summary whose tarball is gone, or a run's file not packed)"
     return f"{where} is not packed: scripts/archive-run {where}"
 
 

@@ -43,9 +43,31 @@ def open_data(path, mode="r"):
     return builtins.open(path, mode, encoding=None if "b" in mode else "utf-8")
 
 
+def entries(folder):
+    """The names in FOLDER, sorted, less its links: a link is never followed (walk() finds each)."""
+    return sorted(e for e in os.listdir(folder) if not os.path.islink(os.path.join(folder, e)))
+
+
+def walk(top):
+    """(files, others) under the folder TOP, paths sorted: its plain files, and what is neither a
+    plain file nor a folder (a link, to a file or folder, dangling or not; a pipe). Never follows
+    a link: one is listed where it lies."""
+    if os.path.islink(top) or not os.path.isdir(top):
+        return [], [top]
+    files, others = [], []
+    for folder, dirs, names in os.walk(top):  # os.walk lists a link to a folder in DIRS, unfollowed
+        for name in dirs + names:
+            p = os.path.join(folder, name)
+            if os.path.islink(p) or not (os.path.isdir(p) or os.path.isfile(p)):
+                others.append(p)
+            elif name in names:
+                files.append(p)
+    return sorted(files), sorted(others)
+
+
 def archived_runs():
-    """The archived runs' names, sorted: every RUN of an archive/RUN.tar.xz."""
-    return sorted(e[:-len(TARBALL)] for e in os.listdir(ARCHIVE) if e.endswith(TARBALL))
+    """The archived runs' names, sorted: every RUN of an archive/RUN.tar.xz (a link is none)."""
+    return [e[:-len(TARBALL)] for e in entries(ARCHIVE) if e.endswith(TARBALL)]
 
 
 def archived(run, mark=True):

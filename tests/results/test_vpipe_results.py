@@ -7,7 +7,8 @@ over rounds and give each run's surfaces from its reports, and the decode-resize
 rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
 range each phase's mean over the streams across rounds, a missed ring target names its rows, a smoke is held to its time,
 and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same;
-an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte."""
+an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte;
+a link under docs/results is one problem, named before anything reads, and never followed."""
 import io
 import json
 import os
@@ -18,7 +19,8 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from vpipe_results import archive, common, decode_table, history, pages, peers, smoke, strategies  # noqa: E402
+from vpipe_results import (archive, cli, common, decode_table, history, integrity, pages, peers, smoke,  # noqa: E402
+                           strategies)
 
 
 class Ranges(unittest.TestCase):
@@ -472,6 +474,78 @@ class ArchivedRuns(unittest.TestCase):
         self.assertIn(f"{self.RUN}/data/r1.json is not the file", found)
         self.assertIn("other-h100-2026-12-07-1234567 is not packed", found)
         self.assertIn("gone-h100-2026-12-07-7654321.json: no gone-h100-2026-12-07-7654321.tar.xz beside it", found)
+
+
+def got(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def put(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+class TempTree(unittest.TestCase):
+    """A repository of its own: ROOT/docs/results/archive/ holding RUN, packed; every module's paths
+    point there."""
+    RUN = ArchivedRuns.RUN
+    FILES = ArchivedRuns.FILES
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        self.root = os.path.realpath(self.dir.name)
+        self.results = os.path.join(self.root, "docs", "results")
+        self.archive = os.path.join(self.results, "archive")
+        os.makedirs(self.archive)
+        paths = {"ROOT": self.root, "RESULTS": self.results, "ARCHIVE": self.archive}
+        for module in (common, archive, integrity, *self.modules()):
+            for name, value in paths.items():
+                if hasattr(module, name):
+                    patch = mock.patch.object(module, name, value)
+                    patch.start()
+                    self.addCleanup(patch.stop)
+        common._unpacked.cache_clear()
+        self.addCleanup(common._unpacked.cache_clear)
+        archive.write(self.RUN, self.FILES)
+
+    def modules(self):
+        return []
+
+    def path(self, *parts):
+        return os.path.join(self.results, *parts)
+
+    def tree(self):
+        """Every path under ROOT but .git: (kind, mode, bytes or link target)."""
+        out = {}
+        for folder, dirs, names in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            for n in dirs + names:
+                p = os.path.join(folder, n)
+                st = os.lstat(p)
+                what = os.readlink(p) if os.path.islink(p) else got(p) if os.path.isfile(p) else None
+                out[os.path.relpath(p, self.root)] = (st.st_mode, what)
+        return out
+
+
+class LinksAreNamedNotFollowed(TempTree):
+    LINKS = {"archive/etcdir": "/etc", "archive/dangling": "nowhere",
+             "archive/other-h100-2026-12-07-1234567.tar.xz": ArchivedRuns.RUN + ".tar.xz",
+             "run-h100-2026-12-07-7654321/inputs": "/etc", "run-h100-2026-12-07-7654321/log.txt": "../../../x"}
+
+    def test_each_link_is_one_problem_and_nothing_reads_through_it(self):
+        os.makedirs(self.path("run-h100-2026-12-07-7654321"))
+        put(self.path("run-h100-2026-12-07-7654321", "data.json"), b"{}")
+        for link, target in self.LINKS.items():
+            os.symlink(target, self.path(link))
+        found = integrity.odd_entries()
+        self.assertEqual([p.split(" ")[0] for p in found], sorted(f"docs/results/{n}" for n in self.LINKS))
+        self.assertTrue(all(" is a link: " in p for p in found), found)
+        self.assertEqual(cli.unsafe_problems(), found)
+        self.assertEqual(archive.problems(), [])  # no run, no advice to pack it, nothing unpacked
+        self.assertEqual([n for n, _ in integrity.run_folders()], ["run-h100-2026-12-07-7654321", self.RUN])
+        self.assertEqual(list(integrity.folder_files(*next(integrity.run_folders()))), ["data.json"])
 
 
 if __name__ == "__main__":
