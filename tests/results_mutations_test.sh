@@ -11,10 +11,11 @@
 # (scripts/archive-run): the mutations above reach inside it (unpacked, changed, packed again with
 # a fresh summary, so the check must find them by what the files say), and the tarball must match
 # its summary: a byte changed in a file, a file deleted or added, a summary edited, one without
-# the other, a file outside the run's folder, a run left unpacked. A link under docs/results (out
-# of the repository, dangling, to a tarball, inside a run) is one problem, "is a link", never
-# followed, and no mutation ends in a traceback. Runs and files are drawn at random, the seed
-# printed.
+# the other, a file outside the run's folder, a run left unpacked, a summary that is not one (cut
+# short, empty, not UTF-8, a field of another type), each named as a problem of that file; a
+# commit.txt that is not UTF-8. A link under docs/results (out of the repository, dangling, to a
+# tarball, inside a run) is one problem, "is a link", never followed, and no mutation ends in a
+# traceback. Runs and files are drawn at random, the seed printed.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -100,7 +101,29 @@ files = {n: (d, 0o644) for n, d in common.archived(run).items()}
 archive.write(run, {**files, "elsewhere/stray.txt": (b"not this run's\n", 0o644)})
 PY
   check_fails "a file outside $run's folder in its tarball" "holds elsewhere/stray.txt, outside its folder"
+  summary_mutations
   link_mutations
+}
+summary_mutations() {  # the drawn run's summary made another shape, each named as its problem
+  local edit kind
+  for edit in "cut|not JSON" "empty|not JSON" "latin1|not UTF-8" "files|the summary's files is 5, not a list" \
+              "name|file 1's name is .*, not text" "title|the summary's title is 5, not text or null"; do
+    kind=${edit%%|*}
+    fresh
+    python3 - "$archive/$run.json" "$kind" <<'PY'
+import json, sys
+path, kind = sys.argv[1:]
+raw = open(path, "rb").read()
+d = json.loads(raw)
+first = d["files"][0]
+out = {"cut": lambda: raw[:1], "empty": lambda: b"", "latin1": lambda: raw.replace(b'"run": "', b'"run": "\xe9', 1),
+       "files": lambda: json.dumps({**d, "files": 5}).encode(),
+       "name": lambda: json.dumps({**d, "files": [{**first, "name": [first["name"]]}] + d["files"][1:]}).encode(),
+       "title": lambda: json.dumps({**d, "title": 5}).encode()}[kind]()
+open(path, "wb").write(out)
+PY
+    check_fails "$run's summary edited ($kind)" "docs/results/archive/$run.json: ${edit#*|}"
+  done
 }
 link_mutations() {  # links under docs/results: each one problem, "is a link", never followed
   fresh && ln -s "$run.tar.xz" "$archive/linked-h200-2026-12-03-0000000.tar.xz"
@@ -190,6 +213,9 @@ for run in $(pick commit.txt 2) $(pick commit.txt 1 '^archive/'); do
   edit "$run" "echo 0123456789abcdef0123456789abcdef01234567 >commit.txt"
   check_fails "$run's commit.txt naming another commit" "commit.txt names 0123456789ab"
 done
+fresh
+edit "$run" "printf '\\xff\\xfe\\n' >commit.txt"
+check_fails "$run's commit.txt not UTF-8" "commit.txt names"
 for run in $(pick gpu.txt 2 '-h[12]00-') $(pick gpu.txt 1 '^archive/.*-h[12]00-'); do
   fresh
   card=$(basename "$run" | grep -oE -- '-h[12]00-' | tr -d - | tr a-z A-Z)

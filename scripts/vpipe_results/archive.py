@@ -10,7 +10,7 @@ import lzma
 import os
 import tarfile
 
-from .common import (ARCHIVE, PAGES, RECORDS, RUN_NAME, SUMMARY, TARBALL, archived, archived_runs,
+from .common import (ARCHIVE, PAGES, RECORDS, RUN_NAME, SUMMARY, TARBALL, ArchiveError, archived, archived_runs,
                      archived_summary, entries, first_line, rel)
 
 UNREADABLE = (OSError, EOFError, ValueError, tarfile.TarError, lzma.LZMAError)
@@ -80,6 +80,18 @@ def problems():
     return [p for p in out if p]
 
 
+def summary_problems():
+    """Each archived run's summary that is not of a summary's shape (common.archived_summary says
+    what is wrong): found before anything reads one."""
+    out = []
+    for run in archived_runs():
+        try:
+            archived_summary(run)
+        except ArchiveError as e:
+            out.append(str(e))
+    return out
+
+
 def loose_problem(entry, runs):
     """What is wrong with an entry of archive/ that is no tarball: a summary whose tarball is gone,
     a run's folder or file left unpacked. None for the archive's records and page."""
@@ -100,6 +112,8 @@ def run_problems(run):
         have = archived_summary(run)
         files = archived(run, mark=False)
         want = summary_of(run, files)  # a README that is not UTF-8 stops it too
+    except ArchiveError as e:
+        return [str(e)]
     except UNREADABLE as e:
         return [f"{where} or its summary cannot be read: {e}"]
     if have is None:
@@ -110,17 +124,16 @@ def run_problems(run):
 
 
 def differences(run, have, want):
-    """How the stored summary HAVE differs from WANT, the one its tarball makes."""
+    """How the stored summary HAVE (of a summary's shape: common.archived_summary checked it)
+    differs from WANT, the one its tarball makes."""
     if have == want:
         return []
     where, tar = rel(os.path.join(ARCHIVE, run + SUMMARY)), run + TARBALL
-    if not isinstance(have, dict):
-        return [f"{where} is not a summary (scripts/archive-run writes it)"]
-    out = [f"{where} says {k} {have.get(k)!r}, {tar} makes {want.get(k)!r}"
-           for k in sorted(set(have) | set(want)) if k != "files" and have.get(k) != want.get(k)]
-    listed = {f.get("name"): f for f in have.get("files") or [] if isinstance(f, dict)}
+    out = [f"{where} says {k} {have[k]!r}, {tar} makes {want[k]!r}"
+           for k in sorted(want) if k != "files" and have[k] != want[k]]
+    listed = {f["name"]: f for f in have["files"]}
     packed = {f["name"]: f for f in want["files"]}
-    out += [f"{where} lists {n}, which {tar} does not hold" for n in sorted(set(listed) - set(packed), key=str)]
+    out += [f"{where} lists {n}, which {tar} does not hold" for n in sorted(set(listed) - set(packed))]
     out += [f"{tar} holds {n}, which {where} does not list" for n in sorted(set(packed) - set(listed))]
     out += [f"{tar}: {n} is not the file {where} lists (its size or sha256 differs)"
             for n in sorted(set(packed) & set(listed)) if listed[n] != packed[n]]

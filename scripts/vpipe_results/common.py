@@ -43,6 +43,11 @@ def open_data(path, mode="r"):
     return builtins.open(path, mode, encoding=None if "b" in mode else "utf-8")
 
 
+class ArchiveError(ValueError):
+    """What breaks the archive's rules in a run to pack, a tarball or a summary; the message names
+    the file and the rule."""
+
+
 def entries(folder):
     """The names in FOLDER, sorted, less its links: a link is never followed (walk() finds each)."""
     return sorted(e for e in os.listdir(folder) if not os.path.islink(os.path.join(folder, e)))
@@ -90,14 +95,66 @@ def _unpacked(run):
     return out
 
 
+# A summary's fields and their types; each file's record (FILE_FIELDS) likewise.
+SUMMARY_FIELDS = {"run": str, "tarball": str, "date": (str, type(None)), "commit": (str, type(None)),
+                  "card": (str, type(None)), "title": (str, type(None)), "files": list}
+FILE_FIELDS = {"name": str, "bytes": int, "sha256": str}
+
+
 def archived_summary(run):
     """An archived run's summary, archive/RUN.json (written with its tarball by scripts/archive-run
-    and checked against it by scripts/results --check), or None where it has none."""
+    and checked against it by scripts/results --check), or None where it has none. Every reader
+    comes here, so none gets one that is not UTF-8 JSON of SUMMARY_FIELDS: ArchiveError says what
+    is wrong ("docs/results/archive/RUN.json: …")."""
     path = os.path.join(ARCHIVE, run + SUMMARY)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return None
-    with builtins.open(path, encoding="utf-8") as f:
-        return json.load(f)
+    where = rel(path)
+    if os.path.islink(path) or not os.path.isfile(path):
+        raise ArchiveError(f"{where} is a link or not a plain file (scripts/archive-run writes a file)")
+    with builtins.open(path, "rb") as f:
+        raw = f.read()
+    try:
+        summary = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ArchiveError(f"{where}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise ArchiveError(f"{where}: not JSON ({e.msg}, line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise ArchiveError(f"{where}: not a summary (JSON nested too deep to read)") from None
+    wrong = summary_schema_problem(summary)
+    if wrong:
+        raise ArchiveError(f"{where}: {wrong} (scripts/archive-run writes it)")
+    return summary
+
+
+def summary_schema_problem(summary):
+    """What in SUMMARY (parsed JSON) is not of a summary's shape, or None."""
+    wrong = _shape(summary, SUMMARY_FIELDS, "the summary")
+    for k, f in enumerate([] if wrong else summary["files"], 1):
+        wrong = wrong or _shape(f, FILE_FIELDS, f"file {k}")
+    if wrong:
+        return wrong
+    names = [f["name"] for f in summary["files"]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    return f"it lists {twice[0]} twice" if twice else None
+
+
+def _shape(obj, fields, what):
+    """What in OBJ is not an object of FIELDS ({key: type}) exactly, or None."""
+    if not isinstance(obj, dict):
+        return f"{what} is {json.dumps(obj)[:40]}, not an object"
+    missing, extra = sorted(set(fields) - set(obj)), sorted(set(obj) - set(fields))
+    if missing or extra:
+        return f"{what} " + " and ".join([f"lacks {', '.join(missing)}"] * bool(missing) +
+                                         [f"has {', '.join(extra)}, no field of a summary"] * bool(extra))
+    for key, kind in fields.items():
+        if isinstance(obj[key], bool) or not isinstance(obj[key], kind):  # JSON's true is no number
+            return f"{what}'s {key} is {json.dumps(obj[key])[:40]}, not {_TYPE_NAMES[kind]}"
+    return None
+
+
+_TYPE_NAMES = {str: "text", int: "a whole number", list: "a list", (str, type(None)): "text or null"}
 
 
 def first_line(data):

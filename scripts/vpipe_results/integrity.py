@@ -91,11 +91,11 @@ def names_and_contents():
         m = RUN_NAME.match(name)
         commit_txt, gpu_txt = files.get("commit.txt"), files.get("gpu.txt")
         if m and m["commit"] and commit_txt:
-            built = (commit_txt[1].decode("utf-8").split() or [""])[0]
+            built = (commit_txt[1].decode("utf-8", "replace").split() or [""])[0]
             if not built.startswith(m["commit"]):
                 problems.append(f"{commit_txt[0]} names {built[:12] or 'nothing'}, the folder {m['commit']}")
         if m and m["card"] and m["card"] != "cpu" and gpu_txt:
-            if m["card"].upper() not in gpu_txt[1].decode("utf-8"):
+            if m["card"].upper() not in gpu_txt[1].decode("utf-8", "replace"):
                 problems.append(f"{gpu_txt[0]} names no {m['card'].upper()}, as the folder does")
     return problems
 

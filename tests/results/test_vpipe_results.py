@@ -8,7 +8,8 @@ rounds by decoder threads, and the decode-ab rows pair head and base by round, a
 range each phase's mean over the streams across rounds, a missed ring target names its rows, a smoke is held to its time,
 and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same;
 an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte;
-a link under docs/results is one problem, named before anything reads, and never followed."""
+a summary of another shape is a problem named, never a traceback, and a link under docs/results is one problem,
+named before anything reads, and never followed."""
 import io
 import json
 import os
@@ -527,6 +528,45 @@ class TempTree(unittest.TestCase):
                 what = os.readlink(p) if os.path.islink(p) else got(p) if os.path.isfile(p) else None
                 out[os.path.relpath(p, self.root)] = (st.st_mode, what)
         return out
+
+
+class SummariesAreCheckedBeforeRead(TempTree):
+    """Each way a summary can be other than scripts/archive-run writes it, made from a good one: a
+    problem naming the file and what is wrong, found before anything reads the summary."""
+    EDITS = [  # (what, edit of the summary's text or of its parsed JSON, what the problem says)
+        ("cut short", lambda t: t[:1], "not JSON"),
+        ("empty", lambda t: b"", "not JSON"),
+        ("not UTF-8", lambda t: t.replace(b"A probe", b"A pr\xf6be"), "not UTF-8"),
+        ("a list", lambda d: [d], "the summary is [{"),
+        ("files a number", lambda d: {**d, "files": 5}, "the summary's files is 5, not a list"),
+        ("a title a number", lambda d: {**d, "title": 5}, "the summary's title is 5, not text or null"),
+        ("a key more", lambda d: {**d, "size": 1}, "the summary has size, no field of a summary"),
+        ("a key less", lambda d: {k: v for k, v in d.items() if k != "card"}, "the summary lacks card"),
+        ("a name a list", lambda d: {**d, "files": [{**d["files"][0], "name": ["a"]}] + d["files"][1:]},
+         'file 1\'s name is ["a"], not text'),
+        ("a size true", lambda d: {**d, "files": [{**d["files"][0], "bytes": True}] + d["files"][1:]},
+         "file 1's bytes is true, not a whole number"),
+        ("a file listed twice", lambda d: {**d, "files": d["files"] + d["files"][:1]},
+         f"it lists {ArchivedRuns.RUN}/README.md twice"),
+    ]
+
+    def test_each_is_a_problem_named_and_nothing_reads_it(self):
+        summary = self.path("archive", self.RUN + ".json")
+        good = got(summary)
+        for what, edit, says in self.EDITS:
+            with self.subTest(what):
+                text = edit(good) if what in ("cut short", "empty", "not UTF-8") else \
+                    json.dumps(edit(json.loads(good))).encode()
+                put(summary, text)
+                want = f"docs/results/archive/{self.RUN}.json: "
+                found = archive.summary_problems()
+                self.assertEqual(len(found), 1, found)
+                self.assertTrue(found[0].startswith(want), found[0])
+                self.assertIn(says, found[0])
+                self.assertIn(found[0], cli.unsafe_problems())
+                self.assertEqual(archive.problems(), found)  # the check's own pass names it too, no traceback
+        put(summary, good)
+        self.assertEqual(archive.summary_problems() + archive.problems(), [])
 
 
 class LinksAreNamedNotFollowed(TempTree):
