@@ -10,12 +10,12 @@
 # folder holding only its README. An archived run is a tarball and its summary
 # (scripts/archive-run): the mutations above reach inside it (unpacked, changed, packed again with
 # a fresh summary, so the check must find them by what the files say), and the tarball must match
-# its summary: a byte changed in a file, a file deleted or added, a summary edited, one without
-# the other, a file outside the run's folder, a run left unpacked, a summary that is not one (cut
-# short, empty, not UTF-8, a field of another type), each named as a problem of that file; a
-# commit.txt that is not UTF-8. A link under docs/results (out of the repository, dangling, to a
-# tarball, inside a run) is one problem, "is a link", never followed, and no mutation ends in a
-# traceback. Runs and files are drawn at random, the seed printed.
+# its summary: a byte changed in a file or its mode, a file deleted or added, or held twice, a
+# summary edited, one without the other, a file outside the run's folder, a run left unpacked, a
+# summary that is not one (cut short, empty, not UTF-8, a field of another type), each named as a
+# problem of that file, never a traceback; a commit.txt that is not UTF-8. A link under
+# docs/results (out of the repository, dangling, to a tarball, inside a run) is one problem, "is a
+# link", and never followed. Runs and files are drawn at random, the seed printed.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -45,10 +45,9 @@ flip() {  # flip FILE OFFSET: one bit of one byte changed
   python3 -c "import sys; p = sys.argv[1]; b = bytearray(open(p, 'rb').read()); b[int(sys.argv[2])] ^= 1
 open(p, 'wb').write(b)" "$1" "$2"
 }
-archive_mutations() {  # an archived run, one of its files and a byte of it, drawn by the seed from
-                       # the runs of two files or more that no page but HISTORY reads or names
-  local run file offset
-  read -r run file offset < <(python3 - "$src" "$seed" <<'PY'
+draw() {  # run, file, offset, mode: an archived run, one of its files, a byte of it and its mode,
+         # drawn by the seed from the runs of two files or more that no page but HISTORY reads or names
+  read -r run file offset mode < <(python3 - "$src" "$seed" <<'PY'
 import glob, json, os, random, sys
 src, seed = sys.argv[1], int(sys.argv[2])
 pages = "".join(open(p, encoding="utf-8").read() for p in glob.glob(f"{src}/docs/*.md") + [f"{src}/README.md"]
@@ -58,10 +57,12 @@ summaries = [json.load(open(p)) for p in sorted(glob.glob(f"{src}/docs/results/a
 random.seed(seed)
 s = random.choice([s for s in summaries if len(s["files"]) > 1 and s["run"] not in pages])
 f = random.choice([f for f in s["files"] if f["bytes"] > 0])
-print(s["run"], f["name"][len(s["run"]) + 1:], random.randrange(f["bytes"]))
+print(s["run"], f["name"][len(s["run"]) + 1:], random.randrange(f["bytes"]), f["mode"])
 PY
 )
-  echo "results mutations: archived run $run, its $file, byte $offset"
+  echo "results mutations: archived run $run, its $file, byte $offset, mode $mode"
+}
+archive_mutations() {  # on the drawn run
   fresh
   repack "$run" ":"
   cmp -s "$archive/$run.json" "$src/docs/results/archive/$run.json" || { echo "FAIL: $run packed again: another summary"; exit 1; }
@@ -70,7 +71,7 @@ PY
   python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; echo "FAIL: $run packed again fails the check"; exit 1; }
   echo "ok: $run unpacked and packed again: the same summary, the same bytes twice, and the check passes"
   repack "$run" "flip '$file' $offset" keep
-  check_fails "a byte changed in $run's $file" "$file is not the file .* lists (its size or sha256 differs)"
+  check_fails "a byte changed in $run's $file" "$file is not the file .* lists (its sha256 differs)"
   fresh && repack "$run" "rm -- '$file'" keep
   check_fails "$run's $file deleted from its tarball" "lists $run/$file, which $run.tar.xz does not hold"
   fresh && repack "$run" "echo more >added.txt" keep
@@ -97,10 +98,27 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from vpipe_results import archive, common
 run = sys.argv[2]
-files = {n: (d, 0o644) for n, d in common.archived(run).items()}
+files = common.archived_members(run)
 archive.write(run, {**files, "elsewhere/stray.txt": (b"not this run's\n", 0o644)})
 PY
   check_fails "a file outside $run's folder in its tarball" "holds elsewhere/stray.txt, outside its folder"
+  fresh && repack "$run" "chmod $([[ $mode == 0755 ]] && echo 0644 || echo 0755) -- '$file'" keep
+  check_fails "$run's $file with its mode changed" "$file is not the file .* lists (its mode differs"
+  fresh
+  python3 - "$tmp/tree/scripts" "$run" "$run/$file" <<'PY'
+import io, lzma, sys, tarfile
+sys.path.insert(0, sys.argv[1])
+from vpipe_results import common
+run, twice = sys.argv[2:]
+raw = io.BytesIO()
+with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+    for name, (data, mode) in sorted(common.archived_members(run).items()) + [(twice, (b"another\n", 0o644))]:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), mode
+        t.addfile(info, io.BytesIO(data))
+open(f"{common.ARCHIVE}/{run}.tar.xz", "wb").write(lzma.compress(raw.getvalue()))
+PY
+  check_fails "$run's tarball holding $file twice" "holds $run/$file twice"
   summary_mutations
   link_mutations
 }
@@ -227,5 +245,6 @@ fresh
 run=$(pick commit.txt 1 '^archive/')  # (a run a page reads stops the generator first, at the file)
 edit "$run" "find . -type f ! -name README.md -delete"
 check_fails "$run holding only its README" "holds no data, only a README"
+draw
 archive_mutations
 echo "ok: without git the check passes; every mutation fails it"

@@ -10,22 +10,27 @@ import lzma
 import os
 import tarfile
 
-from .common import (ARCHIVE, PAGES, RECORDS, RUN_NAME, SUMMARY, TARBALL, ArchiveError, archived, archived_runs,
-                     archived_summary, entries, first_line, rel)
+from .common import (ARCHIVE, PAGES, RECORDS, RUN_NAME, SUMMARY, TARBALL, ArchiveError, archived, archived_members,
+                     archived_runs, archived_summary, entries, first_line, rel)
 
 UNREADABLE = (OSError, EOFError, ValueError, tarfile.TarError, lzma.LZMAError)
 
 
 def summary_of(run, files):
-    """RUN.json as it must be for the tarball holding FILES ({name: bytes}): made here only,
-    by scripts/archive-run when it packs and by the check when it unpacks."""
+    """RUN.json as it must be for the tarball holding FILES ({name: (bytes, mode)}): made here only,
+    by scripts/archive-run when it packs and by the check when it unpacks. ArchiveError where the
+    README, whose first line is the title, is not UTF-8."""
     m = RUN_NAME.match(run)
     readme = files.get(f"{run}/README.md")
+    try:
+        title = None if readme is None else first_line(readme[0])
+    except UnicodeDecodeError as e:
+        raise ArchiveError(f"{run}/README.md is not UTF-8 ({e.reason} at byte {e.start}): its first line is "
+                           "the run's title (convert it, e.g. iconv -f latin1 -t utf-8)") from None
     return {"run": run, "tarball": run + TARBALL,
-            "date": m and m["date"], "commit": m and m["commit"], "card": m and m["card"],
-            "title": None if readme is None else first_line(readme),
-            "files": [{"name": n, "bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()}
-                      for n, d in sorted(files.items())]}
+            "date": m and m["date"], "commit": m and m["commit"], "card": m and m["card"], "title": title,
+            "files": [{"name": n, "mode": f"{mode:04o}", "bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+                      for n, (d, mode) in sorted(files.items())]}
 
 
 def tarball(files):
@@ -47,7 +52,7 @@ def write(run, files):
     with open(paths[0], "wb") as f:
         f.write(tarball(files))
     with open(paths[1], "w", encoding="utf-8") as f:
-        f.write(summary_text(summary_of(run, {n: d for n, (d, _) in files.items()})))
+        f.write(summary_text(summary_of(run, files)))
     return paths
 
 
@@ -71,7 +76,7 @@ def readable(run):
 def problems():
     """What is wrong in archive/: an entry not packed, a tarball without its summary or a summary
     without its tarball, a tarball that cannot be read or holds another run's files, and a summary
-    that does not describe its tarball (a member's bytes changed, one added or removed).
+    that does not describe its tarball (a member's bytes or mode changed, one added or removed).
     A link is none of these: integrity.odd_entries() names it, unfollowed."""
     runs = archived_runs()
     out = [loose_problem(e, runs) for e in entries(ARCHIVE)]
@@ -109,15 +114,17 @@ def loose_problem(entry, runs):
 def run_problems(run):
     where = rel(os.path.join(ARCHIVE, run + TARBALL))
     try:
-        have = archived_summary(run)
-        files = archived(run, mark=False)
-        want = summary_of(run, files)  # a README that is not UTF-8 stops it too
+        have, files = archived_summary(run), archived_members(run)
     except ArchiveError as e:
         return [str(e)]
     except UNREADABLE as e:
         return [f"{where} or its summary cannot be read: {e}"]
     if have is None:
         return [f"{where} has no summary {run}{SUMMARY} beside it (scripts/archive-run writes both)"]
+    try:
+        want = summary_of(run, files)
+    except ArchiveError as e:  # a README that is not UTF-8
+        return [f"{where}: {e}"]
     stray = [n for n in files if not n.startswith(run + "/") or ".." in n.split("/")]
     out = [f"{where} holds {n}, outside its folder {run}/" for n in sorted(stray)]
     return out + differences(run, have, want)
@@ -135,6 +142,13 @@ def differences(run, have, want):
     packed = {f["name"]: f for f in want["files"]}
     out += [f"{where} lists {n}, which {tar} does not hold" for n in sorted(set(listed) - set(packed))]
     out += [f"{tar} holds {n}, which {where} does not list" for n in sorted(set(packed) - set(listed))]
-    out += [f"{tar}: {n} is not the file {where} lists (its size or sha256 differs)"
+    out += [f"{tar}: {n} is not the file {where} lists ({file_difference(packed[n], listed[n])})"
             for n in sorted(set(packed) & set(listed)) if listed[n] != packed[n]]
     return out or [f"{where} does not describe {tar} (scripts/archive-run writes both)"]
+
+
+def file_difference(packed, listed):
+    """What differs between a member as packed and as its summary lists it: 'its sha256 differs'."""
+    what = [w for k, w in (("bytes", "size"), ("sha256", "sha256"), ("mode", "mode")) if packed[k] != listed[k]]
+    text = f"its {' and '.join(what)} differ{'s' if len(what) == 1 else ''}"
+    return text + (f": {packed['mode']} packed, {listed['mode']} listed" if "mode" in what else "")

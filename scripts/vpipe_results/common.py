@@ -81,24 +81,29 @@ def archived(run, mark=True):
     the run as read (the checks, which read every run, pass False)."""
     if mark:
         READ.add(run)
-    return _unpacked(run)
+    return {n: d for n, (d, _) in archived_members(run).items()}
 
 
 @functools.lru_cache(maxsize=None)
-def _unpacked(run):
-    out = {}
-    with tarfile.open(os.path.join(ARCHIVE, run + TARBALL), "r:xz") as t:
+def archived_members(run):
+    """An archived run's files with their modes, {name: (bytes, mode)}. ArchiveError where a member
+    is not a plain file or a name comes twice (the later would hide the earlier when unpacked)."""
+    path, out = os.path.join(ARCHIVE, run + TARBALL), {}
+    with tarfile.open(path, "r:xz") as t:
         for m in t:
             if not m.isfile():
-                raise ValueError(f"{run}{TARBALL}: {m.name} is not a plain file")
-            out[m.name] = t.extractfile(m).read()
+                raise ArchiveError(f"{rel(path)}: {m.name} is not a plain file")
+            if m.name in out:
+                raise ArchiveError(f"{rel(path)} holds {m.name} twice (tar -x would keep the later one only)")
+            out[m.name] = (t.extractfile(m).read(), m.mode)
     return out
 
 
-# A summary's fields and their types; each file's record (FILE_FIELDS) likewise.
+# A summary's fields and their types; each file's record (FILE_FIELDS) likewise. A mode is octal
+# as ls shows it: "0644", "0755".
 SUMMARY_FIELDS = {"run": str, "tarball": str, "date": (str, type(None)), "commit": (str, type(None)),
                   "card": (str, type(None)), "title": (str, type(None)), "files": list}
-FILE_FIELDS = {"name": str, "bytes": int, "sha256": str}
+FILE_FIELDS = {"name": str, "mode": str, "bytes": int, "sha256": str}
 
 
 def archived_summary(run):

@@ -7,11 +7,12 @@ over rounds and give each run's surfaces from its reports, and the decode-resize
 rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
 range each phase's mean over the streams across rounds, a missed ring target names its rows, a smoke is held to its time,
 and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same;
-an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte;
-a summary of another shape is a problem named, never a traceback, and a link under docs/results is one problem,
-named before anything reads, and never followed."""
+an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte
+or mode; a summary of another shape, a member named twice and a link are problems named, never a traceback, and
+no link is followed."""
 import io
 import json
+import lzma
 import os
 import sys
 import tarfile
@@ -443,8 +444,8 @@ class ArchivedRuns(unittest.TestCase):
             patch = mock.patch.object(module, "ARCHIVE", self.dir.name)
             patch.start()
             self.addCleanup(patch.stop)
-        common._unpacked.cache_clear()
-        self.addCleanup(common._unpacked.cache_clear)
+        common.archived_members.cache_clear()
+        self.addCleanup(common.archived_members.cache_clear)
 
     def test_the_same_files_pack_to_the_same_bytes_named_in_order_owned_by_no_one_at_time_0(self):
         packed = archive.tarball(self.FILES)
@@ -467,7 +468,7 @@ class ArchivedRuns(unittest.TestCase):
     def test_a_changed_byte_a_lost_summary_and_a_folder_left_unpacked_are_problems(self):
         archive.write(self.RUN, {**self.FILES, f"{self.RUN}/data/r1.json": (b'{"fps": 2}', 0o644)})
         with open(os.path.join(self.dir.name, self.RUN + ".json"), "w") as f:
-            f.write(archive.summary_text(archive.summary_of(self.RUN, {n: d for n, (d, _) in self.FILES.items()})))
+            f.write(archive.summary_text(archive.summary_of(self.RUN, self.FILES)))
         os.makedirs(os.path.join(self.dir.name, "other-h100-2026-12-07-1234567"))
         with open(os.path.join(self.dir.name, "gone-h100-2026-12-07-7654321.json"), "w") as f:
             f.write("{}")
@@ -507,8 +508,8 @@ class TempTree(unittest.TestCase):
                     patch = mock.patch.object(module, name, value)
                     patch.start()
                     self.addCleanup(patch.stop)
-        common._unpacked.cache_clear()
-        self.addCleanup(common._unpacked.cache_clear)
+        common.archived_members.cache_clear()
+        self.addCleanup(common.archived_members.cache_clear)
         archive.write(self.RUN, self.FILES)
 
     def modules(self):
@@ -544,6 +545,8 @@ class SummariesAreCheckedBeforeRead(TempTree):
         ("a key less", lambda d: {k: v for k, v in d.items() if k != "card"}, "the summary lacks card"),
         ("a name a list", lambda d: {**d, "files": [{**d["files"][0], "name": ["a"]}] + d["files"][1:]},
          'file 1\'s name is ["a"], not text'),
+        ("a file without its mode", lambda d: {**d, "files": [{k: v for k, v in f.items() if k != "mode"}
+                                                              for f in d["files"]]}, "file 1 lacks mode"),
         ("a size true", lambda d: {**d, "files": [{**d["files"][0], "bytes": True}] + d["files"][1:]},
          "file 1's bytes is true, not a whole number"),
         ("a file listed twice", lambda d: {**d, "files": d["files"] + d["files"][:1]},
@@ -567,6 +570,27 @@ class SummariesAreCheckedBeforeRead(TempTree):
                 self.assertEqual(archive.problems(), found)  # the check's own pass names it too, no traceback
         put(summary, good)
         self.assertEqual(archive.summary_problems() + archive.problems(), [])
+
+
+class MembersAreCheckedByModeAndName(TempTree):
+    def test_a_changed_mode_is_a_problem(self):
+        script = f"{self.RUN}/measure.sh"
+        put(self.path("archive", self.RUN + ".tar.xz"),
+            archive.tarball({**self.FILES, script: (self.FILES[script][0], 0o644)}))
+        self.assertEqual(archive.problems(), [
+            f"{self.RUN}.tar.xz: {script} is not the file docs/results/archive/{self.RUN}.json lists "
+            "(its mode differs: 0644 packed, 0755 listed)"])
+
+    def test_a_member_named_twice_is_a_problem(self):
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w") as t:
+            for data in (b"first", b"second"):
+                info = tarfile.TarInfo(f"{self.RUN}/README.md")
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        put(self.path("archive", self.RUN + ".tar.xz"), lzma.compress(raw.getvalue()))
+        self.assertEqual(archive.problems(), [f"docs/results/archive/{self.RUN}.tar.xz holds {self.RUN}/README.md "
+                                              "twice (tar -x would keep the later one only)"])
 
 
 class LinksAreNamedNotFollowed(TempTree):
