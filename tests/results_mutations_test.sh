@@ -15,7 +15,9 @@
 # summary that is not one (cut short, empty, not UTF-8, a field of another type), each named as a
 # problem of that file, never a traceback; a commit.txt that is not UTF-8. A link under
 # docs/results (out of the repository, dangling, to a tarball, inside a run) is one problem, "is a
-# link", and never followed. Runs and files are drawn at random, the seed printed.
+# link", and never followed. And scripts/archive-run refuses, changing nothing, the archive itself,
+# an archived run's files, a run named with a space, a run holding a link and one whose README is
+# not UTF-8. Runs and files are drawn at random, the seed printed.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -155,6 +157,33 @@ link_mutations() {  # links under docs/results: each one problem, "is a link", n
   fresh && ln -s /etc "$suite/peers/etc"
   check_fails "a link inside the suite's folder" "peers/etc is a link"
 }
+snapshot() { (cd "$tmp/tree/docs/results" && find . -printf '%p %m %y %l\n' | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum; }
+refused() {  # refused WHAT REASON PATH...: scripts/archive-run must fail, saying REASON, changing nothing
+  local what=$1 reason=$2 before
+  shift 2
+  before=$(snapshot)
+  if python3 "$tmp/tree/scripts/archive-run" "$@" >"$tmp/out.txt" 2>&1; then echo "FAIL: archive-run took $what"; exit 1; fi
+  grep -q -- "$reason" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: archive-run $what: not for the reason '$reason'"; exit 1; }
+  ! grep -q Traceback "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: archive-run $what: a traceback"; exit 1; }
+  [[ $(snapshot) == "$before" ]] || { echo "FAIL: archive-run $what changed docs/results"; exit 1; }
+  echo "ok: archive-run refuses $what, changing nothing"
+}
+archive_run_refusals() {  # on the drawn run
+  local results=$tmp/tree/docs/results spaced
+  fresh
+  refused "the archive itself" "is in docs/results/archive/, archived already" "$archive"
+  refused "$run's summary and tarball" "is in docs/results/archive/" "$archive/$run.json" "$archive/$run.tar.xz"
+  tar -xJf "$archive/$run.tar.xz" -C "$results" && rm "$archive/$run.tar.xz" "$archive/$run.json"
+  spaced=${run/-/ }
+  mv "$results/$run" "$results/$spaced"
+  refused "'$spaced', named with a space" "is not a run's name: KIND-" "$results/$spaced"
+  mv "$results/$spaced" "$results/$run"
+  ln -s .. "$results/$run/up"
+  refused "$run holding a link" "$run/up is a link" "$results/$run"
+  rm "$results/$run/up"
+  printf '# A r\xe9sum\xe9 of %s\n' "$run" >"$results/$run/README.md"
+  refused "$run with a README not UTF-8" "$run/README.md is not UTF-8" "$results/$run"
+}
 fresh
 # No git above it either: GIT_CEILING_DIRECTORIES stops the search at the copy.
 export GIT_CEILING_DIRECTORIES=$tmp
@@ -247,4 +276,5 @@ edit "$run" "find . -type f ! -name README.md -delete"
 check_fails "$run holding only its README" "holds no data, only a README"
 draw
 archive_mutations
+archive_run_refusals
 echo "ok: without git the check passes; every mutation fails it"

@@ -9,6 +9,7 @@ import json
 import lzma
 import os
 import tarfile
+import tempfile
 
 from .common import (ARCHIVE, PAGES, RECORDS, RUN_NAME, SUMMARY, TARBALL, ArchiveError, archived, archived_members,
                      archived_runs, archived_summary, entries, first_line, rel)
@@ -47,12 +48,29 @@ def tarball(files):
 
 def write(run, files):
     """Writes archive/RUN.tar.xz and archive/RUN.json for FILES ({name: (bytes, mode)}); returns
-    their paths."""
+    their paths. Both are made whole first (an ArchiveError, say a README not UTF-8, leaves nothing
+    behind), each is written to a temporary file beside its place and renamed there, and a failure
+    removes whatever of the two was written: there are both or neither."""
+    blobs = [tarball(files), summary_text(summary_of(run, files)).encode("utf-8")]
     paths = [os.path.join(ARCHIVE, run + TARBALL), os.path.join(ARCHIVE, run + SUMMARY)]
-    with open(paths[0], "wb") as f:
-        f.write(tarball(files))
-    with open(paths[1], "w", encoding="utf-8") as f:
-        f.write(summary_text(summary_of(run, files)))
+    made = []  # temporary files, then the renamed ones
+    try:
+        for path, blob in zip(paths, blobs):
+            fd, tmp = tempfile.mkstemp(dir=ARCHIVE, prefix=f".{os.path.basename(path)}.", suffix=".part")
+            made.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+        for k, path in enumerate(paths):
+            os.replace(made[k], path)
+            made[k] = path
+    except BaseException:
+        for p in made:
+            if os.path.lexists(p):
+                os.remove(p)
+        raise
     return paths
 
 
@@ -108,7 +126,9 @@ def loose_problem(entry, runs):
         if run in runs or os.path.islink(os.path.join(ARCHIVE, run + TARBALL)):  # a link: named as one
             return None
         return f"{where}: no {run}{TARBALL} beside it (a summary whose tarball is gone, or a run's file not packed)"
-    return f"{where} is not packed: scripts/archive-run {where}"
+    moved = rel(os.path.join(ARCHIVE, "..", entry))
+    return (f"{where} is not packed: a run to archive goes in docs/results/ (git mv {where} {moved}), "
+            f"then scripts/archive-run {moved}")
 
 
 def run_problems(run):

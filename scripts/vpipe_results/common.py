@@ -178,10 +178,11 @@ def load_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-# A run's folder (or an archived file's stem): KIND-[CARD-]DATE[-COMMIT][-REST]; CARD the GPU it
-# ran on (h100, h200) or cpu.
-RUN_NAME = re.compile(r"^(?P<kind>.+?)(?:-(?P<card>h100|h200|cpu))?-(?P<date>\d{4}-\d{2}-\d{2})"
-                      r"(?:-(?P<commit>[0-9a-f]{7,40}))?(?P<rest>-[\w-]+)?$")
+# A run's folder (or an archived file's stem): KIND-[CARD-]DATE[-COMMIT][-REST], of lower-case
+# letters, digits and hyphens; CARD the GPU it ran on (h100, h200) or cpu.
+RUN_NAME = re.compile(r"^(?P<kind>[a-z0-9][a-z0-9-]*?)(?:-(?P<card>h100|h200|cpu))?-(?P<date>\d{4}-\d{2}-\d{2})"
+                      r"(?:-(?P<commit>[0-9a-f]{7,40}))?(?P<rest>-[a-z0-9-]+)?$")
+RUN_FORM = "KIND-[CARD-]DATE[-COMMIT][-NOTE] of a-z, 0-9 and hyphens, e.g. peers-h200-2026-12-02-b2f5c22"
 
 
 def newest_run(kind, holding=None):

@@ -9,18 +9,23 @@ range each phase's mean over the streams across rounds, a missed ring target nam
 and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same;
 an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte
 or mode; a summary of another shape, a member named twice and a link are problems named, never a traceback, and
-no link is followed."""
+no link is followed; scripts/archive-run refuses the archive, a link, a misnamed run and a README not UTF-8
+without changing anything, and removes a run only once its tarball and summary are written."""
+import importlib.machinery
+import importlib.util
 import io
 import json
 import lzma
 import os
+import subprocess
 import sys
 import tarfile
 import tempfile
 import unittest
 from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+sys.path.insert(0, SCRIPTS)
 from vpipe_results import (archive, cli, common, decode_table, history, integrity, pages, peers, smoke,  # noqa: E402
                            strategies)
 
@@ -610,6 +615,85 @@ class LinksAreNamedNotFollowed(TempTree):
         self.assertEqual(archive.problems(), [])  # no run, no advice to pack it, nothing unpacked
         self.assertEqual([n for n, _ in integrity.run_folders()], ["run-h100-2026-12-07-7654321", self.RUN])
         self.assertEqual(list(integrity.folder_files(*next(integrity.run_folders()))), ["data.json"])
+
+
+def load_archive_run():
+    loader = importlib.machinery.SourceFileLoader("archive_run", os.path.join(SCRIPTS, "archive-run"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("archive_run", loader))
+    loader.exec_module(module)
+    return module
+
+
+class ArchiveRunRefuses(TempTree):
+    """Each refusal leaves the tree as it was, byte for byte; a run is removed only once written."""
+    NEW = "probe-h200-2026-12-08-1234567"
+
+    def modules(self):
+        self.script = load_archive_run()
+        return [self.script]
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(self.path(self.NEW, "data"))
+        for name, text in (("README.md", b"# A new run.\n"), ("data/r1.json", b"{}"), ("commit.txt", b"1234567\n")):
+            put(self.path(self.NEW, name), text)
+
+    def refused(self, says, *args):
+        before = self.tree()
+        with self.assertRaises(SystemExit) as e:
+            self.script.main([self.path(a) for a in args])
+        self.assertIn(says, str(e.exception.code))
+        self.assertIn("nothing was changed", str(e.exception.code))
+        self.assertEqual(self.tree(), before)
+
+    def test_the_archive_and_what_is_in_it_are_refused(self):
+        self.refused("is in docs/results/archive/, archived already", "archive")
+        self.refused("is in docs/results/archive/", "archive/")
+        self.refused("is in docs/results/archive/", f"archive/{self.RUN}.json", f"archive/{self.RUN}.tar.xz")
+        self.refused("is in docs/results/archive/", f"archive/{self.RUN}.tar.xz")
+        os.makedirs(self.path("archive", self.NEW))
+        self.refused("is in docs/results/archive/", f"archive/{self.NEW}")
+        self.refused("is not a run of docs/results/", f"{self.NEW}/data")
+        self.refused("is not a run of docs/results/", ".")
+
+    def test_a_name_of_another_form_a_link_and_a_readme_not_utf8_are_refused(self):
+        os.rename(self.path(self.NEW), self.path("probe run-h200-2026-12-08-1234567"))
+        self.refused("'probe run-h200-2026-12-08-1234567' is not a run's name: KIND-[CARD-]DATE",
+                     "probe run-h200-2026-12-08-1234567")
+        os.rename(self.path("probe run-h200-2026-12-08-1234567"), self.path(self.NEW))
+        os.symlink("..", self.path(self.NEW, "data", "up"))
+        self.refused(f"{self.NEW}/data/up is a link", self.NEW)
+        os.remove(self.path(self.NEW, "data", "up"))
+        os.symlink(self.NEW, self.path("linked-h200-2026-12-08-1234567"))
+        self.refused("linked-h200-2026-12-08-1234567 is a link", "linked-h200-2026-12-08-1234567")
+        os.remove(self.path("linked-h200-2026-12-08-1234567"))
+        put(self.path(self.NEW, "README.md"), b"# A r\xe9sum\xe9 of a run.\n")
+        self.refused(f"{self.NEW}/README.md is not UTF-8", self.NEW)
+
+    def test_a_failed_write_leaves_the_run_and_no_part_of_its_archive(self):
+        before = self.tree()
+        replace = os.replace
+        def second_fails(src, dst):
+            if dst.endswith(".json"):
+                raise OSError(28, "No space left on device")
+            replace(src, dst)
+        with mock.patch.object(archive.os, "replace", second_fails), self.assertRaises(OSError):
+            self.script.main([self.path(self.NEW)])
+        self.assertEqual(self.tree(), before)
+
+    def test_in_git_the_run_is_removed_and_its_archive_staged_once_written(self):
+        git = lambda *a: subprocess.run(["git", "-C", self.root, *a], capture_output=True, text=True, check=True).stdout
+        git("init", "-q")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "0")
+        git("add", ".")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "runs")
+        self.assertEqual(self.script.main([self.path(self.NEW)]), 0)
+        self.assertFalse(os.path.exists(self.path(self.NEW)))
+        self.assertEqual(sorted(git("status", "--porcelain").splitlines()), sorted(
+            [f"A  docs/results/archive/{self.NEW}{ext}" for ext in (".json", ".tar.xz")] +
+            [f"D  docs/results/{self.NEW}/{n}" for n in ("README.md", "commit.txt", "data/r1.json")]))
+        self.assertEqual(archive.problems(), [])
+        self.assertEqual(common.archived_summary(self.NEW)["title"], "A new run")
 
 
 if __name__ == "__main__":
