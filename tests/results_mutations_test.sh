@@ -10,9 +10,14 @@
 # folder holding only its README. An archived run is a tarball and its summary
 # (scripts/archive-run): the mutations above reach inside it (unpacked, changed, packed again with
 # a fresh summary, so the check must find them by what the files say), and the tarball must match
-# its summary: a byte changed in a file, a file deleted or added, a summary edited, one without
-# the other, a file outside the run's folder, a run left unpacked. Runs and files are drawn at
-# random, the seed printed.
+# its summary: a byte changed in a file or its mode, a file deleted or added, or held twice, a
+# summary edited, one without the other, a file outside the run's folder, a run left unpacked, a
+# summary that is not one (cut short, empty, not UTF-8, a field of another type), each named as a
+# problem of that file, never a traceback; a commit.txt that is not UTF-8. A link under
+# docs/results (out of the repository, dangling, to a tarball, inside a run) is one problem, "is a
+# link", and never followed. And scripts/archive-run refuses, changing nothing, the archive itself,
+# an archived run's files, a run named with a space, a run holding a link and one whose README is
+# not UTF-8. Runs and files are drawn at random, the seed printed.
 set -euo pipefail
 src=${1:?usage: results_mutations_test.sh SOURCE_DIR}
 tmp=$(mktemp -d)
@@ -21,6 +26,7 @@ fresh() { rm -rf "$tmp/tree" && mkdir -p "$tmp/tree" && cp -r "$src/scripts" "$s
 check_fails() {  # check_fails WHAT REASON: the check must fail, saying REASON
   if python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1; then echo "FAIL: $1 passed the check"; exit 1; fi
   grep -q -- "$2" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: $1: not for the reason '$2'"; exit 1; }
+  ! grep -q Traceback "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: $1: a traceback, not a problem named"; exit 1; }
   echo "ok: $1 fails the check"
 }
 seed=${VPIPE_RESULTS_SEED:-$RANDOM}
@@ -41,10 +47,9 @@ flip() {  # flip FILE OFFSET: one bit of one byte changed
   python3 -c "import sys; p = sys.argv[1]; b = bytearray(open(p, 'rb').read()); b[int(sys.argv[2])] ^= 1
 open(p, 'wb').write(b)" "$1" "$2"
 }
-archive_mutations() {  # an archived run, one of its files and a byte of it, drawn by the seed from
-                       # the runs of two files or more that no page but HISTORY reads or names
-  local run file offset
-  read -r run file offset < <(python3 - "$src" "$seed" <<'PY'
+draw() {  # run, file, offset, mode: an archived run, one of its files, a byte of it and its mode,
+         # drawn by the seed from the runs of two files or more that no page but HISTORY reads or names
+  read -r run file offset mode < <(python3 - "$src" "$seed" <<'PY'
 import glob, json, os, random, sys
 src, seed = sys.argv[1], int(sys.argv[2])
 pages = "".join(open(p, encoding="utf-8").read() for p in glob.glob(f"{src}/docs/*.md") + [f"{src}/README.md"]
@@ -54,10 +59,12 @@ summaries = [json.load(open(p)) for p in sorted(glob.glob(f"{src}/docs/results/a
 random.seed(seed)
 s = random.choice([s for s in summaries if len(s["files"]) > 1 and s["run"] not in pages])
 f = random.choice([f for f in s["files"] if f["bytes"] > 0])
-print(s["run"], f["name"][len(s["run"]) + 1:], random.randrange(f["bytes"]))
+print(s["run"], f["name"][len(s["run"]) + 1:], random.randrange(f["bytes"]), f["mode"])
 PY
 )
-  echo "results mutations: archived run $run, its $file, byte $offset"
+  echo "results mutations: archived run $run, its $file, byte $offset, mode $mode"
+}
+archive_mutations() {  # on the drawn run
   fresh
   repack "$run" ":"
   cmp -s "$archive/$run.json" "$src/docs/results/archive/$run.json" || { echo "FAIL: $run packed again: another summary"; exit 1; }
@@ -66,7 +73,7 @@ PY
   python3 "$tmp/tree/scripts/results" --check >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; echo "FAIL: $run packed again fails the check"; exit 1; }
   echo "ok: $run unpacked and packed again: the same summary, the same bytes twice, and the check passes"
   repack "$run" "flip '$file' $offset" keep
-  check_fails "a byte changed in $run's $file" "$file is not the file .* lists (its size or sha256 differs)"
+  check_fails "a byte changed in $run's $file" "$file is not the file .* lists (its sha256 differs)"
   fresh && repack "$run" "rm -- '$file'" keep
   check_fails "$run's $file deleted from its tarball" "lists $run/$file, which $run.tar.xz does not hold"
   fresh && repack "$run" "echo more >added.txt" keep
@@ -93,10 +100,89 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from vpipe_results import archive, common
 run = sys.argv[2]
-files = {n: (d, 0o644) for n, d in common.archived(run).items()}
+files = common.archived_members(run)
 archive.write(run, {**files, "elsewhere/stray.txt": (b"not this run's\n", 0o644)})
 PY
   check_fails "a file outside $run's folder in its tarball" "holds elsewhere/stray.txt, outside its folder"
+  fresh && repack "$run" "chmod $([[ $mode == 0755 ]] && echo 0644 || echo 0755) -- '$file'" keep
+  check_fails "$run's $file with its mode changed" "$file is not the file .* lists (its mode differs"
+  fresh
+  python3 - "$tmp/tree/scripts" "$run" "$run/$file" <<'PY'
+import io, lzma, sys, tarfile
+sys.path.insert(0, sys.argv[1])
+from vpipe_results import common
+run, twice = sys.argv[2:]
+raw = io.BytesIO()
+with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+    for name, (data, mode) in sorted(common.archived_members(run).items()) + [(twice, (b"another\n", 0o644))]:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode = len(data), mode
+        t.addfile(info, io.BytesIO(data))
+open(f"{common.ARCHIVE}/{run}.tar.xz", "wb").write(lzma.compress(raw.getvalue()))
+PY
+  check_fails "$run's tarball holding $file twice" "holds $run/$file twice"
+  summary_mutations
+  link_mutations
+}
+summary_mutations() {  # the drawn run's summary made another shape, each named as its problem
+  local edit kind
+  for edit in "cut|not JSON" "empty|not JSON" "latin1|not UTF-8" "files|the summary's files is 5, not a list" \
+              "name|file 1's name is .*, not text" "title|the summary's title is 5, not text or null"; do
+    kind=${edit%%|*}
+    fresh
+    python3 - "$archive/$run.json" "$kind" <<'PY'
+import json, sys
+path, kind = sys.argv[1:]
+raw = open(path, "rb").read()
+d = json.loads(raw)
+first = d["files"][0]
+out = {"cut": lambda: raw[:1], "empty": lambda: b"", "latin1": lambda: raw.replace(b'"run": "', b'"run": "\xe9', 1),
+       "files": lambda: json.dumps({**d, "files": 5}).encode(),
+       "name": lambda: json.dumps({**d, "files": [{**first, "name": [first["name"]]}] + d["files"][1:]}).encode(),
+       "title": lambda: json.dumps({**d, "title": 5}).encode()}[kind]()
+open(path, "wb").write(out)
+PY
+    check_fails "$run's summary edited ($kind)" "docs/results/archive/$run.json: ${edit#*|}"
+  done
+}
+link_mutations() {  # links under docs/results: each one problem, "is a link", never followed
+  fresh && ln -s "$run.tar.xz" "$archive/linked-h200-2026-12-03-0000000.tar.xz"
+  check_fails "a link to $run's tarball" "archive/linked-h200-2026-12-03-0000000.tar.xz is a link"
+  [[ $(grep -c linked-h200 "$tmp/out.txt") == 1 ]] || { cat "$tmp/out.txt"; echo "FAIL: a link named more than once"; exit 1; }
+  fresh && ln -s /etc "$archive/etcdir"
+  check_fails "a link out of the repository in the archive" "archive/etcdir is a link"
+  fresh && ln -s nowhere "$archive/dangling"
+  check_fails "a dangling link in the archive" "archive/dangling is a link"
+  ! grep -q "archive-run.*dangling" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: advice to pack a link"; exit 1; }
+  fresh && ln -s /etc "$suite/peers/etc"
+  check_fails "a link inside the suite's folder" "peers/etc is a link"
+}
+snapshot() { (cd "$tmp/tree/docs/results" && find . -printf '%p %m %y %l\n' | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum; }
+refused() {  # refused WHAT REASON PATH...: scripts/archive-run must fail, saying REASON, changing nothing
+  local what=$1 reason=$2 before
+  shift 2
+  before=$(snapshot)
+  if python3 "$tmp/tree/scripts/archive-run" "$@" >"$tmp/out.txt" 2>&1; then echo "FAIL: archive-run took $what"; exit 1; fi
+  grep -q -- "$reason" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: archive-run $what: not for the reason '$reason'"; exit 1; }
+  ! grep -q Traceback "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: archive-run $what: a traceback"; exit 1; }
+  [[ $(snapshot) == "$before" ]] || { echo "FAIL: archive-run $what changed docs/results"; exit 1; }
+  echo "ok: archive-run refuses $what, changing nothing"
+}
+archive_run_refusals() {  # on the drawn run
+  local results=$tmp/tree/docs/results spaced
+  fresh
+  refused "the archive itself" "is in docs/results/archive/, archived already" "$archive"
+  refused "$run's summary and tarball" "is in docs/results/archive/" "$archive/$run.json" "$archive/$run.tar.xz"
+  tar -xJf "$archive/$run.tar.xz" -C "$results" && rm "$archive/$run.tar.xz" "$archive/$run.json"
+  spaced=${run/-/ }
+  mv "$results/$run" "$results/$spaced"
+  refused "'$spaced', named with a space" "is not a run's name: KIND-" "$results/$spaced"
+  mv "$results/$spaced" "$results/$run"
+  ln -s .. "$results/$run/up"
+  refused "$run holding a link" "$run/up is a link" "$results/$run"
+  rm "$results/$run/up"
+  printf '# A r\xe9sum\xe9 of %s\n' "$run" >"$results/$run/README.md"
+  refused "$run with a README not UTF-8" "$run/README.md is not UTF-8" "$results/$run"
 }
 fresh
 # No git above it either: GIT_CEILING_DIRECTORIES stops the search at the copy.
@@ -174,6 +260,9 @@ for run in $(pick commit.txt 2) $(pick commit.txt 1 '^archive/'); do
   edit "$run" "echo 0123456789abcdef0123456789abcdef01234567 >commit.txt"
   check_fails "$run's commit.txt naming another commit" "commit.txt names 0123456789ab"
 done
+fresh
+edit "$run" "printf '\\xff\\xfe\\n' >commit.txt"
+check_fails "$run's commit.txt not UTF-8" "commit.txt names"
 for run in $(pick gpu.txt 2 '-h[12]00-') $(pick gpu.txt 1 '^archive/.*-h[12]00-'); do
   fresh
   card=$(basename "$run" | grep -oE -- '-h[12]00-' | tr -d - | tr a-z A-Z)
@@ -185,5 +274,7 @@ fresh
 run=$(pick commit.txt 1 '^archive/')  # (a run a page reads stops the generator first, at the file)
 edit "$run" "find . -type f ! -name README.md -delete"
 check_fails "$run holding only its README" "holds no data, only a README"
+draw
 archive_mutations
+archive_run_refusals
 echo "ok: without git the check passes; every mutation fails it"

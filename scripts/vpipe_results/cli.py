@@ -19,6 +19,12 @@ def problems_in(s):
     return out
 
 
+def unsafe_problems():
+    """What stops everything else, found before anything reads the data: a link under docs/results
+    (reading would follow it) and a summary that is not one (HISTORY reads each summary's title)."""
+    return integrity.odd_entries() + archive.summary_problems()
+
+
 def archived_commits():
     return {m.group("commit") for m in map(history.NAME.match, history.runs()) if m and m.group("commit")}
 
@@ -27,6 +33,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="scripts/results", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="fail (exit 1, with a diff) where a file differs")
     a = ap.parse_args(argv)
+    unsafe = unsafe_problems()
+    for p in unsafe:
+        print(f"results: {p}", file=sys.stderr)
+    if unsafe:
+        print(f"results: {len(unsafe)} problem(s) in docs/results stop it before any page is made or checked "
+              "(fix them, then run it again)", file=sys.stderr)
+        return 1
     s = suite.newest()
     if not a.check:  # keep the archive's order and changes from git before anything reads them
         history.keep(archived_commits(), s.commit)

@@ -43,9 +43,36 @@ def open_data(path, mode="r"):
     return builtins.open(path, mode, encoding=None if "b" in mode else "utf-8")
 
 
+class ArchiveError(ValueError):
+    """What breaks the archive's rules in a run to pack, a tarball or a summary; the message names
+    the file and the rule."""
+
+
+def entries(folder):
+    """The names in FOLDER, sorted, less its links: a link is never followed (walk() finds each)."""
+    return sorted(e for e in os.listdir(folder) if not os.path.islink(os.path.join(folder, e)))
+
+
+def walk(top):
+    """(files, others) under the folder TOP, paths sorted: its plain files, and what is neither a
+    plain file nor a folder (a link, to a file or folder, dangling or not; a pipe). Never follows
+    a link: one is listed where it lies."""
+    if os.path.islink(top) or not os.path.isdir(top):
+        return [], [top]
+    files, others = [], []
+    for folder, dirs, names in os.walk(top):  # os.walk lists a link to a folder in DIRS, unfollowed
+        for name in dirs + names:
+            p = os.path.join(folder, name)
+            if os.path.islink(p) or not (os.path.isdir(p) or os.path.isfile(p)):
+                others.append(p)
+            elif name in names:
+                files.append(p)
+    return sorted(files), sorted(others)
+
+
 def archived_runs():
-    """The archived runs' names, sorted: every RUN of an archive/RUN.tar.xz."""
-    return sorted(e[:-len(TARBALL)] for e in os.listdir(ARCHIVE) if e.endswith(TARBALL))
+    """The archived runs' names, sorted: every RUN of an archive/RUN.tar.xz (a link is none)."""
+    return [e[:-len(TARBALL)] for e in entries(ARCHIVE) if e.endswith(TARBALL)]
 
 
 def archived(run, mark=True):
@@ -54,28 +81,85 @@ def archived(run, mark=True):
     the run as read (the checks, which read every run, pass False)."""
     if mark:
         READ.add(run)
-    return _unpacked(run)
+    return {n: d for n, (d, _) in archived_members(run).items()}
 
 
 @functools.lru_cache(maxsize=None)
-def _unpacked(run):
-    out = {}
-    with tarfile.open(os.path.join(ARCHIVE, run + TARBALL), "r:xz") as t:
+def archived_members(run):
+    """An archived run's files with their modes, {name: (bytes, mode)}. ArchiveError where a member
+    is not a plain file or a name comes twice (the later would hide the earlier when unpacked)."""
+    path, out = os.path.join(ARCHIVE, run + TARBALL), {}
+    with tarfile.open(path, "r:xz") as t:
         for m in t:
             if not m.isfile():
-                raise ValueError(f"{run}{TARBALL}: {m.name} is not a plain file")
-            out[m.name] = t.extractfile(m).read()
+                raise ArchiveError(f"{rel(path)}: {m.name} is not a plain file")
+            if m.name in out:
+                raise ArchiveError(f"{rel(path)} holds {m.name} twice (tar -x would keep the later one only)")
+            out[m.name] = (t.extractfile(m).read(), m.mode)
     return out
+
+
+# A summary's fields and their types; each file's record (FILE_FIELDS) likewise. A mode is octal
+# as ls shows it: "0644", "0755".
+SUMMARY_FIELDS = {"run": str, "tarball": str, "date": (str, type(None)), "commit": (str, type(None)),
+                  "card": (str, type(None)), "title": (str, type(None)), "files": list}
+FILE_FIELDS = {"name": str, "mode": str, "bytes": int, "sha256": str}
 
 
 def archived_summary(run):
     """An archived run's summary, archive/RUN.json (written with its tarball by scripts/archive-run
-    and checked against it by scripts/results --check), or None where it has none."""
+    and checked against it by scripts/results --check), or None where it has none. Every reader
+    comes here, so none gets one that is not UTF-8 JSON of SUMMARY_FIELDS: ArchiveError says what
+    is wrong ("docs/results/archive/RUN.json: …")."""
     path = os.path.join(ARCHIVE, run + SUMMARY)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return None
-    with builtins.open(path, encoding="utf-8") as f:
-        return json.load(f)
+    where = rel(path)
+    if os.path.islink(path) or not os.path.isfile(path):
+        raise ArchiveError(f"{where} is a link or not a plain file (scripts/archive-run writes a file)")
+    with builtins.open(path, "rb") as f:
+        raw = f.read()
+    try:
+        summary = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ArchiveError(f"{where}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise ArchiveError(f"{where}: not JSON ({e.msg}, line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise ArchiveError(f"{where}: not a summary (JSON nested too deep to read)") from None
+    wrong = summary_schema_problem(summary)
+    if wrong:
+        raise ArchiveError(f"{where}: {wrong} (scripts/archive-run writes it)")
+    return summary
+
+
+def summary_schema_problem(summary):
+    """What in SUMMARY (parsed JSON) is not of a summary's shape, or None."""
+    wrong = _shape(summary, SUMMARY_FIELDS, "the summary")
+    for k, f in enumerate([] if wrong else summary["files"], 1):
+        wrong = wrong or _shape(f, FILE_FIELDS, f"file {k}")
+    if wrong:
+        return wrong
+    names = [f["name"] for f in summary["files"]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    return f"it lists {twice[0]} twice" if twice else None
+
+
+def _shape(obj, fields, what):
+    """What in OBJ is not an object of FIELDS ({key: type}) exactly, or None."""
+    if not isinstance(obj, dict):
+        return f"{what} is {json.dumps(obj)[:40]}, not an object"
+    missing, extra = sorted(set(fields) - set(obj)), sorted(set(obj) - set(fields))
+    if missing or extra:
+        return f"{what} " + " and ".join([f"lacks {', '.join(missing)}"] * bool(missing) +
+                                         [f"has {', '.join(extra)}, no field of a summary"] * bool(extra))
+    for key, kind in fields.items():
+        if isinstance(obj[key], bool) or not isinstance(obj[key], kind):  # JSON's true is no number
+            return f"{what}'s {key} is {json.dumps(obj[key])[:40]}, not {_TYPE_NAMES[kind]}"
+    return None
+
+
+_TYPE_NAMES = {str: "text", int: "a whole number", list: "a list", (str, type(None)): "text or null"}
 
 
 def first_line(data):
@@ -94,10 +178,11 @@ def load_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-# A run's folder (or an archived file's stem): KIND-[CARD-]DATE[-COMMIT][-REST]; CARD the GPU it
-# ran on (h100, h200) or cpu.
-RUN_NAME = re.compile(r"^(?P<kind>.+?)(?:-(?P<card>h100|h200|cpu))?-(?P<date>\d{4}-\d{2}-\d{2})"
-                      r"(?:-(?P<commit>[0-9a-f]{7,40}))?(?P<rest>-[\w-]+)?$")
+# A run's folder (or an archived file's stem): KIND-[CARD-]DATE[-COMMIT][-REST], of lower-case
+# letters, digits and hyphens; CARD the GPU it ran on (h100, h200) or cpu.
+RUN_NAME = re.compile(r"^(?P<kind>[a-z0-9][a-z0-9-]*?)(?:-(?P<card>h100|h200|cpu))?-(?P<date>\d{4}-\d{2}-\d{2})"
+                      r"(?:-(?P<commit>[0-9a-f]{7,40}))?(?P<rest>-[a-z0-9-]+)?$")
+RUN_FORM = "KIND-[CARD-]DATE[-COMMIT][-NOTE] of a-z, 0-9 and hyphens, e.g. peers-h200-2026-12-02-b2f5c22"
 
 
 def newest_run(kind, holding=None):

@@ -5,7 +5,7 @@ import hashlib
 import os
 
 from . import archive
-from .common import ARCHIVE, READ, RECORDS, RESULTS, RUN_NAME, SUMMARY, TARBALL, archived_runs, rel
+from .common import ARCHIVE, READ, RECORDS, RESULTS, RUN_NAME, SUMMARY, TARBALL, archived_runs, entries, rel, walk
 
 # Archived runs known to hold other calls' files (a script reused its output folder, fixed since).
 KNOWN_COPIES = {
@@ -15,24 +15,37 @@ KNOWN_COPIES = {
 }
 
 
+def odd_entries():
+    """Every link under docs/results, and whatever else is neither a plain file nor a folder:
+    nothing here follows one (a link out of the repository, or a dangling one, would be read as
+    the run's data, or stop the check), and each is a problem, found before anything reads."""
+    _, others = walk(RESULTS)
+    return [f"{rel(p)} is a link: docs/results holds plain files and folders only (a run's data is "
+            f"committed, not pointed at)" if os.path.islink(p) else
+            f"{rel(p)} is not a plain file or folder: docs/results holds plain files and folders only"
+            for p in others]
+
+
 def run_folders():
     """(name, path) of every run: the suites and loose entries in docs/results, each archived run
-    (its tarball), and whatever else archive/ holds (its page; a folder left unpacked)."""
-    for name in sorted(os.listdir(RESULTS)):
+    (its tarball), and whatever else archive/ holds (its page; a folder left unpacked). Links are
+    left out (odd_entries() names them)."""
+    for name in entries(RESULTS):
         if name not in ("archive",) + RECORDS:
             yield name, os.path.join(RESULTS, name)
     if not os.path.isdir(ARCHIVE):
         return
     runs = archived_runs()
     yield from ((run, os.path.join(ARCHIVE, run + TARBALL)) for run in runs)
-    for name in sorted(os.listdir(ARCHIVE)):
+    for name in entries(ARCHIVE):
         if not (name in RECORDS or name.endswith(TARBALL) or name.endswith(SUMMARY) and name[:-len(SUMMARY)] in runs):
             yield name, os.path.join(ARCHIVE, name)
 
 
 def folder_files(name, path):
     """A run's folder as {path inside it: (path shown, bytes)}: on disk, or in its tarball (shown
-    as docs/results/archive/RUN.tar.xz:RUN/…); None where the run is no folder (a loose file)."""
+    as docs/results/archive/RUN.tar.xz:RUN/…); None where the run is no folder (a loose file). Links
+    inside are left out, unfollowed (odd_entries() names them)."""
     if path.endswith(TARBALL):
         members = archive.readable(name)
         if members is None:  # archive.problems() says why
@@ -41,11 +54,9 @@ def folder_files(name, path):
     if not os.path.isdir(path):
         return None
     out = {}
-    for folder, _, names in os.walk(path):
-        for f in names:
-            p = os.path.join(folder, f)
-            with open(p, "rb") as fh:
-                out[os.path.relpath(p, path)] = (rel(p), fh.read())
+    for p in walk(path)[0]:
+        with open(p, "rb") as fh:
+            out[os.path.relpath(p, path)] = (rel(p), fh.read())
     return out
 
 
@@ -80,11 +91,11 @@ def names_and_contents():
         m = RUN_NAME.match(name)
         commit_txt, gpu_txt = files.get("commit.txt"), files.get("gpu.txt")
         if m and m["commit"] and commit_txt:
-            built = (commit_txt[1].decode("utf-8").split() or [""])[0]
+            built = (commit_txt[1].decode("utf-8", "replace").split() or [""])[0]
             if not built.startswith(m["commit"]):
                 problems.append(f"{commit_txt[0]} names {built[:12] or 'nothing'}, the folder {m['commit']}")
         if m and m["card"] and m["card"] != "cpu" and gpu_txt:
-            if m["card"].upper() not in gpu_txt[1].decode("utf-8"):
+            if m["card"].upper() not in gpu_txt[1].decode("utf-8", "replace"):
                 problems.append(f"{gpu_txt[0]} names no {m['card'].upper()}, as the folder does")
     return problems
 

@@ -7,18 +7,27 @@ over rounds and give each run's surfaces from its reports, and the decode-resize
 rounds by decoder threads, and the decode-ab rows pair head and base by round, and the decode-tenbit rows give each stage's busy share, and the decode-phases rows
 range each phase's mean over the streams across rounds, a missed ring target names its rows, a smoke is held to its time,
 and a decode table pools the rounds of the folder its continues.txt names only where the programs are the same;
-an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte."""
+an archived run packs to the same bytes each time, reads back as packed, and its summary catches a changed byte
+or mode; a summary of another shape, a member named twice and a link are problems named, never a traceback, and
+no link is followed; scripts/archive-run refuses the archive, a link, a misnamed run and a README not UTF-8
+without changing anything, and removes a run only once its tarball and summary are written."""
+import importlib.machinery
+import importlib.util
 import io
 import json
+import lzma
 import os
+import subprocess
 import sys
 import tarfile
 import tempfile
 import unittest
 from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from vpipe_results import archive, common, decode_table, history, pages, peers, smoke, strategies  # noqa: E402
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
+sys.path.insert(0, SCRIPTS)
+from vpipe_results import (archive, cli, common, decode_table, history, integrity, pages, peers, smoke,  # noqa: E402
+                           strategies)
 
 
 class Ranges(unittest.TestCase):
@@ -440,8 +449,8 @@ class ArchivedRuns(unittest.TestCase):
             patch = mock.patch.object(module, "ARCHIVE", self.dir.name)
             patch.start()
             self.addCleanup(patch.stop)
-        common._unpacked.cache_clear()
-        self.addCleanup(common._unpacked.cache_clear)
+        common.archived_members.cache_clear()
+        self.addCleanup(common.archived_members.cache_clear)
 
     def test_the_same_files_pack_to_the_same_bytes_named_in_order_owned_by_no_one_at_time_0(self):
         packed = archive.tarball(self.FILES)
@@ -464,7 +473,7 @@ class ArchivedRuns(unittest.TestCase):
     def test_a_changed_byte_a_lost_summary_and_a_folder_left_unpacked_are_problems(self):
         archive.write(self.RUN, {**self.FILES, f"{self.RUN}/data/r1.json": (b'{"fps": 2}', 0o644)})
         with open(os.path.join(self.dir.name, self.RUN + ".json"), "w") as f:
-            f.write(archive.summary_text(archive.summary_of(self.RUN, {n: d for n, (d, _) in self.FILES.items()})))
+            f.write(archive.summary_text(archive.summary_of(self.RUN, self.FILES)))
         os.makedirs(os.path.join(self.dir.name, "other-h100-2026-12-07-1234567"))
         with open(os.path.join(self.dir.name, "gone-h100-2026-12-07-7654321.json"), "w") as f:
             f.write("{}")
@@ -472,6 +481,219 @@ class ArchivedRuns(unittest.TestCase):
         self.assertIn(f"{self.RUN}/data/r1.json is not the file", found)
         self.assertIn("other-h100-2026-12-07-1234567 is not packed", found)
         self.assertIn("gone-h100-2026-12-07-7654321.json: no gone-h100-2026-12-07-7654321.tar.xz beside it", found)
+
+
+def got(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def put(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+class TempTree(unittest.TestCase):
+    """A repository of its own: ROOT/docs/results/archive/ holding RUN, packed; every module's paths
+    point there."""
+    RUN = ArchivedRuns.RUN
+    FILES = ArchivedRuns.FILES
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        self.root = os.path.realpath(self.dir.name)
+        self.results = os.path.join(self.root, "docs", "results")
+        self.archive = os.path.join(self.results, "archive")
+        os.makedirs(self.archive)
+        paths = {"ROOT": self.root, "RESULTS": self.results, "ARCHIVE": self.archive}
+        for module in (common, archive, integrity, *self.modules()):
+            for name, value in paths.items():
+                if hasattr(module, name):
+                    patch = mock.patch.object(module, name, value)
+                    patch.start()
+                    self.addCleanup(patch.stop)
+        common.archived_members.cache_clear()
+        self.addCleanup(common.archived_members.cache_clear)
+        archive.write(self.RUN, self.FILES)
+
+    def modules(self):
+        return []
+
+    def path(self, *parts):
+        return os.path.join(self.results, *parts)
+
+    def tree(self):
+        """Every path under ROOT but .git: (kind, mode, bytes or link target)."""
+        out = {}
+        for folder, dirs, names in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            for n in dirs + names:
+                p = os.path.join(folder, n)
+                st = os.lstat(p)
+                what = os.readlink(p) if os.path.islink(p) else got(p) if os.path.isfile(p) else None
+                out[os.path.relpath(p, self.root)] = (st.st_mode, what)
+        return out
+
+
+class SummariesAreCheckedBeforeRead(TempTree):
+    """Each way a summary can be other than scripts/archive-run writes it, made from a good one: a
+    problem naming the file and what is wrong, found before anything reads the summary."""
+    EDITS = [  # (what, edit of the summary's text or of its parsed JSON, what the problem says)
+        ("cut short", lambda t: t[:1], "not JSON"),
+        ("empty", lambda t: b"", "not JSON"),
+        ("not UTF-8", lambda t: t.replace(b"A probe", b"A pr\xf6be"), "not UTF-8"),
+        ("a list", lambda d: [d], "the summary is [{"),
+        ("files a number", lambda d: {**d, "files": 5}, "the summary's files is 5, not a list"),
+        ("a title a number", lambda d: {**d, "title": 5}, "the summary's title is 5, not text or null"),
+        ("a key more", lambda d: {**d, "size": 1}, "the summary has size, no field of a summary"),
+        ("a key less", lambda d: {k: v for k, v in d.items() if k != "card"}, "the summary lacks card"),
+        ("a name a list", lambda d: {**d, "files": [{**d["files"][0], "name": ["a"]}] + d["files"][1:]},
+         'file 1\'s name is ["a"], not text'),
+        ("a file without its mode", lambda d: {**d, "files": [{k: v for k, v in f.items() if k != "mode"}
+                                                              for f in d["files"]]}, "file 1 lacks mode"),
+        ("a size true", lambda d: {**d, "files": [{**d["files"][0], "bytes": True}] + d["files"][1:]},
+         "file 1's bytes is true, not a whole number"),
+        ("a file listed twice", lambda d: {**d, "files": d["files"] + d["files"][:1]},
+         f"it lists {ArchivedRuns.RUN}/README.md twice"),
+    ]
+
+    def test_each_is_a_problem_named_and_nothing_reads_it(self):
+        summary = self.path("archive", self.RUN + ".json")
+        good = got(summary)
+        for what, edit, says in self.EDITS:
+            with self.subTest(what):
+                text = edit(good) if what in ("cut short", "empty", "not UTF-8") else \
+                    json.dumps(edit(json.loads(good))).encode()
+                put(summary, text)
+                want = f"docs/results/archive/{self.RUN}.json: "
+                found = archive.summary_problems()
+                self.assertEqual(len(found), 1, found)
+                self.assertTrue(found[0].startswith(want), found[0])
+                self.assertIn(says, found[0])
+                self.assertIn(found[0], cli.unsafe_problems())
+                self.assertEqual(archive.problems(), found)  # the check's own pass names it too, no traceback
+        put(summary, good)
+        self.assertEqual(archive.summary_problems() + archive.problems(), [])
+
+
+class MembersAreCheckedByModeAndName(TempTree):
+    def test_a_changed_mode_is_a_problem(self):
+        script = f"{self.RUN}/measure.sh"
+        put(self.path("archive", self.RUN + ".tar.xz"),
+            archive.tarball({**self.FILES, script: (self.FILES[script][0], 0o644)}))
+        self.assertEqual(archive.problems(), [
+            f"{self.RUN}.tar.xz: {script} is not the file docs/results/archive/{self.RUN}.json lists "
+            "(its mode differs: 0644 packed, 0755 listed)"])
+
+    def test_a_member_named_twice_is_a_problem(self):
+        raw = io.BytesIO()
+        with tarfile.open(fileobj=raw, mode="w") as t:
+            for data in (b"first", b"second"):
+                info = tarfile.TarInfo(f"{self.RUN}/README.md")
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        put(self.path("archive", self.RUN + ".tar.xz"), lzma.compress(raw.getvalue()))
+        self.assertEqual(archive.problems(), [f"docs/results/archive/{self.RUN}.tar.xz holds {self.RUN}/README.md "
+                                              "twice (tar -x would keep the later one only)"])
+
+
+class LinksAreNamedNotFollowed(TempTree):
+    LINKS = {"archive/etcdir": "/etc", "archive/dangling": "nowhere",
+             "archive/other-h100-2026-12-07-1234567.tar.xz": ArchivedRuns.RUN + ".tar.xz",
+             "run-h100-2026-12-07-7654321/inputs": "/etc", "run-h100-2026-12-07-7654321/log.txt": "../../../x"}
+
+    def test_each_link_is_one_problem_and_nothing_reads_through_it(self):
+        os.makedirs(self.path("run-h100-2026-12-07-7654321"))
+        put(self.path("run-h100-2026-12-07-7654321", "data.json"), b"{}")
+        for link, target in self.LINKS.items():
+            os.symlink(target, self.path(link))
+        found = integrity.odd_entries()
+        self.assertEqual([p.split(" ")[0] for p in found], sorted(f"docs/results/{n}" for n in self.LINKS))
+        self.assertTrue(all(" is a link: " in p for p in found), found)
+        self.assertEqual(cli.unsafe_problems(), found)
+        self.assertEqual(archive.problems(), [])  # no run, no advice to pack it, nothing unpacked
+        self.assertEqual([n for n, _ in integrity.run_folders()], ["run-h100-2026-12-07-7654321", self.RUN])
+        self.assertEqual(list(integrity.folder_files(*next(integrity.run_folders()))), ["data.json"])
+
+
+def load_archive_run():
+    loader = importlib.machinery.SourceFileLoader("archive_run", os.path.join(SCRIPTS, "archive-run"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("archive_run", loader))
+    loader.exec_module(module)
+    return module
+
+
+class ArchiveRunRefuses(TempTree):
+    """Each refusal leaves the tree as it was, byte for byte; a run is removed only once written."""
+    NEW = "probe-h200-2026-12-08-1234567"
+
+    def modules(self):
+        self.script = load_archive_run()
+        return [self.script]
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(self.path(self.NEW, "data"))
+        for name, text in (("README.md", b"# A new run.\n"), ("data/r1.json", b"{}"), ("commit.txt", b"1234567\n")):
+            put(self.path(self.NEW, name), text)
+
+    def refused(self, says, *args):
+        before = self.tree()
+        with self.assertRaises(SystemExit) as e:
+            self.script.main([self.path(a) for a in args])
+        self.assertIn(says, str(e.exception.code))
+        self.assertIn("nothing was changed", str(e.exception.code))
+        self.assertEqual(self.tree(), before)
+
+    def test_the_archive_and_what_is_in_it_are_refused(self):
+        self.refused("is in docs/results/archive/, archived already", "archive")
+        self.refused("is in docs/results/archive/", "archive/")
+        self.refused("is in docs/results/archive/", f"archive/{self.RUN}.json", f"archive/{self.RUN}.tar.xz")
+        self.refused("is in docs/results/archive/", f"archive/{self.RUN}.tar.xz")
+        os.makedirs(self.path("archive", self.NEW))
+        self.refused("is in docs/results/archive/", f"archive/{self.NEW}")
+        self.refused("is not a run of docs/results/", f"{self.NEW}/data")
+        self.refused("is not a run of docs/results/", ".")
+
+    def test_a_name_of_another_form_a_link_and_a_readme_not_utf8_are_refused(self):
+        os.rename(self.path(self.NEW), self.path("probe run-h200-2026-12-08-1234567"))
+        self.refused("'probe run-h200-2026-12-08-1234567' is not a run's name: KIND-[CARD-]DATE",
+                     "probe run-h200-2026-12-08-1234567")
+        os.rename(self.path("probe run-h200-2026-12-08-1234567"), self.path(self.NEW))
+        os.symlink("..", self.path(self.NEW, "data", "up"))
+        self.refused(f"{self.NEW}/data/up is a link", self.NEW)
+        os.remove(self.path(self.NEW, "data", "up"))
+        os.symlink(self.NEW, self.path("linked-h200-2026-12-08-1234567"))
+        self.refused("linked-h200-2026-12-08-1234567 is a link", "linked-h200-2026-12-08-1234567")
+        os.remove(self.path("linked-h200-2026-12-08-1234567"))
+        put(self.path(self.NEW, "README.md"), b"# A r\xe9sum\xe9 of a run.\n")
+        self.refused(f"{self.NEW}/README.md is not UTF-8", self.NEW)
+
+    def test_a_failed_write_leaves_the_run_and_no_part_of_its_archive(self):
+        before = self.tree()
+        replace = os.replace
+        def second_fails(src, dst):
+            if dst.endswith(".json"):
+                raise OSError(28, "No space left on device")
+            replace(src, dst)
+        with mock.patch.object(archive.os, "replace", second_fails), self.assertRaises(OSError):
+            self.script.main([self.path(self.NEW)])
+        self.assertEqual(self.tree(), before)
+
+    def test_in_git_the_run_is_removed_and_its_archive_staged_once_written(self):
+        git = lambda *a: subprocess.run(["git", "-C", self.root, *a], capture_output=True, text=True, check=True).stdout
+        git("init", "-q")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "0")
+        git("add", ".")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "runs")
+        self.assertEqual(self.script.main([self.path(self.NEW)]), 0)
+        self.assertFalse(os.path.exists(self.path(self.NEW)))
+        self.assertEqual(sorted(git("status", "--porcelain").splitlines()), sorted(
+            [f"A  docs/results/archive/{self.NEW}{ext}" for ext in (".json", ".tar.xz")] +
+            [f"D  docs/results/{self.NEW}/{n}" for n in ("README.md", "commit.txt", "data/r1.json")]))
+        self.assertEqual(archive.problems(), [])
+        self.assertEqual(common.archived_summary(self.NEW)["title"], "A new run")
 
 
 if __name__ == "__main__":
