@@ -19,6 +19,7 @@ extern "C" {
 #include <spdlog/spdlog.h>
 
 #include "capi_internal.hpp"
+#include "vpipe/memory/strategy.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
 #include "vpipe/pipeline/io/join.hpp"
 
@@ -194,6 +195,12 @@ void vpipe_dlpack_capsule_destructor(void* capsule) {
 }
 
 void vpipe_frame_release(vpipe_frame* f) { delete f; }
+
+const char* vpipe_strategy_names(void) {
+  static const std::string names =
+      json{{"all", vpipe::strategy_names()}, {"compared", vpipe::compared_strategy_names()}}.dump();
+  return names.c_str();
+}
 
 const char* vpipe_filter_names(void) {
   static std::string names;

@@ -6,14 +6,14 @@
     vpipe.transcode("in.mp4", "out.mp4", vf="resize=1280x720",
                     py_filter=lambda x: 255 - x)  # torch on the pipeline's stream
 
-Frames come from vpipe's memory strategies (mem="naive|pool|vmm|slab|graph"; NVDEC's
+Frames come from vpipe's memory strategies (mem=, one of vpipe.strategies(); NVDEC's
 frames are copied into them as they are decoded) and go back to them when the frame
 and its tensors are gone.
 """
 from ._api import (Decoder, Encoder, decode, decode_many, filters, load_plugin, set_verbose,
-                   transcode)
+                   strategies, transcode)
 from ._frames import Frame, Plane
 from ._lib import InputError, Interrupted, VpipeError
 
 __all__ = ["Decoder", "Encoder", "Frame", "InputError", "Interrupted", "Plane", "VpipeError", "decode",
-           "decode_many", "filters", "load_plugin", "set_verbose", "transcode"]
+           "decode_many", "filters", "load_plugin", "set_verbose", "strategies", "transcode"]

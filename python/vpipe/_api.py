@@ -76,7 +76,7 @@ def decode(source, *, device="auto", decoder="auto", mem="pool", filters="", max
     """Decodes `source` (a file or a live URL) and yields vpipe.Frame objects.
 
     device="cuda" keeps frames on the GPU, in memory from the `mem` strategy
-    (naive, pool, vmm, slab, graph: NVDEC's frames are copied into it as they
+    (vpipe.strategies(): NVDEC's frames are copied into it as they
     come), after CUDA `filters` such as "resize=1280x720,format=rgb24".
     device="cpu" gives host frames. Up to `prefetch` decoded frames wait for
     you; the decoder pauses beyond that. A frame you hold keeps its memory:
@@ -363,6 +363,12 @@ def _run_job_unguarded(options, errors):
 def set_verbose(on=True):
     """FFmpeg's warnings and vpipe's debug log on stderr (VPIPE_VERBOSE=1 at import)."""
     lib.vpipe_set_verbose(1 if on else 0)
+
+
+def strategies(compared=False):
+    """The memory strategies `mem` takes (vpipe's strategy table); compared=True: those the
+    benches and soak compare (all but pool-release0)."""
+    return json.loads(lib.vpipe_strategy_names())["compared" if compared else "all"]
 
 
 def filters():

@@ -82,6 +82,7 @@ def _load():
         "vpipe_transcode_free": (None, [c_void_p]),
         "vpipe_load_plugin": (c_int, [c_char_p]),
         "vpipe_filter_names": (c_char_p, []),
+        "vpipe_strategy_names": (c_char_p, []),
         "vpipe_keyframes": (c_char_p, [c_char_p]),
         "vpipe_join": (c_char_p, [c_char_p]),
     }

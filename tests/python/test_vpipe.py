@@ -2,6 +2,7 @@
 FFmpeg's and to `vpipe transcode`, the Encoder, Python filters, errors, Ctrl-C.
 Run by CTest (python_package) with PYTHONPATH at the built package."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -324,6 +325,19 @@ class Options(Tmp):
             vpipe.transcode(SAMPLE, "null", device="cpu", qscale=1)
         with self.assertRaisesRegex(vpipe.InputError, "options: budget 2Q: expected bytes"):
             vpipe.transcode(SAMPLE, "null", device="cpu", budget="2Q")
+
+    def test_strategies_are_the_command_lines(self):
+        # One strategy table: Python's names are those `vpipe transcode --mem` offers, and each
+        # is taken by mem= (an unknown one is refused).
+        help_text = subprocess.run([VPIPE, "transcode", "--help"], capture_output=True, text=True).stdout
+        offered = re.search(r"--mem \{([^}]*)\}", help_text).group(1).split("|")
+        self.assertEqual(vpipe.strategies(), offered)
+        self.assertTrue(set(vpipe.strategies(compared=True)) < set(offered))
+        for mem in vpipe.strategies():
+            report = vpipe.transcode(SAMPLE, "null", device="cpu", mem=mem, max_frames=2)
+            self.assertEqual(report["frames"]["decoded"], 2, mem)
+        with self.assertRaisesRegex(vpipe.InputError, "mem pool2"):
+            vpipe.transcode(SAMPLE, "null", device="cpu", mem="pool2", max_frames=2)
 
 
 class Outputs(Tmp):

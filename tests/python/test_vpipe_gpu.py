@@ -19,7 +19,7 @@ except ImportError:
 
 MEDIA = os.environ.get("VPIPE_MEDIA_DIR", "media")
 CLIP = os.environ.get("VPIPE_GPU_CLIP", os.path.join(MEDIA, "sample-720p.mp4"))
-STRATEGIES = ("naive", "pool", "vmm", "slab", "graph")
+STRATEGIES = vpipe.strategies(compared=True)  # the strategy table, never a copy of it
 
 
 @unittest.skipUnless(CUDA, WHY)
