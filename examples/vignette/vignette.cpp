@@ -12,23 +12,22 @@ class Vignette final : public vpipe::Filter {
  public:
   // The contract: name, help, typed parameters (range, default, help).
   static vpipe::FilterInfo info() {
-    vpipe::FilterInfo i{
-        "vignette",
-        "Darken towards the corners (luma only).",
-        {{"strength",
-          vpipe::ParamType::kFloat,
-          "0.5",
-          0,
-          1,
-          "darkening at the corners: 0 none, 1 black",
-          {}}},
-        [](const vpipe::ParamValues& p) {
-          return std::make_unique<Vignette>(static_cast<float>(p.get_float("strength")));
-        }};
-    i.formats = "yuv420p, nv12";
-    i.cuda = true;                        // process_cuda below: said once, here
-    i.example = "vignette=strength=0.7";  // `vpipe filters` shows it
-    return i;
+    return {.name = "vignette",
+            .summary = "Darken towards the corners (luma only).",
+            .params = {{"strength",
+                        vpipe::ParamType::kFloat,
+                        "0.5",
+                        0,
+                        1,
+                        "darkening at the corners: 0 none, 1 black",
+                        {}}},
+            .create =
+                [](const vpipe::ParamValues& p) {
+                  return std::make_unique<Vignette>(static_cast<float>(p.get_float("strength")));
+                },
+            .formats = "yuv420p, nv12",
+            .cuda = true,                         // process_cuda below: said once, here
+            .example = "vignette=strength=0.7"};  // `vpipe filters` shows it
   }
   explicit Vignette(float strength) : strength_(strength) {}
 

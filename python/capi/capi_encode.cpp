@@ -103,23 +103,24 @@ class PythonFilter final : public vpipe::Filter {
  public:
   explicit PythonFilter(int slot) : slot_(slot) {}
   static vpipe::FilterInfo info() {
-    return {
-        "python",
-        "calls a Python function per frame (vpipe.transcode(..., py_filter=fn)); same format out",
-        {{"slot",
-          vpipe::ParamType::kInt,
-          "",
-          1,
-          1e9,
-          "the function's slot (vpipe_filter_register)",
-          {}}},
-        [](const vpipe::ParamValues& p) {
-          return std::make_unique<PythonFilter>(static_cast<int>(p.get_int("slot")));
-        },
-        "any 8-bit layout (format=rgb24 before it gives H×W×3 tensors)",
-        true,
-        "format=rgb24,python=slot=1",
-        ""};  // FFmpeg's: the same name, or none
+    return {.name = "python",
+            .summary =
+                "calls a Python function per frame (vpipe.transcode(..., py_filter=fn)); same "
+                "format out",
+            .params = {{"slot",
+                        vpipe::ParamType::kInt,
+                        "",
+                        1,
+                        1e9,
+                        "the function's slot (vpipe_filter_register)",
+                        {}}},
+            .create =
+                [](const vpipe::ParamValues& p) {
+                  return std::make_unique<PythonFilter>(static_cast<int>(p.get_int("slot")));
+                },
+            .formats = "any 8-bit layout (format=rgb24 before it gives H×W×3 tensors)",
+            .cuda = true,
+            .example = "format=rgb24,python=slot=1"};  // FFmpeg's: the same name, or none
   }
   vpipe::FrameFormat configure(const vpipe::FrameFormat& in) override {
     (void)vpipe::plane_layout(in);  // throws for layouts a tensor cannot describe

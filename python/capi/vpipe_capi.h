@@ -107,7 +107,8 @@ void vpipe_transcode_free(vpipe_job* j);
 /* ---- filters ------------------------------------------------------------- */
 int vpipe_load_plugin(const char* path);
 const char* vpipe_filter_names(void); /* JSON list */
-/* The memory strategies `mem` takes, and those the benches compare: JSON {"all": […], "compared": […]}. */
+/* The memory strategies `mem` takes, and those the benches compare: JSON {"all": […], "compared":
+ * […]}. */
 const char* vpipe_strategy_names(void);
 
 /* ---- a long file in pieces (io/join.hpp) ---------------------------------- */

@@ -369,16 +369,16 @@ class FailAt final : public vpipe::Filter {
  public:
   explicit FailAt(int frame) : frame_(frame) {}
   static vpipe::FilterInfo info() {
-    return {"test_fail_at",
-            "Passes frames, then throws at frame N (a test's failing filter).",
-            {{"frame", vpipe::ParamType::kInt, "20", 0, 1e9, "the frame that throws", {}}},
+    return {
+        .name = "test_fail_at",
+        .summary = "Passes frames, then throws at frame N (a test's failing filter).",
+        .params = {{"frame", vpipe::ParamType::kInt, "20", 0, 1e9, "the frame that throws", {}}},
+        .create =
             [](const vpipe::ParamValues& p) {
               return std::make_unique<FailAt>(static_cast<int>(p.get_int("frame")));
             },
-            "any",
-            false,
-            "test_fail_at=frame=20",
-            ""};
+        .formats = "any",
+        .example = "test_fail_at=frame=20"};
   }
   vpipe::FrameFormat configure(const vpipe::FrameFormat& in) override { return in; }
   void process(const vpipe::Frame& in, vpipe::Frame& out) override {

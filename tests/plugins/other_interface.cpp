@@ -9,10 +9,9 @@ namespace {
 class OtherInterface final : public vpipe::Filter {
  public:
   static vpipe::FilterInfo info() {
-    return {"other_interface_test",
-            "a filter of another plugin interface",
-            {},
-            [](const vpipe::ParamValues&) { return std::make_unique<OtherInterface>(); }};
+    return {.name = "other_interface_test",
+            .summary = "a filter of another plugin interface",
+            .create = [](const vpipe::ParamValues&) { return std::make_unique<OtherInterface>(); }};
   }
   vpipe::FrameFormat configure(const vpipe::FrameFormat& in) override { return in; }
   void process(const vpipe::Frame&, vpipe::Frame&) override {}

@@ -41,14 +41,13 @@ using namespace builtin;
 class PlanarToNv12 final : public Filter {
  public:
   static FilterInfo info() {
-    return {"yuv420p_to_nv12",
-            "YUV420P to NV12, exact (the chain uses it before resize_rgb on YUV420P input)",
-            {},
-            [](const ParamValues&) { return std::make_unique<PlanarToNv12>(); },
-            "yuv420p",
-            true,
-            "yuv420p_to_nv12",
-            ""};  // FFmpeg's: the same name, or none
+    return {
+        .name = "yuv420p_to_nv12",
+        .summary = "YUV420P to NV12, exact (the chain uses it before resize_rgb on YUV420P input)",
+        .create = [](const ParamValues&) { return std::make_unique<PlanarToNv12>(); },
+        .formats = "yuv420p",
+        .cuda = true,
+        .example = "yuv420p_to_nv12"};
   }
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_YUV420P && in.pix_fmt != AV_PIX_FMT_YUVJ420P)
@@ -73,15 +72,13 @@ class PlanarToNv12 final : public Filter {
 class Planar10ToP010 final : public Filter {
  public:
   static FilterInfo info() {
-    return {
-        "yuv420p10_to_p010",
-        "YUV420P10LE to P010, exact (the chain uses it before p010_to_rgb on yuv420p10le input)",
-        {},
-        [](const ParamValues&) { return std::make_unique<Planar10ToP010>(); },
-        "yuv420p10le",
-        false,
-        "format=yuv420p10le,yuv420p10_to_p010",
-        ""};  // FFmpeg's: none
+    return {.name = "yuv420p10_to_p010",
+            .summary =
+                "YUV420P10LE to P010, exact (the chain uses it before p010_to_rgb on yuv420p10le "
+                "input)",
+            .create = [](const ParamValues&) { return std::make_unique<Planar10ToP010>(); },
+            .formats = "yuv420p10le",
+            .example = "format=yuv420p10le,yuv420p10_to_p010"};
   }
   FrameFormat configure(const FrameFormat& in) override {
     if (in.pix_fmt != AV_PIX_FMT_YUV420P10LE)
@@ -112,24 +109,28 @@ class RgbToYuv final : public Filter {
  public:
   static FilterInfo info() {
     return {
-        "rgb_to_yuv",
-        "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601, BT.709 or BT.2020, limited or full "
-        "range: by default the one the chain's input came in, and the output is tagged with it; "
-        "chroma sited as the input's: left for H.264/HEVC/MPEG-2, centre for MPEG-1/JPEG, unless "
-        "its stream says, resampled as zscale's bilinear). The chain uses it for "
-        "format=nv12|yuv420p on RGB input.",
-        {{"format", ParamType::kChoice, "nv12", 0, 0, "nv12 or yuv420p", {"nv12", "yuv420p"}},
-         matrix_param(),
-         range_param()},
-        [](const ParamValues& p) {
-          return std::make_unique<RgbToYuv>(
-              p.get_string("format") == "yuv420p" ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12,
-              ColourChoice::from(p));
-        },
-        "rgb24 or rgba in; nv12 or yuv420p out",
-        true,
-        "format=rgb24,rgb_to_yuv=format=nv12:matrix=bt709",
-        ""};  // FFmpeg's: the same name, or none
+        .name = "rgb_to_yuv",
+        .summary =
+            "RGB24/RGBA to NV12 or YUV420P in one pass (BT.601, BT.709 or BT.2020, limited or full "
+            "range: by default the one the chain's input came in, and the output is tagged with "
+            "it; "
+            "chroma sited as the input's: left for H.264/HEVC/MPEG-2, centre for MPEG-1/JPEG, "
+            "unless "
+            "its stream says, resampled as zscale's bilinear). The chain uses it for "
+            "format=nv12|yuv420p on RGB input.",
+        .params =
+            {{"format", ParamType::kChoice, "nv12", 0, 0, "nv12 or yuv420p", {"nv12", "yuv420p"}},
+             matrix_param(),
+             range_param()},
+        .create =
+            [](const ParamValues& p) {
+              return std::make_unique<RgbToYuv>(
+                  p.get_string("format") == "yuv420p" ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12,
+                  ColourChoice::from(p));
+            },
+        .formats = "rgb24 or rgba in; nv12 or yuv420p out",
+        .cuda = true,
+        .example = "format=rgb24,rgb_to_yuv=format=nv12:matrix=bt709"};
   }
   RgbToYuv(AVPixelFormat target, ColourChoice colour) : target_(target), choice_(colour) {}
   ColorSpec colour(ColorSpec in) override {
@@ -174,22 +175,24 @@ class RgbToYuv final : public Filter {
 class P010ToRgb final : public Filter {
  public:
   static FilterInfo info() {
-    return {"p010_to_rgb",
-            "P010 to RGB24/RGBA from the 10-bit samples (BT.601, BT.709 or BT.2020, limited or "
-            "full range: the input's own unless told; chroma sited as the input's, as zscale "
-            "sites it). The chain uses it for format=rgb24|rgba on 10-bit 4:2:0 input.",
-            {{"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
-             matrix_param(),
-             range_param()},
-            [](const ParamValues& p) {
-              return std::make_unique<P010ToRgb>(
-                  p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
-                  ColourChoice::from(p));
-            },
-            "p010le in; rgb24 or rgba out",
-            true,
-            "format=p010le,p010_to_rgb=format=rgba",
-            ""};  // FFmpeg's: the same name, or none
+    return {.name = "p010_to_rgb",
+            .summary =
+                "P010 to RGB24/RGBA from the 10-bit samples (BT.601, BT.709 or BT.2020, limited or "
+                "full range: the input's own unless told; chroma sited as the input's, as zscale "
+                "sites it). The chain uses it for format=rgb24|rgba on 10-bit 4:2:0 input.",
+            .params =
+                {{"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
+                 matrix_param(),
+                 range_param()},
+            .create =
+                [](const ParamValues& p) {
+                  return std::make_unique<P010ToRgb>(
+                      p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
+                      ColourChoice::from(p));
+                },
+            .formats = "p010le in; rgb24 or rgba out",
+            .cuda = true,
+            .example = "format=p010le,p010_to_rgb=format=rgba"};
   }
   P010ToRgb(AVPixelFormat target, ColourChoice colour) : target_(target), choice_(colour) {}
   ColorSpec colour(ColorSpec in) override {
@@ -225,14 +228,13 @@ class P010ToRgb final : public Filter {
 class To8Bit final : public Filter {
  public:
   static FilterInfo info() {
-    return {"to_8bit",
-            "9- to 16-bit samples to 8 bits, rounded (p010 → nv12, yuv420p10le → yuv420p).",
-            {},
-            [](const ParamValues&) { return std::make_unique<To8Bit>(); },
-            "9- to 16-bit YUV or gray in (p010, yuv420p10le…); its 8-bit layout out",
-            true,
-            "format=p010le,to_8bit",
-            ""};  // FFmpeg's: the same name, or none
+    return {
+        .name = "to_8bit",
+        .summary = "9- to 16-bit samples to 8 bits, rounded (p010 → nv12, yuv420p10le → yuv420p).",
+        .create = [](const ParamValues&) { return std::make_unique<To8Bit>(); },
+        .formats = "9- to 16-bit YUV or gray in (p010, yuv420p10le…); its 8-bit layout out",
+        .cuda = true,
+        .example = "format=p010le,to_8bit"};
   }
   // Each output sample is its input sample's alone: the fields stay apart.
   [[nodiscard]] bool keeps_fields() const override { return true; }
@@ -282,14 +284,13 @@ class To8Bit final : public Filter {
 class Invert final : public Filter {
  public:
   static FilterInfo info() {
-    return {"invert",
-            "Photographic negative (255 - value, every plane).",
-            {},
-            [](const ParamValues&) { return std::make_unique<Invert>(); },
-            "8-bit planar YUV and RGB",
-            true,
-            "invert",
-            "negate"};
+    return {.name = "invert",
+            .summary = "Photographic negative (255 - value, every plane).",
+            .create = [](const ParamValues&) { return std::make_unique<Invert>(); },
+            .formats = "8-bit planar YUV and RGB",
+            .cuda = true,
+            .example = "invert",
+            .ffmpeg = "negate"};
   }
   // Each output sample is its input sample's alone: the fields stay apart.
   [[nodiscard]] bool keeps_fields() const override { return true; }
@@ -313,14 +314,12 @@ class Invert final : public Filter {
 class Grayscale final : public Filter {
  public:
   static FilterInfo info() {
-    return {"grayscale",
-            "Drop the colour: keep luma, set chroma to neutral (YUV formats).",
-            {},
-            [](const ParamValues&) { return std::make_unique<Grayscale>(); },
-            "8-bit planar YUV and RGB",
-            true,
-            "grayscale",
-            ""};  // FFmpeg's: the same name, or none
+    return {.name = "grayscale",
+            .summary = "Drop the colour: keep luma, set chroma to neutral (YUV formats).",
+            .create = [](const ParamValues&) { return std::make_unique<Grayscale>(); },
+            .formats = "8-bit planar YUV and RGB",
+            .cuda = true,
+            .example = "grayscale"};
   }
   // Each output sample is its input sample's alone: the fields stay apart.
   [[nodiscard]] bool keeps_fields() const override { return true; }
@@ -360,17 +359,19 @@ class Grayscale final : public Filter {
 class Format final : public Filter {
  public:
   static FilterInfo info() {
-    return {"format",
+    return {
+        .name = "format",
+        .summary =
             "Convert the pixel format with swscale (the chain inserts format=yuv420p where a "
             "filter needs it); 4:2:0 chroma is sited as the input's (swscale's chroma "
             "positions), and an interlaced picture whose chroma changes height converts field "
             "by field.",
+        .params =
             {{"pix_fmt", ParamType::kString, "", 0, 0, "FFmpeg pixel format name, e.g. nv12", {}}},
+        .create =
             [](const ParamValues& p) { return std::make_unique<Format>(p.get_string("pix_fmt")); },
-            "any FFmpeg software pixel format",
-            false,
-            "format=nv12",
-            ""};  // FFmpeg's: the same name, or none
+        .formats = "any FFmpeg software pixel format",
+        .example = "format=nv12"};
   }
   explicit Format(const std::string& name) : target_(av_get_pix_fmt(name.c_str())) {
     if (target_ == AV_PIX_FMT_NONE)

@@ -19,36 +19,38 @@ class Deinterlace final : public Filter {
   enum class Parity { kAuto, kTop, kBottom };
 
   static FilterInfo info() {
-    return {"deinterlace",
-            "Make interlaced pictures progressive: keep the field captured first and rebuild "
-            "the other's rows from it (bwdif's spatial interpolation), one frame out per "
-            "frame in. Put it before a resize on interlaced input.",
-            {{"parity",
-              ParamType::kChoice,
-              "auto",
-              0,
-              0,
-              "which field comes first: auto (each picture's flag; top where it has none), tff "
-              "or bff",
-              {"auto", "tff", "bff"}},
-             {"deint",
-              ParamType::kChoice,
-              "all",
-              0,
-              0,
-              "all (every picture, as FFmpeg's bwdif) or interlaced (only those flagged so)",
-              {"all", "interlaced"}}},
-            [](const ParamValues& p) {
-              const std::string& parity = p.get_string("parity");
-              return std::make_unique<Deinterlace>(parity == "tff"   ? Parity::kTop
-                                                   : parity == "bff" ? Parity::kBottom
-                                                                     : Parity::kAuto,
-                                                   p.get_string("deint") == "interlaced");
-            },
-            "8-bit planar YUV and RGB",
-            false,
-            "deinterlace,resize=1280x720",
-            "yadif bwdif yadif_cuda bwdif_cuda"};
+    return {.name = "deinterlace",
+            .summary =
+                "Make interlaced pictures progressive: keep the field captured first and rebuild "
+                "the other's rows from it (bwdif's spatial interpolation), one frame out per "
+                "frame in. Put it before a resize on interlaced input.",
+            .params =
+                {{"parity",
+                  ParamType::kChoice,
+                  "auto",
+                  0,
+                  0,
+                  "which field comes first: auto (each picture's flag; top where it has none), tff "
+                  "or bff",
+                  {"auto", "tff", "bff"}},
+                 {"deint",
+                  ParamType::kChoice,
+                  "all",
+                  0,
+                  0,
+                  "all (every picture, as FFmpeg's bwdif) or interlaced (only those flagged so)",
+                  {"all", "interlaced"}}},
+            .create =
+                [](const ParamValues& p) {
+                  const std::string& parity = p.get_string("parity");
+                  return std::make_unique<Deinterlace>(parity == "tff"   ? Parity::kTop
+                                                       : parity == "bff" ? Parity::kBottom
+                                                                         : Parity::kAuto,
+                                                       p.get_string("deint") == "interlaced");
+                },
+            .formats = "8-bit planar YUV and RGB",
+            .example = "deinterlace,resize=1280x720",
+            .ffmpeg = "yadif bwdif yadif_cuda bwdif_cuda"};
   }
   Deinterlace(Parity parity, bool flagged_only) : parity_(parity), flagged_only_(flagged_only) {}
   FrameFormat configure(const FrameFormat& in) override {

@@ -31,20 +31,20 @@ using namespace builtin;
 class Crop final : public Filter {
  public:
   static FilterInfo info() {
-    return {"crop",
-            "Keep a rectangle of the picture.",
-            {{"w", ParamType::kInt, "", 1, 65536, "width of the rectangle", {}},
-             {"h", ParamType::kInt, "", 1, 65536, "height of the rectangle", {}},
-             {"x", ParamType::kInt, "-1", -1, 65536, "left edge (-1: centred)", {}},
-             {"y", ParamType::kInt, "-1", -1, 65536, "top edge (-1: centred)", {}}},
-            [](const ParamValues& p) {
-              return std::make_unique<Crop>(p.get_int("w"), p.get_int("h"), p.get_int("x"),
-                                            p.get_int("y"));
-            },
-            "8-bit planar YUV and RGB",
-            true,
-            "crop=w=640:h=360:x=320:y=180",
-            ""};  // FFmpeg's: the same name, or none
+    return {.name = "crop",
+            .summary = "Keep a rectangle of the picture.",
+            .params = {{"w", ParamType::kInt, "", 1, 65536, "width of the rectangle", {}},
+                       {"h", ParamType::kInt, "", 1, 65536, "height of the rectangle", {}},
+                       {"x", ParamType::kInt, "-1", -1, 65536, "left edge (-1: centred)", {}},
+                       {"y", ParamType::kInt, "-1", -1, 65536, "top edge (-1: centred)", {}}},
+            .create =
+                [](const ParamValues& p) {
+                  return std::make_unique<Crop>(p.get_int("w"), p.get_int("h"), p.get_int("x"),
+                                                p.get_int("y"));
+                },
+            .formats = "8-bit planar YUV and RGB",
+            .cuda = true,
+            .example = "crop=w=640:h=360:x=320:y=180"};
   }
   Crop(long long w, long long h, long long x, long long y)
       : w_(static_cast<int>(w)),
@@ -100,9 +100,12 @@ class Crop final : public Filter {
 class Pad final : public Filter {
  public:
   static FilterInfo info() {
-    return {"pad",
+    return {
+        .name = "pad",
+        .summary =
             "Extend the picture to w x h: edges repeated, or a coloured border with the picture "
             "at (x, y).",
+        .params =
             {{"w", ParamType::kInt, "", 1, 65536, "width, at least the picture's", {}},
              {"h", ParamType::kInt, "", 1, 65536, "height, at least the picture's", {}},
              {"x", ParamType::kInt, "0", 0, 65536, "left edge of the picture (with a colour)", {}},
@@ -114,14 +117,14 @@ class Pad final : public Filter {
               0,
               "edge (repeat the right column and bottom row), black, white or gray",
               {"edge", "black", "white", "gray"}}},
+        .create =
             [](const ParamValues& p) {
               return std::make_unique<Pad>(p.get_int("w"), p.get_int("h"), p.get_int("x"),
                                            p.get_int("y"), p.get_string("color"));
             },
-            "8-bit planar YUV and RGB",
-            true,
-            "pad=w=1920:h=1200:color=black",
-            ""};  // FFmpeg's: the same name, or none
+        .formats = "8-bit planar YUV and RGB",
+        .cuda = true,
+        .example = "pad=w=1920:h=1200:color=black"};
   }
   Pad(long long w, long long h, long long x, long long y, std::string color)
       : w_(static_cast<int>(w)),
@@ -201,20 +204,21 @@ class Pad final : public Filter {
 class Flip final : public Filter {
  public:
   static FilterInfo info() {
-    return {"flip",
-            "Mirror the picture.",
-            {{"dir",
-              ParamType::kChoice,
-              "h",
-              0,
-              0,
-              "h (left-right), v (upside down), hv (both)",
-              {"h", "v", "hv"}}},
-            [](const ParamValues& p) { return std::make_unique<Flip>(p.get_string("dir")); },
-            "8-bit planar YUV and RGB",
-            true,
-            "flip=dir=h",
-            "hflip:flip=dir=h vflip:flip=dir=v"};
+    return {
+        .name = "flip",
+        .summary = "Mirror the picture.",
+        .params = {{"dir",
+                    ParamType::kChoice,
+                    "h",
+                    0,
+                    0,
+                    "h (left-right), v (upside down), hv (both)",
+                    {"h", "v", "hv"}}},
+        .create = [](const ParamValues& p) { return std::make_unique<Flip>(p.get_string("dir")); },
+        .formats = "8-bit planar YUV and RGB",
+        .cuda = true,
+        .example = "flip=dir=h",
+        .ffmpeg = "hflip:flip=dir=h vflip:flip=dir=v"};
   }
   explicit Flip(const std::string& dir)
       : h_(dir.find('h') != std::string::npos), v_(dir.find('v') != std::string::npos) {}

@@ -32,14 +32,21 @@ class Blur final : public Filter {
  public:
   static FilterInfo info() {
     return {
-        "blur",
-        "Gaussian blur. sigma is in luma pixels; subsampled chroma planes get it scaled.",
-        {{"sigma", ParamType::kFloat, "1.0", 0, 64, "standard deviation in pixels (0: off)", {}}},
-        [](const ParamValues& p) { return std::make_unique<Blur>(p.get_float("sigma")); },
-        "8-bit planar YUV and RGB",
-        true,
-        "blur=sigma=1.5",
-        "gblur"};
+        .name = "blur",
+        .summary =
+            "Gaussian blur. sigma is in luma pixels; subsampled chroma planes get it scaled.",
+        .params = {{"sigma",
+                    ParamType::kFloat,
+                    "1.0",
+                    0,
+                    64,
+                    "standard deviation in pixels (0: off)",
+                    {}}},
+        .create = [](const ParamValues& p) { return std::make_unique<Blur>(p.get_float("sigma")); },
+        .formats = "8-bit planar YUV and RGB",
+        .cuda = true,
+        .example = "blur=sigma=1.5",
+        .ffmpeg = "gblur"};
   }
   explicit Blur(double sigma) : sigma_(sigma) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -70,17 +77,20 @@ bool luma_or_rgb(const FrameFormat& f, int plane) { return plane == 0 || is_rgb(
 class Box final : public Filter {
  public:
   static FilterInfo info() {
-    return {"box",
+    return {
+        .name = "box",
+        .summary =
             "Box blur: the mean of a (2r+1)² neighbourhood. radius is in luma pixels; subsampled "
             "chroma planes get it scaled (at least 1).",
-            {{"radius", ParamType::kInt, "2", 0, 192, "radius in pixels (0: off)", {}}},
+        .params = {{"radius", ParamType::kInt, "2", 0, 192, "radius in pixels (0: off)", {}}},
+        .create =
             [](const ParamValues& p) {
               return std::make_unique<Box>(static_cast<int>(p.get_int("radius")));
             },
-            "8-bit planar YUV and RGB",
-            true,
-            "box=radius=3",
-            "boxblur"};
+        .formats = "8-bit planar YUV and RGB",
+        .cuda = true,
+        .example = "box=radius=3",
+        .ffmpeg = "boxblur"};
   }
   explicit Box(int radius) : radius_(radius) {}
   FrameFormat configure(const FrameFormat& in) override {
@@ -152,24 +162,31 @@ class Unsharp final : public LumaFilter {
  public:
   static FilterInfo info() {
     return {
-        "unsharp",
-        "Unsharp mask: src + amount × (src − gaussian(src, sigma)), on luma (every channel of "
-        "RGB).",
-        {{"sigma",
-          ParamType::kFloat,
-          "1.0",
-          0.1,
-          32,
-          "the blur's standard deviation in pixels",
-          {}},
-         {"amount", ParamType::kFloat, "1.0", 0, 10, "how much of the detail to add (0: off)", {}}},
-        [](const ParamValues& p) {
-          return std::make_unique<Unsharp>(p.get_float("sigma"), p.get_float("amount"));
-        },
-        "8-bit planar YUV and RGB",
-        true,
-        "unsharp=sigma=1.0:amount=0.8",
-        ""};  // FFmpeg's: the same name, or none
+        .name = "unsharp",
+        .summary =
+            "Unsharp mask: src + amount × (src − gaussian(src, sigma)), on luma (every channel of "
+            "RGB).",
+        .params = {{"sigma",
+                    ParamType::kFloat,
+                    "1.0",
+                    0.1,
+                    32,
+                    "the blur's standard deviation in pixels",
+                    {}},
+                   {"amount",
+                    ParamType::kFloat,
+                    "1.0",
+                    0,
+                    10,
+                    "how much of the detail to add (0: off)",
+                    {}}},
+        .create =
+            [](const ParamValues& p) {
+              return std::make_unique<Unsharp>(p.get_float("sigma"), p.get_float("amount"));
+            },
+        .formats = "8-bit planar YUV and RGB",
+        .cuda = true,
+        .example = "unsharp=sigma=1.0:amount=0.8"};
   }
   Unsharp(double sigma, double amount)
       : LumaFilter("unsharp", false), sigma_(sigma), amount_(amount) {}
@@ -188,15 +205,15 @@ class Unsharp final : public LumaFilter {
 class Sobel final : public LumaFilter {
  public:
   static FilterInfo info() {
-    return {"sobel",
+    return {
+        .name = "sobel",
+        .summary =
             "Edges: sqrt(Gx² + Gy²) of the 3×3 Sobel derivatives of luma, chroma neutral (every "
             "channel of RGB).",
-            {},
-            [](const ParamValues&) { return std::make_unique<Sobel>(); },
-            "8-bit planar YUV and RGB",
-            true,
-            "sobel",
-            ""};  // FFmpeg's: the same name, or none
+        .create = [](const ParamValues&) { return std::make_unique<Sobel>(); },
+        .formats = "8-bit planar YUV and RGB",
+        .cuda = true,
+        .example = "sobel"};
   }
   Sobel() : LumaFilter("sobel", true) {}
 
@@ -211,20 +228,23 @@ class Eq final : public LumaFilter {
  public:
   static FilterInfo info() {
     return {
-        "eq",
-        "Brightness, contrast and gamma, as one lookup table, on luma (every channel of RGB): "
-        "x = ((v/255 − 0.5) × contrast + 0.5 + brightness), clamped to [0, 1], then x^(1/gamma).",
-        {{"brightness", ParamType::kFloat, "0", -1, 1, "added, in units of full scale", {}},
-         {"contrast", ParamType::kFloat, "1", 0, 4, "around mid-grey", {}},
-         {"gamma", ParamType::kFloat, "1", 0.1, 10, "above 1 brightens the mid-tones", {}}},
-        [](const ParamValues& p) {
-          return std::make_unique<Eq>(p.get_float("brightness"), p.get_float("contrast"),
-                                      p.get_float("gamma"));
-        },
-        "8-bit planar YUV and RGB",
-        true,
-        "eq=brightness=0.05:contrast=1.2:gamma=0.9",
-        ""};  // FFmpeg's: the same name, or none
+        .name = "eq",
+        .summary =
+            "Brightness, contrast and gamma, as one lookup table, on luma (every channel of RGB): "
+            "x = ((v/255 − 0.5) × contrast + 0.5 + brightness), clamped to [0, 1], then "
+            "x^(1/gamma).",
+        .params =
+            {{"brightness", ParamType::kFloat, "0", -1, 1, "added, in units of full scale", {}},
+             {"contrast", ParamType::kFloat, "1", 0, 4, "around mid-grey", {}},
+             {"gamma", ParamType::kFloat, "1", 0.1, 10, "above 1 brightens the mid-tones", {}}},
+        .create =
+            [](const ParamValues& p) {
+              return std::make_unique<Eq>(p.get_float("brightness"), p.get_float("contrast"),
+                                          p.get_float("gamma"));
+            },
+        .formats = "8-bit planar YUV and RGB",
+        .cuda = true,
+        .example = "eq=brightness=0.05:contrast=1.2:gamma=0.9"};
   }
   Eq(double brightness, double contrast, double gamma)
       : LumaFilter("eq", false), identity_(brightness == 0 && contrast == 1 && gamma == 1) {

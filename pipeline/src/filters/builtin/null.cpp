@@ -11,10 +11,12 @@ namespace {
 class Null final : public Filter {
  public:
   static FilterInfo info() {
-    return {"null", "Pass every frame on unchanged (no copy): a placeholder in a chain.",
-            {},     [](const ParamValues&) { return std::make_unique<Null>(); },
-            "any",  true,
-            "null", ""};  // FFmpeg's: the same name, or none
+    return {.name = "null",
+            .summary = "Pass every frame on unchanged (no copy): a placeholder in a chain.",
+            .create = [](const ParamValues&) { return std::make_unique<Null>(); },
+            .formats = "any",
+            .cuda = true,
+            .example = "null"};
   }
   FrameFormat configure(const FrameFormat& in) override { return in; }
   [[nodiscard]] bool is_identity() const override { return true; }

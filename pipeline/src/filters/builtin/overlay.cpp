@@ -34,21 +34,24 @@ using namespace builtin;
 class Overlay final : public Filter {
  public:
   static FilterInfo info() {
-    return {"overlay",
+    return {
+        .name = "overlay",
+        .summary =
             "Blend a picture from a file (PNG with alpha) over the frame: c = base(1 - a) + "
             "over a, a = alpha/255 x opacity.",
+        .params =
             {{"file", ParamType::kString, "", 0, 0, "the picture (anything FFmpeg reads)", {}},
              {"x", ParamType::kInt, "0", 0, 65536, "left edge of the picture", {}},
              {"y", ParamType::kInt, "0", 0, 65536, "top edge of the picture", {}},
              {"opacity", ParamType::kFloat, "1", 0, 1, "0 (invisible) … 1 (its own alpha)", {}}},
+        .create =
             [](const ParamValues& p) {
               return std::make_unique<Overlay>(p.get_string("file"), p.get_int("x"), p.get_int("y"),
                                                p.get_float("opacity"));
             },
-            "rgb24 or rgba",
-            true,
-            "format=rgb24,overlay=file=logo.png:x=16:y=16:opacity=0.8",
-            ""};  // FFmpeg's: the same name, or none
+        .formats = "rgb24 or rgba",
+        .cuda = true,
+        .example = "format=rgb24,overlay=file=logo.png:x=16:y=16:opacity=0.8"};
   }
   Overlay(std::string file, long long x, long long y, double opacity)
       : file_(std::move(file)),

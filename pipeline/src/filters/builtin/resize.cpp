@@ -45,24 +45,30 @@ const char* const kInterpHelp =
 class Resize final : public Filter {
  public:
   static FilterInfo info() {
-    return {
-        "resize",
-        "Scale the picture (bilinear up, pixel-area averaging down by default).",
-        {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT; -1 keeps aspect", {}},
-         {"interp",
-          ParamType::kChoice,
-          "auto",
-          0,
-          0,
-          kInterpHelp,
-          {"auto", "bilinear", "area", "nearest"}}},
-        [](const ParamValues& p) {
-          return std::make_unique<Resize>(p.get_size("size"), p.get_string("interp"));
-        },
-        "8-bit planar YUV and RGB",
-        true,
-        "resize=1280x720",
-        "scale scale_cuda scale_npp"};
+    return {.name = "resize",
+            .summary = "Scale the picture (bilinear up, pixel-area averaging down by default).",
+            .params = {{"size",
+                        ParamType::kSize,
+                        "",
+                        1,
+                        16384,
+                        "output size WIDTHxHEIGHT; -1 keeps aspect",
+                        {}},
+                       {"interp",
+                        ParamType::kChoice,
+                        "auto",
+                        0,
+                        0,
+                        kInterpHelp,
+                        {"auto", "bilinear", "area", "nearest"}}},
+            .create =
+                [](const ParamValues& p) {
+                  return std::make_unique<Resize>(p.get_size("size"), p.get_string("interp"));
+                },
+            .formats = "8-bit planar YUV and RGB",
+            .cuda = true,
+            .example = "resize=1280x720",
+            .ffmpeg = "scale scale_cuda scale_npp"};
   }
   Resize(Size size, std::string interp) : size_(size), interp_(std::move(interp)) {}
 
@@ -118,11 +124,14 @@ class Resize final : public Filter {
 class ResizeRgb final : public Filter {
  public:
   static FilterInfo info() {
-    return {"resize_rgb",
+    return {
+        .name = "resize_rgb",
+        .summary =
             "NV12 to resized RGB24/RGBA in one pass (bilinear, area or nearest; BT.601, BT.709 or "
             "BT.2020, limited or full range: the input's own unless told; chroma sited as the "
             "input's, as zscale sites it). The chain uses it for resize + format=rgb24|rgba on "
             "NV12 input.",
+        .params =
             {{"size", ParamType::kSize, "", 1, 16384, "output size WIDTHxHEIGHT", {}},
              {"interp",
               ParamType::kChoice,
@@ -134,16 +143,16 @@ class ResizeRgb final : public Filter {
              {"format", ParamType::kChoice, "rgb24", 0, 0, "rgb24 or rgba", {"rgb24", "rgba"}},
              matrix_param(),
              range_param()},
+        .create =
             [](const ParamValues& p) {
               return std::make_unique<ResizeRgb>(
                   p.get_size("size"), p.get_string("interp"),
                   p.get_string("format") == "rgba" ? AV_PIX_FMT_RGBA : AV_PIX_FMT_RGB24,
                   ColourChoice::from(p));
             },
-            "nv12 in; rgb24 or rgba out",
-            true,
-            "format=nv12,resize_rgb=640x360:format=rgba",
-            ""};  // FFmpeg's: the same name, or none
+        .formats = "nv12 in; rgb24 or rgba out",
+        .cuda = true,
+        .example = "format=nv12,resize_rgb=640x360:format=rgba"};
   }
   ResizeRgb(Size size, std::string interp_name, AVPixelFormat target, ColourChoice colour)
       : size_(size), interp_name_(std::move(interp_name)), target_(target), choice_(colour) {}

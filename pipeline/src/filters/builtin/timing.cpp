@@ -34,15 +34,14 @@ using namespace builtin;
 class Delay final : public Filter {
  public:
   static FilterInfo info() {
-    return {"delay",
-            "Passes frames through after sleeping ms milliseconds each (a deliberately slow "
-            "stage, to rehearse the drop policy and latency).",
-            {{"ms", ParamType::kInt, "10", 0, 10000, "milliseconds per frame", {}}},
-            [](const ParamValues& p) { return std::make_unique<Delay>(p.get_int("ms")); },
-            "8-bit planar YUV and RGB",
-            false,
-            "delay=ms=40",
-            ""};  // FFmpeg's: the same name, or none
+    return {.name = "delay",
+            .summary =
+                "Passes frames through after sleeping ms milliseconds each (a deliberately slow "
+                "stage, to rehearse the drop policy and latency).",
+            .params = {{"ms", ParamType::kInt, "10", 0, 10000, "milliseconds per frame", {}}},
+            .create = [](const ParamValues& p) { return std::make_unique<Delay>(p.get_int("ms")); },
+            .formats = "8-bit planar YUV and RGB",
+            .example = "delay=ms=40"};
   }
   explicit Delay(int ms) : ms_(ms) {}
   // Each output sample is its input sample's alone: the fields stay apart.
@@ -68,16 +67,14 @@ class Delay final : public Filter {
 class Stamp final : public Filter {
  public:
   static FilterInfo info() {
-    return {"stamp",
-            "Write the wall-clock time into the picture's top rows (64 black/white cells; YUV, "
-            "width >= 128): a receiver reading stamps (read_stamps) reports glass-to-glass "
-            "latency.",
-            {},
-            [](const ParamValues&) { return std::make_unique<Stamp>(); },
-            "8-bit planar YUV and RGB",
-            false,
-            "stamp",
-            ""};  // FFmpeg's: the same name, or none
+    return {.name = "stamp",
+            .summary =
+                "Write the wall-clock time into the picture's top rows (64 black/white cells; YUV, "
+                "width >= 128): a receiver reading stamps (read_stamps) reports glass-to-glass "
+                "latency.",
+            .create = [](const ParamValues&) { return std::make_unique<Stamp>(); },
+            .formats = "8-bit planar YUV and RGB",
+            .example = "stamp"};
   }
   // It draws over the picture's samples and reads none of another row.
   [[nodiscard]] bool keeps_fields() const override { return true; }

@@ -97,6 +97,8 @@ struct CudaContext {
   DeviceMemoryResource& memory;
 };
 
+// All the registry knows of a filter, written with its members named (a filter's info()
+// returns {.name = …, .summary = …, .create = …, .cuda = true, …}).
 struct FilterInfo {
   std::string name;
   std::string summary;
