@@ -1,5 +1,5 @@
 // --encoder copy applies no option but the few it names (issue #79 item 4): every other row of
-// the option schema, set to a value other than its default, is refused naming its flag. The
+// the option schema, set to a value other than its default, is refused naming its key. The
 // cases are the schema's rows, not a list here: a new option is covered when it is added.
 #include <gtest/gtest.h>
 
@@ -104,7 +104,7 @@ TEST(StreamCopy, EveryOptionItCannotApplyIsRefusedByName) {
       check_stream_copy(*o);
       ADD_FAILURE() << s.flag << " " << s.get(*o) << ": a copy cannot apply it, yet took it";
     } catch (const usage_error& e) {
-      EXPECT_NE(std::string(e.what()).find(s.key == "audio" ? "--audio encode" : s.flag),
+      EXPECT_NE(std::string(e.what()).find(s.key == "audio" ? "audio encode" : s.key),
                 std::string::npos)
           << e.what();
       ++refused;

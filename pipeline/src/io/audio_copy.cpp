@@ -24,8 +24,8 @@ AudioCopy::AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string l
     if (const auto cannot = cannot_hold(out_->oformat, s->codecpar); !cannot.empty()) {
       if (every_track)
         throw usage_error(
-            fmt::format("{}: --audio copy, but audio stream #{} ({}) cannot be "
-                        "copied: {} (--audio none leaves it out; .mkv holds it)",
+            fmt::format("{}: audio copy, but audio stream #{} ({}) cannot be "
+                        "copied: {} (audio none leaves it out; .mkv holds it)",
                         label_, i, avcodec_get_name(s->codecpar->codec_id), cannot));
       spdlog::warn("{}: audio stream #{} ({}) not copied: {}", label_, i,
                    avcodec_get_name(s->codecpar->codec_id), cannot);

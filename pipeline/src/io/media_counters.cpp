@@ -47,7 +47,7 @@ void count_encoded(const AVPacket& pkt, const AVCodecContext& encoder, MediaCoun
   if (pkt.size == 0 && counters.encoder_dropped++ == 0)
     spdlog::warn(
         "encode: {} dropped a frame to keep its bit rate (a packet of no bytes: players repeat "
-        "the frame before; counted): a higher --bitrate keeps every frame",
+        "the frame before; counted): a higher bitrate keeps every frame",
         encoder.codec ? encoder.codec->name : "the encoder");
 }
 

@@ -629,7 +629,7 @@ AutoSessions sessions_from_rates(const MeasuredRates& r, int most) {
     if (r.latency_ms + held_ms > kLatencyBound * r.latency_ms)
       return {1, fmt::format("{}: decode is the bound, but more sessions would hold {:.0f} frames "
                              "(~{:.0f} ms) beside one session's p50 latency of {:.0f} ms, over "
-                             "{:.0f}x it; --decode-sessions N trades that latency for speed",
+                             "{:.0f}x it; decode_sessions N trades that latency for speed",
                              rates, r.hold_frames, held_ms, r.latency_ms, kLatencyBound)};
   }
   const int wanted = static_cast<int>(std::ceil(r.downstream_fps / r.decode_fps));

@@ -35,7 +35,7 @@ UniqueAVCodecContext open_decoder(AVStream* stream, const TranscodeOptions& o, N
                                : avcodec_find_decoder(stream->codecpar->codec_id);
   if (!codec && cuvid)
     throw input_error(
-        fmt::format("{}: FFmpeg has no cuvid decoder for '{}' (use --nvdec-api hwaccel)", o.input,
+        fmt::format("{}: FFmpeg has no cuvid decoder for '{}' (use nvdec_api hwaccel)", o.input,
                     avcodec_get_name(stream->codecpar->codec_id)));
   if (!codec)
     throw input_error(fmt::format("{}: no decoder for video codec '{}'", o.input,

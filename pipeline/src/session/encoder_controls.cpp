@@ -154,10 +154,10 @@ void check_quality(const EncoderControls& r, const AVCodec* codec, const Transco
   if (!o.level.empty() && r.level == LevelFrom::kNone) refuse(o, instead("level", codec));
   if (!o.level.empty() && r.level == LevelFrom::kContext &&
       o.level.find_first_not_of("0123456789") != std::string::npos)
-    refuse(o, fmt::format("level {}: {} writes a whole number in its header (e.g. --level 4)",
+    refuse(o, fmt::format("level {}: {} writes a whole number in its header (e.g. level 4)",
                           o.level, codec->name));
   if (!o.level.empty() && codec->id == AV_CODEC_ID_MPEG2VIDEO && o.profile.empty())
-    refuse(o, fmt::format("level {}: {} writes a level with its profile only: add --profile 4 "
+    refuse(o, fmt::format("level {}: {} writes a level with its profile only: add profile 4 "
                           "(main) or 1 (high)",
                           o.level, codec->name));
 }
@@ -183,7 +183,7 @@ void check_rates(const EncoderControls& r, const AVCodec* codec, const Transcode
                           codec->name));
   if ((o.maxrate || o.bufsize) && !o.bitrate && r.qscale)
     refuse(o, fmt::format("maxrate and bufsize cap a bit rate; encoder {} codes a fixed "
-                          "quantizer (qscale) unless --bitrate is given",
+                          "quantizer (qscale) unless bitrate is given",
                           codec->name));
   if (r.rates == RateControl::kVbvPair && o.maxrate.has_value() != o.bufsize.has_value())
     refuse(o, fmt::format("{} without {}: encoder {} caps the rate with both or neither",

@@ -669,7 +669,7 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::string& va
       throw usage_error(fmt::format("{}: unknown option '{}' (known: {})", where, key, known));
     throw usage_error(fmt::format(
         "{}: option '{}' is for one run of several streams (vpipe transcode, Python); a stream "
-        "of vpipe run is one pipeline, placed by run's own --gpus and --on-gpu-error (known: {})",
+        "of vpipe run is one pipeline, placed by run's own gpus and on_gpu_error (known: {})",
         where, key, known));
   }
   try {
@@ -721,8 +721,7 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
   TranscodeOptions o = top;
   o.outputs.clear();
   o.output = spec.substr(0, cuts.empty() ? spec.size() : cuts.front());
-  if (o.output.empty())
-    throw usage_error(fmt::format("--output {}: no path before the keys", spec));
+  if (o.output.empty()) throw usage_error(fmt::format("outputs {}: no path before the keys", spec));
   o.filters.clear();  // an output's chain is its own
   cuts.push_back(spec.size());
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
@@ -736,7 +735,7 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
 }
 
 std::string rendition_path(const TranscodeOptions& top, const std::string& name) {
-  const char* flag = top.hls.empty() ? "--dash" : "--hls";
+  const char* flag = top.hls.empty() ? "dash" : "hls";
   const bool plain = !name.empty() && name != "." && name != ".." &&
                      name.find_first_not_of(
                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -758,7 +757,7 @@ std::string rendition_path(const TranscodeOptions& top, const std::string& name)
 
 std::vector<TranscodeOptions> output_list(const TranscodeOptions& top) {
   if (!top.hls.empty() && !top.dash.empty())
-    throw usage_error("--hls and --dash: one ladder a run; write the other in a second run");
+    throw usage_error("hls and dash: one ladder a run; write the other in a second run");
   std::vector<TranscodeOptions> all{output_options(top, top.output)};  // "one.mp4:encoder=…" too
   for (const auto& spec : top.outputs) all.push_back(output_options(top, spec));
   if (!top.filters.empty())  // the run's chain first, then each output's own

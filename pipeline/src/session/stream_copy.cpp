@@ -35,20 +35,20 @@ bool is_stream_copy(const TranscodeOptions& o) { return o.encoder == "copy"; }
 void check_stream_copy(const TranscodeOptions& o) {
   std::vector<std::string> refused;
   for (const OptionSpec& s : option_schema())
-    if (!honoured(s.key) && s.get(o) != s.default_text()) refused.push_back(s.flag);
-  if (o.audio == AudioMode::kEncode) refused.emplace_back("--audio encode");
+    if (!honoured(s.key) && s.get(o) != s.default_text()) refused.push_back(s.key);
+  if (o.audio == AudioMode::kEncode) refused.emplace_back("audio encode");
   if (o.output == "null") refused.emplace_back("output null");
 
   // The copy reads its input twice, the video and, beside it, the audio (join.hpp).
   if (!o.input.empty() && !can_read_again(o.input))
     throw usage_error(fmt::format(
-        "{}: --encoder copy reads its input twice (the video, and the audio beside it), and a "
+        "{}: encoder copy reads its input twice (the video, and the audio beside it), and a "
         "pipe or a live feed cannot be read again: save it to a file first, or choose an encoder",
         o.input));
   if (!refused.empty())
     throw usage_error(fmt::format(
-        "--encoder copy remuxes the video without decoding it, so it cannot apply {}: leave "
-        "{} out, or choose an encoder (--encoder libx264…)",
+        "encoder copy remuxes the video without decoding it, so it cannot apply {}: leave "
+        "{} out, or choose an encoder (encoder libx264…)",
         fmt::join(refused, ", "), refused.size() == 1 ? "it" : "them"));
 }
 
@@ -83,7 +83,7 @@ TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.notes.push_back(fmt::format("stream copy: {} video packets, not decoded; {} audio packets{}",
                                 done.video_packets, done.audio_packets,
-                                o.audio == AudioMode::kNone ? " (--audio none: no audio)" : ""));
+                                o.audio == AudioMode::kNone ? " (audio none: no audio)" : ""));
   return r;
 }
 

@@ -311,7 +311,7 @@ void TranscodeSession::Parts::plan_outputs(std::vector<std::vector<FilterSpec>> 
     if (!out.plan.nvdec)
       throw usage_error(
           fmt::format("{}: the outputs cannot share one decode (NVDEC for some, "
-                      "not for this one); give --decode cpu or --decode nvdec",
+                      "not for this one); give decode cpu or decode nvdec",
                       out.o.output));
   }
   o.decode = run_plan().nvdec ? Decode::kNvdec : o.decode;
@@ -761,7 +761,7 @@ TranscodeSession::TranscodeSession(TranscodeOptions options, RunHooks hooks) {
 }
 TranscodeSession::~TranscodeSession() = default;
 const TranscodePlan& TranscodeSession::plan() const {
-  if (!parts_) throw logic_error("a stream copy (--encoder copy) has no plan: nothing is decoded");
+  if (!parts_) throw logic_error("a stream copy (encoder copy) has no plan: nothing is decoded");
   return parts_->run_plan();
 }
 

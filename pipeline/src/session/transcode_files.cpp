@@ -149,7 +149,7 @@ void declare_encoder_files(RunFiles& files, const TranscodeOptions& o, const std
     if (!writes) return files.reads(value, what);
     if (o.encode_segments > 1)
       throw usage_error(
-          fmt::format("{} {}: --encode-segments runs {} encoders, which would all "
+          fmt::format("{} {}: encode_segments runs {} encoders, which would all "
                       "write that one file",
                       what, value, o.encode_segments));
     files.writes(value, what);
@@ -166,7 +166,7 @@ void declare_encoder_files(RunFiles& files, const TranscodeOptions& o, const std
 void declare_run(RunFiles& files, const TranscodeOptions& o, const std::string& who) {
   const auto outputs = output_list(o);
   if (const auto& dir = ladder_dir(o); !dir.empty())
-    files.writes_tree(dir, who + (o.hls.empty() ? "--dash" : "--hls"));
+    files.writes_tree(dir, who + (o.hls.empty() ? "dash" : "hls"));
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const std::string what =
         outputs.size() > 1 ? fmt::format("{}output {}", who, k + 1) : who + "output";

@@ -101,13 +101,13 @@ void check_narrowing(const TranscodeOptions& o, TranscodePlan& p) {
     if (av_pix_fmt_desc_get(kept)->comp[0].depth > 8)
       throw input_error(fmt::format(
           "{}: a {}-bit input, and {} takes 8-bit frames (vpipe's filters have no {}-bit "
-          "kernels): {} would keep {} bits without --vf. Add --pix-fmt yuv420p to narrow it to 8 "
-          "bits for the filters, or drop --vf to keep {} bits",
+          "kernels): {} would keep {} bits without filters. Add pix_fmt yuv420p to narrow it to 8 "
+          "bits for the filters, or drop the filters to keep {} bits",
           o.input, depth, first, depth, p.encoder->name, depth, depth));
   }
   p.notes.push_back(fmt::format(
       "{}-bit input: {} takes 8-bit frames, so the chain narrows it to 8 bits (rounded) before "
-      "it; without --vf it stays {} bits",
+      "it; without filters it stays {} bits",
       depth, first, depth));
 }
 
@@ -412,13 +412,13 @@ void check_options(const TranscodeOptions& o) {
     throw usage_error(fmt::format("reconnect {}: expected 0 or more", o.reconnect));
   if (o.queue_depth < 1) throw usage_error("queue depth 0: expected 1 or more");
   if (!ladder_dir(o).empty() && (o.encode_segments > 1 || o.streams > 1))
-    throw usage_error(fmt::format(
-        "{} with --encode-segments or --streams: a ladder's keyframes are forced by one "
-        "encoder per rendition; leave those out",
-        o.hls.empty() ? "--dash" : "--hls"));
+    throw usage_error(
+        fmt::format("{} with encode_segments or streams: a ladder's keyframes are forced by one "
+                    "encoder per rendition; leave those out",
+                    o.hls.empty() ? "dash" : "hls"));
   if (!o.outputs.empty() && o.streams > 1)
     throw usage_error(fmt::format(
-        "--output with --streams {}: several outputs are one decode; give one or the other",
+        "outputs with streams {}: several outputs are one decode; give one or the other",
         o.streams));
   for (const auto& kv : o.input_options)
     if (const auto eq = kv.find('='); eq == std::string::npos || eq == 0)
