@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "vpipe/base/errors.hpp"
-#include "vpipe/pipeline/io/reencode.hpp"
 
 namespace vpipe {
 

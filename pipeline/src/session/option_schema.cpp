@@ -669,7 +669,8 @@ void set_option(TranscodeOptions& o, std::string_view key, const std::string& va
       throw usage_error(fmt::format("{}: unknown option '{}' (known: {})", where, key, known));
     throw usage_error(fmt::format(
         "{}: option '{}' is for one run of several streams (vpipe transcode, Python); a stream "
-        "of vpipe run is one pipeline, placed by run's own gpus and on_gpu_error (known: {})",
+        "of vpipe run is one pipeline, placed by vpipe run itself, with the gpus and on-gpu-error "
+        "of its own command line (known: {})",
         where, key, known));
   }
   try {
@@ -715,13 +716,13 @@ TranscodeOptions output_options(const TranscodeOptions& top, const std::string& 
     if (s && !s->per_output && s->form != Form::kPositional)
       throw usage_error(
           fmt::format("output {}: '{}' is the run's option, not one output's: give "
-                      "it once, as --{}",
-                      spec, key, s->flag.substr(2)));
+                      "it once, for the run ({})",
+                      spec, key, s->key));
   }
   TranscodeOptions o = top;
   o.outputs.clear();
   o.output = spec.substr(0, cuts.empty() ? spec.size() : cuts.front());
-  if (o.output.empty()) throw usage_error(fmt::format("outputs {}: no path before the keys", spec));
+  if (o.output.empty()) throw usage_error(fmt::format("output {}: no path before the keys", spec));
   o.filters.clear();  // an output's chain is its own
   cuts.push_back(spec.size());
   for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {

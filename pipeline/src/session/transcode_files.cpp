@@ -178,7 +178,7 @@ void declare_run(RunFiles& files, const TranscodeOptions& o, const std::string& 
       if (f && (std::string_view(f->name) == "hls" || std::string_view(f->name) == "dash"))
         throw usage_error(fmt::format(
             "{} '{}': a playlist's segments would be written beside it, in place; give the "
-            "outputs as renditions with --{} DIR, which writes the ladder whole",
+            "outputs as renditions with {} DIR, which writes the ladder whole",
             what, outputs[k].output, f->name));
       files.writes(outputs[k].output, what);
     } else if (std::error_code ec;

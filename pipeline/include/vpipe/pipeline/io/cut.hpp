@@ -2,7 +2,7 @@
 //
 // The input is read from the keyframe at or before the start (seek_before),
 // decoded from there, and the frames shown before the start are dropped after
-// the decoder (FrameWindow, media_stages.hpp); packets stop once the video has
+// the decoder (FrameWindow, packet.hpp); packets stop once the video has
 // passed the end. Copied streams (audio) keep the packets that start inside the
 // span, so they begin within one audio frame of the video and end with it.
 #pragma once

@@ -27,8 +27,6 @@
 
 namespace vpipe {
 
-class StreamReencoder;
-
 // The input started over and `next` is the new pass's first packet: whether a
 // decoder that took the pass before (its frames cut to `window`) goes straight
 // on instead of draining and flushing. An H.264 or HEVC pass that starts on an
