@@ -233,8 +233,19 @@ const char* vpipe_join(const char* request_json) {
       [&] {
         const json j = json::parse(request_json);
         vpipe::JoinRequest r;
-        r.parts = j.at("parts").get<std::vector<std::string>>();
-        r.starts_s = j.at("starts_s").get<std::vector<double>>();
+        const auto parts = j.at("parts").get<std::vector<std::string>>();
+        const auto starts = j.at("starts_s").get<std::vector<double>>();
+        if (parts.size() != starts.size())
+          throw vpipe::usage_error(
+              fmt::format("a join takes one start per part ({} parts, {} starts)", parts.size(),
+                          starts.size()));
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+          if (k > 0 && !(starts[k] > starts[k - 1]))
+            throw vpipe::usage_error(fmt::format(
+                "part {} starts at {} s, not after part {} ({} s): the starts must increase", k + 1,
+                starts[k], k, starts[k - 1]));
+          r.parts.push_back({.path = parts[k], .shift_s = starts[k]});
+        }
         r.audio_from = j.value("audio_from", std::string());
         r.audio_start_s = j.value("audio_start_s", 0.0);
         r.output = j.at("output").get<std::string>();

@@ -11,11 +11,12 @@
 namespace vpipe {
 
 AudioCopy::AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string label, double from_s,
-                     bool every_track)
+                     bool every_track, bool cut)
     : src_(std::move(src)),
       out_(out),
       label_(std::move(label)),
       from_s_(from_s),
+      cut_(cut),
       map_(src_->nb_streams, -1),
       pkt_(make_av_packet()) {
   for (unsigned i = 0; i < src_->nb_streams; ++i) {
@@ -40,6 +41,10 @@ AudioCopy::AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string l
     map_[i] = os->index;
   }
   pkt_->stream_index = -1;  // nothing read yet
+  if (cut_) {               // a second early: an MP4's audio index lands on the packet at or before
+    const auto ts = static_cast<std::int64_t>((from_s_ - 1.0) * AV_TIME_BASE);
+    (void)avformat_seek_file(src_.get(), -1, INT64_MIN, ts, ts, 0);  // failed: from the start
+  }
 }
 
 void AudioCopy::pump(double until_s) {
@@ -55,7 +60,7 @@ void AudioCopy::pump(double until_s) {
     const std::int64_t ts = pkt_->dts != AV_NOPTS_VALUE ? pkt_->dts : pkt_->pts;
     const double at_s = ts == AV_NOPTS_VALUE ? from_s_ : static_cast<double>(ts) * av_q2d(tb);
     if (target >= 0 && at_s - from_s_ > until_s) return;  // kept for a later pump
-    if (target >= 0) {
+    if (target >= 0 && !(cut_ && at_s < from_s_ - 1e-9)) {
       const auto shift = static_cast<std::int64_t>(std::llround(from_s_ / av_q2d(tb)));
       if (pkt_->pts != AV_NOPTS_VALUE) pkt_->pts -= shift;
       if (pkt_->dts != AV_NOPTS_VALUE) pkt_->dts -= shift;

@@ -30,13 +30,61 @@ int video_stream_of(AVFormatContext* in, const std::string& path) {
   return v;
 }
 
-// The parameters a part's packets depend on: the first part's are the output's.
-bool same_stream(const AVCodecParameters* a, const AVCodecParameters* b) {
+// The parameters a part's packets depend on: the output's. `headers`: the request gives the
+// output's codec header (every part's parameter sets), so the parts' own may differ.
+bool same_stream(const AVCodecParameters* a, const AVCodecParameters* b, bool headers) {
   return a->codec_id == b->codec_id && a->width == b->width && a->height == b->height &&
-         a->format == b->format && a->extradata_size == b->extradata_size &&
-         (a->extradata_size == 0 || std::memcmp(a->extradata, b->extradata,
-                                                static_cast<std::size_t>(a->extradata_size)) == 0);
+         a->format == b->format &&
+         (headers || (a->extradata_size == b->extradata_size &&
+                      (a->extradata_size == 0 ||
+                       std::memcmp(a->extradata, b->extradata,
+                                   static_cast<std::size_t>(a->extradata_size)) == 0)));
 }
+
+// One part's video packets, in decode order: its span (JoinPart), moved by its shift and in
+// the output's time base.
+class PartReader {
+ public:
+  PartReader(const JoinPart& part, AVRational out_tb)
+      : part_(part),
+        in_(open_input(part.path)),
+        v_(video_stream_of(in_.get(), part.path)),
+        out_tb_(out_tb) {
+    const AVStream* s = in_->streams[v_];
+    shift_ = static_cast<std::int64_t>(std::llround(part.shift_s / av_q2d(s->time_base)));
+    if (part.from_pts)  // from the keyframe at or before it; packets before the span skipped
+      (void)seek_before(in_.get(), v_, static_cast<double>(*part.from_pts) * av_q2d(s->time_base));
+  }
+  [[nodiscard]] AVFormatContext* input() const { return in_.get(); }
+  [[nodiscard]] const AVStream* stream() const { return in_->streams[v_]; }
+
+  // The next packet of the span into `pkt`; false at its end.
+  bool next(AVPacket* pkt) {
+    while (!done_ && av_read_frame(in_.get(), pkt) >= 0) {
+      if (pkt->stream_index == v_ && in_span(*pkt)) {
+        if (pkt->pts != AV_NOPTS_VALUE) pkt->pts += shift_;
+        if (pkt->dts != AV_NOPTS_VALUE) pkt->dts += shift_;
+        av_packet_rescale_ts(pkt, stream()->time_base, out_tb_);
+        return true;
+      }
+      av_packet_unref(pkt);
+    }
+    return false;
+  }
+
+ private:
+  bool in_span(const AVPacket& p) {
+    if (part_.from_pts && !started_) started_ = p.pts == *part_.from_pts;
+    if (part_.until_pts && p.pts == *part_.until_pts) done_ = true;
+    return (!part_.from_pts || started_) && !done_;
+  }
+  const JoinPart& part_;
+  UniqueDemuxContext in_;
+  int v_;
+  AVRational out_tb_;
+  std::int64_t shift_ = 0;
+  bool started_ = false, done_ = false;
+};
 
 // The output being written: declared in the order it must die (the muxer closes its file
 // before the staged file removes an unfinished one; the audio source is read through it).
@@ -47,35 +95,45 @@ struct JoinedFile {
   AVStream* video = nullptr;
 };
 
-// The video stream as the first part's: parameters, codec tag where the container takes it,
-// rotation, language and flags.
-void add_video(JoinedFile& j, const AVStream* first) {
+// The video stream as `from`'s: parameters (the request's header if it gives one), codec tag
+// where the container takes it, rotation, language and flags.
+void add_video(JoinedFile& j, const AVStream* from, const std::vector<std::uint8_t>& headers) {
   j.video = avformat_new_stream(j.out.get(), nullptr);
-  av_check(avcodec_parameters_copy(j.video->codecpar, first->codecpar), "video parameters");
-  keep_codec_tag(first->codecpar, j.video, j.out->oformat);
-  j.video->time_base = first->time_base;
-  j.video->avg_frame_rate = first->avg_frame_rate;
-  j.video->r_frame_rate = first->r_frame_rate;
-  j.video->disposition = first->disposition;
-  av_dict_copy(&j.video->metadata, first->metadata, 0);
-  copy_display_matrix(first, j.video);
+  AVCodecParameters* par = j.video->codecpar;
+  av_check(avcodec_parameters_copy(par, from->codecpar), "video parameters");
+  if (!headers.empty()) {
+    av_freep(&par->extradata);
+    par->extradata =
+        static_cast<std::uint8_t*>(av_mallocz(headers.size() + AV_INPUT_BUFFER_PADDING_SIZE));
+    if (!par->extradata) throw std::bad_alloc();
+    std::memcpy(par->extradata, headers.data(), headers.size());
+    par->extradata_size = static_cast<int>(headers.size());
+  }
+  keep_codec_tag(from->codecpar, j.video, j.out->oformat);
+  j.video->time_base = from->time_base;
+  j.video->avg_frame_rate = from->avg_frame_rate;
+  j.video->r_frame_rate = from->r_frame_rate;
+  j.video->disposition = from->disposition;
+  av_dict_copy(&j.video->metadata, from->metadata, 0);
+  copy_display_matrix(from, j.video);
 }
 
 void open_joined(JoinedFile& j, const JoinRequest& r, const AVFormatContext* first_part,
-                 const AVStream* first, JoinResult& result) {
+                 const AVStream* from, JoinResult& result) {
   AVFormatContext* raw = nullptr;
   const std::string net = network_output_format(r.output);  // "-": MPEG-TS, as a transcode's
   av_check(avformat_alloc_output_context2(&raw, nullptr, net.empty() ? nullptr : net.c_str(),
                                           r.output.c_str()),
            r.output);
   j.out.reset(raw);
-  add_video(j, first);
+  add_video(j, from, r.headers);
   if (!r.audio_from.empty())
-    j.audio.emplace(open_input(r.audio_from), raw, r.output, r.audio_start_s, r.every_audio_track);
+    j.audio.emplace(open_input(r.audio_from), raw, r.output, r.audio_start_s, r.every_audio_track,
+                    r.audio_end_s.has_value());
   result.audio_streams = static_cast<int>(raw->nb_streams) - 1;
   if (r.first_parts_metadata) {
     av_dict_copy(&raw->metadata, first_part->metadata, 0);
-    result.chapters = copy_chapters(first_part, raw, -1e300, 1e300, r.starts_s.front());
+    result.chapters = copy_chapters(first_part, raw, -1e300, 1e300, r.parts.front().shift_s);
   }
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
     j.file.emplace(r.output, false);
@@ -96,36 +154,42 @@ bool refused_times(const AVPacket& p, std::int64_t last_dts) {
   return p.dts != AV_NOPTS_VALUE && last_dts != AV_NOPTS_VALUE && p.dts <= last_dts;
 }
 
-// Copies one part's video packets, moved to start at `start_s`, with the audio up to each.
-std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
-                       const AVCodecParameters* first, const JoinRequest& r, double& last_s,
+// How far part k's decode times move back to end before part k+1's first (ends_before_next;
+// output time base): both read ahead, packets only.
+std::int64_t dts_back(const JoinRequest& r, std::size_t k, AVRational out_tb) {
+  if (!r.parts[k].ends_before_next || k + 1 == r.parts.size()) return 0;
+  UniqueAVPacket pkt = make_av_packet();
+  PartReader next(r.parts[k + 1], out_tb);
+  if (!next.next(pkt.get()) || pkt->dts == AV_NOPTS_VALUE) return 0;
+  const std::int64_t first_next = pkt->dts;
+  av_packet_unref(pkt.get());
+  std::int64_t last = AV_NOPTS_VALUE;
+  PartReader self(r.parts[k], out_tb);
+  for (; self.next(pkt.get()); av_packet_unref(pkt.get()))
+    if (pkt->dts != AV_NOPTS_VALUE) last = pkt->dts;
+  return last == AV_NOPTS_VALUE ? 0 : std::max<std::int64_t>(0, last - first_next + 1);
+}
+
+// Copies part k's video packets, with the audio up to each.
+std::int64_t copy_part(JoinedFile& j, std::size_t k, const AVCodecParameters* out,
+                       const JoinRequest& r, double& last_s, std::int64_t& last_dts,
                        std::int64_t& damaged) {
-  std::int64_t last_dts = AV_NOPTS_VALUE;
-  const std::string& output = r.output;
-  UniqueDemuxContext in = open_input(part);
-  const int v = video_stream_of(in.get(), part);
-  const AVStream* s = in->streams[v];
-  if (!same_stream(first, s->codecpar))
+  const JoinPart& part = r.parts[k];
+  PartReader in(part, j.video->time_base);
+  if (!same_stream(out, in.stream()->codecpar, !r.headers.empty()))
     throw input_error(
-        fmt::format("{}: its video stream is not the first part's (codec, size, "
+        fmt::format("{}: its video stream is not the output's (codec, size, "
                     "pixel format or headers differ): it cannot be joined by copy",
-                    part));
-  const auto shift = static_cast<std::int64_t>(std::llround(start_s / av_q2d(s->time_base)));
+                    part.path));
+  const std::int64_t back = dts_back(r, k, j.video->time_base);
   UniqueAVPacket pkt = make_av_packet();
   std::int64_t written = 0;
   // An interrupt stops the copy once a video packet is in: a file without one does not play.
   const auto stop = [&] { return r.interrupt && r.interrupt->load() && written > 0; };
-  while (!stop() && av_read_frame(in.get(), pkt.get()) >= 0) {
-    if (pkt->stream_index != v) {
-      av_packet_unref(pkt.get());
-      continue;
-    }
-    if (pkt->pts != AV_NOPTS_VALUE) pkt->pts += shift;
-    if (pkt->dts != AV_NOPTS_VALUE) pkt->dts += shift;
-    av_packet_rescale_ts(pkt.get(), s->time_base, j.video->time_base);
+  for (; !stop() && in.next(pkt.get()); av_packet_unref(pkt.get())) {
+    if (pkt->dts != AV_NOPTS_VALUE) pkt->dts -= back;
     if (refused_times(*pkt, last_dts)) {  // damage: a muxer would end the whole run on it
       ++damaged;
-      av_packet_unref(pkt.get());
       continue;
     }
     if (pkt->dts != AV_NOPTS_VALUE) last_dts = pkt->dts;
@@ -134,7 +198,7 @@ std::int64_t copy_part(JoinedFile& j, const std::string& part, double start_s,
     if (pkt->dts != AV_NOPTS_VALUE)
       last_s = static_cast<double>(pkt->dts) * av_q2d(j.video->time_base);
     if (j.audio && pkt->dts != AV_NOPTS_VALUE) j.audio->pump(last_s);
-    av_check(av_interleaved_write_frame(j.out.get(), pkt.get()), output + ": writing");
+    av_check(av_interleaved_write_frame(j.out.get(), pkt.get()), r.output + ": writing");
     ++written;
   }
   return written;
@@ -171,33 +235,31 @@ KeyframeIndex read_keyframes(const std::string& path) {
 JoinResult join_parts(const JoinRequest& r) {
   if (r.parts.empty())
     throw usage_error(fmt::format("{}: a join takes one part or more, none was given", r.output));
-  if (r.parts.size() != r.starts_s.size())
-    throw usage_error(fmt::format("{}: a join takes one start per part ({} parts, {} starts)",
-                                  r.output, r.parts.size(), r.starts_s.size()));
-  for (std::size_t k = 1; k < r.starts_s.size(); ++k)
-    if (!(r.starts_s[k] > r.starts_s[k - 1]))
-      throw usage_error(
-          fmt::format("{}: part {} starts at {} s, not after part {} ({} s): the "
-                      "starts must increase",
-                      r.output, k + 1, r.starts_s[k], k, r.starts_s[k - 1]));
+  if (r.stream_from >= r.parts.size())
+    throw logic_error(fmt::format("{}: the output's stream from part {} of {}", r.output,
+                                  r.stream_from + 1, r.parts.size()));
   RunFiles files;  // nothing joined is written over, and the output is no part
   for (std::size_t k = 0; k < r.parts.size(); ++k)
-    files.reads(r.parts[k], fmt::format("part {}", k + 1));
+    files.reads(r.parts[k].path, fmt::format("part {}", k + 1));
   if (!r.audio_from.empty()) files.reads(r.audio_from, "audio_from");
   files.writes(r.output, "output");
   files.check();
-  UniqueDemuxContext first = open_input(r.parts.front());
-  const AVStream* first_video = first->streams[video_stream_of(first.get(), r.parts.front())];
+  UniqueDemuxContext first = open_input(r.parts.front().path);
+  UniqueDemuxContext from = open_input(r.parts[r.stream_from].path);
+  const AVStream* from_video =
+      from->streams[video_stream_of(from.get(), r.parts[r.stream_from].path)];
   JoinedFile j;
   JoinResult result;
-  open_joined(j, r, first.get(), first_video, result);
+  open_joined(j, r, first.get(), from_video, result);
   double last_s = 0;  // the output's clock where the video ended
+  std::int64_t last_dts = AV_NOPTS_VALUE;
   for (std::size_t k = 0; k < r.parts.size(); ++k)
-    result.video_packets +=
-        copy_part(j, r.parts[k], r.starts_s[k], first_video->codecpar, r, last_s, result.damaged);
+    result.video_packets += copy_part(j, k, j.video->codecpar, r, last_s, last_dts, result.damaged);
   result.interrupted = r.interrupt && r.interrupt->load();
   if (j.audio) {
-    j.audio->pump(result.interrupted ? last_s : 1e18);  // cut short: the audio ends there too
+    // Cut short: the audio ends there too; a cut: at its end.
+    const double end = r.audio_end_s ? *r.audio_end_s - r.audio_start_s : 1e18;
+    j.audio->pump(result.interrupted ? std::min(last_s, end) : end - 1e-9);
     result.audio_packets = j.audio->packets();
   }
   av_check(av_write_trailer(j.out.get()), r.output + ": writing the trailer");

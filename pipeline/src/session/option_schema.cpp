@@ -263,6 +263,12 @@ std::vector<OptionSpec> cut_rows() {
       yes_no("copyts", &O::copyts, Form::kSwitch,
              "keep the input's timestamps in the output (by default it starts at zero, as "
              "FFmpeg's does: a cut's start, or the input's own)"),
+      yes_no("smart_cut", &O::smart_cut, Form::kSwitch,
+             "with --encoder copy and a cut: copy the GOPs that lie wholly inside the cut "
+             "untouched and re-encode only the frames at its two edges (libx264 in the "
+             "source's profile; --crf and --preset apply to them), so the cut is exact to the "
+             "frame at a fraction of a re-encode's time; H.264 in MP4, MOV or Matroska, e.g. "
+             "vpipe transcode in.mp4 out.mp4 --encoder copy --ss 60 --to 360 --smart-cut"),
   };
 }
 
@@ -403,7 +409,8 @@ std::vector<OptionSpec> encoder_rows() {
       text("encoder", &O::encoder, "NAME",
            "auto (h264_nvenc where the GPU has NVENC, else libx264; the report says which and "
            "why), libx264, mpeg4, ffv1 (.mkv) or another FFmpeg encoder; or copy: the video "
-           "remuxed without decoding (no filter, cut or coding option applies), e.g. vpipe "
+           "remuxed without decoding (no filter or coding option applies; a cut only with "
+           "--smart-cut), e.g. vpipe "
            "transcode in.mp4 out.mkv --encoder copy"),
       applies_to(maybe_count("crf", &O::crf, 0.0, 63.0,
                              "constant quality: 0 lossless … 51 worst (63 for VP9 and AV1), e.g. "

@@ -14,6 +14,8 @@
 #include "vpipe/pipeline/io/join.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/smart_cut.hpp"
+#include "vpipe/pipeline/session/transcode_plan.hpp"
 
 namespace vpipe {
 
@@ -22,10 +24,20 @@ namespace {
 // The options a stream copy applies (by schema key); every other one is refused when set.
 // input and output: what is copied where; encoder: "copy" itself; audio: auto and copy copy
 // the audio tracks the output's container holds, none leaves them out (encode is refused).
-constexpr std::string_view kCopyHonours[] = {"input", "output", "encoder", "audio"};
+constexpr std::string_view kCopyHonours[] = {"input", "output", "encoder", "audio", "smart_cut"};
+// And with smart_cut (smart_cut.hpp): the cut, and what the edges' re-encode takes.
+constexpr std::string_view kSmartCutHonours[] = {
+    "ss",     "to",     "duration",  "ss_frame",       "to_frame",       "crf", "preset",
+    "device", "decode", "nvdec_api", "decode_threads", "encode_threads", "mem", "host"};
+constexpr std::string_view kCutKeys[] = {"ss", "to", "duration", "ss_frame", "to_frame"};
 
-bool honoured(std::string_view key) {
-  return std::find(std::begin(kCopyHonours), std::end(kCopyHonours), key) != std::end(kCopyHonours);
+template <std::size_t N>
+bool among(std::string_view key, const std::string_view (&keys)[N]) {
+  return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
+}
+
+bool honoured(std::string_view key, bool smart) {
+  return among(key, kCopyHonours) || (smart && among(key, kSmartCutHonours));
 }
 
 }  // namespace
@@ -34,8 +46,12 @@ bool is_stream_copy(const TranscodeOptions& o) { return o.encoder == "copy"; }
 
 void check_stream_copy(const TranscodeOptions& o) {
   std::vector<std::string> refused;
+  bool cut = false;
   for (const OptionSpec& s : option_schema())
-    if (!honoured(s.key) && s.get(o) != s.default_text()) refused.push_back(s.key);
+    if (!honoured(s.key, o.smart_cut) && s.get(o) != s.default_text()) {
+      refused.push_back(s.key);
+      cut = cut || among(s.key, kCutKeys);
+    }
   if (o.audio == AudioMode::kEncode) refused.emplace_back("audio encode");
   if (o.output == "null") refused.emplace_back("output null");
 
@@ -48,17 +64,23 @@ void check_stream_copy(const TranscodeOptions& o) {
   if (!refused.empty())
     throw usage_error(fmt::format(
         "encoder copy remuxes the video without decoding it, so it cannot apply {}: leave "
-        "{} out, or choose an encoder (encoder libx264…)",
-        fmt::join(refused, ", "), refused.size() == 1 ? "it" : "them"));
+        "{} out, or choose an encoder (encoder libx264…){}",
+        fmt::join(refused, ", "), refused.size() == 1 ? "it" : "them",
+        cut ? "; smart_cut makes a copy cut exact, re-encoding only its edges" : ""));
+  if (o.smart_cut) {
+    check_options(o);  // the cut's own sense (to after ss…)
+    check_smart_cut(o);
+  }
 }
 
 TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   check_stream_copy(o);
+  if (o.smart_cut) return smart_cut(o, hooks);
   const auto t0 = std::chrono::steady_clock::now();
   const double origin_s = input_origin_s(open_input(o.input).get());  // probed, not read
   JoinRequest request;
-  request.parts = {o.input};
-  request.starts_s = {-origin_s};  // the output's clock starts at the input's start
+  request.parts = {
+      {.path = o.input, .shift_s = -origin_s}};  // the output's clock starts at the input's start
   if (o.audio != AudioMode::kNone) request.audio_from = o.input;
   request.audio_start_s = origin_s;
   // --audio copy: a track the output cannot hold refuses the copy; auto leaves it out (a

@@ -346,7 +346,7 @@ void TranscodeSession::Parts::open_input() {
   const std::function<UniqueDemuxContext()> open_again = [this] {
     return vpipe::open_input(o.input, open_options);
   };
-  if (o.start_s || o.end_s || o.duration_s || o.start_frame || o.end_frame) {
+  if (o.has_cut()) {
     cut = resolve_cut({o.start_s, o.end_s, o.duration_s, o.start_frame, o.end_frame, o.copyts},
                       input.get(), video_index, is_live_input(o.input), open_again);
     report.notes.push_back(cut->describe());

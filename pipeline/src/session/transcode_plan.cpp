@@ -392,6 +392,11 @@ void check_cut(const TranscodeOptions& o) {
 }  // namespace
 
 void check_options(const TranscodeOptions& o) {
+  if (o.smart_cut && o.encoder != "copy")
+    throw usage_error(fmt::format(
+        "smart_cut: takes encoder copy (the GOPs inside the cut are copied, only its edges "
+        "re-encoded); encoder {} re-encodes all of it, exact without it",
+        o.encoder));
   if (const AVCodec* a =
           o.audio_codec.empty() ? nullptr : avcodec_find_encoder_by_name(o.audio_codec.c_str());
       !o.audio_codec.empty() && (!a || a->type != AVMEDIA_TYPE_AUDIO))

@@ -18,9 +18,10 @@ class AudioCopy {
   // (seconds on the source's clock: its start, as a transcode's clock starts there); none
   // is left out, those before it (an encoder's priming) included, as a transcode keeps them.
   // every_track: a track the container cannot hold is a usage_error naming it (--audio copy),
-  // before anything is written.
+  // before anything is written. cut: the packets that start before `from_s` are left out
+  // (a cut's audio: those that start inside it), and the source is read from near there.
   AudioCopy(UniqueDemuxContext src, AVFormatContext* out, std::string label, double from_s = 0,
-            bool every_track = false);
+            bool every_track = false, bool cut = false);
   AudioCopy(const AudioCopy&) = delete;
   AudioCopy& operator=(const AudioCopy&) = delete;
 
@@ -33,6 +34,7 @@ class AudioCopy {
   AVFormatContext* out_;
   std::string label_;
   double from_s_;
+  bool cut_;
   std::vector<int> map_;  // source stream → output stream (-1: not copied)
   UniqueAVPacket pkt_;    // read, not yet written (its time is ahead of the video)
   std::int64_t packets_ = 0;

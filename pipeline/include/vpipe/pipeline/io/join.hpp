@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,15 +30,35 @@ struct KeyframeIndex {
 // `path` when it has no video stream or no timestamps.
 [[nodiscard]] KeyframeIndex read_keyframes(const std::string& path);
 
+// One piece of the output: a file's video stream, or a span of its packets.
+struct JoinPart {
+  std::string path;
+  double shift_s = 0;  // added to its timestamps: where its clock puts the output's
+  // Only the GOPs from the keyframe shown at from_pts up to the one shown at until_pts (its
+  // own time base), in decode order; unset: from its first packet, to its last. Each must be
+  // a closed GOP's (a smart cut's checks; smart_cut.hpp).
+  std::optional<std::int64_t> from_pts{}, until_pts{};
+  // Its decode times moved back, together, so that its last is before the next part's first
+  // (an edge coded without reordering, before copied GOPs that reorder); shown times stay.
+  bool ends_before_next = false;
+};
+
 struct JoinRequest {
-  std::vector<std::string> parts;  // in order; each one video stream, the same codec and size
-  std::vector<double> starts_s;    // where each part begins on the output's clock
-  std::string audio_from;          // the audio's source (empty: none): all of it, moved back by
-  double audio_start_s = 0;        // this (the input's start, KeyframeIndex::start_s)
+  std::vector<JoinPart> parts;  // in order; each one video stream, the same codec and size
+  // The part whose stream the output's is (parameters, time base, rotation, language).
+  std::size_t stream_from = 0;
+  // Set: the output's codec header, holding every part's parameter sets (a smart cut's merged
+  // avcC); the parts' own headers may then differ. Empty: every part's must be the same.
+  std::vector<std::uint8_t> headers;
+  std::string audio_from;    // the audio's source (empty: none): all of it, moved back by
+  double audio_start_s = 0;  // this (the input's start, KeyframeIndex::start_s)
+  // Set: only the audio packets that start in [audio_start_s, audio_end_s) of the source's
+  // clock, as a transcode's cut keeps copied audio.
+  std::optional<double> audio_end_s;
   bool every_audio_track = false;  // a track the output cannot hold refuses the join (AudioCopy)
   std::string output;  // written whole or not at all (StagedOutput), never one of the parts
   // The first part's container metadata (a title) and chapters on the output, the chapters
-  // moved by its starts_s (a stream copy of one file; stream_facts.hpp).
+  // moved by its shift_s (a stream copy of one file; stream_facts.hpp).
   bool first_parts_metadata = false;
   // Non-zero: stop at the packet reached, and finish the file (Ctrl-C). Null: run to the end.
   const std::atomic<int>* interrupt = nullptr;
@@ -53,9 +74,9 @@ struct JoinResult {
   int chapters = 0;          // kept; -1: the container holds none
 };
 
-// Joins the parts by stream copy: part k's timestamps moved to start at starts_s[k]. A part
-// whose stream differs from the first's (codec, size, pixel format, headers) is an
-// input_error naming it; the output is then not written.
+// Joins the parts by stream copy, each part's timestamps moved by its shift_s. A part whose
+// stream differs from the output's (codec, size, pixel format, and headers unless the
+// request gives them) is an input_error naming it; the output is then not written.
 JoinResult join_parts(const JoinRequest& request);
 
 }  // namespace vpipe

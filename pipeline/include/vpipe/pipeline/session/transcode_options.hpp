@@ -191,6 +191,11 @@ struct TranscodeOptions {
   std::optional<double> start_s, end_s, duration_s;
   std::optional<std::int64_t> start_frame, end_frame;
   bool copyts = false;
+  // With encoder copy and a cut: copy the GOPs inside it, re-encode its edges (smart_cut.hpp).
+  bool smart_cut = false;
+  [[nodiscard]] bool has_cut() const {
+    return start_s || end_s || duration_s || start_frame || end_frame;
+  }
   std::size_t queue_depth = 8;  // frames in flight between two stages
   int decode_threads = 0;       // 0: FFmpeg chooses
   // Decoder sessions decoding segments (GOPs) of the input at once (>1:

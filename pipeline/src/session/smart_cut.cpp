@@ -1,0 +1,340 @@
+#include "vpipe/pipeline/session/smart_cut.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/pixdesc.h>
+}
+
+#include "vpipe/base/errors.hpp"
+#include "vpipe/pipeline/graph/av.hpp"
+#include "vpipe/pipeline/io/avc_config.hpp"
+#include "vpipe/pipeline/io/cut.hpp"
+#include "vpipe/pipeline/io/join.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/session/transcode.hpp"
+
+namespace vpipe {
+
+namespace {
+
+// What the cut reads from the input before anything is written.
+struct CutSource {
+  AVRational time_base{0, 1};
+  double origin_s = 0;  // the input's start: a cut's times count from it
+  Cut cut;              // in the video stream's clock (seconds)
+  AvcConfig config;
+  std::string profile, level, pix_fmt;  // for the edges' encoder: the source's
+  std::vector<VideoPacketFacts> packets;
+  std::int64_t from = 0, until = INT64_MAX;  // the frames kept, shown in [from, until) (ticks)
+  [[nodiscard]] double seconds(std::int64_t ticks) const {
+    return static_cast<double>(ticks) * av_q2d(time_base);
+  }
+};
+
+std::int64_t ticks_at(double s, AVRational tb) {  // as a transcode's cut counts (DemuxSource)
+  return static_cast<std::int64_t>(std::ceil(s / av_q2d(tb) - 1e-3));
+}
+
+// The profile name libx264 takes for the source's, or a usage_error naming it.
+std::string x264_profile(const AVCodecParameters* par, const std::string& input) {
+  switch (par->profile & 0xff) {  // the constrained flag (bit 9) aside
+    case 66:
+      return "baseline";
+    case 77:
+      return "main";
+    case 100:
+      return "high";
+    default:
+      break;
+  }
+  const char* name = avcodec_profile_name(par->codec_id, par->profile);
+  throw usage_error(fmt::format(
+      "{}: smart_cut re-encodes the edges with libx264 in the source's profile, and takes "
+      "8-bit 4:2:0 H.264 (Baseline, Main or High); this one is {}: cut it with a re-encode "
+      "(leave encoder copy out)",
+      input, name ? name : std::to_string(par->profile)));
+}
+
+// The input's stream facts, each a usage_error when a smart cut cannot take it.
+void read_stream_facts(const AVStream* s, const std::string& input, CutSource& src) {
+  const AVCodecParameters* par = s->codecpar;
+  if (par->codec_id != AV_CODEC_ID_H264)
+    throw usage_error(fmt::format(
+        "{}: smart_cut copies H.264 and re-encodes its edges with libx264; this video is {}: "
+        "cut it with a re-encode (leave encoder copy out)",
+        input, avcodec_get_name(par->codec_id)));
+  const auto config = parse_avc_config(
+      {par->extradata, static_cast<std::size_t>(std::max(par->extradata_size, 0))}, input);
+  if (!config)
+    throw usage_error(fmt::format(
+        "{}: its H.264 carries its parameter sets in the stream (as MPEG-TS does), not in a "
+        "header; smart_cut takes MP4, MOV or Matroska inputs: cut it with a re-encode (leave "
+        "encoder copy out)",
+        input));
+  src.config = *config;
+  src.profile = x264_profile(par, input);
+  src.level = par->level == 9 ? "1b" : fmt::format("{}.{}", par->level / 10, par->level % 10);
+  const auto fmt = static_cast<AVPixelFormat>(par->format);
+  if (fmt != AV_PIX_FMT_YUV420P && fmt != AV_PIX_FMT_YUVJ420P)
+    throw usage_error(fmt::format("{}: smart_cut takes 8-bit 4:2:0 H.264; this one is {}", input,
+                                  av_get_pix_fmt_name(fmt) ? av_get_pix_fmt_name(fmt) : "unknown"));
+  src.pix_fmt = av_get_pix_fmt_name(fmt);
+  if (par->width % 2 || par->height % 2)
+    throw usage_error(
+        fmt::format("{}: {}x{}, an odd size, which libx264 cannot code in 4:2:0 "
+                    "for smart_cut's edges: cut it with a re-encode",
+                    input, par->width, par->height));
+  if (par->field_order != AV_FIELD_PROGRESSIVE && par->field_order != AV_FIELD_UNKNOWN)
+    throw usage_error(fmt::format(
+        "{}: interlaced; smart_cut's edges would be coded as frames: cut it with a re-encode",
+        input));
+  src.time_base = s->time_base;
+}
+
+// Opens the input: its stream facts, the cut in its clock, and every video packet's pts and
+// whether it starts an IDR picture (packets only, not decoded).
+CutSource read_source(const TranscodeOptions& o) {
+  CutSource src;
+  UniqueDemuxContext in = open_input(o.input);
+  const int v = av_find_best_stream(in.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  if (v < 0) throw input_error(fmt::format("{}: no video stream", o.input));
+  read_stream_facts(in->streams[v], o.input, src);
+  src.origin_s = input_origin_s(in.get());
+  src.cut =
+      resolve_cut({o.start_s, o.end_s, o.duration_s, o.start_frame, o.end_frame, false}, in.get(),
+                  v, false, [&]() -> UniqueDemuxContext { return open_input(o.input); });
+  src.from = ticks_at(src.cut.start.value_or(src.origin_s), src.time_base);
+  if (src.cut.end) src.until = ticks_at(*src.cut.end, src.time_base);
+  for (unsigned i = 0; i < in->nb_streams; ++i)
+    if (static_cast<int>(i) != v) in->streams[i]->discard = AVDISCARD_ALL;
+  UniqueAVPacket pkt = make_av_packet();
+  for (; av_read_frame(in.get(), pkt.get()) >= 0; av_packet_unref(pkt.get())) {
+    if (pkt->stream_index != v) continue;
+    if (pkt->pts == AV_NOPTS_VALUE)
+      throw input_error(
+          fmt::format("{}: a video packet without a timestamp (packet {}): "
+                      "smart_cut cannot place it; cut it with a re-encode",
+                      o.input, src.packets.size()));
+    src.packets.push_back(
+        {pkt->pts,
+         (pkt->flags & AV_PKT_FLAG_KEY) != 0 &&
+             starts_idr({pkt->data, static_cast<std::size_t>(pkt->size)}, src.config.length_size)});
+  }
+  return src;
+}
+
+// A private folder for the edges, removed with what is in it.
+class EdgeFolder {
+ public:
+  EdgeFolder() {
+    std::string t = (std::filesystem::temp_directory_path() / "vpipe-smart-cut-XXXXXX").string();
+    if (!::mkdtemp(t.data()))
+      throw input_error(fmt::format("{}: cannot make a folder for the cut's edges", t));
+    path_ = t;
+  }
+  EdgeFolder(const EdgeFolder&) = delete;
+  EdgeFolder& operator=(const EdgeFolder&) = delete;
+  ~EdgeFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  [[nodiscard]] std::string file(const char* name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The options that re-encode frames (their cut is the caller's) as the source codes them,
+// with parameter set ids of their own (`id`).
+TranscodeOptions edge_options(const TranscodeOptions& o, const CutSource& src,
+                              const std::string& output, int id) {
+  TranscodeOptions e;
+  e.input = o.input;
+  e.output = output;
+  e.encoder = "libx264";
+  e.profile = src.profile;
+  e.level = src.level;
+  e.pix_fmt = src.pix_fmt;
+  // No reordering: the edge's decode times fit before the copied GOP's (join.hpp).
+  e.encoder_options = {fmt::format("x264-params=sps-id={}:bframes=0", id)};
+  e.crf = o.crf;
+  e.preset = o.preset;
+  e.encode_threads = o.encode_threads;
+  e.device = o.device;
+  e.decode = o.decode;
+  e.nvdec_api = o.nvdec_api;
+  e.decode_threads = o.decode_threads;
+  e.mem = o.mem;
+  e.host = o.host;
+  e.audio = AudioMode::kNone;
+  return e;
+}
+
+}  // namespace
+
+SmartCutPlan plan_smart_cut(const std::vector<VideoPacketFacts>& packets, std::int64_t from,
+                            std::int64_t until) {
+  const std::size_t n = packets.size();
+  // A clean keyframe: an IDR that no packet after it shows before it, none before it after.
+  std::vector<std::int64_t> later_min(n + 1, INT64_MAX);
+  for (std::size_t i = n; i-- > 0;) later_min[i] = std::min(later_min[i + 1], packets[i].pts);
+  std::vector<std::int64_t> clean;
+  std::int64_t earlier_max = INT64_MIN;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t t = packets[i].pts;
+    if (packets[i].idr && earlier_max < t && later_min[i + 1] >= t) clean.push_back(t);
+    earlier_max = std::max(earlier_max, t);
+  }
+  SmartCutPlan p;
+  std::int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& k : packets)
+    if (k.pts >= from && k.pts < until) first = std::min(first, k.pts);
+  for (const auto& k : packets) last = std::max(last, k.pts);
+  if (first == INT64_MAX) throw input_error("the cut holds no frame of the input");
+  p.first = first;
+  const auto in = std::lower_bound(clean.begin(), clean.end(), from);
+  if (in == clean.end() || *in >= until) return p;  // no whole GOP inside: all re-encoded
+  if (until > last) {
+    p.copy_from = *in;  // to the end of the input
+  } else {
+    const auto out = std::upper_bound(clean.begin(), clean.end(), until);  // past the last ≤
+    if (out - in < 2) return p;  // no second clean keyframe inside to stop the copy at
+    p.copy_from = *in;
+    p.copy_until = *(out - 1);
+  }
+  p.head = first < *p.copy_from;
+  if (p.copy_until)
+    p.tail = std::any_of(packets.begin(), packets.end(), [&](const VideoPacketFacts& k) {
+      return k.pts >= *p.copy_until && k.pts < until;
+    });
+  return p;
+}
+
+namespace {
+
+// An edge re-encoded (edge_options), and its file's avcC (its sets). Ctrl-C: what was
+// encoded is whole (the report says it stopped).
+AvcConfig encode_edge(const TranscodeOptions& e, const RunHooks& hooks, TranscodeReport& report) {
+  const std::string& path = e.output;
+  RunHooks edge;
+  edge.interrupt = hooks.interrupt;
+  const TranscodeReport r = transcode(e, edge);
+  report.frames_decoded += r.frames_decoded;
+  report.frames_encoded += r.frames_encoded;
+  report.interrupted = report.interrupted || r.interrupted;
+  if (report.device.empty() || report.device == "none") report.device = r.device;
+  report.decode = r.decode;
+  UniqueDemuxContext in = open_input(path);
+  const AVCodecParameters* par = in->streams[0]->codecpar;
+  auto config = parse_avc_config(
+      {par->extradata, static_cast<std::size_t>(std::max(par->extradata_size, 0))}, path);
+  if (!config) throw logic_error(fmt::format("{}: libx264 wrote no avcC header", path));
+  return *config;
+}
+
+// The whole cut re-encoded: no GOP lies wholly inside it.
+TranscodeReport reencode_all(const TranscodeOptions& o, const CutSource& src,
+                             const RunHooks& hooks) {
+  TranscodeOptions e = edge_options(o, src, o.output, 0);
+  e.encoder_options.clear();
+  e.audio = o.audio;
+  e.start_s = o.start_s;  // the user's cut, as asked
+  e.end_s = o.end_s;
+  e.duration_s = o.duration_s;
+  e.start_frame = o.start_frame;
+  e.end_frame = o.end_frame;
+  TranscodeReport r = transcode(e, hooks);
+  r.notes.emplace_back(
+      "smart cut: no whole GOP (closed, from an IDR keyframe) lies inside the cut, so all of "
+      "it was re-encoded");
+  return r;
+}
+
+}  // namespace
+
+void check_smart_cut(const TranscodeOptions& o) {
+  if (!o.has_cut())
+    throw usage_error(
+        "smart_cut: give a cut (ss, to, duration, ss_frame or to_frame); without one, encoder "
+        "copy copies all of the input");
+}
+
+TranscodeReport smart_cut(const TranscodeOptions& o, const RunHooks& hooks) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const CutSource src = read_source(o);
+  const SmartCutPlan p = plan_smart_cut(src.packets, src.from, src.until);
+  if (!p.copy_from) return reencode_all(o, src, hooks);
+  TranscodeReport r;
+  r.input = o.input;
+  r.output = o.output;
+  r.encoder = "copy";
+  r.decode = "none (stream copy)";
+  r.device = "none";
+  int id = 0;  // the edges' parameter set ids: past every one the source uses
+  for (const auto& s : src.config.sps) id = std::max(id, sps_id(s) + 1);
+  for (const auto& s : src.config.pps) id = std::max(id, pps_id(s) + 1);
+  if (id + 1 > 31)
+    throw usage_error(
+        fmt::format("{}: its parameter set ids reach {}, leaving the edges none", o.input, id - 1));
+  const EdgeFolder dir;
+  JoinRequest join;
+  std::vector<AvcConfig> edges;
+  const auto stopped = [&] { return hooks.interrupt && hooks.interrupt->load(); };
+  if (p.head) {  // from the cut's start as asked (its clock's zero) to the first copied GOP
+    TranscodeOptions e = edge_options(o, src, dir.file("head.mp4"), id);
+    e.start_s = o.start_s;
+    e.start_frame = o.start_frame;
+    e.end_s = src.seconds(*p.copy_from) - src.origin_s;
+    edges.push_back(encode_edge(e, hooks, r));
+    join.parts.push_back({.path = e.output, .ends_before_next = true});
+  }
+  const double zero = src.cut.start.value_or(src.origin_s);  // the output's clock's zero
+  if (!p.head || !stopped()) {
+    join.stream_from = join.parts.size();
+    join.parts.push_back(
+        {.path = o.input, .shift_s = -zero, .from_pts = p.copy_from, .until_pts = p.copy_until});
+  }
+  if (p.tail && !stopped()) {  // from the last copied GOP's end to the cut's
+    TranscodeOptions e = edge_options(o, src, dir.file("tail.mp4"), id + 1);
+    e.start_s = src.seconds(*p.copy_until) - src.origin_s;
+    e.end_s = *src.cut.end - src.origin_s;  // the user's end (a tail has one)
+    edges.push_back(encode_edge(e, hooks, r));
+    join.parts.push_back({.path = e.output, .shift_s = src.seconds(*p.copy_until) - zero});
+  }
+  if (!edges.empty()) join.headers = write_avc_config(merge_avc_configs(src.config, edges));
+  if (o.audio != AudioMode::kNone) {
+    join.audio_from = o.input;
+    join.audio_start_s = zero;
+    join.audio_end_s = src.cut.end.value_or(1e18);
+  }
+  join.every_audio_track = o.audio == AudioMode::kCopy;
+  join.output = o.output;
+  join.interrupt = r.interrupted ? nullptr : hooks.interrupt;  // stopped in an edge: that far
+  const JoinResult done = join_parts(join);
+  r.video_packets_written = done.video_packets;
+  r.other_packets_written = done.audio_packets;
+  r.interrupted = r.interrupted || done.interrupted;
+  r.packets_damaged = done.damaged;
+  r.copied_streams = done.audio_streams;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.notes.push_back(fmt::format(
+      "smart cut: {} video packets copied from {:.3f} s{}, {} frames re-encoded at the edges "
+      "(libx264, {} profile)",
+      done.video_packets - r.frames_encoded, src.seconds(*p.copy_from) - src.origin_s,
+      p.copy_until ? fmt::format(" to {:.3f} s", src.seconds(*p.copy_until) - src.origin_s)
+                   : std::string(" to the end"),
+      r.frames_encoded, src.profile));
+  return r;
+}
+
+}  // namespace vpipe
