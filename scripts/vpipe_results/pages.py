@@ -5,7 +5,7 @@ import os
 import re
 
 from . import (capacity, ci, colour, dask, decode, decode_table, history, kernels, ladder, machine, memory, peers,
-               python, smoke, soak, steps, strategies)
+               python, smart_cut, smoke, soak, steps, strategies)
 from .common import ROOT, anchor, rel
 
 SECTIONS = [  # (title, generator): the tables that matter first
@@ -23,6 +23,7 @@ SECTIONS = [  # (title, generator): the tables that matter first
     ("One decode, many outputs", ladder.section),
     ("Each codec's decode ceiling, and decode sessions that never hurt", decode_table.section),
     ("Past one host: Dask workers", dask.section),
+    ("A smart cut against re-encoding the span", smart_cut.section),
 ]
 
 

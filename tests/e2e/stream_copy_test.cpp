@@ -6,9 +6,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "media_check.hpp"
 
@@ -168,4 +173,141 @@ TEST_F(StreamCopy, WhatTheInputSaysBesideItsPacketsGoesAcross) {
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
   std::ofstream(ts, std::ios::binary) << piped.out;  // the standard output, as it came
   EXPECT_EQ(probe("-show_entries format=format_name", ts), "mpegts\n");
+}
+
+// --encoder copy --smart-cut (issue #79 item 4), against the ffmpeg tools: cuts drawn at random
+// over a clip of 8 GOPs with B-frames keep exactly the frames `trim` keeps, on the same clock;
+// the frames of the copied GOPs decode to the source's pictures and their packets are the
+// source's bytes; the re-encoded edges are close to them; the audio spans the cut; the input
+// is not written, and what a smart cut cannot take is refused before anything is written.
+class SmartCut : public StreamCopy {
+ protected:
+  // 8 s at 25 fps, a GOP a second (closed: IDR keyframes), 3 B-frames, a tone.
+  std::string clip() {
+    const std::string out = path("smart-source.mp4");
+    if (!fs::exists(out))
+      shell_output(
+          fmt::format("ffmpeg -v error -y -f lavfi -i testsrc2=s=320x240:r=25 -f lavfi -i "
+                      "sine=frequency=440:sample_rate=48000 -t 8 -c:v libx264 -g 25 -bf 3 -c:a aac "
+                      "-pix_fmt yuv420p '{}' 2>&1",
+                      out));
+    return out;
+  }
+  static std::vector<double> video_times(const std::string& file) {
+    std::vector<double> t;
+    std::istringstream in(shell_output(fmt::format(
+        "ffprobe -v error -select_streams v -show_entries packet=pts_time -of csv=p=0 '{}'",
+        file)));
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) t.push_back(std::stod(line));
+    std::sort(t.begin(), t.end());
+    return t;
+  }
+  static std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  }
+};
+
+TEST_F(SmartCut, RandomCutsKeepTrimsFramesAndCopyTheSourcesBytes) {
+  const std::string in = clip();
+  const std::string before = shell_output("md5sum '" + in + "'");
+  const std::vector<double> source = video_times(in);
+  ASSERT_EQ(source.size(), 200u);
+  const auto source_packets = lines(packet_hashes(in, "v:0"));
+  std::mt19937 rng(4);
+  int copied_total = 0;
+  for (int trial = 0; trial < 6; ++trial) {
+    // A start and an end anywhere (on a frame or between two), at least 0.2 s apart.
+    const double ss = std::uniform_int_distribution<int>(0, 500)(rng) / 100.0;
+    const double to = ss + 0.2 + std::uniform_int_distribution<int>(0, 700)(rng) / 100.0;
+    SCOPED_TRACE(fmt::format("--ss {} --to {}", ss, to));
+    const std::string out = path(fmt::format("smart-{}.mp4", trial));
+    const auto r = run_vpipe(fmt::format(
+        "transcode '{}' '{}' --encoder copy --smart-cut --ss {} --to {}", in, out, ss, to));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<double> want;  // what trim keeps, on the output's clock (zero at --ss)
+    for (const double t : source)
+      if (t >= ss - 1e-6 && t < to - 1e-6) want.push_back(t - ss);
+    const std::vector<double> got = video_times(out);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want[k], 0.0015) << k;
+    // The pictures: trim's, equal where copied (the source's own decode), close elsewhere.
+    const auto trimmed = lines(shell_output(fmt::format(
+        "ffmpeg -v error -i '{}' -vf trim=start={}:end={} -an -f framemd5 - | grep -v '^#' | "
+        "cut -d, -f6",
+        in, ss, to)));
+    const auto pictures = lines(picture_hashes(out));
+    ASSERT_EQ(pictures.size(), trimmed.size());
+    int same = 0;
+    for (std::size_t k = 0; k < pictures.size(); ++k) same += pictures[k] == trimmed[k];
+    const std::smatch m = [&] {
+      std::smatch found;
+      std::regex_search(r.err, found, std::regex("(\\d+) video packets copied"));
+      return found;
+    }();
+    const int copied = m.empty() ? 0 : std::stoi(m[1]);
+    EXPECT_GE(same, copied) << "a copied frame decodes otherwise than the source's";
+    const auto packets = lines(packet_hashes(out, "v:0"));
+    int from_source = 0;
+    for (std::size_t k = 0; k < got.size(); ++k)
+      from_source += std::count(source_packets.begin(), source_packets.end(), packets[k]) > 0;
+    EXPECT_EQ(from_source, copied) << "the copied packets are the source's bytes, the others not";
+    copied_total += copied;
+    const std::string psnr = shell_output(fmt::format(
+        "ffmpeg -v info -i '{}' -i '{}' -filter_complex "
+        "'[1:v]trim=start={}:end={},setpts=PTS-STARTPTS[r];[0:v]setpts=PTS-STARTPTS[o];[o][r]psnr' "
+        "-f null - 2>&1 | grep -o 'average:[0-9.inf]*'",
+        out, in, ss, to));
+    ASSERT_FALSE(psnr.empty());
+    if (psnr.find("inf") == std::string::npos) {
+      EXPECT_GT(std::stod(psnr.substr(8)), 35.0) << psnr;
+    }
+    // The audio spans the cut: it starts and ends within one AAC frame of the video.
+    const std::string audio = shell_output(fmt::format(
+        "ffprobe -v error -select_streams a -show_entries packet=pts_time -of csv=p=0 '{}' | "
+        "sort -g | sed -n '1p;$p'",
+        out));
+    const auto ends = lines(audio);
+    ASSERT_EQ(ends.size(), 2u) << audio;
+    EXPECT_NEAR(std::stod(ends[0]), 0.0, 0.03);
+    EXPECT_NEAR(std::stod(ends[1]), want.back(), 0.06);
+  }
+  EXPECT_GT(copied_total, 200) << "the cuts drawn copied GOPs";
+  EXPECT_EQ(shell_output("md5sum '" + in + "'"), before) << "the input was written";
+}
+
+TEST_F(SmartCut, ACutInsideOneGopIsReencodedWholeAndStillExact) {
+  const std::string in = clip(), out = path("one-gop.mp4");
+  const auto r = run_vpipe(
+      fmt::format("transcode '{}' '{}' --encoder copy --smart-cut --ss 1.1 --to 1.9", in, out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("all of it was re-encoded"), std::string::npos) << r.err;
+  EXPECT_EQ(video_times(out).size(), 20u);
+}
+
+TEST_F(SmartCut, WhatItCannotTakeIsRefusedBeforeAnythingIsWritten) {
+  const std::string mp4 = clip(), ts = path("annexb.ts"), hevc = make("hevc.mkv", kCases[1].codec);
+  shell_output(fmt::format("ffmpeg -v error -y -i '{}' -c copy '{}' 2>&1", mp4, ts));
+  const std::pair<std::string, std::string> refused[] = {
+      {fmt::format("'{}' --ss 1", ts), "parameter sets"},
+      {fmt::format("'{}' --ss 1", hevc), "hevc"},
+      {fmt::format("'{}'", mp4), "give a cut"},
+      {fmt::format("'{}' --ss 1 --vf blur", mp4), "filters"},
+      {fmt::format("'{}' --ss 1 --bitrate 1M", mp4), "bitrate"},
+  };
+  for (const auto& [args, says] : refused) {
+    const std::string out = path("refused.mp4");
+    const auto r =
+        run_vpipe(fmt::format("transcode {} '{}' --encoder copy --smart-cut", args, out));
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << args;
+  }
+  const auto r =
+      run_vpipe(fmt::format("transcode '{}' '{}' --ss 1 --smart-cut", mp4, path("refused.mp4")));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("encoder copy"), std::string::npos) << r.err;
 }

@@ -21,6 +21,7 @@ extern "C" {
 #include "vpipe/pipeline/io/cut.hpp"
 #include "vpipe/pipeline/io/join.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
+#include "vpipe/pipeline/io/run_files.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe {
@@ -117,9 +118,16 @@ CutSource read_source(const TranscodeOptions& o) {
   if (src.cut.end) src.until = ticks_at(*src.cut.end, src.time_base);
   for (unsigned i = 0; i < in->nb_streams; ++i)
     if (static_cast<int>(i) != v) in->streams[i]->discard = AVDISCARD_ALL;
+  // From the keyframe before the cut (an earlier GOP shows nothing inside it) to a little past
+  // its end: the packets a decoder may still hold back there, read to see the GOP close.
+  (void)seek_before(in.get(), v, src.seconds(src.from));  // not found: from the start
+  constexpr std::size_t kPastTheEnd = 256;
+  std::size_t past_end = 0;
   UniqueAVPacket pkt = make_av_packet();
-  for (; av_read_frame(in.get(), pkt.get()) >= 0; av_packet_unref(pkt.get())) {
+  for (; past_end < kPastTheEnd && av_read_frame(in.get(), pkt.get()) >= 0;
+       av_packet_unref(pkt.get())) {
     if (pkt->stream_index != v) continue;
+    if (past_end > 0 || pkt->pts >= src.until) ++past_end;
     if (pkt->pts == AV_NOPTS_VALUE)
       throw input_error(
           fmt::format("{}: a video packet without a timestamp (packet {}): "
@@ -271,6 +279,10 @@ void check_smart_cut(const TranscodeOptions& o) {
 
 TranscodeReport smart_cut(const TranscodeOptions& o, const RunHooks& hooks) {
   const auto t0 = std::chrono::steady_clock::now();
+  RunFiles files;  // before any work: the input is never written, the output no input
+  files.reads(o.input, "input");
+  files.writes(o.output, "output");
+  files.check();
   const CutSource src = read_source(o);
   const SmartCutPlan p = plan_smart_cut(src.packets, src.from, src.until);
   if (!p.copy_from) return reencode_all(o, src, hooks);
