@@ -117,7 +117,12 @@ DemuxSource::CutVerdict DemuxSource::apply_cut(AVPacket* pkt, int index) {
   if (index == video_stream_) {
     if (to_keyframe_ && !(pkt->flags & AV_PKT_FLAG_KEY)) return CutVerdict::kDrop;
     to_keyframe_ = false;
-    const std::int64_t d = pkt->dts != AV_NOPTS_VALUE ? pkt->dts : pkt->pts;
+    // Past the end once decoded at or after it. Without a decode time (Matroska's first
+    // packets after a seek) a reordering stream's shown time runs ahead (a P-frame shown after
+    // the B-frames decoded next): only a stream without reordering is judged by it.
+    const bool reorders = input_->streams[index]->codecpar->video_delay > 0;
+    const std::int64_t d =
+        pkt->dts != AV_NOPTS_VALUE ? pkt->dts : (reorders ? AV_NOPTS_VALUE : pkt->pts);
     if (cut_->end && d != AV_NOPTS_VALUE && at(d) >= *cut_->end) video_past_end_ = true;
     if (!video_past_end_) return CutVerdict::kKeep;
     return copies_streams() ? CutVerdict::kDrop : CutVerdict::kPassOver;

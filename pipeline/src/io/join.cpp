@@ -52,8 +52,12 @@ class PartReader {
         out_tb_(out_tb) {
     const AVStream* s = in_->streams[v_];
     shift_ = static_cast<std::int64_t>(std::llround(part.shift_s / av_q2d(s->time_base)));
-    if (part.from_pts)  // from the keyframe at or before it; packets before the span skipped
-      (void)seek_before(in_.get(), v_, static_cast<double>(*part.from_pts) * av_q2d(s->time_base));
+    // From a keyframe a second or more before the span, its packets skipped: a demuxer that
+    // guesses decode times from the reordering (Matroska, NUT) has none for the first few
+    // packets it reads after a seek.
+    if (part.from_pts)
+      (void)seek_before(in_.get(), v_,
+                        static_cast<double>(*part.from_pts) * av_q2d(s->time_base) - 1.0);
   }
   [[nodiscard]] AVFormatContext* input() const { return in_.get(); }
   [[nodiscard]] const AVStream* stream() const { return in_->streams[v_]; }
@@ -118,7 +122,7 @@ void add_video(JoinedFile& j, const AVStream* from, const std::vector<std::uint8
   copy_display_matrix(from, j.video);
 }
 
-void open_joined(JoinedFile& j, const JoinRequest& r, const AVFormatContext* first_part,
+void open_joined(JoinedFile& j, const JoinRequest& r, const AVFormatContext* from_part,
                  const AVStream* from, JoinResult& result) {
   AVFormatContext* raw = nullptr;
   const std::string net = network_output_format(r.output);  // "-": MPEG-TS, as a transcode's
@@ -131,9 +135,10 @@ void open_joined(JoinedFile& j, const JoinRequest& r, const AVFormatContext* fir
     j.audio.emplace(open_input(r.audio_from), raw, r.output, r.audio_start_s, r.every_audio_track,
                     r.audio_end_s.has_value());
   result.audio_streams = static_cast<int>(raw->nb_streams) - 1;
-  if (r.first_parts_metadata) {
-    av_dict_copy(&raw->metadata, first_part->metadata, 0);
-    result.chapters = copy_chapters(first_part, raw, -1e300, 1e300, r.parts.front().shift_s);
+  if (r.metadata) {
+    av_dict_copy(&raw->metadata, from_part->metadata, 0);
+    result.chapters = copy_chapters(from_part, raw, r.chapters_from_s, r.chapters_until_s,
+                                    r.parts[r.stream_from].shift_s);
   }
   if (!(raw->oformat->flags & AVFMT_NOFILE)) {
     j.file.emplace(r.output, false);
@@ -188,6 +193,10 @@ std::int64_t copy_part(JoinedFile& j, std::size_t k, const AVCodecParameters* ou
   const auto stop = [&] { return r.interrupt && r.interrupt->load() && written > 0; };
   for (; !stop() && in.next(pkt.get()); av_packet_unref(pkt.get())) {
     if (pkt->dts != AV_NOPTS_VALUE) pkt->dts -= back;
+    // No decode time (a Matroska file's first packets) after another part: the earliest that
+    // follows the last written (the muxer's own guess, from the stream's start, would not).
+    if (pkt->dts == AV_NOPTS_VALUE && last_dts != AV_NOPTS_VALUE && pkt->pts != AV_NOPTS_VALUE)
+      pkt->dts = std::min(pkt->pts, last_dts + 1);
     if (refused_times(*pkt, last_dts)) {  // damage: a muxer would end the whole run on it
       ++damaged;
       continue;
@@ -244,22 +253,24 @@ JoinResult join_parts(const JoinRequest& r) {
   if (!r.audio_from.empty()) files.reads(r.audio_from, "audio_from");
   files.writes(r.output, "output");
   files.check();
-  UniqueDemuxContext first = open_input(r.parts.front().path);
   UniqueDemuxContext from = open_input(r.parts[r.stream_from].path);
   const AVStream* from_video =
       from->streams[video_stream_of(from.get(), r.parts[r.stream_from].path)];
   JoinedFile j;
   JoinResult result;
-  open_joined(j, r, first.get(), from_video, result);
+  open_joined(j, r, from.get(), from_video, result);
   double last_s = 0;  // the output's clock where the video ended
   std::int64_t last_dts = AV_NOPTS_VALUE;
-  for (std::size_t k = 0; k < r.parts.size(); ++k)
-    result.video_packets += copy_part(j, k, j.video->codecpar, r, last_s, last_dts, result.damaged);
+  for (std::size_t k = 0; k < r.parts.size(); ++k) {
+    result.part_packets.push_back(
+        copy_part(j, k, j.video->codecpar, r, last_s, last_dts, result.damaged));
+    result.video_packets += result.part_packets.back();
+  }
   result.interrupted = r.interrupt && r.interrupt->load();
   if (j.audio) {
     // Cut short: the audio ends there too; a cut: at its end.
     const double end = r.audio_end_s ? *r.audio_end_s - r.audio_start_s : 1e18;
-    j.audio->pump(result.interrupted ? std::min(last_s, end) : end - 1e-9);
+    j.audio->pump(result.interrupted || r.cut_short ? std::min(last_s, end) : end - 1e-9);
     result.audio_packets = j.audio->packets();
   }
   av_check(av_write_trailer(j.out.get()), r.output + ": writing the trailer");

@@ -178,7 +178,12 @@ void RunFiles::reads(const std::string& url, std::string what) {
 void RunFiles::writes(const std::string& url, std::string what) {
   if (url.empty() || url == "null") return;
   check_protocol(url, Direction::kWrite, what);
-  add(url, std::move(what), Kind::kWrite);
+  add(url, what, Kind::kWrite);
+  // A numbered picture sequence (img-%04d.png) writes over the pictures of its name there are.
+  const auto path = local_file(url);
+  if (path && path->find('%') != std::string::npos)
+    for (const auto& each : files_of_pattern(*path))
+      add(each, fmt::format("a picture of {} '{}'", what, url), Kind::kWrite);
 }
 
 void RunFiles::writes_tree(const std::string& dir, std::string what) {

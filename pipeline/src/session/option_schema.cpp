@@ -260,6 +260,10 @@ std::vector<OptionSpec> cut_rows() {
                    "start at this frame, counted in display order from 0, e.g. --ss-frame 300"),
       frame_number("to_frame", &O::end_frame,
                    "stop before this frame, e.g. --ss-frame 300 --to-frame 600 keeps 300 frames"),
+      time_of("thumbnail", &O::thumbnail_s,
+              "one picture, the first frame shown at or after this time (as --ss T --frames 1, "
+              "and FFmpeg's -ss T -frames:v 1), into a .png or .jpg output, e.g. vpipe "
+              "transcode in.mp4 thumb.jpg --thumbnail 1:30"),
       yes_no("copyts", &O::copyts, Form::kSwitch,
              "keep the input's timestamps in the output (by default it starts at zero, as "
              "FFmpeg's does: a cut's start, or the input's own)"),
@@ -279,10 +283,12 @@ std::vector<OptionSpec> io_rows() {
                       "rtmp://, tcp:// are live: low-latency open, stall timeout, frames dropped "
                       "when behind), or - for the standard input (MPEG-TS, Matroska, or an MP4 "
                       "with its index first: -movflags +faststart)")),
-      positional(text("output", &O::output, "FILE|URL|-|null",
-                      "output file (the extension picks the container), udp://HOST:PORT, srt://… "
-                      "or rtp://… (MPEG-TS), - for the standard output (MPEG-TS), or null: write "
-                      "nothing (no encoder; measures decode and filters)")),
+      positional(text(
+          "output", &O::output, "FILE|URL|-|null",
+          "output file (the extension picks the container; .png or .jpg: one picture, the first "
+          "frame, img-%04d.png: a picture per frame), udp://HOST:PORT, srt://… "
+          "or rtp://… (MPEG-TS), - for the standard output (MPEG-TS), or null: write "
+          "nothing (no encoder; measures decode and filters)")),
       with(text("filters", &O::filters, "CHAIN",
                 "filter chain, e.g. \"resize=1280x720,blur=sigma=1.5\" (see 'vpipe filters'); "
                 "with several outputs it runs once, before the fork, and each output's own "

@@ -231,23 +231,31 @@ SmartCutPlan plan_smart_cut(const std::vector<VideoPacketFacts>& packets, std::i
 namespace {
 
 // An edge re-encoded (edge_options), and its file's avcC (its sets). Ctrl-C: what was
-// encoded is whole (the report says it stopped).
-AvcConfig encode_edge(const TranscodeOptions& e, const RunHooks& hooks, TranscodeReport& report) {
+// encoded is whole (the report says it stopped); nullopt when it stopped before a frame.
+std::optional<AvcConfig> encode_edge(const TranscodeOptions& e, const RunHooks& hooks,
+                                     TranscodeReport& report) {
   const std::string& path = e.output;
   RunHooks edge;
   edge.interrupt = hooks.interrupt;
-  const TranscodeReport r = transcode(e, edge);
+  TranscodeReport r;
+  try {
+    r = transcode(e, edge);
+  } catch (const input_error&) {
+    if (!(hooks.interrupt && hooks.interrupt->load())) throw;
+    report.interrupted = true;  // Ctrl-C before its first frame: no edge, no error
+    return std::nullopt;
+  }
   report.frames_decoded += r.frames_decoded;
   report.frames_encoded += r.frames_encoded;
   report.interrupted = report.interrupted || r.interrupted;
-  if (report.device.empty() || report.device == "none") report.device = r.device;
   report.decode = r.decode;
+  if (report.device == "none") report.device = r.device;
   UniqueDemuxContext in = open_input(path);
   const AVCodecParameters* par = in->streams[0]->codecpar;
   auto config = parse_avc_config(
       {par->extradata, static_cast<std::size_t>(std::max(par->extradata_size, 0))}, path);
   if (!config) throw logic_error(fmt::format("{}: libx264 wrote no avcC header", path));
-  return *config;
+  return config;
 }
 
 // The whole cut re-encoded: no GOP lies wholly inside it.
@@ -277,6 +285,91 @@ void check_smart_cut(const TranscodeOptions& o) {
         "copy copies all of the input");
 }
 
+namespace {
+
+// Two parameter set ids no set of the source has (the edges'): the smallest free.
+std::pair<int, int> edge_ids(const AvcConfig& source, const std::string& input) {
+  std::vector<bool> used(32, false);
+  for (const auto& s : source.sps) used[static_cast<std::size_t>(sps_id(s) & 31)] = true;
+  for (const auto& s : source.pps)
+    if (const int id = pps_id(s); id < 32) used[static_cast<std::size_t>(id)] = true;
+  std::vector<int> free;
+  for (int id = 0; id < 32 && free.size() < 2; ++id)
+    if (!used[static_cast<std::size_t>(id)]) free.push_back(id);
+  if (free.size() < 2)
+    throw usage_error(fmt::format(
+        "{}: its parameter sets take every id the edges could have: cut it with a re-encode",
+        input));
+  return {free[0], free[1]};
+}
+
+// What a smart cut leaves out of the input (it copies video and audio), for the report.
+std::string left_out(const std::string& input) {
+  const UniqueDemuxContext in = open_input(input);
+  int others = 0;
+  for (unsigned i = 0; i < in->nb_streams; ++i) {
+    const AVMediaType t = in->streams[i]->codecpar->codec_type;
+    const bool cover = in->streams[i]->disposition & AV_DISPOSITION_ATTACHED_PIC;
+    others += (t != AVMEDIA_TYPE_VIDEO && t != AVMEDIA_TYPE_AUDIO) || cover;
+  }
+  return others == 0 ? std::string()
+                     : fmt::format(
+                           "smart cut: {} subtitle, data or picture stream{} left out "
+                           "(it copies the video and the audio); a re-encoding cut "
+                           "keeps them",
+                           others, others == 1 ? "" : "s");
+}
+
+// The three pieces: the edges encoded (into `dir`), the copied GOPs between; the audio, title
+// and chapters from the input within the cut. Ctrl-C in an edge: the pieces before it.
+JoinRequest pieces(const TranscodeOptions& o, const CutSource& src, const SmartCutPlan& p,
+                   const EdgeFolder& dir, const RunHooks& hooks, TranscodeReport& r) {
+  const auto [head_id, tail_id] = edge_ids(src.config, o.input);
+  const double zero = src.cut.start.value_or(src.origin_s);  // the output's clock's zero
+  JoinRequest join;
+  std::vector<AvcConfig> edges;
+  if (p.head) {  // from the cut's start as asked (its clock's zero) to the first copied GOP
+    TranscodeOptions e = edge_options(o, src, dir.file("head.mp4"), head_id);
+    e.start_s = o.start_s;
+    e.start_frame = o.start_frame;
+    e.end_s = src.seconds(*p.copy_from) - src.origin_s;
+    if (auto head = encode_edge(e, hooks, r)) {
+      edges.push_back(*head);
+      join.parts.push_back({.path = e.output, .ends_before_next = true});
+    }
+  }
+  if (!r.interrupted) {
+    join.stream_from = join.parts.size();
+    join.parts.push_back(
+        {.path = o.input, .shift_s = -zero, .from_pts = p.copy_from, .until_pts = p.copy_until});
+  }
+  if (p.tail && !r.interrupted) {  // from the last copied GOP's end to the cut's
+    TranscodeOptions e = edge_options(o, src, dir.file("tail.mp4"), tail_id);
+    e.start_s = src.seconds(*p.copy_until) - src.origin_s;
+    e.end_s = *src.cut.end - src.origin_s;  // the user's end (a tail has one)
+    if (auto tail = encode_edge(e, hooks, r)) {
+      edges.push_back(*tail);
+      join.parts.push_back({.path = e.output, .shift_s = src.seconds(*p.copy_until) - zero});
+    }
+  }
+  if (!edges.empty()) join.headers = write_avc_config(merge_avc_configs(src.config, edges));
+  if (o.audio != AudioMode::kNone) {
+    join.audio_from = o.input;
+    join.audio_start_s = zero;
+    join.audio_end_s = src.cut.end.value_or(1e18);
+  }
+  join.every_audio_track = o.audio == AudioMode::kCopy;
+  join.metadata = !r.interrupted;  // the input's title and chapters, those inside the cut
+  join.chapters_from_s = zero;
+  join.chapters_until_s = src.cut.end.value_or(1e300);
+  join.cut_short = r.interrupted;  // stopped in an edge: the audio ends with the video
+  join.interrupt = r.interrupted ? nullptr : hooks.interrupt;
+  join.output = o.output;
+  return join;
+}
+
+}  // namespace
+
 TranscodeReport smart_cut(const TranscodeOptions& o, const RunHooks& hooks) {
   const auto t0 = std::chrono::steady_clock::now();
   RunFiles files;  // before any work: the input is never written, the output no input
@@ -292,46 +385,13 @@ TranscodeReport smart_cut(const TranscodeOptions& o, const RunHooks& hooks) {
   r.encoder = "copy";
   r.decode = "none (stream copy)";
   r.device = "none";
-  int id = 0;  // the edges' parameter set ids: past every one the source uses
-  for (const auto& s : src.config.sps) id = std::max(id, sps_id(s) + 1);
-  for (const auto& s : src.config.pps) id = std::max(id, pps_id(s) + 1);
-  if (id + 1 > 31)
-    throw usage_error(
-        fmt::format("{}: its parameter set ids reach {}, leaving the edges none", o.input, id - 1));
   const EdgeFolder dir;
-  JoinRequest join;
-  std::vector<AvcConfig> edges;
-  const auto stopped = [&] { return hooks.interrupt && hooks.interrupt->load(); };
-  if (p.head) {  // from the cut's start as asked (its clock's zero) to the first copied GOP
-    TranscodeOptions e = edge_options(o, src, dir.file("head.mp4"), id);
-    e.start_s = o.start_s;
-    e.start_frame = o.start_frame;
-    e.end_s = src.seconds(*p.copy_from) - src.origin_s;
-    edges.push_back(encode_edge(e, hooks, r));
-    join.parts.push_back({.path = e.output, .ends_before_next = true});
-  }
-  const double zero = src.cut.start.value_or(src.origin_s);  // the output's clock's zero
-  if (!p.head || !stopped()) {
-    join.stream_from = join.parts.size();
-    join.parts.push_back(
-        {.path = o.input, .shift_s = -zero, .from_pts = p.copy_from, .until_pts = p.copy_until});
-  }
-  if (p.tail && !stopped()) {  // from the last copied GOP's end to the cut's
-    TranscodeOptions e = edge_options(o, src, dir.file("tail.mp4"), id + 1);
-    e.start_s = src.seconds(*p.copy_until) - src.origin_s;
-    e.end_s = *src.cut.end - src.origin_s;  // the user's end (a tail has one)
-    edges.push_back(encode_edge(e, hooks, r));
-    join.parts.push_back({.path = e.output, .shift_s = src.seconds(*p.copy_until) - zero});
-  }
-  if (!edges.empty()) join.headers = write_avc_config(merge_avc_configs(src.config, edges));
-  if (o.audio != AudioMode::kNone) {
-    join.audio_from = o.input;
-    join.audio_start_s = zero;
-    join.audio_end_s = src.cut.end.value_or(1e18);
-  }
-  join.every_audio_track = o.audio == AudioMode::kCopy;
-  join.output = o.output;
-  join.interrupt = r.interrupted ? nullptr : hooks.interrupt;  // stopped in an edge: that far
+  const JoinRequest join = pieces(o, src, p, dir, hooks, r);
+  if (join.parts.empty())
+    throw input_error(
+        fmt::format("{}: interrupted before the first frame was encoded: nothing "
+                    "written",
+                    o.output));
   const JoinResult done = join_parts(join);
   r.video_packets_written = done.video_packets;
   r.other_packets_written = done.audio_packets;
@@ -339,13 +399,17 @@ TranscodeReport smart_cut(const TranscodeOptions& o, const RunHooks& hooks) {
   r.packets_damaged = done.damaged;
   r.copied_streams = done.audio_streams;
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bool middle =
+      join.parts.size() > join.stream_from && join.parts[join.stream_from].path == o.input;
   r.notes.push_back(fmt::format(
       "smart cut: {} video packets copied from {:.3f} s{}, {} frames re-encoded at the edges "
       "(libx264, {} profile)",
-      done.video_packets - r.frames_encoded, src.seconds(*p.copy_from) - src.origin_s,
+      middle ? done.part_packets[join.stream_from] : 0, src.seconds(*p.copy_from) - src.origin_s,
       p.copy_until ? fmt::format(" to {:.3f} s", src.seconds(*p.copy_until) - src.origin_s)
                    : std::string(" to the end"),
       r.frames_encoded, src.profile));
+  if (const std::string gone = left_out(o.input); !gone.empty()) r.notes.push_back(gone);
+  if (done.chapters < 0) r.notes.emplace_back("chapters left out: the container holds none");
   return r;
 }
 

@@ -54,6 +54,7 @@ void check_stream_copy(const TranscodeOptions& o) {
     }
   if (o.audio == AudioMode::kEncode) refused.emplace_back("audio encode");
   if (o.output == "null") refused.emplace_back("output null");
+  if (picture_output(o.output) != Picture::kNone) refused.emplace_back("a picture output");
 
   // The copy reads its input twice, the video and, beside it, the audio (join.hpp).
   if (!o.input.empty() && !can_read_again(o.input))
@@ -88,7 +89,7 @@ TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   request.every_audio_track = o.audio == AudioMode::kCopy;
   request.output = o.output;
   request.interrupt = hooks.interrupt;
-  request.first_parts_metadata = true;  // the title and chapters, on the output's clock
+  request.metadata = true;  // the title and chapters, on the output's clock
   const JoinResult done = join_parts(request);
   TranscodeReport r;
   r.input = o.input;

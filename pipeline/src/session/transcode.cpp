@@ -236,6 +236,7 @@ TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
       // A file has no stall limit (a slow disk is not a dead feed), but Ctrl-C
       // still ends a wait for it (a FIFO with no writer).
       watch(is_live_input(o.input) ? o.stall_timeout_s : kNoStallLimit, hooks.interrupt) {
+  settle_pictures(o);
   // This run's files (of --streams, its own: transcode_streams checked them all together).
   check_files([&] {
     TranscodeOptions mine = o;

@@ -21,6 +21,7 @@ extern "C" {
 #include "vpipe/pipeline/io/subtitle_encode.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/codec_open.hpp"
+#include "vpipe/pipeline/session/transcode_plan.hpp"
 
 namespace vpipe {
 
@@ -139,6 +140,10 @@ UniqueAVCodecContext TranscodeOutput::open(TranscodeOptions& o, const TranscodeP
     // Every rendition's times shifted alike: without it the muxer shifts each by its own
     // most negative DTS (B-frames, audio priming), and equal frames get unequal times.
     oc->output_ts_offset = 10 * AV_TIME_BASE;
+  }
+  if (oname == "image2") {  // each picture written whole (a temporary name, then renamed)
+    av_opt_set_int(oc->priv_data, "atomic_writing", 1, 0);
+    av_opt_set_int(oc->priv_data, "update", picture_output(o.output) == Picture::kOne, 0);
   }
   if (!o.dash.empty() && oname == "dash") {  // a rendition of a DASH ladder (--dash)
     av_opt_set(oc->priv_data, "seg_duration", fmt::format("{}", o.segment_s).c_str(), 0);

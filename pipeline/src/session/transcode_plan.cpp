@@ -193,11 +193,11 @@ const AVOutputFormat* check_container(const std::string& output) {
                     "write nothing)",
                     output));
   const std::string_view name = container->name;
-  if (name == "image2" || name == "image2pipe" || name == "apng")
+  if (name == "image2pipe" || name == "apng")
     throw input_error(
-        fmt::format("{}: an image file; vpipe writes video files (.mp4, .mkv, .mov, "
-                    ".ts…), not one image per frame",
-                    output));
+        fmt::format("{}: {} is not written; a picture goes to a .png or .jpg file (one "
+                    "picture, or a numbered sequence: img-%04d.png), video to .mp4, .mkv…",
+                    output, name));
   // An audio container (no video codec of its own, or only a cover picture:
   // mp3, flac, aiff) fails at its header, after everything was opened.
   const bool cover_only =
@@ -243,10 +243,14 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
   const auto holds = [&](AVCodecID id) {
     return container_holds(segment_container(container, id), id) != false;
   };
-  if (holds(codec->id)) return codec;
+  // A picture (.png, .jpg): its own codec, unless an encoder is named.
+  const bool picture = picture_output(o.output) != Picture::kNone;
+  if (holds(codec->id) && !(picture && o.encoder == "auto")) return codec;
   // --encoder auto and a container without H.264 (.webm, .ogv, .gif): its own codec.
-  const AVCodec* native = avcodec_find_encoder(container->video_codec);
-  if (o.encoder == "auto" && native && holds(native->id)) {
+  // The container's own (a picture's by its name: .png PNG, .jpg MJPEG).
+  const AVCodec* native = avcodec_find_encoder(
+      av_guess_codec(container, nullptr, o.output.c_str(), nullptr, AVMEDIA_TYPE_VIDEO));
+  if (o.encoder == "auto" && native && (picture || holds(native->id))) {
     p.notes.push_back(fmt::format("encoder auto: {} ({} cannot hold {})", native->name,
                                   container->name, avcodec_get_name(codec->id)));
     return native;
@@ -372,6 +376,20 @@ namespace {
 
 // A cut's options agree with one another and with the input (before it opens).
 void check_cut(const TranscodeOptions& o) {
+  if (o.thumbnail_s &&
+      (o.start_s || o.start_frame || o.end_s || o.end_frame || o.duration_s || o.max_frames))
+    throw usage_error(
+        "thumbnail is one picture at its time (ss T, frames 1): give no other cut or frames");
+  if (picture_output(o.output) == Picture::kOne && o.max_frames && *o.max_frames > 1)
+    throw usage_error(fmt::format(
+        "{}: one picture, not {} frames: name a numbered sequence for more (img-%04d.png)",
+        o.output, *o.max_frames));
+  for (const auto& each : o.outputs)  // a run's frames are the first output's to count
+    if (picture_output(each.substr(0, each.find(':'))) == Picture::kOne)
+      throw usage_error(fmt::format(
+          "{}: one picture is the first output alone (the others take every frame): name it "
+          "first, or a numbered sequence (img-%04d.png)",
+          each.substr(0, each.find(':'))));
   if (o.start_s && o.start_frame) throw usage_error("ss and ss_frame: give one start");
   if ((o.end_s ? 1 : 0) + (o.end_frame ? 1 : 0) + (o.duration_s ? 1 : 0) > 1)
     throw usage_error("to, to_frame and duration: give one end");
@@ -436,6 +454,22 @@ void check_options(const TranscodeOptions& o) {
         "encode_segments {}: holds {} segments of frames before they leave; not for a live "
         "input, a network output or realtime (use encode_threads)",
         o.encode_segments, o.encode_segments));
+}
+
+Picture picture_output(const std::string& output) {
+  const AVOutputFormat* f = output == "null" ? nullptr : output_container(output);
+  if (!f || std::string_view(f->name) != "image2") return Picture::kNone;
+  return av_filename_number_test(output.c_str()) ? Picture::kSequence : Picture::kOne;
+}
+
+void settle_pictures(TranscodeOptions& o) {
+  check_cut(o);
+  if (o.thumbnail_s) {
+    o.start_s = *o.thumbnail_s;
+    o.max_frames = 1;
+    o.thumbnail_s.reset();
+  }
+  if (picture_output(o.output) == Picture::kOne && !o.max_frames) o.max_frames = 1;
 }
 
 std::vector<FilterSpec> check_before_opening(const TranscodeOptions& o) {

@@ -57,9 +57,13 @@ struct JoinRequest {
   std::optional<double> audio_end_s;
   bool every_audio_track = false;  // a track the output cannot hold refuses the join (AudioCopy)
   std::string output;  // written whole or not at all (StagedOutput), never one of the parts
-  // The first part's container metadata (a title) and chapters on the output, the chapters
-  // moved by its shift_s (a stream copy of one file; stream_facts.hpp).
-  bool first_parts_metadata = false;
+  // The stream_from part's container metadata (a title) and its chapters within
+  // [chapters_from_s, chapters_until_s) of its clock, moved by its shift_s (stream_facts.hpp).
+  bool metadata = false;
+  double chapters_from_s = -1e300, chapters_until_s = 1e300;
+  // The parts end before the audio's end (a smart cut stopped in an edge): the audio ends
+  // where the video does.
+  bool cut_short = false;
   // Non-zero: stop at the packet reached, and finish the file (Ctrl-C). Null: run to the end.
   const std::atomic<int>* interrupt = nullptr;
 };
@@ -71,7 +75,8 @@ struct JoinResult {
   std::int64_t damaged = 0;  // video packets whose times a muxer refuses (pts before dts, dts
                              // going back: damage), left out and counted
   int audio_streams = 0;     // audio tracks copied
-  int chapters = 0;          // kept; -1: the container holds none
+  std::vector<std::int64_t> part_packets;  // video packets written of each part
+  int chapters = 0;                        // kept; -1: the container holds none
 };
 
 // Joins the parts by stream copy, each part's timestamps moved by its shift_s. A part whose

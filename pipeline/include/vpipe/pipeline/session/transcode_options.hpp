@@ -191,6 +191,8 @@ struct TranscodeOptions {
   std::optional<double> start_s, end_s, duration_s;
   std::optional<std::int64_t> start_frame, end_frame;
   bool copyts = false;
+  // One picture at this time: --ss T --frames 1 (settle_pictures), alone of the cut options.
+  std::optional<double> thumbnail_s;
   // With encoder copy and a cut: copy the GOPs inside it, re-encode its edges (smart_cut.hpp).
   bool smart_cut = false;
   [[nodiscard]] bool has_cut() const {

@@ -96,6 +96,14 @@ struct TranscodePlan {
 // option value and what was expected.
 void check_options(const TranscodeOptions& options);
 
+// What a picture output (FFmpeg's image2: .png, .jpg, .bmp…) writes: one picture (its name
+// has no frame number), or one per frame (img-%04d.png); kNone: not a picture.
+enum class Picture { kNone, kOne, kSequence };
+[[nodiscard]] Picture picture_output(const std::string& output);
+// The options as a run applies them: thumbnail T is ss T and frames 1; a one-picture output
+// takes the first frame (frames 1). A usage_error as check_options gives for a conflict.
+void settle_pictures(TranscodeOptions& o);
+
 // What can be refused before any file is opened: the options (check_options)
 // and the filter chain, parsed and each filter's parameters checked. The
 // session calls it once, first, and hands its result to plan().
