@@ -325,7 +325,14 @@ TEST_F(SmartCut, ACutInsideOneGopIsReencodedWholeAndStillExact) {
 TEST_F(SmartCut, WhatItCannotTakeIsRefusedBeforeAnythingIsWritten) {
   const std::string mp4 = clip(), ts = path("annexb.ts"), hevc = make("hevc.mkv", kCases[1].codec);
   shell_output(fmt::format("ffmpeg -v error -y -i '{}' -c copy '{}' 2>&1", mp4, ts));
+  // Interlaced coding that the container calls progressive: the SPS says so.
+  const std::string fields = path("fields.mkv");
+  shell_output(
+      fmt::format("ffmpeg -v error -y -f lavfi -i testsrc2=s=320x240:r=25:d=3 -c:v libx264 -flags "
+                  "+ildct+ilme -top 1 -bf 0 -field_order progressive '{}' 2>&1",
+                  fields));
   const std::pair<std::string, std::string> refused[] = {
+      {fmt::format("'{}' --ss 1", fields), "interlaced"},
       {fmt::format("'{}' --ss 1", ts), "parameter sets"},
       {fmt::format("'{}' --ss 1", hevc), "hevc"},
       {fmt::format("'{}'", mp4), "give a cut"},

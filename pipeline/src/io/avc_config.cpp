@@ -32,6 +32,10 @@ class BitReader {
     ++at_;
     return b;
   }
+  int signed_golomb() {  // se(v)
+    const int k = exp_golomb();
+    return k % 2 ? (k + 1) / 2 : -(k / 2);
+  }
   int exp_golomb() {  // ue(v)
     int zeros = 0;
     while (bit() == 0)
@@ -126,6 +130,58 @@ Bytes write_avc_config(const AvcConfig& c) {
 int sps_id(const Bytes& nal) {
   BitReader r(nal, 4);  // after the NAL header, profile_idc, the constraint flags, level_idc
   return r.exp_golomb();
+}
+
+namespace {
+
+// seq_scaling_matrix's lists, read past (H.264 7.3.2.1.1.1).
+void skip_scaling_lists(BitReader& r, int chroma_format) {
+  for (int i = 0; i < (chroma_format == 3 ? 12 : 8); ++i) {
+    if (!r.bit()) continue;
+    int last = 8, next = 8;
+    for (int j = 0; j < (i < 6 ? 16 : 64); ++j) {
+      if (next != 0) next = (last + r.signed_golomb() + 256) % 256;
+      last = next == 0 ? last : next;
+    }
+  }
+}
+
+bool high_profile(int profile) {
+  for (const int p : {100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135})
+    if (p == profile) return true;
+  return false;
+}
+
+}  // namespace
+
+// H.264 7.3.2.1.1, read as far as frame_mbs_only_flag.
+bool sps_frames_only(const Bytes& sps) {
+  if (sps.size() < 4) throw input_error("a sequence parameter set of under 4 bytes");
+  BitReader r(sps, 4);
+  (void)r.exp_golomb();  // its id
+  if (high_profile(sps[1])) {
+    const int chroma_format = r.exp_golomb();
+    if (chroma_format == 3) (void)r.bit();  // separate_colour_plane_flag
+    (void)r.exp_golomb();                   // bit depths
+    (void)r.exp_golomb();
+    (void)r.bit();  // qpprime_y_zero_transform_bypass_flag
+    if (r.bit()) skip_scaling_lists(r, chroma_format);
+  }
+  (void)r.exp_golomb();  // log2_max_frame_num_minus4
+  const int poc_type = r.exp_golomb();
+  if (poc_type == 0) {
+    (void)r.exp_golomb();
+  } else if (poc_type == 1) {
+    (void)r.bit();
+    (void)r.signed_golomb();
+    (void)r.signed_golomb();
+    for (int k = r.exp_golomb(); k > 0; --k) (void)r.signed_golomb();
+  }
+  (void)r.exp_golomb();  // max_num_ref_frames
+  (void)r.bit();         // gaps_in_frame_num_value_allowed_flag
+  (void)r.exp_golomb();  // pic_width_in_mbs_minus1
+  (void)r.exp_golomb();  // pic_height_in_map_units_minus1
+  return r.bit() == 1;
 }
 
 int pps_id(const Bytes& nal) {

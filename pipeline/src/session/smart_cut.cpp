@@ -95,7 +95,9 @@ void read_stream_facts(const AVStream* s, const std::string& input, CutSource& s
         fmt::format("{}: {}x{}, an odd size, which libx264 cannot code in 4:2:0 "
                     "for smart_cut's edges: cut it with a re-encode",
                     input, par->width, par->height));
-  if (par->field_order != AV_FIELD_PROGRESSIVE && par->field_order != AV_FIELD_UNKNOWN)
+  const bool fields = std::any_of(config->sps.begin(), config->sps.end(),
+                                  [](const Bytes& sps) { return !sps_frames_only(sps); });
+  if (fields || (par->field_order != AV_FIELD_PROGRESSIVE && par->field_order != AV_FIELD_UNKNOWN))
     throw usage_error(fmt::format(
         "{}: interlaced; smart_cut's edges would be coded as frames: cut it with a re-encode",
         input));

@@ -30,6 +30,10 @@ struct AvcConfig {
                                                         const std::string& what);
 [[nodiscard]] Bytes write_avc_config(const AvcConfig& c);
 
+// Whether a sequence parameter set codes frames only (frame_mbs_only_flag): false for field
+// or MBAFF coding, whatever the container says of the field order.
+[[nodiscard]] bool sps_frames_only(const Bytes& sps);
+
 // The id a parameter set declares (seq_parameter_set_id / pic_parameter_set_id).
 [[nodiscard]] int sps_id(const Bytes& nal);
 [[nodiscard]] int pps_id(const Bytes& nal);
