@@ -19,6 +19,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include "vpipe/pipeline/io/track_map.hpp"
 #include "vpipe/pipeline/parallel/gpu_placement.hpp"
 
 namespace vpipe {
@@ -552,6 +553,21 @@ std::vector<OptionSpec> live_rows() {
                  live),
       [] {
         auto s = row(
+            "map", "a|a:N|a:LANG|s|s:N|s:LANG",
+            "keep only the audio and subtitle tracks named (repeatable): by type, by number "
+            "among that type's from 0, or by language, e.g. --map a:1 (the second audio track), "
+            "--map a:eng --map s:eng; FFmpeg's 0:a:1 is taken too; the others are left out and "
+            "the report names them (default: every track)",
+            [](O& o, const std::string& v) {  // each call adds one
+              o.maps.push_back(parse_track_selector(v).text);
+            },
+            [](const O& o) { return joined(o.maps); });
+        s.form = Form::kRepeatable;
+        s.alias = "maps";
+        return s;
+      }(),
+      [] {
+        auto s = row(
             "input_option", "KEY=VALUE",
             "passed to FFmpeg when opening the input (repeatable; a config or Python takes a "
             "list), e.g. rtsp_transport=tcp, or localaddr=… for udp",
@@ -629,6 +645,7 @@ const std::vector<std::pair<std::string_view, std::vector<std::string>>> kFfmpeg
     {"audio_bitrate", {"-b:a"}},
     {"audio_channels", {"-ac"}},
     {"audio_rate", {"-ar"}},
+    {"map", {"-map"}},
     {"max_frames", {"-frames:v", "-vframes"}},
     {"copyts", {"-copyts"}},
     {"encode_threads", {"-threads"}},

@@ -19,6 +19,7 @@ extern "C" {
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/stream_facts.hpp"
 #include "vpipe/pipeline/io/subtitle_encode.hpp"
+#include "vpipe/pipeline/io/track_map.hpp"
 #include "vpipe/pipeline/parallel/segment_encode.hpp"
 #include "vpipe/pipeline/session/codec_open.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
@@ -333,6 +334,7 @@ void TranscodeOutput::copy_chapters(const Source& in, TranscodeReport& report) {
 // Audio and subtitles the container can hold, copied; audio it cannot, re-encoded
 // (--audio auto), and text subtitles converted to its text format; the rest
 // dropped, each with a note.
+// With maps, only the audio and subtitle tracks one names (and every map names one).
 void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source& in,
                                          TranscodeReport& report) {
   AVFormatContext* oc = file_.ctx.get();
@@ -341,10 +343,16 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
   const AudioMode mode = o.audio == AudioMode::kAuto && !o.audio_encode_option().empty()
                              ? AudioMode::kEncode
                              : o.audio;
+  TrackMap map(o.maps);
   for (unsigned i = 0; i < in.input->nb_streams; ++i) {
     AVStream* s = in.input->streams[i];
     const auto type = s->codecpar->codec_type;
     if (static_cast<int>(i) == in.video_index) continue;
+    if (!map.keeps(s)) {
+      report.notes.push_back(
+          fmt::format("stream #{} ({}) left out: no map names it", i, map.describe(s)));
+      continue;
+    }
     if (type == AVMEDIA_TYPE_ATTACHMENT && copy_attachment(s, report)) continue;
     if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) {
       // Data (a timecode track: its timecode goes on the video stream's tags), attachments
@@ -398,6 +406,7 @@ void TranscodeOutput::copy_other_streams(const TranscodeOptions& o, const Source
     source_tb_.push_back(s->time_base);
     report.copied_streams++;
   }
+  map.check_each_matched(o.input);
 }
 
 }  // namespace vpipe

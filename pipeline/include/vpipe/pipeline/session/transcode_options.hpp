@@ -226,6 +226,9 @@ struct TranscodeOptions {
   // where the protocol has connections.
   double stall_timeout_s = 5.0;
   int reconnect = 3;
+  // The audio and subtitle tracks each output keeps, by selector (io/track_map.hpp: "a:1",
+  // "a:eng", "s"); empty: every one.
+  std::vector<std::string> maps;
   std::vector<std::string> input_options;  // "key=value", passed to FFmpeg when opening the input
   // Read each frame's stamp (written by a sender's `stamp` filter) before
   // encoding: glass-to-glass latency in the report.
