@@ -18,6 +18,7 @@ extern "C" {
 }
 
 #include "transcode_output.hpp"
+#include "transcode_parts.hpp"
 #include "vpipe/memory/cuda_device.hpp"
 #include "vpipe/memory/pinned_ring.hpp"
 #include "vpipe/memory/strategy.hpp"
@@ -80,23 +81,6 @@ void check_paths(const TranscodeOptions& o) {
         o.input));
 }
 
-// One output, whichever it is (output 1 is output N): its options and plan (read-only once
-// planned), its muxer, its frame path and its counters. Members die last first: the encoder
-// (which may hold a ring slot) before the rings, the muxer when nothing writes it.
-struct OutputPart {
-  TranscodeOptions o;
-  TranscodePlan plan;
-  TranscodeOutput output;  // closed, and removed unless finished, when nothing writes it
-  std::optional<FrameGraph> graph;
-  UniqueAVCodecContext encoder;
-  // The first output's also count the input's side (packets read, frames decoded): the run's
-  // report is of the first output, as its `output` names it.
-  MediaCounters counters;
-  MuxSink* mux = nullptr;                // owned by the pipeline: woken from a write by Ctrl-C
-  std::shared_ptr<BranchHealth> health;  // several outputs: each fails alone; one: null
-  std::string label;                     // several outputs: its number from 1
-};
-
 // Steps [from, to) of a plan's chain for the stages that run them (the stages own
 // the filters; the plan keeps each step's label and formats), and their CUDA
 // segment counted from `from`.
@@ -144,91 +128,6 @@ void describe_run(TranscodeReport& report, const TranscodeOptions& o, const Tran
 }
 
 }  // namespace
-
-// Every resource of one run, declared in the order they must die, last first:
-// the pipeline's stages hold raw pointers to the contexts, rings, streams and
-// memory above them, so the pipeline goes first; the encoder can still hold a
-// download slot when a run stops early, so the rings outlive it (an H200 run
-// once aborted in that release); frames free their device memory on the
-// streams, so the streams outlive the frames and the strategy outlives both;
-// the output file is closed, and removed unless kept, when nothing writes it.
-// long: ~380 lines with its member functions below: the one owner of a run's resources, its
-// steps (input, CUDA path, wiring, decode sessions, report) each a member under 80 lines.
-struct TranscodeSession::Parts {
-  Parts(TranscodeOptions options, RunHooks run_hooks);
-  void build();
-  void open_input();
-  // What of the input each output is made from (its clock shifted as the demuxer shifts it).
-  TranscodeOutput::Source source() {
-    return {input.get(),           video,
-            video_index,           frame_rate,
-            decoder.get(),         &hdr10,
-            cut ? &*cut : nullptr, output_clock_shift_s(cut, input.get(), o.copyts)};
-  }
-  void plan_outputs(std::vector<std::vector<FilterSpec>> specs, const ProbedInput& probed,
-                    const MachineProbe& machine);
-  void open_outputs();
-  void make_cuda_path();
-  void wire();
-  void wire_fork(QueuePtr<Frame> frames, const std::vector<QueuePtr<Packet>>& mux_in);
-  void wire_output(OutputPart& out, QueuePtr<Frame> frames, QueuePtr<Packet> mux_in,
-                   std::size_t shared, bool on_device);
-  [[nodiscard]] std::size_t shared_steps() const;
-  // The run's decode, queues and report are the first output's plan and counters (every
-  // output's plan agrees on the decode: plan_outputs).
-  [[nodiscard]] TranscodePlan& run_plan() const { return outs.front()->plan; }
-  [[nodiscard]] MediaCounters& run_counters() const { return outs.front()->counters; }
-  void finish_outputs(TranscodeReport& r);
-  // An output as the user named it (a ladder's rendition by its final place, not the staging's).
-  [[nodiscard]] std::string shown_name(const OutputPart& out) const {
-    return ladder ? ladder->final_name(out.o.output) : out.o.output;
-  }
-  void add_decode(QueuePtr<Packet> packets, QueuePtr<Frame> frames);
-  void choose_decode_sessions();
-  [[nodiscard]] std::int64_t expected_frames() const;
-  std::unique_ptr<DecodeStage> plain_decode();
-  void collect(TranscodeReport& r) const;
-  [[nodiscard]] MemoryReport memory_report() const;
-  [[nodiscard]] std::size_t pinned_bytes() const;  // every output's rings, the decode pool
-  [[nodiscard]] LiveStats live_stats(Clock::time_point t0) const;
-
-  // The run's options: the input's, the decode's and the memory's (the first output's keys
-  // applied, as FFmpeg applies them); each output keeps its own in its OutputPart.
-  TranscodeOptions o;
-  RunHooks hooks;
-  TranscodeReport report;
-  // --hls/--dash: the ladder is written into its staging folder and moved into place when
-  // finished. Declared before the outputs: they close their files before it is removed.
-  std::optional<LadderFolder> ladder;
-  InputWatch watch;  // the input's interrupt callback points here
-  InputOpenOptions open_options;
-  UniqueDemuxContext input;
-  int video_index = -1;
-  AVStream* video = nullptr;
-  AVRational frame_rate{0, 1};
-  std::optional<Cut> cut;                     // --ss/--to/--duration…, resolved against the input
-  Hdr10 hdr10;                                // the input's HDR10 metadata, for the output
-  std::vector<UniqueAVPacket> first_packets;  // a pipe's, read for its first frame: sent first
-  UniqueAVCodecContext decoder;               // handed to the decode stage when wired
-  int decode_sessions = 1;                    // o's, or what auto chose
-  std::optional<MemoryStrategy> own_strategy;
-  MemoryStrategy* strategy = nullptr;   // own_strategy, or the one --streams share
-  std::unique_ptr<RetryAdaptor> retry;  // out of memory: trim, retry, then fail
-  StreamSet streams;
-  std::unique_ptr<NvdecContext> nvdec;       // NVDEC's frames hold its surfaces
-  std::unique_ptr<HostFramePool> host_pool;  // CPU decode straight into pinned memory
-  // Every output alike: their rings' slots are frames (the encoders' too), so after the
-  // streams and memory; their muxers close when the pipeline no longer writes them.
-  std::vector<std::unique_ptr<OutputPart>> outs;
-  std::optional<FlightLimit> flight;  // frames hold its tickets
-  std::mutex sessions_mutex;          // --decode-sessions: workers open their sessions at once
-  Pipeline pipeline;
-  DemuxSource* demux = nullptr;      // owned by the pipeline: woken from a blocking read by Ctrl-C
-  FanOut<Frame>* fan_out = nullptr;  // owned by the pipeline (several outputs)
-  SegmentDecodeStage* segments = nullptr;  // owned by the pipeline (--decode-sessions)
-  std::string auto_sessions_note;          // --decode-sessions auto: what it chose, and why
-  bool measure_sessions = false;  // auto's first step allows more than one: the run's rates decide
-};
 
 TranscodeSession::Parts::Parts(TranscodeOptions options, RunHooks run_hooks)
     : o(std::move(options)),
@@ -638,119 +537,6 @@ void TranscodeSession::Parts::choose_decode_sessions() {
       fmt::format("decode: decode_sessions auto: {} ({})", pick.sessions, pick.why);
 }
 
-// Expected frame count, for progress (0: unknown).
-std::int64_t TranscodeSession::Parts::expected_frames() const {
-  std::int64_t total = video->nb_frames;
-  if (total <= 0 && input->duration > 0 && frame_rate.num > 0)
-    total = static_cast<std::int64_t>(static_cast<double>(input->duration) / AV_TIME_BASE *
-                                      av_q2d(frame_rate));
-  if (cut && cut->start && frame_rate.num > 0) {  // a cut's span, at the nominal rate
-    const double end =
-        cut->end.value_or(cut->start.value() + static_cast<double>(total) / av_q2d(frame_rate));
-    total =
-        std::min(total > 0 ? total : INT64_MAX,
-                 static_cast<std::int64_t>(std::ceil((end - *cut->start) * av_q2d(frame_rate))));
-  }
-  total *= o.loop;
-  if (o.max_frames && (total <= 0 || *o.max_frames < total)) total = *o.max_frames;
-  return total;
-}
-
-void TranscodeSession::Parts::collect(TranscodeReport& r) const {
-  const MediaCounters& counters = run_counters();
-  if (!auto_sessions_note.empty()) r.notes.push_back(auto_sessions_note);
-  if (cut)
-    r.notes.push_back(
-        fmt::format("cut: {} decoded frames shown outside it dropped (decoded from "
-                    "the keyframe before the start, or reordered past the end)",
-                    counters.frames_cut.load()));
-  if (segments) {
-    const auto st = segments->stats();
-    if (st.segments == 0 && st.plain_frames > 0)
-      r.notes.push_back(fmt::format("decode: one session (the plain decoder) for all {} frames",
-                                    st.plain_frames));
-    else
-      r.notes.push_back(fmt::format(
-          "decode: {} sessions over {} segments (GOPs), {} open (decoded after the GOP before), "
-          "{} decoder restarts{}{}",
-          st.sessions, st.segments, st.open_gops, st.restarts,
-          st.plain_frames > 0
-              ? fmt::format("; the first {} frames by one session while auto measured",
-                            st.plain_frames)
-              : "",
-          st.fell_back.empty() ? "" : "; " + st.fell_back + ": one session took over"));
-    if (!st.measured.empty())  // last: the line bench decode's table shows
-      r.notes.push_back("decode: decode_sessions auto, measured: " + st.measured);
-  }
-  if (const auto g = outs.front()->graph ? outs.front()->graph->graph_stats() : std::nullopt)
-    r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused{}",
-                                  g->launches, g->captures, g->updates_refused,
-                                  g->fallback.empty() ? "" : "; then launches: " + g->fallback));
-  copy_counts(counters, r);
-  if (o.read_stamps) {
-    r.glass =
-        GlassReport{percentiles(counters.glass_ns, 1e-6), counters.stamps_read.load(),
-                    counters.stamps_missing.load(), percentiles(counters.glass_steady_ns, 1e-6),
-                    static_cast<std::int64_t>(counters.glass_steady_ns.count())};
-    if (counters.stamps_read == 0)
-      r.notes.push_back(
-          "read_stamps: no frame carried a stamp (send with the filter chain stamp,…)");
-  }
-  r.fps = r.wall_s > 0 ? static_cast<double>(r.video_packets_written) / r.wall_s : 0;
-  r.steady_fps = counters.steady_fps();
-  r.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
-  r.latency_ms_p90 = static_cast<double>(counters.latency_ns.percentile(0.90)) * 1e-6;
-  r.latency_ms_p99 = static_cast<double>(counters.latency_ns.percentile(0.99)) * 1e-6;
-  r.latency_ms_max = static_cast<double>(counters.latency_ns.max()) * 1e-6;
-  r.stages = pipeline.stage_stats();
-  r.queues = pipeline.queue_stats();
-  for (const auto& q : r.queues) r.frames_dropped += static_cast<std::int64_t>(q.dropped);
-  if (flight) {
-    r.frames_dropped += flight->dropped();
-    r.in_flight = InFlightReport{flight->limit(), flight->high_water(), flight->dropped(),
-                                 flight->waited_s()};
-  }
-  if (strategy) r.memory = memory_report();
-}
-
-// The strategy's statistics and the staging, for the report.
-MemoryReport TranscodeSession::Parts::memory_report() const {
-  const auto st = strategy->stats().stats();
-  MemoryReport m;
-  m.strategy = name_of(o.mem);
-  m.allocations = st.count.total;
-  m.bytes_peak = st.bytes.peak;
-  m.bytes_total = st.bytes.total;
-  m.failures = st.failures;
-  m.retries = retry->retries();
-  m.failures_after_retry = retry->failures();
-  m.budget_bytes = o.budget;
-  m.device_syncs = st.device_syncs;
-  m.allocate_us = percentiles(strategy->stats().allocate_latency(), 1e-3);
-  m.reserved_bytes = strategy->strategy().usage().reserved;
-  m.host_staging = name_of(o.host);
-  m.download = o.download_copy ? "copied out of the slot" : "slot is the encoder's frame";
-  m.pinned_bytes = pinned_bytes();
-  const FrameGraph& graph = *outs.front()->graph;  // the rings before the fork
-  if (const auto* ring = graph.upload_ring()) m.upload_ring = ring_report(*ring);
-  if (const auto* up = graph.upload_stage())
-    m.upload = MemoryReport::Upload{up->direct(), up->unstaged()};
-  if (host_pool)
-    m.decoded_into_pinned =
-        MemoryReport::PinnedDecode{host_pool->frames(), host_pool->buffers(), host_pool->bytes()};
-  if (const auto* ring = graph.download_ring()) m.download_ring = ring_report(*ring);
-  if (nvdec)
-    m.nvdec_pool = MemoryReport::NvdecPool{nvdec->pool_buffers(), nvdec->pool_bytes(),
-                                           nvdec->decode_surfaces(), std::string(nvdec->api())};
-  return m;
-}
-
-std::size_t TranscodeSession::Parts::pinned_bytes() const {
-  std::size_t bytes = host_pool ? static_cast<std::size_t>(host_pool->bytes()) : 0;
-  for (const auto& out : outs) bytes += out->graph->pinned_bytes();
-  return bytes;
-}
-
 TranscodeSession::TranscodeSession(TranscodeOptions options, RunHooks hooks) {
   if (is_stream_copy(options)) {
     check_stream_copy(options);  // refused before anything is opened
@@ -764,38 +550,6 @@ TranscodeSession::~TranscodeSession() = default;
 const TranscodePlan& TranscodeSession::plan() const {
   if (!parts_) throw logic_error("a stream copy (encoder copy) has no plan: nothing is decoded");
   return parts_->run_plan();
-}
-
-// While a run goes on: what a metrics endpoint shows (any thread).
-LiveStats TranscodeSession::Parts::live_stats(Clock::time_point t0) const {
-  const MediaCounters& counters = run_counters();
-  LiveStats s;
-  s.stream = hooks.stream_label;
-  s.input = o.input;
-  s.output = o.output;
-  s.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  copy_counts(counters, s);
-  s.latency_ms_p50 = static_cast<double>(counters.latency_ns.percentile(0.50)) * 1e-6;
-  s.latency_ms_p99 = static_cast<double>(counters.latency_ns.percentile(0.99)) * 1e-6;
-  s.latency_ms_max = static_cast<double>(counters.latency_ns.max()) * 1e-6;
-  s.glass_frames = static_cast<std::int64_t>(counters.glass_ns.count());
-  s.glass_ms_p50 = static_cast<double>(counters.glass_ns.percentile(0.50)) * 1e-6;
-  s.glass_ms_p99 = static_cast<double>(counters.glass_ns.percentile(0.99)) * 1e-6;
-  s.queues = pipeline.queue_stats();
-  for (const auto& q : s.queues) s.frames_dropped += static_cast<std::int64_t>(q.dropped);
-  if (strategy) {
-    const auto st = strategy->stats().stats();
-    s.strategy = name_of(o.mem);
-    s.memory_in_use = st.bytes.value;
-    s.memory_peak = st.bytes.peak;
-    const auto usage = strategy->strategy().usage();
-    s.memory_reserved =
-        usage.reserved ? static_cast<std::int64_t>(*usage.reserved) : s.memory_in_use;
-    s.allocation_failures = st.failures;
-    s.allocation_retries = retry ? static_cast<std::int64_t>(retry->retries()) : 0;
-    s.pinned_bytes = static_cast<std::int64_t>(pinned_bytes());
-  }
-  return s;
 }
 
 TranscodeReport TranscodeSession::run() {
@@ -881,74 +635,6 @@ TranscodeReport TranscodeSession::run_pipeline() {
     throw input_error(fmt::format("{}: no video frame could be decoded", p.o.input));
   p.finish_outputs(report);
   return report;
-}
-
-namespace {
-
-// --hls or --dash: the ladder's master over the renditions that finished
-// (each: its playlist or manifest, and its size).
-void write_ladder_master(const TranscodeOptions& o, const std::vector<HlsRendition>& done) {
-  if (!o.hls.empty()) write_hls_master(o.hls, done);
-  if (o.dash.empty()) return;
-  std::vector<DashRendition> renditions;
-  for (const auto& r : done)
-    renditions.push_back({r.playlist, fs::path(r.playlist).parent_path().filename().string()});
-  write_dash_master(o.dash, renditions);
-}
-
-// A failed rendition's playlist or manifest and its segments (no ladder: nothing).
-void remove_rendition(const TranscodeOptions& o, const std::string& path) noexcept {
-  if (!o.hls.empty()) remove_hls_rendition(path);
-  if (!o.dash.empty()) remove_dash_rendition(path);
-}
-
-}  // namespace
-
-// Each output closed and put in place; with several, one that failed is
-// reported (its partial file removed) after the others are finished, and the
-// run then fails naming it. A ladder's master lists the renditions that finished.
-void TranscodeSession::Parts::finish_outputs(TranscodeReport& r) {
-  const bool several = outs.size() > 1;
-  std::vector<std::string> failed;
-  std::vector<HlsRendition> finished;
-  for (std::size_t k = 0; k < outs.size(); ++k) {
-    const OutputPart& out = *outs[k];
-    OutputReport each;
-    each.output = shown_name(out);
-    each.encoder = out.plan.encoder ? out.plan.encoder->name : "none (null output)";
-    each.effective_chain = out.plan.labels();
-    each.format = out.plan.output;
-    each.frames = out.counters.video_packets_written.load();
-    each.fps = r.wall_s > 0 ? static_cast<double>(each.frames) / r.wall_s : 0;
-    each.latency_ms_p50 = static_cast<double>(out.counters.latency_ns.percentile(0.50)) * 1e-6;
-    each.latency_ms_p99 = static_cast<double>(out.counters.latency_ns.percentile(0.99)) * 1e-6;
-    each.fork_wait_s = fan_out ? fan_out->blocked_s(k) : 0;
-    each.failure = out.health && out.health->failed() ? out.health->why() : "";
-    if (ladder) each.failure = ladder->in_final_names(each.failure);
-    if (each.failure.empty() && !out.plan.null_output) {
-      try {
-        outs[k]->output.finished();
-      } catch (const std::exception& e) {
-        if (!several) throw;  // the run's own failure, as it is
-        each.failure = e.what();
-      }
-    }
-    if (!each.failure.empty()) {
-      failed.push_back(fmt::format("{}: {}", each.output, each.failure));
-      remove_rendition(o, out.o.output);  // a ladder's: its playlist and segments
-    } else
-      finished.push_back({out.o.output, each.format.width, each.format.height});
-    if (several) r.outputs.push_back(std::move(each));
-  }
-  if (ladder && !finished.empty()) {  // the renditions that finished, in place of the old ladder
-    write_ladder_master(o, finished);
-    ladder->commit();
-  }
-  if (failed.empty()) return;
-  r.failure = fmt::format("{} of {} outputs failed ({}){}", failed.size(), outs.size(),
-                          fmt::join(failed, "; "),
-                          failed.size() < outs.size() ? "; the others were finished" : "");
-  throw transcode_failed(r.failure, r);
 }
 
 TranscodeReport transcode(const TranscodeOptions& options, const RunHooks& hooks) {
