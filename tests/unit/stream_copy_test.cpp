@@ -60,7 +60,8 @@ std::optional<TranscodeOptions> set_other_than_default(const OptionSpec& s) {
                                        "high",
                                        "all",
                                        "move",
-                                       "0.0.0.0"};
+                                       "0.0.0.0",
+                                       "a:1"};
   std::vector<std::string> tries(std::begin(kTries), std::end(kTries));
   if (s.value.size() > 2 && s.value.front() == '{') {  // "{pad|crop|error}": its choices first
     std::string rest = s.value.substr(1, s.value.find('}') - 1);

@@ -40,7 +40,7 @@ bool DemuxSource::seek_to_start() {
 
 bool DemuxSource::rewind() {
   if (loops_left_ <= 0) return false;
-  if (!(cut_ && cut_->start ? seek_to_cut() : seek_to_start())) {
+  if (!(cut_ && cut_->cut().start ? seek_to_cut() : seek_to_start())) {
     if (!reopen_loop_) {
       spdlog::warn("{}: cannot seek back to loop", path_);
       return false;
@@ -50,7 +50,7 @@ bool DemuxSource::rewind() {
       if (next->nb_streams != input_->nb_streams) throw input_error("the streams changed");
       input_ = next.get();
       looped_ = std::move(next);  // the pass before is done with: its packets hold their own data
-      if (cut_ && cut_->start) (void)seek_to_cut();
+      if (cut_ && cut_->cut().start) (void)seek_to_cut();
     } catch (const std::exception& e) {
       spdlog::warn("{}: cannot open again to loop: {}", path_, e.what());
       return false;
@@ -58,23 +58,24 @@ bool DemuxSource::rewind() {
   }
   loops_left_--;
   drain_pending_ = true;
-  clock_.next_pass(cut_ ? cut_->start : std::nullopt, cut_ ? cut_->end : std::nullopt);
-  video_past_end_ = false;
+  clock_.next_pass(cut_ ? cut_->cut().start : std::nullopt, cut_ ? cut_->cut().end : std::nullopt);
+  if (cut_) cut_->next_pass();
   return true;
 }
 
 // ---- a cut ---------------------------------------------------------------------
 
 void DemuxSource::cut(const Cut& c) {
-  cut_ = c;
-  if (!c.start) return;  // a live input: the first packet read starts it (apply_cut)
+  cut_.emplace(c);
+  if (!c.start) return;  // a live input: the first packet read starts it (CutGate::judge)
   clock_.cut_at(*c.start, c.shift);
   (void)seek_to_cut();
 }
 
 bool DemuxSource::seek_to_cut() {
-  if (*cut_->start > input_origin_s(input_) && seek_before(input_, video_stream_, *cut_->start)) {
-    to_keyframe_ = true;  // an MPEG-TS seek can land inside a GOP
+  const double start = *cut_->cut().start;
+  if (start > input_origin_s(input_) && seek_before(input_, video_stream_, start)) {
+    cut_->sought();  // an MPEG-TS seek can land inside a GOP
     return true;
   }
   return seek_to_start();  // decoded from the start: exact, only slower
@@ -84,75 +85,6 @@ bool DemuxSource::copies_streams() const {
   for (unsigned i = 0; i < input_->nb_streams; ++i)
     if (static_cast<int>(i) != video_stream_ && copies_.copied(static_cast<int>(i))) return true;
   return false;
-}
-
-FrameWindow DemuxSource::window() const {
-  const double q = av_q2d(input_->streams[video_stream_]->time_base);
-  // The packets' shift, as retime() applies it: the window moves with them tick for tick.
-  const auto shift = static_cast<std::int64_t>(std::llround(clock_.offset_s() / q));
-  const auto tick = [&](double s) {
-    return static_cast<std::int64_t>(std::ceil(s / q - 1e-3)) + shift;
-  };
-  FrameWindow w;
-  if (cut_->start) w.from = tick(*cut_->start);
-  if (cut_->end) w.until = tick(*cut_->end);
-  return w;
-}
-
-// Before retime(), in the input's own clock: which packets the cut keeps.
-// Video: every packet from the keyframe before the start (the decoder needs
-// them; the frames before the start are dropped after it) until one decoded at
-// or after the end. Copied streams: the packets that start inside the span,
-// read on for a second past the video's end (the muxer interleaved them later).
-DemuxSource::CutVerdict DemuxSource::apply_cut(AVPacket* pkt, int index) {
-  const AVRational tb = input_->streams[index]->time_base;
-  const auto at = [&](std::int64_t ts) { return static_cast<double>(ts) * av_q2d(tb); };
-  const std::int64_t any = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
-  if (!cut_->start) {  // a live input: the span starts with the first timed packet
-    if (any == AV_NOPTS_VALUE) return CutVerdict::kKeep;
-    cut_->start = at(any);
-    clock_.cut_at(*cut_->start, cut_->shift);
-    if (cut_->duration) cut_->end = *cut_->start + *cut_->duration;
-  }
-  if (index == video_stream_) {
-    if (to_keyframe_ && !(pkt->flags & AV_PKT_FLAG_KEY)) return CutVerdict::kDrop;
-    to_keyframe_ = false;
-    // Past the end once decoded at or after it. Without a decode time (Matroska's first
-    // packets after a seek) a reordering stream's shown time runs ahead (a P-frame shown after
-    // the B-frames decoded next): only a stream without reordering is judged by it.
-    const bool reorders = input_->streams[index]->codecpar->video_delay > 0;
-    const std::int64_t d =
-        pkt->dts != AV_NOPTS_VALUE ? pkt->dts : (reorders ? AV_NOPTS_VALUE : pkt->pts);
-    if (cut_->end && d != AV_NOPTS_VALUE && at(d) >= *cut_->end) video_past_end_ = true;
-    if (!video_past_end_) return CutVerdict::kKeep;
-    return copies_streams() ? CutVerdict::kDrop : CutVerdict::kPassOver;
-  }
-  if (any == AV_NOPTS_VALUE) return video_past_end_ ? CutVerdict::kDrop : CutVerdict::kKeep;
-  const double t = at(any);
-  if (video_past_end_ && t >= *cut_->end + 1.0) return CutVerdict::kPassOver;
-  if (input_->streams[index]->codecpar->codec_type == AVMEDIA_TYPE_SUBTITLE &&
-      pkt->pts != AV_NOPTS_VALUE && pkt->duration > 0)
-    return clip_cue(pkt, tb) ? CutVerdict::kKeep : CutVerdict::kDrop;
-  if (t < *cut_->start || (cut_->end && t >= *cut_->end)) return CutVerdict::kDrop;
-  return CutVerdict::kKeep;
-}
-
-// A subtitle cue with a length is kept while it shows inside the span: a line
-// already on screen at the start shows from the start, one still on screen at
-// the end stops there.
-bool DemuxSource::clip_cue(AVPacket* pkt, AVRational tb) const {
-  const double q = av_q2d(tb);
-  const auto from = static_cast<std::int64_t>(std::ceil(*cut_->start / q - 1e-3));
-  const std::int64_t ends = pkt->pts + pkt->duration;
-  std::int64_t until = ends;
-  if (cut_->end)
-    until = std::min(until, static_cast<std::int64_t>(std::ceil(*cut_->end / q - 1e-3)));
-  const std::int64_t begins = std::max(pkt->pts, from);
-  if (begins >= until) return false;
-  if (pkt->dts == pkt->pts || pkt->dts == AV_NOPTS_VALUE) pkt->dts = begins;
-  pkt->pts = begins;
-  pkt->duration = until - begins;
-  return true;
 }
 
 bool DemuxSource::reopen(const std::string& why) {
@@ -254,12 +186,12 @@ Flow DemuxSource::produce(Output<Packet>& out) {
   const int index = p.pkt->stream_index;
   const bool known = index >= 0 && index < static_cast<int>(input_->nb_streams);
   if (known && cut_) {
-    switch (apply_cut(p.pkt.get(), index)) {
-      case CutVerdict::kDrop:
+    switch (cut_->judge(p.pkt.get(), *input_, index, video_stream_, clock_, copies_streams())) {
+      case CutGate::Verdict::kDrop:
         return Flow::kContinue;
-      case CutVerdict::kPassOver:
+      case CutGate::Verdict::kPassOver:
         return rewind() ? Flow::kContinue : Flow::kStop;
-      case CutVerdict::kKeep:
+      case CutGate::Verdict::kKeep:
         break;
     }
   }
@@ -269,7 +201,7 @@ Flow DemuxSource::produce(Output<Packet>& out) {
   p.origin = Clock::now();
   counters_.packets_read++;
   if (index == video_stream_) {
-    if (cut_) p.window = window();
+    if (cut_) p.window = cut_->window(input_->streams[video_stream_]->time_base, clock_.offset_s());
     return out.emit(std::move(p)) ? Flow::kContinue : Flow::kStop;
   }
   if (!copies_.copied(index)) return Flow::kContinue;

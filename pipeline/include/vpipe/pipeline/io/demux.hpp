@@ -15,6 +15,7 @@
 #include "vpipe/pipeline/graph/thread_waker.hpp"
 #include "vpipe/pipeline/io/copy_fan_out.hpp"
 #include "vpipe/pipeline/io/cut.hpp"
+#include "vpipe/pipeline/io/cut_gate.hpp"
 #include "vpipe/pipeline/io/demux_clock.hpp"
 #include "vpipe/pipeline/io/media_counters.hpp"
 #include "vpipe/pipeline/io/packet.hpp"
@@ -95,14 +96,8 @@ class DemuxSource final : public Source<Packet> {
   Clock::time_point start_{};
   bool rewind();
   bool seek_to_start();
-  enum class CutVerdict { kKeep, kDrop, kPassOver };
-  CutVerdict apply_cut(AVPacket* pkt, int index);
-  bool clip_cue(AVPacket* pkt, AVRational tb) const;
-  bool seek_to_cut();                        // the keyframe before the cut's start, or the start
-  [[nodiscard]] FrameWindow window() const;  // the cut, as this pass's video timestamps
-  std::optional<Cut> cut_;
-  bool to_keyframe_ = false;     // after a cut's seek: video packets before a keyframe are dropped
-  bool video_past_end_ = false;  // this pass's video has passed the cut's end
+  bool seek_to_cut();  // the keyframe before the cut's start, or the start
+  std::optional<CutGate> cut_;
   bool copies_streams() const;
   bool reopen(const std::string& why);
   std::optional<Flow> read(AVPacket* pkt);
