@@ -22,9 +22,25 @@ extern "C" {
 #include "vpipe/pipeline/io/join.hpp"
 #include "vpipe/pipeline/io/protocols.hpp"
 #include "vpipe/pipeline/io/run_files.hpp"
+#include "vpipe/pipeline/session/option_schema.hpp"
+#include "vpipe/pipeline/session/stream_copy.hpp"
 #include "vpipe/pipeline/session/transcode.hpp"
 
 namespace vpipe {
+
+namespace {
+
+// The options a smart cut's edges take from the user's (the rest are the source's or fixed):
+// their coding's quality and speed, and where they are decoded.
+constexpr std::string_view kEdgeOptions[] = {"crf",    "preset",    "encode_threads", "device",
+                                             "decode", "nvdec_api", "decode_threads", "mem",
+                                             "host"};
+
+}  // namespace
+
+bool edge_option(std::string_view key) {
+  return std::find(std::begin(kEdgeOptions), std::end(kEdgeOptions), key) != std::end(kEdgeOptions);
+}
 
 namespace {
 
@@ -177,15 +193,8 @@ TranscodeOptions edge_options(const TranscodeOptions& o, const CutSource& src,
   e.pix_fmt = src.pix_fmt;
   // No reordering: the edge's decode times fit before the copied GOP's (join.hpp).
   e.encoder_options = {fmt::format("x264-params=sps-id={}:bframes=0", id)};
-  e.crf = o.crf;
-  e.preset = o.preset;
-  e.encode_threads = o.encode_threads;
-  e.device = o.device;
-  e.decode = o.decode;
-  e.nvdec_api = o.nvdec_api;
-  e.decode_threads = o.decode_threads;
-  e.mem = o.mem;
-  e.host = o.host;
+  for (const OptionSpec& s : option_schema())  // the user's, as kEdgeOptions names them
+    if (edge_option(s.key) && s.get(o) != s.default_text()) s.set(e, s.get(o));
   e.audio = AudioMode::kNone;
   return e;
 }
@@ -381,12 +390,7 @@ TranscodeReport smart_cut(const TranscodeOptions& o, const RunHooks& hooks) {
   const CutSource src = read_source(o);
   const SmartCutPlan p = plan_smart_cut(src.packets, src.from, src.until);
   if (!p.copy_from) return reencode_all(o, src, hooks);
-  TranscodeReport r;
-  r.input = o.input;
-  r.output = o.output;
-  r.encoder = "copy";
-  r.decode = "none (stream copy)";
-  r.device = "none";
+  TranscodeReport r = copy_report(o);
   const EdgeFolder dir;
   const JoinRequest join = pieces(o, src, p, dir, hooks, r);
   if (join.parts.empty())
@@ -395,11 +399,7 @@ TranscodeReport smart_cut(const TranscodeOptions& o, const RunHooks& hooks) {
                     "written",
                     o.output));
   const JoinResult done = join_parts(join);
-  r.video_packets_written = done.video_packets;
-  r.other_packets_written = done.audio_packets;
-  r.interrupted = r.interrupted || done.interrupted;
-  r.packets_damaged = done.damaged;
-  r.copied_streams = done.audio_streams;
+  count_join(r, done);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bool middle =
       join.parts.size() > join.stream_from && join.parts[join.stream_from].path == o.input;

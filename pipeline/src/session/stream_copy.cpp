@@ -26,9 +26,6 @@ namespace {
 // the audio tracks the output's container holds, none leaves them out (encode is refused).
 constexpr std::string_view kCopyHonours[] = {"input", "output", "encoder", "audio", "smart_cut"};
 // And with smart_cut (smart_cut.hpp): the cut, and what the edges' re-encode takes.
-constexpr std::string_view kSmartCutHonours[] = {
-    "ss",     "to",     "duration",  "ss_frame",       "to_frame",       "crf", "preset",
-    "device", "decode", "nvdec_api", "decode_threads", "encode_threads", "mem", "host"};
 constexpr std::string_view kCutKeys[] = {"ss", "to", "duration", "ss_frame", "to_frame"};
 
 template <std::size_t N>
@@ -37,12 +34,30 @@ bool among(std::string_view key, const std::string_view (&keys)[N]) {
 }
 
 bool honoured(std::string_view key, bool smart) {
-  return among(key, kCopyHonours) || (smart && among(key, kSmartCutHonours));
+  return among(key, kCopyHonours) || (smart && (among(key, kCutKeys) || edge_option(key)));
 }
 
 }  // namespace
 
 bool is_stream_copy(const TranscodeOptions& o) { return o.encoder == "copy"; }
+
+TranscodeReport copy_report(const TranscodeOptions& o) {
+  TranscodeReport r;
+  r.input = o.input;
+  r.output = o.output;
+  r.encoder = "copy";
+  r.decode = "none (stream copy)";
+  r.device = "none";
+  return r;
+}
+
+void count_join(TranscodeReport& r, const JoinResult& done) {
+  r.video_packets_written = done.video_packets;
+  r.other_packets_written = done.audio_packets;
+  r.interrupted = r.interrupted || done.interrupted;
+  r.packets_damaged = done.damaged;
+  r.copied_streams = done.audio_streams;
+}
 
 void check_stream_copy(const TranscodeOptions& o) {
   std::vector<std::string> refused;
@@ -91,17 +106,8 @@ TranscodeReport stream_copy(const TranscodeOptions& o, const RunHooks& hooks) {
   request.interrupt = hooks.interrupt;
   request.metadata = true;  // the title and chapters, on the output's clock
   const JoinResult done = join_parts(request);
-  TranscodeReport r;
-  r.input = o.input;
-  r.output = o.output;
-  r.encoder = "copy";
-  r.decode = "none (stream copy)";
-  r.device = "none";
-  r.video_packets_written = done.video_packets;
-  r.other_packets_written = done.audio_packets;
-  r.interrupted = done.interrupted;
-  r.packets_damaged = done.damaged;
-  r.copied_streams = done.audio_streams;
+  TranscodeReport r = copy_report(o);
+  count_join(r, done);
   if (done.chapters < 0) r.notes.emplace_back("chapters left out: the container holds none");
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.notes.push_back(fmt::format("stream copy: {} video packets, not decoded; {} audio packets{}",

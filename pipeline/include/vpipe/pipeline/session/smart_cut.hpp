@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "vpipe/pipeline/session/transcode_options.hpp"
@@ -37,6 +39,10 @@ struct VideoPacketFacts {
 // `packets` in decode order; the cut keeps the frames shown in [from, until) (ticks).
 [[nodiscard]] SmartCutPlan plan_smart_cut(const std::vector<VideoPacketFacts>& packets,
                                           std::int64_t from, std::int64_t until);
+
+// Whether the edges' re-encode takes the user's option `key` (crf, preset, the decode's and
+// memory's): with the cut's own keys, all a smart cut applies beside a copy's.
+[[nodiscard]] bool edge_option(std::string_view key);
 
 // usage_error naming what a smart cut cannot apply (called by check_stream_copy).
 void check_smart_cut(const TranscodeOptions& o);
