@@ -94,6 +94,17 @@ TEST_F(Pictures, ANumberedNameWritesOnePicturePerFrame) {
   }
   for (const auto& e : fs::directory_iterator(dir()))  // each written whole, under its name
     EXPECT_EQ(e.path().filename().string().find("tmp"), std::string::npos) << e.path();
+  // A sequence from a sequence: %02d never writes seq-001.png (three digits, a leading zero),
+  // so reading seq-%03d.png and writing seq-%02d.png touches nothing it reads.
+  const auto again =
+      run_vpipe(fmt::format("transcode '{}' '{}'", path("seq-%03d.png"), path("seq-%02d.png")));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(fs::exists(path("seq-06.png")));
+  // A .jpg takes qscale (MJPEG's quality), as its own encoder: 2 is finer than the default 3.
+  ASSERT_EQ(run_vpipe(fmt::format("transcode '{}' '{}' --qscale 2", in, path("q2.jpg"))).exit_code,
+            0);
+  ASSERT_EQ(run_vpipe(fmt::format("transcode '{}' '{}'", in, path("q3.jpg"))).exit_code, 0);
+  EXPECT_GT(fs::file_size(path("q2.jpg")), fs::file_size(path("q3.jpg")));
 }
 
 TEST_F(Pictures, WhatAPictureCannotBeIsRefusedBeforeAnythingIsWritten) {
@@ -103,9 +114,13 @@ TEST_F(Pictures, WhatAPictureCannotBeIsRefusedBeforeAnythingIsWritten) {
       {fmt::format("'{}' '{}' --thumbnail 1 --ss 2", in, path("one.png")), "thumbnail"},
       {fmt::format("'{}' '{}' --thumbnail 1 --frames 2", in, path("one.png")), "thumbnail"},
       {fmt::format("'{}' '{}' --output '{}'", in, path("v.mp4"), path("one.png")),
-       "first output alone"},
+       "one picture beside other outputs"},
+      {fmt::format("'{}' '{}' --output '{}'", in, path("one.png"), path("v.mp4")),
+       "one picture beside other outputs"},
       {fmt::format("'{}' '{}' --encoder copy", in, path("one.png")), "a picture output"},
       {fmt::format("'{}' '{}'", in, path("one.apng")), "a picture goes to a .png"},
+      {fmt::format("'{}' '{}' --crf 20", in, path("one.jpg")), "encoder mjpeg takes no crf"},
+      {fmt::format("'{}' '{}' --bitrate 1M", in, path("one.png")), "encoder png takes no bit"},
   };
   for (const auto& [args, says] : refused) {
     const auto r = run_vpipe("transcode " + args);
@@ -113,6 +128,7 @@ TEST_F(Pictures, WhatAPictureCannotBeIsRefusedBeforeAnythingIsWritten) {
     EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;
   }
   EXPECT_FALSE(fs::exists(path("one.png")));
+  EXPECT_FALSE(fs::exists(path("one.jpg")));
   EXPECT_FALSE(fs::exists(path("v.mp4")));
   // A sequence never writes over a picture it reads: seq-%03d.png from seq-001.png is refused.
   const std::string pic = path("in-001.png");

@@ -1,11 +1,12 @@
 // --map (issue #79 item 5): which audio and subtitle tracks an output keeps. The cases are
 // generated: every selector of the form a, a:N, a:LANG, s, s:N, s:LANG over a file with three
-// audio tracks (eng, fre, eng) and two subtitle tracks (eng, ger), alone and in pairs; the
+// audio tracks (eng, fre, ENG) and two subtitle tracks (eng, ger), alone and in pairs; the
 // tracks kept (found by their titles with ffprobe) must be those the selectors name by a model
 // written here, in the input's order, and a selector that names no track is refused naming it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -33,17 +34,23 @@ struct Track {
 
 const std::vector<Track> kTracks = {{'a', 0, "eng", "A0"},
                                     {'a', 1, "fre", "A1"},
-                                    {'a', 2, "eng", "A2"},
+                                    {'a', 2, "ENG", "A2"},  // tags come in either case
                                     {'s', 0, "eng", "S0"},
                                     {'s', 1, "ger", "S1"}};
 
-// The model: the tracks a selector names.
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The model: the tracks a selector names (a language in either case).
 std::set<std::string> named(const std::string& sel) {
   std::set<std::string> out;
   const char type = sel[0];
   const std::string rest = sel.size() > 2 ? sel.substr(2) : "";
   for (const Track& t : kTracks)
-    if (t.type == type && (rest.empty() || rest == std::to_string(t.nth) || rest == t.lang))
+    if (t.type == type &&
+        (rest.empty() || rest == std::to_string(t.nth) || lower(rest) == lower(t.lang)))
       out.insert(t.title);
   return out;
 }
@@ -70,7 +77,8 @@ TEST_F(TrackMap, TheTracksKeptAreThoseTheSelectorsNameAndAnEmptySelectorIsRefuse
   for (const std::string type : {"a", "s"}) {
     selectors.push_back(type);
     for (int n = 0; n <= 3; ++n) selectors.push_back(fmt::format("{}:{}", type, n));
-    for (const std::string lang : {"eng", "fre", "ger"}) selectors.push_back(type + ":" + lang);
+    for (const std::string lang : {"eng", "fre", "ger", "ENG"})
+      selectors.push_back(type + ":" + lang);
   }
   std::vector<std::vector<std::string>> cases;
   for (std::size_t i = 0; i < selectors.size(); ++i) {

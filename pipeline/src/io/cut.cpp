@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "vpipe/base/errors.hpp"
+#include "vpipe/pipeline/io/protocols.hpp"
 
 namespace vpipe {
 
@@ -114,6 +115,11 @@ Cut resolve_cut(const CutRequest& r, const AVFormatContext* input, int video, bo
   if (r.start_s && length > 0 && *r.start_s >= length)
     throw input_error(fmt::format("ss {} s: the input lasts {:.3f} s", *r.start_s, length));
   return c;
+}
+
+void seek_before_or_start(UniqueDemuxContext& input, const std::string& path, int video, double t) {
+  if (t > input_origin_s(input.get()) && seek_before(input.get(), video, t)) return;
+  input = open_input(path);
 }
 
 bool seek_before(AVFormatContext* input, int video, double t) {

@@ -56,8 +56,8 @@ class PartReader {
     // guesses decode times from the reordering (Matroska, NUT) has none for the first few
     // packets it reads after a seek.
     if (part.from_pts)
-      (void)seek_before(in_.get(), v_,
-                        static_cast<double>(*part.from_pts) * av_q2d(s->time_base) - 1.0);
+      seek_before_or_start(in_, part.path, v_,
+                           static_cast<double>(*part.from_pts) * av_q2d(s->time_base) - 1.0);
   }
   [[nodiscard]] AVFormatContext* input() const { return in_.get(); }
   [[nodiscard]] const AVStream* stream() const { return in_->streams[v_]; }

@@ -75,7 +75,12 @@ std::vector<std::string> files_of_pattern(const std::string& path) {
       std::smatch m;
       const std::string rest = name.substr(i);
       if (std::regex_search(rest, m, printf_d, std::regex_constants::match_continuous)) {
-        re += "[0-9]+";
+        // %0Nd prints a number zero-padded to N digits, or longer with no leading zero
+        // (img-%02d.png writes img-07, img-21, img-100, never img-0021).
+        std::string digits = m.str(0).substr(1);  // "%d", "%4d", "%04d" → "d", "4d", "04d"
+        digits.pop_back();
+        const int width = digits.empty() ? 1 : std::max(1, std::stoi(digits));
+        re += fmt::format("(?:[0-9]{{{}}}|[1-9][0-9]{{{},}})", width, width);
         i += m.length(0) - 1;
       } else if (name[i] == '%' && i + 1 < name.size() && name[i + 1] == '%') {
         re += "%";

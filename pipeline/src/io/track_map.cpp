@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <regex>
 
@@ -10,7 +11,7 @@
 namespace vpipe {
 
 TrackSelector parse_track_selector(std::string_view text) {
-  static const std::regex form("^(?:0:)?([as])(?::([0-9]{1,3})|:([a-z]{3}))?$");
+  static const std::regex form("^(?:0:)?([as])(?::([0-9]{1,3})|:([A-Za-z]{2,3}))?$");
   const std::string s(text);
   std::smatch m;
   if (!std::regex_match(s, m, form)) {
@@ -35,8 +36,14 @@ bool selects(const TrackSelector& t, const AVStream* s, int nth_of_type) {
   if (s->codecpar->codec_type != t.type) return false;
   if (t.index) return *t.index == nth_of_type;
   if (t.language.empty()) return true;
-  const AVDictionaryEntry* lang = av_dict_get(s->metadata, "language", nullptr, 0);
-  return lang && t.language == lang->value;
+  // Tags are written in either case (ENG, eng); a track without one is und (undetermined).
+  const AVDictionaryEntry* tag = av_dict_get(s->metadata, "language", nullptr, 0);
+  const std::string lang = tag ? tag->value : "und";
+  return lang.size() == t.language.size() &&
+         std::equal(lang.begin(), lang.end(), t.language.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) ==
+                  std::tolower(static_cast<unsigned char>(b));
+         });
 }
 
 TrackMap::TrackMap(const std::vector<std::string>& maps) {

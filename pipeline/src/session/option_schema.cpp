@@ -261,10 +261,11 @@ std::vector<OptionSpec> cut_rows() {
                    "start at this frame, counted in display order from 0, e.g. --ss-frame 300"),
       frame_number("to_frame", &O::end_frame,
                    "stop before this frame, e.g. --ss-frame 300 --to-frame 600 keeps 300 frames"),
-      time_of("thumbnail", &O::thumbnail_s,
-              "one picture, the first frame shown at or after this time (as --ss T --frames 1, "
-              "and FFmpeg's -ss T -frames:v 1), into a .png or .jpg output, e.g. vpipe "
-              "transcode in.mp4 thumb.jpg --thumbnail 1:30"),
+      time_of(
+          "thumbnail", &O::thumbnail_s,
+          "one picture, the first frame shown at or after this time (as --ss T --frames 1, "
+          "and FFmpeg's -ss T -frames:v 1), as a picture into a .png or .jpg output, e.g. vpipe "
+          "transcode in.mp4 thumb.jpg --thumbnail 1:30"),
       yes_no("copyts", &O::copyts, Form::kSwitch,
              "keep the input's timestamps in the output (by default it starts at zero, as "
              "FFmpeg's does: a cut's start, or the input's own)"),

@@ -138,7 +138,9 @@ CutSource read_source(const TranscodeOptions& o) {
     if (static_cast<int>(i) != v) in->streams[i]->discard = AVDISCARD_ALL;
   // From the keyframe before the cut (an earlier GOP shows nothing inside it) to a little past
   // its end: the packets a decoder may still hold back there, read to see the GOP close.
-  (void)seek_before(in.get(), v, src.seconds(src.from));  // not found: from the start
+  seek_before_or_start(in, o.input, v, src.seconds(src.from));
+  for (unsigned i = 0; i < in->nb_streams; ++i)  // (opened again: the streams' flags anew)
+    if (static_cast<int>(i) != v) in->streams[i]->discard = AVDISCARD_ALL;
   constexpr std::size_t kPastTheEnd = 256;
   std::size_t past_end = 0;
   UniqueAVPacket pkt = make_av_packet();

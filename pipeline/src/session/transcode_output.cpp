@@ -9,6 +9,7 @@
 #include <tuple>
 
 extern "C" {
+#include <libavutil/display.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 }
@@ -203,7 +204,18 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
            "output video parameters");
   video_out->sample_aspect_ratio = encoder->sample_aspect_ratio;
   copy_display_matrix(in.video, video_out);
-  if (in.hdr10 && !in.hdr10->empty()) {
+  const bool picture = picture_output(o.output) != Picture::kNone;
+  if (const auto [matrix, size] = stream_side_data(in.video, AV_PKT_DATA_DISPLAYMATRIX);
+      picture && matrix && size >= 9 * sizeof(std::int32_t)) {
+    const double turn = av_display_rotation_get(reinterpret_cast<const std::int32_t*>(matrix));
+    if (std::lround(turn) % 360 != 0)
+      report.notes.push_back(fmt::format(
+          "the input says to show it turned (a display matrix of {:.0f} degrees); a picture "
+          "file holds no turn and vpipe has no transpose filter yet, so the picture is as "
+          "coded, not turned",
+          turn));
+  }
+  if (in.hdr10 && !in.hdr10->empty() && !picture) {  // a picture file holds none of it
     add_hdr10_side_data(video_out, *in.hdr10);
     report.notes.push_back(in.hdr10->describe());
   }

@@ -221,7 +221,10 @@ std::string container_holding(AVCodecID codec, const AVOutputFormat* refused) {
   return {};
 }
 
-const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
+namespace {
+
+// The encoder the options and the container name (choose_encoder, before its controls' check).
+const AVCodec* pick_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
   const AVOutputFormat* container = check_container(o.output);
   std::string name = o.encoder;
   if (name == "auto") {
@@ -238,7 +241,6 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
   const AVCodec* codec = avcodec_find_encoder_by_name(name.c_str());
   if (!codec || codec->type != AVMEDIA_TYPE_VIDEO)
     throw usage_error(fmt::format("encoder {}: no such video encoder in this FFmpeg build", name));
-  check_controls(codec, o);
   // A ladder's rendition is written into its segments' container (HLS: MPEG-TS): asked of it.
   const auto holds = [&](AVCodecID id) {
     return container_holds(segment_container(container, id), id) != false;
@@ -266,6 +268,14 @@ const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, 
                   o.output, who, avcodec_get_name(codec->id), codec->name,
                   native ? fmt::format(" ({} fits it)", native->name) : std::string(),
                   other.empty() ? std::string() : fmt::format(" ({} holds it)", other)));
+}
+
+}  // namespace
+
+const AVCodec* choose_encoder(const TranscodeOptions& o, const MachineProbe& m, TranscodePlan& p) {
+  const AVCodec* codec = pick_encoder(o, m, p);
+  check_controls(codec, o);  // the one chosen: a picture's PNG or MJPEG, not libx264
+  return codec;
 }
 
 QueuePlan plan_queues(std::size_t depth) {
@@ -384,12 +394,14 @@ void check_cut(const TranscodeOptions& o) {
     throw usage_error(fmt::format(
         "{}: one picture, not {} frames: name a numbered sequence for more (img-%04d.png)",
         o.output, *o.max_frames));
-  for (const auto& each : o.outputs)  // a run's frames are the first output's to count
-    if (picture_output(each.substr(0, each.find(':'))) == Picture::kOne)
-      throw usage_error(fmt::format(
-          "{}: one picture is the first output alone (the others take every frame): name it "
-          "first, or a numbered sequence (img-%04d.png)",
-          each.substr(0, each.find(':'))));
+  // One picture stops the run at one frame: the other outputs would have one frame too.
+  for (const auto& each : o.outputs)
+    for (const std::string& name : {o.output, each.substr(0, each.find(':'))})
+      if (picture_output(name) == Picture::kOne)
+        throw usage_error(fmt::format(
+            "{}: one picture beside other outputs (they would get one frame too): write it in a "
+            "run of its own, or a numbered sequence (img-%04d.png)",
+            name));
   if (o.start_s && o.start_frame) throw usage_error("ss and ss_frame: give one start");
   if ((o.end_s ? 1 : 0) + (o.end_frame ? 1 : 0) + (o.duration_s ? 1 : 0) > 1)
     throw usage_error("to, to_frame and duration: give one end");

@@ -68,4 +68,8 @@ struct Cut {
 // lands near, not before). False: no such place found (read from the start).
 [[nodiscard]] bool seek_before(AVFormatContext* input, int video, double t);
 
+// seek_before, or where it fails (it may have read on) or `t` is at or before the input's
+// start, `input` opened afresh from `path`: the next packet read is then the input's first.
+void seek_before_or_start(UniqueDemuxContext& input, const std::string& path, int video, double t);
+
 }  // namespace vpipe

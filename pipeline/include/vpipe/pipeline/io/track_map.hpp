@@ -1,7 +1,7 @@
 // Track choice (--map, FFmpeg's -map 0:a:1): which of the input's audio and subtitle tracks an
 // output keeps. A selector is a type, a or s, and optionally the track's number among that
-// type's (from 0) or its language (ISO 639-2, three letters): "a", "a:1", "a:eng", "s:fre";
-// FFmpeg's input prefix "0:" is taken too. No selector: every track is kept.
+// type's (from 0) or its language (its tag, in either case; und: a track without one): "a",
+// "a:1", "a:eng", "s:fre"; FFmpeg's input prefix "0:" is taken too. No selector: every track.
 #pragma once
 
 #include <optional>
