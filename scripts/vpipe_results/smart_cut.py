@@ -39,8 +39,8 @@ def section(_suite):
     ratios = _ratios(rounds)
     if ratios:
         met = sum(r >= GOAL for r in ratios)
-        out += ["", f"The smart cut took the re-encode's time ÷ {span(ratios, 1)} (at least "
-                f"{floor_to(min(ratios), 1)}× faster, each round's ratio on its own); the goal of {GOAL}× "
+        out += ["", f"The smart cut was {span(ratios, 1)}× as fast as the re-encode (the re-encode's time ÷ "
+                f"the smart cut's, each round on its own: at least {floor_to(min(ratios), 1)}×); the goal of {GOAL}× "
                 f"was met in {met} of {len(ratios)} rounds. The frames a smart cut keeps are the re-encode's, "
                 "on the same clock (the last column); those in the copied GOPs are the source's bytes "
                 "(`SmartCut.RandomCutsKeepTrimsFramesAndCopyTheSourcesBytes` checks both against FFmpeg's "
