@@ -340,6 +340,28 @@ class Options(Tmp):
             vpipe.transcode(SAMPLE, "null", device="cpu", mem="pool2", max_frames=2)
 
 
+    def test_a_smart_cut_a_thumbnail_and_a_track_map_go_by_their_names(self):
+        # Issue #79: the new options are the schema's rows, so Python takes them as keywords.
+        cut = self.path("smart.mp4")
+        report = vpipe.transcode(SAMPLE, cut, encoder="copy", smart_cut=True, ss=0.5, to=4.5)
+        self.assertIn("video packets copied", " ".join(report["notes"]))
+        self.assertEqual(frame_count(cut), 120)
+        thumb = self.path("thumb.png")
+        vpipe.transcode(SAMPLE, thumb, thumbnail=2.0, device="cpu")
+        codec = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0",
+                                thumb], check=True, capture_output=True, text=True).stdout.strip()
+        self.assertEqual(codec, "png")
+        kept = self.path("kept.mp4")
+        vpipe.transcode(SAMPLE, kept, map=["0:a:0"], device="cpu", max_frames=5)
+        streams = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0",
+                                  kept], check=True, capture_output=True, text=True).stdout.split()
+        self.assertEqual(streams, ["video", "audio"])
+        with self.assertRaisesRegex(vpipe.InputError, "map a:4: .* has 1 audio track"):
+            vpipe.transcode(SAMPLE, self.path("x.mp4"), map=["a:4"], device="cpu", max_frames=5)
+        with self.assertRaisesRegex(vpipe.InputError, "map s: .* has 0 subtitle tracks"):
+            vpipe.transcode(SAMPLE, self.path("y.mp4"), map=["s"], device="cpu", max_frames=5)
+
+
 class Outputs(Tmp):
     def test_one_decode_several_outputs_and_an_hls_ladder(self):
         # Issue #44: the outputs list and --hls go by their names, as every option does.
