@@ -196,6 +196,22 @@ import json, sys
 d = json.load(open(sys.argv[1])); d.pop(sorted(d)[0]); json.dump(d, open(sys.argv[1], "w"))
 PY
 check_fails "an archived run without its commit time" "order.json or changes.json lacks"
+# The stored files are read as what they are, or refused naming the file (#78: no bare load).
+fresh
+printf '{"0737a7d": 17' >"$tmp/tree/docs/results/archive/order.json"
+check_fails "order.json cut short" "archive/order.json: not JSON"
+fresh
+python3 - "$tmp/tree/docs/results/archive/changes.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d[sorted(d)[0]]["code_commits"] = "86"; json.dump(d, open(sys.argv[1], "w"))
+PY
+check_fails "changes.json with a count as text" "changes.json: '[0-9a-f]*': its entry's code_commits is"
+fresh
+python3 - "$tmp/tree/docs/results/archive/order.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["HEAD"] = 1; json.dump(d, open(sys.argv[1], "w"))
+PY
+check_fails "order.json naming no commit" "order.json: 'HEAD': not a commit"
 fresh
 python3 -c "import re,sys; p=sys.argv[1]; s=open(p).read(); open(p,'w').write(re.sub(r'<!-- /?generated: suite-headline -->\n', '', s))" "$tmp/tree/README.md"
 check_fails "README's block with its markers deleted" "appears 0 times"

@@ -21,8 +21,9 @@ def problems_in(s):
 
 def unsafe_problems():
     """What stops everything else, found before anything reads the data: a link under docs/results
-    (reading would follow it) and a summary that is not one (HISTORY reads each summary's title)."""
-    return integrity.odd_entries() + archive.summary_problems()
+    (reading would follow it), a summary that is not one (HISTORY reads each summary's title), and
+    an archive/order.json or changes.json not of its shape (HISTORY's order and distances)."""
+    return integrity.odd_entries() + archive.summary_problems() + history.stored_problems()
 
 
 def archived_commits():

@@ -135,9 +135,9 @@ def archived_summary(run):
 
 def summary_schema_problem(summary):
     """What in SUMMARY (parsed JSON) is not of a summary's shape, or None."""
-    wrong = _shape(summary, SUMMARY_FIELDS, "the summary")
+    wrong = shape_problem(summary, SUMMARY_FIELDS, "the summary")
     for k, f in enumerate([] if wrong else summary["files"], 1):
-        wrong = wrong or _shape(f, FILE_FIELDS, f"file {k}")
+        wrong = wrong or shape_problem(f, FILE_FIELDS, f"file {k}")
     if wrong:
         return wrong
     names = [f["name"] for f in summary["files"]]
@@ -145,7 +145,7 @@ def summary_schema_problem(summary):
     return f"it lists {twice[0]} twice" if twice else None
 
 
-def _shape(obj, fields, what):
+def shape_problem(obj, fields, what):
     """What in OBJ is not an object of FIELDS ({key: type}) exactly, or None."""
     if not isinstance(obj, dict):
         return f"{what} is {json.dumps(obj)[:40]}, not an object"

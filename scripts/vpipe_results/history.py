@@ -6,9 +6,11 @@ A run's order and what changed since come from archive/order.json and archive/ch
 which `scripts/results` keeps from git, so that a tree without history makes the same page."""
 import json
 import os
+import re
 import subprocess
 
-from .common import ARCHIVE, PAGES, ROOT, RUN_NAME, SUMMARY, archived_runs, archived_summary, mark_read
+from .common import (ARCHIVE, PAGES, ROOT, RUN_NAME, SUMMARY, ArchiveError, shape_problem, archived_runs, archived_summary,
+                     mark_read, rel)
 
 ORDER = os.path.join(ARCHIVE, "order.json")      # commit → its commit time
 CHANGES = os.path.join(ARCHIVE, "changes.json")  # commit → code commits and files changed since the suite's
@@ -43,11 +45,51 @@ def git(*args):
     return r.stdout.strip() if r.returncode == 0 else None
 
 
+# Each stored file's entries: a commit (7 to 40 hex digits) → its value's shape.
+COMMIT = re.compile(r"[0-9a-f]{7,40}")
+CHANGE_FIELDS = {"suite": str, "code_commits": int, "code_files": int}
+
+
+def _entry_problem(path, value):
+    """What in one entry's value is not its file's shape, or None."""
+    if path == ORDER:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        return None if ok else f"{json.dumps(value)[:40]} is not a commit time (seconds since 1970)"
+    return shape_problem(value, CHANGE_FIELDS, "its entry")
+
+
 def stored(path):
+    """order.json or changes.json as stored, each entry of its shape (ArchiveError naming the file
+    and the entry where one is not: stored_problems finds it before anything reads them)."""
     if not os.path.exists(path):
         return {}
     mark_read(path)
-    return json.load(open(path))
+    where = rel(path)
+    try:
+        d = json.loads(open(path, "rb").read().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ArchiveError(f"{where}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise ArchiveError(f"{where}: not JSON ({e.msg}, line {e.lineno} column {e.colno})") from None
+    if not isinstance(d, dict):
+        raise ArchiveError(f"{where}: not an object of commits")
+    for commit, value in d.items():
+        wrong = None if COMMIT.fullmatch(commit) else "not a commit"
+        wrong = wrong or _entry_problem(path, value)
+        if wrong:
+            raise ArchiveError(f"{where}: {commit[:40]!r}: {wrong} (scripts/results writes it from git)")
+    return d
+
+
+def stored_problems():
+    """What in archive/order.json or changes.json is not of its shape, each naming the file."""
+    out = []
+    for path in (ORDER, CHANGES):
+        try:
+            stored(path)
+        except ArchiveError as e:
+            out.append(str(e))
+    return out
 
 
 def from_git(commits, suite_commit):
