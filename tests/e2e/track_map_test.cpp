@@ -119,6 +119,14 @@ TEST_F(TrackMap, TheTracksKeptAreThoseTheSelectorsNameAndAnEmptySelectorIsRefuse
   }
   EXPECT_GT(kept_cases, 20);
   EXPECT_GT(refused_cases, 5);
+  // A map that would choose nothing: audio none drops the audio it names, null writes no track.
+  for (const std::string& args : {fmt::format("'{}' --map a:0 --audio none", path("none.mkv")),
+                                  std::string("null --map s")}) {
+    const auto r = run_vpipe(fmt::format("transcode '{}' {}", in, args));
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("map "), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(path("none.mkv")));
   // The video is not a track map chooses: refused with a word on why.
   const auto v = run_vpipe(fmt::format("transcode '{}' '{}' --map v:0", in, path("v.mkv")));
   EXPECT_EQ(v.exit_code, 2);

@@ -70,6 +70,10 @@ std::vector<double> display_times(AVFormatContext* input, int video, std::int64_
   return times;
 }
 
+std::int64_t first_tick_at(double s, AVRational tb) {
+  return static_cast<std::int64_t>(std::ceil(s / av_q2d(tb) - 1e-3));
+}
+
 double input_origin_s(const AVFormatContext* input) {
   return input->start_time != AV_NOPTS_VALUE ? static_cast<double>(input->start_time) / AV_TIME_BASE
                                              : 0.0;

@@ -5,27 +5,18 @@
 
 namespace vpipe {
 
-namespace {
-
-std::int64_t tick_at(double s, double q) {  // the first tick at or after s (a cut's rule)
-  return static_cast<std::int64_t>(std::ceil(s / q - 1e-3));
-}
-
-}  // namespace
-
 FrameWindow CutGate::window(AVRational video_tb, double offset_s) const {
-  const double q = av_q2d(video_tb);
   // The packets' shift, as the clock's retime applies it: the window moves with them tick
   // for tick.
-  const auto shift = static_cast<std::int64_t>(std::llround(offset_s / q));
+  const auto shift = static_cast<std::int64_t>(std::llround(offset_s / av_q2d(video_tb)));
   FrameWindow w;
-  if (cut_.start) w.from = tick_at(*cut_.start, q) + shift;
-  if (cut_.end) w.until = tick_at(*cut_.end, q) + shift;
+  if (cut_.start) w.from = first_tick_at(*cut_.start, video_tb) + shift;
+  if (cut_.end) w.until = first_tick_at(*cut_.end, video_tb) + shift;
   return w;
 }
 
 CutGate::Verdict CutGate::judge(AVPacket* pkt, const AVFormatContext& input, int index, int video,
-                                DemuxClock& clock, bool copies) {
+                                DemuxClock& clock) {
   const AVStream& s = *input.streams[index];
   const auto at = [&](std::int64_t ts) { return static_cast<double>(ts) * av_q2d(s.time_base); };
   const std::int64_t any = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
@@ -35,7 +26,7 @@ CutGate::Verdict CutGate::judge(AVPacket* pkt, const AVFormatContext& input, int
     clock.cut_at(*cut_.start, cut_.shift);
     if (cut_.duration) cut_.end = *cut_.start + *cut_.duration;
   }
-  if (index == video) return judge_video(*pkt, s, copies);
+  if (index == video) return judge_video(*pkt, s);
   if (any == AV_NOPTS_VALUE) return video_past_end_ ? Verdict::kDrop : Verdict::kKeep;
   const double t = at(any);
   if (video_past_end_ && t >= *cut_.end + 1.0) return Verdict::kPassOver;
@@ -46,7 +37,7 @@ CutGate::Verdict CutGate::judge(AVPacket* pkt, const AVFormatContext& input, int
   return Verdict::kKeep;
 }
 
-CutGate::Verdict CutGate::judge_video(const AVPacket& pkt, const AVStream& s, bool copies) {
+CutGate::Verdict CutGate::judge_video(const AVPacket& pkt, const AVStream& s) {
   if (to_keyframe_ && !(pkt.flags & AV_PKT_FLAG_KEY)) return Verdict::kDrop;
   to_keyframe_ = false;
   // Past the end once decoded at or after it. Without a decode time (Matroska's first packets
@@ -57,17 +48,15 @@ CutGate::Verdict CutGate::judge_video(const AVPacket& pkt, const AVStream& s, bo
       pkt.dts != AV_NOPTS_VALUE ? pkt.dts : (reorders ? AV_NOPTS_VALUE : pkt.pts);
   if (cut_.end && d != AV_NOPTS_VALUE && static_cast<double>(d) * av_q2d(s.time_base) >= *cut_.end)
     video_past_end_ = true;
-  if (!video_past_end_) return Verdict::kKeep;
-  return copies ? Verdict::kDrop : Verdict::kPassOver;
+  return video_past_end_ ? Verdict::kVideoPastEnd : Verdict::kKeep;
 }
 
 // A subtitle cue with a length is kept while it shows inside the span: a line already on
 // screen at the start shows from the start, one still on screen at the end stops there.
 bool CutGate::clip_cue(AVPacket* pkt, AVRational tb) const {
-  const double q = av_q2d(tb);
-  const std::int64_t from = tick_at(*cut_.start, q);
+  const std::int64_t from = first_tick_at(*cut_.start, tb);
   std::int64_t until = pkt->pts + pkt->duration;
-  if (cut_.end) until = std::min(until, tick_at(*cut_.end, q));
+  if (cut_.end) until = std::min(until, first_tick_at(*cut_.end, tb));
   const std::int64_t begins = std::max(pkt->pts, from);
   if (begins >= until) return false;
   if (pkt->dts == pkt->pts || pkt->dts == AV_NOPTS_VALUE) pkt->dts = begins;

@@ -186,9 +186,12 @@ Flow DemuxSource::produce(Output<Packet>& out) {
   const int index = p.pkt->stream_index;
   const bool known = index >= 0 && index < static_cast<int>(input_->nb_streams);
   if (known && cut_) {
-    switch (cut_->judge(p.pkt.get(), *input_, index, video_stream_, clock_, copies_streams())) {
+    switch (cut_->judge(p.pkt.get(), *input_, index, video_stream_, clock_)) {
       case CutGate::Verdict::kDrop:
         return Flow::kContinue;
+      case CutGate::Verdict::kVideoPastEnd:  // the copied streams go on a second past the end
+        if (copies_streams()) return Flow::kContinue;
+        return rewind() ? Flow::kContinue : Flow::kStop;
       case CutGate::Verdict::kPassOver:
         return rewind() ? Flow::kContinue : Flow::kStop;
       case CutGate::Verdict::kKeep:

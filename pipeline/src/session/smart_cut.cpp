@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -57,10 +56,6 @@ struct CutSource {
     return static_cast<double>(ticks) * av_q2d(time_base);
   }
 };
-
-std::int64_t ticks_at(double s, AVRational tb) {  // as a transcode's cut counts (DemuxSource)
-  return static_cast<std::int64_t>(std::ceil(s / av_q2d(tb) - 1e-3));
-}
 
 // The profile name libx264 takes for the source's, or a usage_error naming it.
 std::string x264_profile(const AVCodecParameters* par, const std::string& input) {
@@ -132,8 +127,8 @@ CutSource read_source(const TranscodeOptions& o) {
   src.cut =
       resolve_cut({o.start_s, o.end_s, o.duration_s, o.start_frame, o.end_frame, false}, in.get(),
                   v, false, [&]() -> UniqueDemuxContext { return open_input(o.input); });
-  src.from = ticks_at(src.cut.start.value_or(src.origin_s), src.time_base);
-  if (src.cut.end) src.until = ticks_at(*src.cut.end, src.time_base);
+  src.from = first_tick_at(src.cut.start.value_or(src.origin_s), src.time_base);
+  if (src.cut.end) src.until = first_tick_at(*src.cut.end, src.time_base);
   for (unsigned i = 0; i < in->nb_streams; ++i)
     if (static_cast<int>(i) != v) in->streams[i]->discard = AVDISCARD_ALL;
   // From the keyframe before the cut (an earlier GOP shows nothing inside it) to a little past
@@ -148,11 +143,11 @@ CutSource read_source(const TranscodeOptions& o) {
        av_packet_unref(pkt.get())) {
     if (pkt->stream_index != v) continue;
     if (past_end > 0 || pkt->pts >= src.until) ++past_end;
-    if (pkt->pts == AV_NOPTS_VALUE)
-      throw input_error(
-          fmt::format("{}: a video packet without a timestamp (packet {}): "
-                      "smart_cut cannot place it; cut it with a re-encode",
-                      o.input, src.packets.size()));
+    if (pkt->pts == AV_NOPTS_VALUE)  // refused before anything is written, as a usage
+      throw usage_error(fmt::format(
+          "{}: video packet {} has no time (its container, {}, does not say when each frame "
+          "shows): smart_cut cannot place it; cut it with a re-encode",
+          o.input, src.packets.size(), in->iformat->name));
     src.packets.push_back(
         {pkt->pts,
          (pkt->flags & AV_PKT_FLAG_KEY) != 0 &&

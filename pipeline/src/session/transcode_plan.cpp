@@ -1,5 +1,7 @@
 #include "vpipe/pipeline/session/transcode_plan.hpp"
 
+#include "vpipe/pipeline/io/track_map.hpp"
+
 #include "vpipe/pipeline/session/codec_open.hpp"
 #include "vpipe/pipeline/session/encoder_controls.hpp"
 
@@ -395,13 +397,14 @@ void check_cut(const TranscodeOptions& o) {
         "{}: one picture, not {} frames: name a numbered sequence for more (img-%04d.png)",
         o.output, *o.max_frames));
   // One picture stops the run at one frame: the other outputs would have one frame too.
-  for (const auto& each : o.outputs)
-    for (const std::string& name : {o.output, each.substr(0, each.find(':'))})
-      if (picture_output(name) == Picture::kOne)
-        throw usage_error(fmt::format(
-            "{}: one picture beside other outputs (they would get one frame too): write it in a "
-            "run of its own, or a numbered sequence (img-%04d.png)",
-            name));
+  std::vector<std::string> names = {o.output};
+  for (const auto& each : o.outputs) names.push_back(each.substr(0, each.find(':')));
+  for (const auto& name : names)
+    if (names.size() > 1 && picture_output(name) == Picture::kOne)
+      throw usage_error(fmt::format(
+          "{}: one picture beside other outputs (they would get one frame too): write it in a "
+          "run of its own, or a numbered sequence (img-%04d.png)",
+          name));
   if (o.start_s && o.start_frame) throw usage_error("ss and ss_frame: give one start");
   if ((o.end_s ? 1 : 0) + (o.end_frame ? 1 : 0) + (o.duration_s ? 1 : 0) > 1)
     throw usage_error("to, to_frame and duration: give one end");
@@ -417,6 +420,18 @@ void check_cut(const TranscodeOptions& o) {
         "{}: a live input has no start to count from nor a place to seek to; cut it with "
         "duration only",
         o.input));
+}
+
+// A map that would choose nothing is refused, as one naming no track is (TrackMap): a null
+// output writes no tracks, and audio none leaves out every audio track a map names.
+void check_maps(const TranscodeOptions& o) {
+  for (const auto& m : o.maps) {
+    if (o.output == "null")
+      throw usage_error(fmt::format("map {}: output null writes no tracks", m));
+    if (o.audio == AudioMode::kNone && parse_track_selector(m).type == AVMEDIA_TYPE_AUDIO)
+      throw usage_error(
+          fmt::format("map {}: audio none leaves every audio track out; give one or the other", m));
+  }
 }
 
 }  // namespace
@@ -460,6 +475,7 @@ void check_options(const TranscodeOptions& o) {
       throw usage_error(fmt::format("input_option {}: expected key=value", kv));
   if (o.input.empty() || o.output.empty()) throw usage_error("need an input and an output path");
   check_cut(o);
+  check_maps(o);
   if (o.encode_segments > 1 &&
       (o.realtime || is_live_input(o.input) || !network_output_format(o.output).empty()))
     throw usage_error(fmt::format(

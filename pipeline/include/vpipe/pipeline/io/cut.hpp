@@ -35,6 +35,11 @@ struct Cut {
   std::string describe() const;    // for the report
 };
 
+// The first tick of time base `tb` at or after `s` seconds (a thousandth of a tick of slack for
+// the seconds' rounding): where a cut's start and end fall among a stream's timestamps. The one
+// rule the demuxer's cut (CutGate) and a smart cut's plan both count by.
+[[nodiscard]] std::int64_t first_tick_at(double s, AVRational tb);
+
 // Where the input's timeline starts, in seconds (its start_time; 0 without one): a cut's
 // times count from it.
 [[nodiscard]] double input_origin_s(const AVFormatContext* input);

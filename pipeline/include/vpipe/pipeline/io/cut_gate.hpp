@@ -23,14 +23,14 @@ class CutGate {
   enum class Verdict {
     kKeep,
     kDrop,
-    kPassOver,  // this pass is done (the video is past the end)
+    kPassOver,      // this pass is done (the copied streams are past the end too)
+    kVideoPastEnd,  // a video packet past the end: dropped; the pass is done unless streams
+                    // beside the video are copied (they go on a second past it)
   };
   // A packet of stream `index` (the video is `video`), before retiming, in the input's own
-  // clock. A live cut's start is the first timed packet's: `clock` is told it then. `copies`:
-  // whether streams beside the video are copied (then the video's end does not end the pass
-  // until they are past it too).
+  // clock. A live cut's start is the first timed packet's: `clock` is told it then.
   Verdict judge(AVPacket* pkt, const AVFormatContext& input, int index, int video,
-                DemuxClock& clock, bool copies);
+                DemuxClock& clock);
   // The frames this pass keeps, as its video timestamps shifted by `offset_s` (the clock's).
   [[nodiscard]] FrameWindow window(AVRational video_tb, double offset_s) const;
 
@@ -39,7 +39,7 @@ class CutGate {
 
  private:
   bool clip_cue(AVPacket* pkt, AVRational tb) const;
-  Verdict judge_video(const AVPacket& pkt, const AVStream& s, bool copies);
+  Verdict judge_video(const AVPacket& pkt, const AVStream& s);
 
   Cut cut_;
   bool to_keyframe_ = false;     // after a seek: video packets before a keyframe are dropped
