@@ -259,6 +259,36 @@ TEST_F(CudaTranscode, CutsOnNvdecGiveTheCpuPathsFramesExactly) {
   }
 }
 
+// fps= on device frames (#79 item 5): NVDEC's frames kept, dropped and repeated by a rate stage
+// before, between and after runs of CUDA filters, with and without CUDA Graphs, give the CPU
+// path's frames and times exactly (invert is exact on both paths), and as many as FFmpeg's rule
+// makes of 5 s of 30 fps: 5 s × the new rate, and --frames counts output frames.
+TEST_F(CudaTranscode, FpsOnDeviceFramesGivesTheCpuPathsFrames) {
+  struct Case {
+    std::string vf;
+    std::size_t frames;
+  };
+  for (const Case& c : {Case{"fps=50,invert", 250}, Case{"invert,fps=12,invert", 60},
+                        Case{"invert,fps=7.5", 38}, Case{"fps=24000/1001,invert", 120}}) {
+    const std::string common = " --encoder ffv1 --audio none --vf " + c.vf;
+    const auto cpu = run(path("fps_cpu.mkv"), "--device cpu" + common);
+    ASSERT_EQ(cpu.size(), c.frames) << c.vf;
+    for (const char* graphs : {"off", "on"}) {
+      const auto gpu = run(path("fps_gpu.mkv"),
+                           std::string("--device cuda --decode nvdec --graphs ") + graphs + common);
+      ASSERT_EQ(gpu.size(), cpu.size()) << c.vf << ", graphs " << graphs;
+      for (std::size_t i = 0; i < cpu.size(); ++i) {
+        ASSERT_EQ(gpu[i].pts, cpu[i].pts) << c.vf << ": frame " << i;
+        ASSERT_EQ(max_abs_diff(gpu[i], cpu[i]), 0) << c.vf << ": frame " << i << " differs";
+      }
+    }
+  }
+  const auto few = run(path("fps_few.mkv"),
+                       "--device cuda --decode nvdec --encoder ffv1 "
+                       "--audio none --frames 7 --vf fps=2,invert");
+  EXPECT_EQ(few.size(), 7u) << "--frames counts the frames fps= sends on";
+}
+
 // Whether this machine's NVENC opens an H.264 session, asked of FFmpeg directly
 // (not through vpipe, whose choice the test below checks).
 static bool nvenc_opens() {

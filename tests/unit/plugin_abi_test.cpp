@@ -28,10 +28,11 @@ namespace fs = std::filesystem;
 // Updated with VPIPE_PLUGIN_ABI, as the failure below says. (Last: ColorSpec, which
 // Filter::colour takes and returns, gained the chroma siting (#79 item 3): 3. errors.hpp's move
 // to vpipe/base changed the text, not the binary: the same number. Lines of comment alone no
-// longer count as lines: the same number.)
-constexpr int kRecordedAbi = 3;
+// longer count as lines: the same number. Then Filter gained rate_change, a virtual function
+// (fps=, #79 item 5), and Frame its duration: 4.)
+constexpr int kRecordedAbi = 4;
 constexpr const char* kRecordedHeaders =
-    "4ab7567ac2f776fed69e69eafa15ce222c07f5ca17636b0d3d3f841d047329d8";
+    "7851282875fb594845390dea3561ce306e19bd7471199e0d009bf7cf4cb09be5";
 
 fs::path source_dir() {
   const char* env = std::getenv("VPIPE_SOURCE_DIR");

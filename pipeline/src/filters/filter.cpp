@@ -514,6 +514,13 @@ AVRational sample_aspect_after(const std::vector<ConfiguredFilter>& chain, AVRat
   return sar.num > 0 && sar.den > 0 ? sar : AVRational{0, 1};
 }
 
+std::optional<AVRational> rate_made_by(const std::vector<ConfiguredFilter>& chain) {
+  std::optional<AVRational> rate;
+  for (const auto& step : chain)
+    if (const auto change = step.filter->rate_change()) rate = change->rate;
+  return rate;
+}
+
 FieldOrder fields_after(const Filter& f, FieldOrder in) {
   if (f.deinterlaces()) return FieldOrder::kProgressive;
   if (!f.swaps_fields() || in == FieldOrder::kProgressive) return in;

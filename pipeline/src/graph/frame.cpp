@@ -116,12 +116,22 @@ std::shared_ptr<const AVFrame> carried_side_data(const AVFrame& av) {
   return kept;
 }
 
+// How long a decoded picture shows, in its time base: its packet's duration (0: unknown).
+std::int64_t duration_of(const AVFrame& av) {
+#if LIBAVUTIL_VERSION_MAJOR >= 58
+  return av.duration > 0 ? av.duration : 0;
+#else
+  return av.pkt_duration > 0 ? av.pkt_duration : 0;
+#endif
+}
+
 }  // namespace
 
 Frame Frame::from_av_frame(UniqueAVFrame av, AVRational tb) {
   Frame f;
   f.format = {static_cast<AVPixelFormat>(av->format), av->width, av->height};
   f.pts = av->best_effort_timestamp != AV_NOPTS_VALUE ? av->best_effort_timestamp : av->pts;
+  f.duration = duration_of(*av);
   f.time_base = tb;
   f.memory = MemoryKind::kHost;
   if (has_plane_layout(f.format.pix_fmt)) set_planes(f, *av);
@@ -174,6 +184,7 @@ Frame wrap_cuda_frame(UniqueAVFrame av, AVRational tb, cudaStream_t stream) {
   Frame f;
   f.format = {frames->sw_format, av->width, av->height};
   f.pts = av->best_effort_timestamp != AV_NOPTS_VALUE ? av->best_effort_timestamp : av->pts;
+  f.duration = duration_of(*av);
   f.time_base = tb;
   f.memory = MemoryKind::kDevice;
   set_planes(f, *av);
@@ -245,6 +256,7 @@ Frame Frame::allocate_device(const FrameFormat& format, DeviceMemoryResource& mr
 
 void Frame::copy_props_from(const Frame& other) {
   pts = other.pts;
+  duration = other.duration;
   time_base = other.time_base;
   index = other.index;
   origin = other.origin;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "vpipe/pipeline/filters/filter_stage.hpp"
+#include "vpipe/pipeline/filters/rate_stage.hpp"
 #include "vpipe/pipeline/io/media_stages.hpp"
 
 namespace vpipe {
@@ -50,14 +51,20 @@ QueuePtr<Frame> FrameGraph::add_chain(Pipeline& pipeline, QueuePtr<Frame> frames
                                       std::vector<ConfiguredFilter> chain,
                                       std::optional<CudaSegment> cuda, bool on_device) {
   on_device_ = on_device;
+  auto retimes = [&](std::size_t i) { return chain[i].filter->rate_change().has_value(); };
   for (std::size_t i = 0; i < chain.size(); ++i) {
     auto& step = chain[i];
+    if (retimes(i)) {  // on whichever side the frames are: it moves no pixel
+      frames = add_rate(pipeline, std::move(frames), std::move(step));
+      continue;
+    }
     const bool here_on_gpu = cuda && cuda->contains(i);
     if (here_on_gpu && !on_device_) frames = upload(pipeline, std::move(frames), step.in);
     if (!here_on_gpu && on_device_) frames = download(pipeline, std::move(frames), step.in);
     if (here_on_gpu) {  // this step and the CUDA steps after it: one stage
       std::vector<ConfiguredFilter> run;
-      while (i < chain.size() && cuda->contains(i)) run.push_back(std::move(chain[i++]));
+      while (i < chain.size() && cuda->contains(i) && !retimes(i))
+        run.push_back(std::move(chain[i++]));
       --i;  // the loop's ++i moves past the run's last step
       frames = add_cuda_run(pipeline, std::move(frames), std::move(run));
       continue;
@@ -86,6 +93,21 @@ QueuePtr<Frame> FrameGraph::add_cuda_run(Pipeline& pipeline, QueuePtr<Frame> fra
   }
   run_end_queue_ = next.get();
   return next;
+}
+
+QueuePtr<Frame> FrameGraph::add_rate(Pipeline& pipeline, QueuePtr<Frame> frames,
+                                     ConfiguredFilter step) {
+  auto next = frame_queue(pipeline, fmt::format("{}→", step.label), queues_.frames);
+  auto stage = std::make_unique<RateStage>(std::move(step), most_frames_);
+  rate_stages_.push_back(stage.get());
+  add(pipeline, std::move(stage), std::move(frames), next);
+  return next;
+}
+
+std::vector<RateStats> FrameGraph::rate_stats() const {
+  std::vector<RateStats> stats;
+  for (const auto* r : rate_stages_) stats.push_back(r->stats());
+  return stats;
 }
 
 void FrameGraph::add(Pipeline& pipeline, std::unique_ptr<Stage<Frame, Frame>> stage,

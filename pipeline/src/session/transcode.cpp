@@ -309,7 +309,34 @@ void TranscodeSession::Parts::make_cuda_path() {
     host_pool = std::make_unique<HostFramePool>(HostMemory::kPinned);
     decoder = open_decoder(video, o, nullptr, 0, host_pool.get());
   }
-  for (auto& out : outs) out->graph.emplace(cuda, plan.drop, plan.queues);
+  for (auto& out : outs) {
+    out->graph.emplace(cuda, plan.drop, plan.queues);
+    // --frames N counts the frames a rate change (fps=) sends on, as FFmpeg's -frames:v does
+    if (out->plan.rate) out->graph->limit_rate_output(o.max_frames);
+  }
+}
+
+// --frames N where the chain changes the rate counts its output's frames (the rate stages stop
+// there), so the decoder is not held to N; every output then has the one rate, or --frames is
+// refused (it would stop each output at another time).
+std::optional<std::int64_t> TranscodeSession::Parts::decode_limit() const {
+  if (!o.max_frames) return std::nullopt;
+  const auto made = run_plan().rate;
+  for (const auto& out : outs) {
+    const auto rate = out->plan.rate;
+    if (rate.has_value() != made.has_value() || (rate && av_cmp_q(*rate, *made) != 0))
+      throw usage_error(fmt::format(
+          "frames {}: the outputs have different frame rates (an fps= in some chains, not "
+          "others); frames counts each output's frames, so it would end them at different "
+          "times. Give every output the same fps=, or cut by time (to, duration)",
+          *o.max_frames));
+  }
+  return made ? std::nullopt : o.max_frames;
+}
+
+// The rate the outputs' frames have: the chain's (fps=), else the input's.
+AVRational TranscodeSession::Parts::output_rate() const {
+  return run_plan().rate.value_or(frame_rate);
 }
 
 void TranscodeSession::Parts::wire() {
@@ -339,13 +366,13 @@ void TranscodeSession::Parts::wire() {
     demux_stage->cut(*cut);
   else if (const double shift = output_clock_shift_s(cut, input.get(), o.copyts); shift != 0)
     demux_stage->start_clock_at(-shift);
-  if (o.max_frames && frame_rate.num > 0) {  // in the output's clock
+  if (const AVRational rate = output_rate(); o.max_frames && rate.num > 0) {  // output's clock
     const double start = cut && cut->start ? *cut->start
                          : video->start_time != AV_NOPTS_VALUE
                              ? static_cast<double>(video->start_time) * av_q2d(video->time_base)
                              : 0.0;
     demux_stage->copy_until(start + output_clock_shift_s(cut, input.get(), o.copyts) +
-                            static_cast<double>(*o.max_frames) / av_q2d(frame_rate));
+                            static_cast<double>(*o.max_frames) / av_q2d(rate));
   }
   pipeline.add_source<Packet>(std::move(demux_stage), packets);
   auto frames = outs.front()->graph->frame_queue(pipeline, "decode→", plan.queues.frames);
@@ -433,7 +460,7 @@ void TranscodeSession::Parts::wire_output(OutputPart& out, QueuePtr<Frame> frame
   if (out.o.encode_segments > 1) {
     auto open = [this, &out, global = global_video_header(out.output.ctx()->oformat)] {
       AVCodecContext* enc = out.encoder.get();
-      return open_video_encoder(out.plan.encoder, out.plan.output, video->time_base, frame_rate,
+      return open_video_encoder(out.plan.encoder, out.plan.output, enc->time_base, enc->framerate,
                                 global, out.o, enc, enc->sample_aspect_ratio, &hdr10);
     };
     auto encode =
@@ -494,7 +521,7 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
     measure.plain = plain_decode();  // decodes as --decode-sessions 1 until auto decided
   }
   auto stage = std::make_unique<SegmentDecodeStage>(decode_sessions, session, video->time_base,
-                                                    o.max_frames, run_counters(), most,
+                                                    decode_limit(), run_counters(), most,
                                                     kSegmentsPerSession, std::move(measure));
   stage->reorders(video->codecpar->video_delay > 0);
   segments = stage.get();
@@ -504,7 +531,7 @@ void TranscodeSession::Parts::add_decode(QueuePtr<Packet> packets, QueuePtr<Fram
 // One decoder session: the input's decoder (NVDEC's frames go downstream as
 // they are, each holding a ticket of --max-in-flight).
 std::unique_ptr<DecodeStage> TranscodeSession::Parts::plain_decode() {
-  auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, o.max_frames,
+  auto decode = std::make_unique<DecodeStage>(std::move(decoder), video->time_base, decode_limit(),
                                               run_counters(), nvdec.get());
   if (flight) decode->limit_in_flight(&*flight);
   return decode;

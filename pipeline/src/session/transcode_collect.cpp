@@ -28,6 +28,9 @@ std::int64_t TranscodeSession::Parts::expected_frames() const {
         std::min(total > 0 ? total : INT64_MAX,
                  static_cast<std::int64_t>(std::ceil((end - *cut->start) * av_q2d(frame_rate))));
   }
+  if (const auto made = run_plan().rate; made && frame_rate.num > 0)  // fps=
+    total = static_cast<std::int64_t>(
+        std::ceil(static_cast<double>(total) * av_q2d(*made) / av_q2d(frame_rate)));
   total *= o.loop;
   if (o.max_frames && (total <= 0 || *o.max_frames < total)) total = *o.max_frames;
   return total;
@@ -63,6 +66,11 @@ void TranscodeSession::Parts::collect(TranscodeReport& r) const {
     r.notes.push_back(fmt::format("graphs: {} launches, {} captures, {} node updates refused{}",
                                   g->launches, g->captures, g->updates_refused,
                                   g->fallback.empty() ? "" : "; then launches: " + g->fallback));
+  for (const auto& out : outs)  // fps=: what each rate stage kept, as FFmpeg's fps filter logs it
+    for (const RateStats& s : out->graph ? out->graph->rate_stats() : std::vector<RateStats>{})
+      r.notes.push_back(fmt::format("fps{}: {} frames in, {} out; {} dropped, {} repeated",
+                                    out->label.empty() ? "" : " (" + out->label + ")", s.in, s.out,
+                                    s.dropped, s.repeated));
   copy_counts(counters, r);
   if (o.read_stamps) {
     r.glass =

@@ -181,8 +181,11 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
       sample_aspect_after(plan.chain, av_guess_sample_aspect_ratio(in.input, in.video, nullptr));
   // MXF and DV files state one frame rate in their time base (MXF refused 1/15360).
   const std::string container = oc->oformat->name;
+  // A chain that changes the rate (fps=) sends frames on that rate's ticks: one tick is the
+  // time base, as FFmpeg's fps filter makes it.
+  const AVRational rate = plan.rate.value_or(in.frame_rate);
   const bool frame_rate_tb =
-      (container.rfind("mxf", 0) == 0 || container == "dv") && in.frame_rate.num > 0;
+      plan.rate || ((container.rfind("mxf", 0) == 0 || container == "dv") && rate.num > 0);
   // The input's colour tags, or the chain's matrix, range and siting where it converted to
   // another or to RGB (GBR, full range).
   UniqueAVCodecContext tags(avcodec_alloc_context3(nullptr));
@@ -195,9 +198,9 @@ UniqueAVCodecContext TranscodeOutput::add_video(TranscodeOptions& o, const Trans
     ColourTags{in.decoder->colorspace, in.decoder->color_range, in.decoder->chroma_sample_location}
         .apply(tags.get());
   tags->field_order = output_field_order(in, plan, report);
-  auto encoder = open_video_encoder(
-      plan.encoder, plan.output, frame_rate_tb ? av_inv_q(in.frame_rate) : in.video->time_base,
-      in.frame_rate, global_video_header(oc->oformat), o, tags.get(), sar, in.hdr10);
+  auto encoder = open_video_encoder(plan.encoder, plan.output,
+                                    frame_rate_tb ? av_inv_q(rate) : in.video->time_base, rate,
+                                    global_video_header(oc->oformat), o, tags.get(), sar, in.hdr10);
   video_out_ = avformat_new_stream(oc, nullptr);
   AVStream* video_out = video_out_;
   av_check(avcodec_parameters_from_context(video_out->codecpar, encoder.get()),

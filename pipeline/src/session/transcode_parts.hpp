@@ -73,6 +73,8 @@ struct TranscodeSession::Parts {
   void wire_output(OutputPart& out, QueuePtr<Frame> frames, QueuePtr<Packet> mux_in,
                    std::size_t shared, bool on_device);
   [[nodiscard]] std::size_t shared_steps() const;
+  [[nodiscard]] std::optional<std::int64_t> decode_limit() const;
+  [[nodiscard]] AVRational output_rate() const;
   // The run's decode, queues and report are the first output's plan and counters (every
   // output's plan agrees on the decode: plan_outputs).
   [[nodiscard]] TranscodePlan& run_plan() const { return outs.front()->plan; }

@@ -554,6 +554,7 @@ TranscodePlan plan(const TranscodeOptions& o, std::vector<FilterSpec> specs, con
     p.notes.push_back(fmt::format("colour: the chain converts {} to {}; the output is tagged so",
                                   colour_name(in.colour), colour_name(p.colour)));
   place_cuda_segment(o, p);
+  p.rate = rate_made_by(p.chain);
   p.queues = plan_queues(o.queue_depth);
   return p;
 }

@@ -16,10 +16,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+extern "C" {
+#include <libavutil/mathematics.h>
+}
 
 #include "vpipe/base/errors.hpp"
 #include "vpipe/kernels/color.hpp"
@@ -90,6 +95,15 @@ class ParamValues {
 
 class Filter;
 
+// A change of frame rate (Filter::rate_change): the new rate, and how an input time becomes one
+// of its ticks (AV_ROUND_NEAR_INF, FFmpeg's default; _ZERO, _INF, _DOWN, _UP), the input's end
+// too (`end_rounding`).
+struct RateChange {
+  AVRational rate{0, 1};
+  AVRounding rounding = AV_ROUND_NEAR_INF;
+  AVRounding end_rounding = AV_ROUND_NEAR_INF;
+};
+
 // Where a filter's CUDA work goes: enqueue on `stream` (never synchronize),
 // take scratch memory from `memory`, stream-ordered on `stream`.
 struct CudaContext {
@@ -151,6 +165,11 @@ class Filter {
   // to). Called before configure with the colour so far; a conversion takes it where its own
   // matrix or range is auto, and returns its output's (rgb_to_yuv: the one it converts to).
   virtual ColorSpec colour(ColorSpec in) { return in; }
+  // The frame rate it makes (fps): it keeps, drops and repeats whole frames on that rate's
+  // ticks, as FFmpeg's fps filter does, and never touches a pixel, so the chain gives it a stage
+  // of its own (RateStage, rate_stage.hpp) on whichever side the frames are, and process() is
+  // never called. None (every other filter): each frame keeps its time and the rate its input's.
+  [[nodiscard]] virtual std::optional<RateChange> rate_change() const { return std::nullopt; }
   // Enqueues the filter on ctx.stream for device frames; `in` is ready on
   // that stream, `out` is a device frame of the configured output format.
   virtual void process_cuda(const Frame& /*in*/, Frame& /*out*/, const CudaContext& /*ctx*/) {
@@ -276,6 +295,10 @@ struct ConfiguredFilter {
 [[nodiscard]] AVRational sample_aspect_after(const std::vector<ConfiguredFilter>& chain,
                                              AVRational sar);
 
+// The frame rate `chain` makes: its last rate-changing step's (Filter::rate_change); none where
+// no step changes it (its output has its input's rate and times).
+[[nodiscard]] std::optional<AVRational> rate_made_by(const std::vector<ConfiguredFilter>& chain);
+
 // A picture's field order after `f`: progressive after a deinterlace, the other field first
 // after a filter that swaps them, else as it came.
 [[nodiscard]] FieldOrder fields_after(const Filter& f, FieldOrder in);
@@ -294,7 +317,7 @@ void register_builtin_fusions(FilterRegistry& registry);
 // (FFmpeg and GStreamer refuse modules of another major version the same way). The unit test
 // PluginAbi.* fingerprints those headers, so a change to them cannot land unnoticed.
 #ifndef VPIPE_PLUGIN_ABI  // tests define another, to build a plugin as if of another vpipe
-#define VPIPE_PLUGIN_ABI 3
+#define VPIPE_PLUGIN_ABI 4
 #endif
 
 #define VPIPE_CONCAT_INNER_(a, b) a##b

@@ -123,6 +123,7 @@ struct Frame {
   std::array<PlaneView, 4> planes{};
   int num_planes = 0;
   std::int64_t pts = AV_NOPTS_VALUE;
+  std::int64_t duration = 0;  // how long it shows, in time_base: its packet's (0: unknown)
   AVRational time_base{0, 1};
   std::int64_t index = 0;        // decode order, from 0
   Clock::time_point origin{};    // when its packet left the demuxer (latency)

@@ -23,6 +23,7 @@
 #include "vpipe/pipeline/filters/cuda_graph.hpp"
 #include "vpipe/pipeline/filters/cuda_stages.hpp"
 #include "vpipe/pipeline/filters/filter.hpp"
+#include "vpipe/pipeline/filters/rate_stage.hpp"
 #include "vpipe/pipeline/graph/fan_out.hpp"
 #include "vpipe/pipeline/graph/pipeline.hpp"
 #include "vpipe/pipeline/session/transcode_plan.hpp"
@@ -60,6 +61,9 @@ class FrameGraph {
     health_ = std::move(health);
     label_ = std::move(label);
   }
+  // --frames N where the chain changes the rate: N counts the frames its rate stages send on
+  // (as FFmpeg's -frames:v counts output frames), so they stop there. Before add_chain.
+  void limit_rate_output(std::optional<std::int64_t> most) { most_frames_ = most; }
   // Brings frames of `format` back to the host if they are on the device.
   QueuePtr<Frame> to_host(Pipeline& pipeline, QueuePtr<Frame> frames, const FrameFormat& format);
   [[nodiscard]] bool on_device() const noexcept { return on_device_; }
@@ -69,6 +73,9 @@ class FrameGraph {
   [[nodiscard]] const PinnedRing* download_ring() const noexcept { return download_ring_; }
   [[nodiscard]] const UploadStage* upload_stage() const noexcept { return upload_stage_; }
   [[nodiscard]] std::size_t pinned_bytes() const;
+  // Each rate stage's counts (fps=: frames in, out, dropped, repeated), in chain order; read
+  // after the run.
+  [[nodiscard]] std::vector<RateStats> rate_stats() const;
   // --graphs on: every graph stage's launches, captures and refused updates, summed.
   [[nodiscard]] std::optional<GraphStats> graph_stats() const;
 
@@ -79,6 +86,8 @@ class FrameGraph {
   // CudaFilterStage (a launch per kernel).
   QueuePtr<Frame> add_cuda_run(Pipeline& pipeline, QueuePtr<Frame> frames,
                                std::vector<ConfiguredFilter> run);
+  // A rate-changing step (fps=) as a RateStage of its own.
+  QueuePtr<Frame> add_rate(Pipeline& pipeline, QueuePtr<Frame> frames, ConfiguredFilter step);
   // Every stage goes through here: wrapped when the graph is a branch's.
   void add(Pipeline& pipeline, std::unique_ptr<Stage<Frame, Frame>> stage, QueuePtr<Frame> in,
            QueuePtr<Frame> out);
@@ -91,6 +100,8 @@ class FrameGraph {
   PinnedRing* download_ring_ = nullptr;
   UploadStage* upload_stage_ = nullptr;
   std::vector<const CudaGraphStage*> graph_stages_;
+  std::vector<const RateStage*> rate_stages_;
+  std::optional<std::int64_t> most_frames_;
   // The last CUDA run's end and the queue it emits into: a download of that
   // queue is the run's own (CudaRunEnd), not a stage of its own.
   CudaRunEnd* run_end_ = nullptr;

@@ -69,7 +69,10 @@ struct TranscodePlan {
   // The negotiated chain, for the decoder's frames, with the conversion to the
   // encoder's format appended.
   std::vector<ConfiguredFilter> chain;
-  std::optional<CudaSegment> cuda;   // none: every filter runs on the CPU
+  std::optional<CudaSegment> cuda;  // none: every filter runs on the CPU
+  // The frame rate the chain makes (fps=; rate_made_by), read before the chain's steps move into
+  // the pipeline; none: the output keeps the input's rate and times.
+  std::optional<AVRational> rate;
   bool decode_into_pinned = false;   // CPU decode straight into pinned frames (no staging copy)
   bool device_memory = false;        // a memory strategy is needed (NVDEC or CUDA filters)
   const AVCodec* encoder = nullptr;  // null for a null output
