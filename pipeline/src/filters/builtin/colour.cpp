@@ -379,10 +379,11 @@ class Format final : public Filter {
     if (descriptor(target_).flags & AV_PIX_FMT_FLAG_HWACCEL)
       throw chain_error(fmt::format("format: '{}' is a hardware format", name));
   }
-  // A JPEG format (yuvj420p: MJPEG's) is full range: limited input is expanded into it.
+  // A JPEG format (yuvj420p: MJPEG's) is full range: limited input is expanded into it. So is
+  // grey, as FFmpeg's swscale makes it (limited black, 16, is grey's 0).
   ColorSpec colour(ColorSpec in) override {
     colour_ = in;
-    if (is_jpeg_range(target_)) in.range = ColorRange::kFull;
+    if (full_by_name()) in.range = ColorRange::kFull;
     return in;
   }
   FrameFormat configure(const FrameFormat& in) override {
@@ -439,9 +440,15 @@ class Format final : public Filter {
                             : colour_.matrix == ColorMatrix::kBT2020 ? SWS_CS_BT2020
                                                                      : SWS_CS_ITU601);
     const int full = colour_.range == ColorRange::kFull ? 1 : 0;
-    sws_setColorspaceDetails(sws.get(), coefs, full, coefs, is_jpeg_range(target_) ? 1 : full, 0,
-                             1 << 16, 1 << 16);
+    sws_setColorspaceDetails(sws.get(), coefs, full, coefs, full_by_name() ? 1 : full, 0, 1 << 16,
+                             1 << 16);
     return sws;
+  }
+  // A target full range whatever the input: a JPEG format, or grey (one component, or grey and
+  // alpha), as FFmpeg's tool writes it.
+  [[nodiscard]] bool full_by_name() const {
+    const AVPixFmtDescriptor& d = descriptor(target_);
+    return is_jpeg_range(target_) || (!(d.flags & AV_PIX_FMT_FLAG_RGB) && d.nb_components <= 2);
   }
 
   AVPixelFormat target_;
