@@ -193,6 +193,32 @@ TEST_F(Fps, FramesCountsTheOutputsFramesAsFfmpegsDoes) {
   }
 }
 
+// Two rate changes in one chain (a filter between), and one that leaves no frame: FFmpeg's
+// frames for the first; a failure naming fps= for the second, not an empty file.
+TEST_F(Fps, TwoRateChangesAndOneThatKeepsNothing) {
+  const std::string in = at("in.mp4"), out = at("out.mkv"), want = at("ff.mkv");
+  ASSERT_EQ(std::system(("ffmpeg -v error -y -f lavfi -i testsrc2=size=96x64:rate=25 -t 4 "
+                         "-c:v libx264 " +
+                         in)
+                            .c_str()),
+            0);
+  for (const char* vf :
+       {"fps=10,fps=50", "fps=50,crop=w=64:h=64:x=0:y=0,fps=10", "fps=10,fps=10"}) {
+    const auto r = run_vpipe("transcode " + in + " " + out + " --encoder ffv1 --vf " + vf);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(std::system(
+                  (std::string("ffmpeg -v error -y -i ") + in + " -vf " + vf + " -c:v ffv1 " + want)
+                      .c_str()),
+              0);
+    EXPECT_EQ(hashes(out), hashes(want)) << vf;
+    EXPECT_EQ(times(out), times(want)) << vf;
+  }
+  const auto r = run_vpipe("transcode " + in + " " + out + "x.mkv --encoder ffv1 --vf fps=0.1");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("fps=0.1: no frame falls on a tick"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out + "x.mkv"));
+}
+
 TEST_F(Fps, APictureSequenceAtOneASecond) {
   const std::string in = at("in.mp4");
   ASSERT_EQ(std::system(("ffmpeg -v error -y -f lavfi -i testsrc2=size=96x64:rate=25 -t 4.5 "

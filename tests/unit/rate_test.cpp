@@ -158,6 +158,30 @@ TEST(RateStage, SendsFramesOnTheTicksAndTheLastForItsDuration) {
   EXPECT_EQ(through(gap, in).size(), 10u);
 }
 
+TEST(RateStage, ASecondRateChangeReadsTheFirstsTicks) {
+  // 25 fps → 10 → 50: each frame the first sends lasts one of its ticks (1/10 s), so the second
+  // ends 4 s of input at 200 frames, as FFmpeg's fps=10,fps=50 does (it once read the input's
+  // 40 ms duration as 40 ticks and repeated the last frame for seconds).
+  RateStage ten(rate_step({10, 1}), std::nullopt), fifty(rate_step({50, 1}), std::nullopt);
+  std::vector<Frame> in;
+  for (int i = 0; i < 100; ++i) in.push_back(at(40 * i, 40, i));
+  const auto mid = through(ten, in);
+  ASSERT_EQ(mid.size(), 40u);
+  EXPECT_EQ(mid.back().duration, 1);
+  EXPECT_EQ(through(fifty, mid).size(), 200u);
+}
+
+TEST(RateStage, NothingOnATickIsAnErrorNamingTheStep) {
+  RateStage slow(rate_step({1, 10}), std::nullopt);  // one frame every 10 s
+  try {
+    (void)through(slow, {at(0, 40, 0)});
+    ADD_FAILURE() << "an empty output must not pass silently";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("fps: no frame falls on a tick"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RateStage, StopsAtMostFramesAndSaysSo) {
   RateStage down(rate_step({5, 1}), std::int64_t{3});
   std::vector<Frame> in;

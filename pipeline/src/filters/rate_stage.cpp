@@ -1,5 +1,7 @@
 #include "vpipe/pipeline/filters/rate_stage.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace vpipe {
@@ -65,6 +67,11 @@ void RateStage::finish(Output<Frame>& out) {
   const std::int64_t end = held_->pts == AV_NOPTS_VALUE ? AV_NOPTS_VALUE : held_->pts + lasts;
   (void)show(clock_.end(end, held_->time_base), out);
   held_.reset();
+  if (stats_.out == 0)  // an empty file would follow: say why instead
+    throw input_error(fmt::format(
+        "{}: no frame falls on a tick of {}/{} fps: the {} frames read end before the first "
+        "tick is due (eof_action=pass keeps the last frame)",
+        step_.label, clock_.rate().num, clock_.rate().den, stats_.in));
 }
 
 // The held frame, once per tick of `t` (none: it is dropped), each copy at its own time.
@@ -78,6 +85,7 @@ Flow RateStage::show(const Ticks& t, Output<Frame>& out) {
     if (most_ && stats_.out >= *most_) return Flow::kStop;
     Frame copy = *held_;
     copy.pts = k;
+    copy.duration = 1;  // one tick: a later fps= reads the end from it
     copy.time_base = av_inv_q(clock_.rate());
     if (!out.emit(std::move(copy))) return Flow::kStop;
     stats_.out++;
