@@ -96,7 +96,7 @@ TEST(FpsClock, AFrameWithoutATimeBeforeAnyOtherStartsNothing) {
 }
 
 // RateStage: each kept frame goes on at its tick in the rate's time base; the last lasts its
-// packet's duration, else the gap before it; `most` stops it.
+// packet's duration (none known: it ends at its own time); `most` stops it.
 std::vector<Frame> through(RateStage& stage, const std::vector<Frame>& in, Flow* last = nullptr) {
   BoundedQueue<Frame> q(1000);
   q.add_producer();
@@ -152,10 +152,10 @@ TEST(RateStage, SendsFramesOnTheTicksAndTheLastForItsDuration) {
   EXPECT_EQ(up.stats().in, 5);
   EXPECT_EQ(up.stats().out, 10);
   EXPECT_EQ(up.stats().repeated, 5);
-  // Without durations the last frame lasts the gap before it (40 ms): the same ten.
-  RateStage gap(rate_step({50, 1}), std::nullopt);
+  // Without durations (a VFR MP4's) the last frame ends at its own time, as FFmpeg's: 8 ticks.
+  RateStage unknown(rate_step({50, 1}), std::nullopt);
   for (auto& f : in) f.duration = 0;
-  EXPECT_EQ(through(gap, in).size(), 10u);
+  EXPECT_EQ(through(unknown, in).size(), 8u);
 }
 
 TEST(RateStage, ASecondRateChangeReadsTheFirstsTicks) {

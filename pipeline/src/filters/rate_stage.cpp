@@ -47,8 +47,6 @@ Flow RateStage::process(Frame in, Output<Frame>& out) {
     return Flow::kContinue;
   }
   const Ticks t = clock_.next(in.pts, in.time_base);
-  if (held_ && in.pts != AV_NOPTS_VALUE && held_->pts != AV_NOPTS_VALUE)  // in `in`'s base
-    last_gap_ = in.pts - av_rescale_q(held_->pts, held_->time_base, in.time_base);
   const Flow flow = held_ ? show(t, out) : Flow::kContinue;
   held_ = std::move(in);
   return flow;
@@ -57,13 +55,9 @@ Flow RateStage::process(Frame in, Output<Frame>& out) {
 void RateStage::finish(Output<Frame>& out) {
   if (!held_) return;
   if (most_ && stats_.out >= *most_) return;
-  // It lasts its packet's duration, as FFmpeg's end of input says; unknown, the gap before it
-  // (a constant-rate input's frames last that), else one tick.
-  const std::int64_t tick =
-      std::max<std::int64_t>(1, av_rescale_q(1, av_inv_q(clock_.rate()), held_->time_base));
-  const std::int64_t lasts = held_->duration > 0 ? held_->duration
-                             : last_gap_ > 0     ? last_gap_
-                                                 : tick;
+  // It lasts its packet's duration, as FFmpeg's end of input says: none known (a VFR MP4's last
+  // sample), it ends at its own time, as FFmpeg's does.
+  const std::int64_t lasts = held_->duration;
   const std::int64_t end = held_->pts == AV_NOPTS_VALUE ? AV_NOPTS_VALUE : held_->pts + lasts;
   (void)show(clock_.end(end, held_->time_base), out);
   held_.reset();

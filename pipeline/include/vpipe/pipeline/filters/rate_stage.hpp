@@ -57,10 +57,10 @@ struct RateStats {
 
 // Runs a rate-changing step of the chain (Filter::rate_change). Each frame is held until the next
 // one says how many ticks it gets; then it goes on that many times, each copy at its tick, in the
-// output rate's time base (1/rate: a tick is 1). At the end the last frame's ticks run to its
-// time plus its duration (its packet's, as FFmpeg's; unknown: the gap from the frame before it,
-// or one tick for a single frame). `most`: at most that many frames go on (--frames N
-// counts output frames, as FFmpeg's -frames:v does).
+// output rate's time base (1/rate: a tick is 1), lasting one tick. At the end the last frame's
+// ticks run to its time plus its duration (its packet's; none known: its own time), as FFmpeg's.
+// `most`: at most that many frames go on (--frames N counts output frames, as FFmpeg's -frames:v
+// does).
 class RateStage final : public Stage<Frame, Frame> {
  public:
   RateStage(ConfiguredFilter step, std::optional<std::int64_t> most);
@@ -76,7 +76,6 @@ class RateStage final : public Stage<Frame, Frame> {
   FpsClock clock_;
   std::optional<std::int64_t> most_;
   std::optional<Frame> held_;
-  std::int64_t last_gap_ = 0;  // between the last two frames' times, in the held frame's base
   RateStats stats_;
 };
 
