@@ -57,6 +57,13 @@ class Fps : public ::testing::Test {
   }
   static std::string at(const std::string& name) { return (dir() / name).string(); }
   void SetUp() override { fs::create_directories(dir()); }
+  // `seconds` of testsrc2 at `rate` fps, H.264, at `path`.
+  static void make_clip(const std::string& path, int rate, double seconds) {
+    const std::string cmd = fmt::format(
+        "ffmpeg -v error -y -f lavfi -i testsrc2=size=96x64:rate={} -t {} -c:v libx264 {}", rate,
+        seconds, path);
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
   void TearDown() override { fs::remove_all(dir()); }
 };
 
@@ -174,11 +181,7 @@ TEST_F(Fps, FpsAfterACutEndsWithTheLastFramesDuration) {
 
 TEST_F(Fps, FramesCountsTheOutputsFramesAsFfmpegsDoes) {
   const std::string in = at("in.mp4"), out = at("out.mkv"), want = at("ff.mkv");
-  ASSERT_EQ(std::system(("ffmpeg -v error -y -f lavfi -i testsrc2=size=96x64:rate=30 -t 4 "
-                         "-c:v libx264 " +
-                         in)
-                            .c_str()),
-            0);
+  make_clip(in, 30, 4);
   for (const char* vf : {"fps=2", "fps=75"}) {
     const auto r =
         run_vpipe("transcode " + in + " " + out + " --encoder ffv1 --frames 7 --vf " + vf);
@@ -197,11 +200,7 @@ TEST_F(Fps, FramesCountsTheOutputsFramesAsFfmpegsDoes) {
 // frames for the first; a failure naming fps= for the second, not an empty file.
 TEST_F(Fps, TwoRateChangesAndOneThatKeepsNothing) {
   const std::string in = at("in.mp4"), out = at("out.mkv"), want = at("ff.mkv");
-  ASSERT_EQ(std::system(("ffmpeg -v error -y -f lavfi -i testsrc2=size=96x64:rate=25 -t 4 "
-                         "-c:v libx264 " +
-                         in)
-                            .c_str()),
-            0);
+  make_clip(in, 25, 4);
   for (const char* vf :
        {"fps=10,fps=50", "fps=50,crop=w=64:h=64:x=0:y=0,fps=10", "fps=10,fps=10"}) {
     const auto r = run_vpipe("transcode " + in + " " + out + " --encoder ffv1 --vf " + vf);
@@ -221,11 +220,7 @@ TEST_F(Fps, TwoRateChangesAndOneThatKeepsNothing) {
 
 TEST_F(Fps, APictureSequenceAtOneASecond) {
   const std::string in = at("in.mp4");
-  ASSERT_EQ(std::system(("ffmpeg -v error -y -f lavfi -i testsrc2=size=96x64:rate=25 -t 4.5 "
-                         "-c:v libx264 " +
-                         in)
-                            .c_str()),
-            0);
+  make_clip(in, 25, 4.5);
   const auto r = run_vpipe("transcode " + in + " " + at("img-%02d.png") + " --vf fps=1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // FFmpeg's fps=1 of 4.5 s: ticks 0 … 3 and 4 (4.5 rounds to 5): five pictures.
