@@ -427,7 +427,8 @@ bool other_8bit_rgb(AVPixelFormat f) {
 // target has alpha: the passes above, one siting rule), then swscale's exact reordering of
 // those samples: swscale straight from 4:2:0 interpolates chroma its own way (bicubic), up to
 // 54 levels from rgb24's on real footage (#79 item 3: the same rule in every conversion).
-bool rgb_family(ChainBuilder& b, const FilterSpec& format) {
+// `resize` (a spec, or null) goes into the same fused pass, as before format=rgb24.
+bool rgb_family(ChainBuilder& b, const FilterSpec* resize, const FilterSpec& format) {
   auto& registry = FilterRegistry::instance();
   if (format.name != "format") return false;
   const std::string target =
@@ -438,7 +439,9 @@ bool rgb_family(ChainBuilder& b, const FilterSpec& format) {
   const FilterSpec first{"format", {{"", via}}, fmt::format("format={} (for {})", via, target)};
   const FrameFormat in = b.current();
   const FilterSpec same{"resize", {{"", fmt::format("{}x{}", in.width, in.height)}}, ""};
-  if (!fused_resize_rgb(b, same, first) && !p010_rgb(b, first)) return false;
+  if (resize ? !fused_resize_rgb(b, *resize, first)
+             : !fused_resize_rgb(b, same, first) && !p010_rgb(b, first))
+    return false;
   const FilterInfo& info = registry.info("format");
   b.add(format.text + " (from " + via + ", samples reordered)",
         info.create(parse_params(info, {{"pix_fmt", target}})));
@@ -448,6 +451,13 @@ bool rgb_family(ChainBuilder& b, const FilterSpec& format) {
 }  // namespace
 
 void register_builtin_fusions(FilterRegistry& registry) {
+  registry.add_fusion({"resize+format→resize_rgb+reorder",
+                       [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+                         return i + 1 < specs.size() && specs[i].name == "resize" &&
+                                        rgb_family(b, &specs[i], specs[i + 1])
+                                    ? std::size_t{2}
+                                    : 0;
+                       }});
   registry.add_fusion({"resize+format→resize_rgb",
                        [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
                          return i + 1 < specs.size() && fused_resize_rgb(b, specs[i], specs[i + 1])
@@ -468,7 +478,7 @@ void register_builtin_fusions(FilterRegistry& registry) {
                        }});
   registry.add_fusion({"format→rgb24+reorder",
                        [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
-                         return rgb_family(b, specs[i]) ? std::size_t{1} : 0;
+                         return rgb_family(b, nullptr, specs[i]) ? std::size_t{1} : 0;
                        }});
   registry.add_fusion({"format→rgb_to_yuv",
                        [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
