@@ -451,16 +451,16 @@ bool rgb_family(ChainBuilder& b, const FilterSpec* resize, const FilterSpec& for
 }  // namespace
 
 void register_builtin_fusions(FilterRegistry& registry) {
+  registry.add_fusion({"resize+format→resize_rgb",
+                       [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
+                         return i + 1 < specs.size() && fused_resize_rgb(b, specs[i], specs[i + 1])
+                                    ? std::size_t{2}
+                                    : 0;
+                       }});
   registry.add_fusion({"resize+format→resize_rgb+reorder",
                        [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
                          return i + 1 < specs.size() && specs[i].name == "resize" &&
                                         rgb_family(b, &specs[i], specs[i + 1])
-                                    ? std::size_t{2}
-                                    : 0;
-                       }});
-  registry.add_fusion({"resize+format→resize_rgb",
-                       [](ChainBuilder& b, const std::vector<FilterSpec>& specs, std::size_t i) {
-                         return i + 1 < specs.size() && fused_resize_rgb(b, specs[i], specs[i + 1])
                                     ? std::size_t{2}
                                     : 0;
                        }});
