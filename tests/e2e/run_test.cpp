@@ -54,7 +54,9 @@ std::string metrics(int port) {
 }
 
 template <class Pred>
-bool eventually(Pred p, int seconds = 15) {
+// A deadline, not a delay: it returns as soon as `p` holds. 60 s, not 15: under ASan at -j2 a
+// fleet's first stream once took longer than 15 s to write (the CI at b62352e).
+bool eventually(Pred p, int seconds = 60) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < until) {
     if (p()) return true;
